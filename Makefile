@@ -1,0 +1,117 @@
+# infertrace — build, test, demo, bench.
+#   make            build build/infertrace
+#   make test       install dependencies, build, run unit + integration tests
+#   make demo       install dependencies, build, trace the bundled llama.cpp demo
+#   make bench      overhead benchmarks (ratios measured side by side)
+#   make V=1        show the commands
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+OUT := build
+ifneq ($(ARCH),$(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/'))
+OUT := build/$(ARCH)
+endif
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+ifeq ($(ARCH),arm64)
+CC := aarch64-linux-gnu-gcc
+PKG_CONFIG := PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
+endif
+
+BPF_ARCH_DEFINE := -D__TARGET_ARCH_$(ARCH)
+VMLINUX_H := bpf/vmlinux/$(ARCH)/vmlinux.h
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+LIBS_PC := libbpf libelf libdw zlib jansson
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUT) \
+	-DINFERTRACE_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
+LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -lstdc++ -ldl -lpthread -lm
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+# everything but main.c, linked into the unit tests too
+LIB_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+
+.PHONY: all deps test unit integration demo bench clean
+all: $(OUT)/infertrace
+
+# The BPF objects, one per concern, are linked into one object so that all
+# programs share the maps declared in bpf/maps.bpf.h, then one skeleton.
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) | $(OUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf $(BPF_ARCH_DEFINE) -Iinclude -Ibpf -Ibpf/vmlinux/$(ARCH) \
+		-Wall -Werror -c $< -o $@
+
+$(OUT)/infertrace.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK-BPF,$@)
+	$(Q)$(BPFTOOL) gen object $@ $(BPF_OBJS)
+
+$(OUT)/infertrace.skel.h: $(OUT)/infertrace.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name infertrace_bpf > $@
+
+$(OUT)/user/%.o: user/%.c $(OUT)/infertrace.skel.h | $(OUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/infertrace: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) | $(OUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Iuser -MMD -MP $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+
+$(OUT)/bpf $(OUT)/user $(OUT)/tests:
+	$(Q)mkdir -p $@
+
+-include $(USER_OBJS:.o=.d) $(UNIT_BINS:=.d)
+
+deps:
+	$(Q)tools/install-deps.sh
+
+# Regenerate the committed vmlinux.h from the running kernel's BTF (see README).
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
+	$(Q)tools/run-tests.sh $(OUT)
+
+unit: all $(UNIT_BINS)
+	$(Q)tools/run-tests.sh $(OUT) unit
+
+integration: all
+	$(Q)tools/run-tests.sh $(OUT) integration
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh $(OUT)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench.sh $(OUT)
+
+clean:
+	rm -rf build

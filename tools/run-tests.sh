@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs the unit tests (cmocka binaries in BUILD/tests) and the integration
+# tests (tests/integration, Python unittest, root + real BPF), then prints the
+# closing line "N passed, N failed, N skipped".
+set -u
+BUILD=${1:-build}
+WHICH=${2:-all}
+exec /usr/bin/python3 "$(dirname "$0")/run_tests.py" "$BUILD" "$WHICH"

@@ -1,0 +1,67 @@
+"""Test driver: cmocka unit binaries (TAP output) + Python unittest integration
+tests. Prints a summary line the CI reads: `N passed, N failed, N skipped`."""
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_unit(build):
+    passed = failed = skipped = 0
+    tdir = os.path.join(build, "tests")
+    bins = sorted(f for f in os.listdir(tdir) if f.startswith("test_") and not f.endswith(".d")) \
+        if os.path.isdir(tdir) else []
+    for b in bins:
+        env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
+        p = subprocess.run([os.path.join(tdir, b)], cwd=ROOT, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = 0
+        for line in p.stdout.splitlines():
+            if line.startswith("ok ") or line.startswith("not ok "):
+                seen += 1
+                if "# SKIP" in line:
+                    skipped += 1
+                elif line.startswith("ok "):
+                    passed += 1
+                else:
+                    failed += 1
+            if line.startswith("not ok") or line.startswith("#") or "SKIP" in line:
+                print(f"  [{b}] {line}")
+        if p.returncode != 0 and seen == 0:
+            failed += 1
+            print(f"  [{b}] crashed (exit {p.returncode}):\n{p.stdout[-2000:]}")
+        print(f"unit {b}: {seen} tests, exit {p.returncode}")
+    return passed, failed, skipped
+
+
+def run_integration(build):
+    os.environ["INFERTRACE_BUILD"] = os.path.abspath(build)
+    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    suite = unittest.defaultTestLoader.discover(os.path.join(ROOT, "tests", "integration"),
+                                                 pattern="test_*.py",
+                                                 top_level_dir=os.path.join(ROOT, "tests", "integration"))
+    res = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
+    skipped = len(res.skipped)
+    for t, why in res.skipped:
+        print(f"  skipped {t.id()}: {why}")
+    return res.testsRun - failed - skipped, failed, skipped
+
+
+def main():
+    build, which = sys.argv[1], sys.argv[2]
+    totals = [0, 0, 0]
+    if which in ("all", "unit"):
+        for i, n in enumerate(run_unit(build)):
+            totals[i] += n
+    if which in ("all", "integration"):
+        for i, n in enumerate(run_integration(build)):
+            totals[i] += n
+    print(f"{totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
+    sys.exit(1 if totals[1] else 0)
+
+
+if __name__ == "__main__":
+    main()
