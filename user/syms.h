@@ -37,18 +37,24 @@ int syms_cache__inherit(struct syms_cache *cache, pid_t from, pid_t to);
 
 /* Resolves a user address of pid. Returns 0 when the address falls in a
  * captured mapping (out->name may still be NULL: no symbol covers it),
- * -ENOENT otherwise (out->object NULL). Strings live as long as the cache. */
+ * -ENOENT otherwise (out->object NULL), -ENOMEM. Strings live as long as
+ * the cache. */
 int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out);
 
-/* Formats one user frame the way stacks.folded shows it:
- * "name" | "[unknown] (libfoo.so+0x1234)" style is avoided in folded output
- * because FlameGraph splits on ';' and ' ': unknown frames become
- * "[unknown]" with the object, e.g. "libfoo.so+0x1234", or "[unknown]". */
+/* Formats one user frame the way stacks.folded shows it (no ' ' or ';':
+ * FlameGraph splits on them; see frame__copy in syms.c for C++ names):
+ * the demangled name without offset; "libfoo.so+0x1234" (object basename +
+ * ELF vaddr, what addr2line takes) when no symbol covers the address; or
+ * "[unknown]" when the address is in no captured mapping. Always fills buf
+ * (truncating); returns what syms_cache__resolve returned. */
 int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char *buf, size_t len);
 
 /* Kernel symbols from /proc/kallsyms. */
 struct ksyms;
-struct ksyms *ksyms__load(void);           /* NULL with errno set on failure */
+/* NULL with errno set on failure; errno EPERM when every address reads 0
+ * (kptr_restrict, or no CAP_SYSLOG): the names alone are no use. */
+struct ksyms *ksyms__load(void);
+struct ksyms *ksyms__load_file(const char *path); /* same, another file (tests) */
 void ksyms__free(struct ksyms *ksyms);     /* accepts NULL */
 /* Name of the function containing addr, or NULL. */
 const char *ksyms__map_addr(const struct ksyms *ksyms, uint64_t addr, uint64_t *offset);

@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: GPL-2.0
+/* User-space symbolization on elfutils libdwfl; see syms.h.
+ *
+ * Layout: the cache owns every dso (one per ELF file, keyed by the device and
+ * inode that /proc/PID/maps reports) and every proc (one per pid: a sorted
+ * array of executable file mappings pointing at dsos). Each dso has its own
+ * Dwfl with the file reported at its link-time addresses (bias 0), so a
+ * process address becomes an ELF virtual address through the mapping and the
+ * PT_LOAD program headers, independent of where the process loaded it. Each
+ * dso also caches the result of every address looked up, because the same
+ * frames repeat across thousands of stacks.
+ *
+ * Not thread-safe: one aggregator thread owns a cache. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <elfutils/libdwfl.h>
+
+#include "syms.h"
+
+/* libstdc++'s demangler; declared here so this file stays C. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct seg {
+	uint64_t offset;  /* p_offset */
+	uint64_t vaddr;   /* p_vaddr */
+	uint64_t filesz;  /* p_filesz */
+};
+
+/* One cached lookup: ELF vaddr -> symbol. */
+struct addr_ent {
+	uint64_t vaddr;
+	const char *name;  /* NULL: no symbol covers vaddr */
+	uint64_t sym_off;
+	bool used;
+	bool owned;        /* name was malloc'd by the demangler */
+};
+
+struct dso {
+	char *path;        /* as /proc/PID/maps names it, " (deleted)" removed */
+	const char *name;  /* basename of path */
+	dev_t dev;
+	ino_t ino;
+	Dwfl *dwfl;        /* NULL when the file could not be opened as ELF */
+	Dwfl_Module *mod;
+	GElf_Addr bias;    /* module address - ELF vaddr; 0 as reported */
+	struct seg *segs;
+	size_t nr_segs;
+	struct addr_ent *ents;
+	size_t nr_ents, cap_ents;  /* cap is 0 or a power of two */
+};
+
+struct map {
+	uint64_t start, end, offset;
+	struct dso *dso;
+};
+
+struct proc {
+	pid_t pid;
+	struct map *maps;  /* sorted by start, non-overlapping */
+	size_t nr_maps;
+};
+
+struct syms_cache {
+	struct proc **procs;  /* sorted by pid */
+	size_t nr_procs, cap_procs;
+	struct dso **dsos;    /* open-addressing table keyed by (dev, ino) */
+	size_t nr_dsos, cap_dsos;
+	struct proc *last;    /* consecutive frames mostly share a pid */
+};
+
+/* NULL: libdwfl's default ":.debug:/usr/lib/debug", i.e. next to the file,
+ * its .debug/ directory and /usr/lib/debug (build-id and debuglink). */
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t dso_key_hash(dev_t dev, ino_t ino)
+{
+	return hash64((uint64_t)ino * 31 + (uint64_t)dev);
+}
+
+/* ---- dso ---- */
+
+static void dso__free(struct dso *dso)
+{
+	size_t i;
+
+	if (!dso)
+		return;
+	for (i = 0; i < dso->cap_ents; i++)
+		if (dso->ents[i].used && dso->ents[i].owned)
+			free((char *)dso->ents[i].name);
+	free(dso->ents);
+	if (dso->dwfl)
+		dwfl_end(dso->dwfl);
+	free(dso->segs);
+	free(dso->path);
+	free(dso);
+}
+
+/* Opens the file a mapping of pid refers to. The path in maps may be deleted,
+ * replaced since (a rebuild), or only visible in pid's mount namespace, so
+ * candidates are tried in order and the first whose inode matches wins; if
+ * none matches (overlayfs may report other inode numbers) the first that
+ * opens does. Opened now, while pid lives, so that its stacks still
+ * symbolize after it exits. */
+static int dso__open_fd(const struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
+{
+	char cand[3][PATH_MAX];
+	int fallback = -1, fd, i;
+	struct stat st;
+
+	snprintf(cand[0], sizeof(cand[0]), "%s", dso->path);
+	snprintf(cand[1], sizeof(cand[1]), "/proc/%d/root%s", (int)pid, dso->path);
+	snprintf(cand[2], sizeof(cand[2]), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, start, end);
+	for (i = 0; i < 3; i++) {
+		fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_ino == dso->ino) {
+			if (fallback >= 0)
+				close(fallback);
+			return fd;
+		}
+		if (fallback < 0)
+			fallback = fd;
+		else
+			close(fd);
+	}
+	return fallback;
+}
+
+static int dso__load_segs(struct dso *dso)
+{
+	GElf_Phdr phdr;
+	size_t i, n;
+	Elf *elf;
+
+	elf = dwfl_module_getelf(dso->mod, &dso->bias);
+	if (!elf || elf_getphdrnum(elf, &n) < 0)
+		return -EINVAL;
+	dso->segs = calloc(n ? n : 1, sizeof(*dso->segs));
+	if (!dso->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		dso->segs[dso->nr_segs++] = (struct seg){
+			.offset = phdr.p_offset,
+			.vaddr = phdr.p_vaddr,
+			.filesz = phdr.p_filesz,
+		};
+	}
+	return 0;
+}
+
+/* Reports the file in its own Dwfl. Failure is not fatal: the dso then
+ * symbolizes as obj+file offset. */
+static void dso__open(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
+{
+	int fd;
+
+	fd = dso__open_fd(dso, pid, start, end);
+	if (fd < 0)
+		return;
+	dso->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!dso->dwfl) {
+		close(fd);
+		return;
+	}
+	dwfl_report_begin(dso->dwfl);
+	/* base 0 + add_p_vaddr: module addresses are the ELF's own vaddrs for
+	 * ET_EXEC and ET_DYN alike. On success libdwfl owns fd. */
+	dso->mod = dwfl_report_elf(dso->dwfl, dso->name, dso->path, fd, 0, true);
+	dwfl_report_end(dso->dwfl, NULL, NULL);
+	if (!dso->mod)
+		close(fd);
+	if (!dso->mod || dso__load_segs(dso)) {
+		dwfl_end(dso->dwfl);
+		dso->dwfl = NULL;
+		dso->mod = NULL;
+		dso->nr_segs = 0;
+	}
+}
+
+/* Process address -> ELF vaddr: the file offset it maps, then the PT_LOAD
+ * segment holding that offset. Without segments, the file offset. */
+static uint64_t dso__vaddr(const struct dso *dso, const struct map *map, uint64_t addr)
+{
+	uint64_t off = addr - map->start + map->offset;
+	size_t i;
+
+	for (i = 0; i < dso->nr_segs; i++) {
+		const struct seg *s = &dso->segs[i];
+
+		if (off >= s->offset && off < s->offset + s->filesz)
+			return off - s->offset + s->vaddr;
+	}
+	return off;
+}
+
+static struct addr_ent *dso__ent_slot(struct addr_ent *ents, size_t cap, uint64_t vaddr)
+{
+	size_t i = hash64(vaddr) & (cap - 1);
+
+	while (ents[i].used && ents[i].vaddr != vaddr)
+		i = (i + 1) & (cap - 1);
+	return &ents[i];
+}
+
+static int dso__ents_grow(struct dso *dso)
+{
+	size_t cap = dso->cap_ents ? dso->cap_ents * 2 : 256, i;
+	struct addr_ent *ents;
+
+	ents = calloc(cap, sizeof(*ents));
+	if (!ents)
+		return -ENOMEM;
+	for (i = 0; i < dso->cap_ents; i++)
+		if (dso->ents[i].used)
+			*dso__ent_slot(ents, cap, dso->ents[i].vaddr) = dso->ents[i];
+	free(dso->ents);
+	dso->ents = ents;
+	dso->cap_ents = cap;
+	return 0;
+}
+
+/* Symbol of an ELF vaddr, cached. Returns NULL only on allocation failure. */
+static const struct addr_ent *dso__lookup(struct dso *dso, uint64_t vaddr)
+{
+	struct addr_ent *ent;
+	const char *raw = NULL;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	char *dem;
+	int status;
+
+	if (dso->cap_ents) {
+		ent = dso__ent_slot(dso->ents, dso->cap_ents, vaddr);
+		if (ent->used)
+			return ent;
+	}
+	if ((dso->nr_ents + 1) * 2 > dso->cap_ents && dso__ents_grow(dso))
+		return NULL;
+	ent = dso__ent_slot(dso->ents, dso->cap_ents, vaddr);
+	*ent = (struct addr_ent){ .vaddr = vaddr, .used = true };
+	dso->nr_ents++;
+
+	if (dso->mod)
+		raw = dwfl_module_addrinfo(dso->mod, vaddr + dso->bias, &off, &sym,
+					   NULL, NULL, NULL);
+	if (!raw || !*raw)
+		return ent;
+	ent->name = raw;  /* lives as long as the Dwfl */
+	ent->sym_off = off;
+	if (strncmp(raw, "_Z", 2) == 0) {
+		dem = __cxa_demangle(raw, NULL, NULL, &status);
+		if (dem && status == 0) {
+			ent->name = dem;
+			ent->owned = true;
+		} else {
+			free(dem);
+		}
+	}
+	return ent;
+}
+
+/* ---- cache: dso table ---- */
+
+static struct dso **cache__dso_slot(struct dso **tab, size_t cap, dev_t dev, ino_t ino)
+{
+	size_t i = dso_key_hash(dev, ino) & (cap - 1);
+
+	while (tab[i] && (tab[i]->dev != dev || tab[i]->ino != ino))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int cache__dsos_grow(struct syms_cache *cache)
+{
+	size_t cap = cache->cap_dsos ? cache->cap_dsos * 2 : 64, i;
+	struct dso **tab;
+
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < cache->cap_dsos; i++)
+		if (cache->dsos[i])
+			*cache__dso_slot(tab, cap, cache->dsos[i]->dev, cache->dsos[i]->ino) =
+				cache->dsos[i];
+	free(cache->dsos);
+	cache->dsos = tab;
+	cache->cap_dsos = cap;
+	return 0;
+}
+
+/* The dso for (dev, ino), created and opened on first sight. */
+static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino,
+				  const char *path, pid_t pid, uint64_t start, uint64_t end)
+{
+	struct dso **slot, *dso;
+	const char *slash;
+
+	if ((cache->nr_dsos + 1) * 2 > cache->cap_dsos && cache__dsos_grow(cache))
+		return NULL;
+	slot = cache__dso_slot(cache->dsos, cache->cap_dsos, dev, ino);
+	if (*slot)
+		return *slot;
+
+	dso = calloc(1, sizeof(*dso));
+	if (!dso)
+		return NULL;
+	dso->path = strdup(path);
+	if (!dso->path) {
+		free(dso);
+		return NULL;
+	}
+	slash = strrchr(dso->path, '/');
+	dso->name = slash ? slash + 1 : dso->path;
+	dso->dev = dev;
+	dso->ino = ino;
+	dso__open(dso, pid, start, end);
+	*slot = dso;
+	cache->nr_dsos++;
+	return dso;
+}
+
+/* ---- cache: procs ---- */
+
+static void proc__free(struct proc *proc)
+{
+	if (!proc)
+		return;
+	free(proc->maps);
+	free(proc);
+}
+
+/* Index of pid in cache->procs, or of where it would go. */
+static size_t cache__proc_index(const struct syms_cache *cache, pid_t pid, bool *found)
+{
+	size_t lo = 0, hi = cache->nr_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cache->procs[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < cache->nr_procs && cache->procs[lo]->pid == pid;
+	return lo;
+}
+
+static struct proc *cache__find_proc(struct syms_cache *cache, pid_t pid)
+{
+	bool found;
+	size_t i;
+
+	if (cache->last && cache->last->pid == pid)
+		return cache->last;
+	i = cache__proc_index(cache, pid, &found);
+	if (!found)
+		return NULL;
+	cache->last = cache->procs[i];
+	return cache->last;
+}
+
+/* Puts proc in the table, replacing (and freeing) an older one of its pid. */
+static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
+{
+	struct proc **procs;
+	bool found;
+	size_t i, cap;
+
+	i = cache__proc_index(cache, proc->pid, &found);
+	if (found) {
+		proc__free(cache->procs[i]);
+		cache->procs[i] = proc;
+		cache->last = NULL;
+		return 0;
+	}
+	if (cache->nr_procs == cache->cap_procs) {
+		cap = cache->cap_procs ? cache->cap_procs * 2 : 16;
+		procs = realloc(cache->procs, cap * sizeof(*procs));
+		if (!procs)
+			return -ENOMEM;
+		cache->procs = procs;
+		cache->cap_procs = cap;
+	}
+	memmove(&cache->procs[i + 1], &cache->procs[i],
+		(cache->nr_procs - i) * sizeof(*cache->procs));
+	cache->procs[i] = proc;
+	cache->nr_procs++;
+	cache->last = NULL;
+	return 0;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* ---- public ---- */
+
+struct syms_cache *syms_cache__new(void)
+{
+	/* Runs are offline by design (DESIGN.md: nothing downloaded at run
+	 * time); libdwfl would otherwise query debuginfod servers named in
+	 * DEBUGINFOD_URLS, which stalls without a network. Opt back in with
+	 * INFERTRACE_DEBUGINFOD=1. */
+	if (!getenv("INFERTRACE_DEBUGINFOD"))
+		unsetenv("DEBUGINFOD_URLS");
+	return calloc(1, sizeof(struct syms_cache));
+}
+
+void syms_cache__free(struct syms_cache *cache)
+{
+	size_t i;
+
+	if (!cache)
+		return;
+	for (i = 0; i < cache->nr_procs; i++)
+		proc__free(cache->procs[i]);
+	free(cache->procs);
+	for (i = 0; i < cache->cap_dsos; i++)
+		dso__free(cache->dsos[i]);
+	free(cache->dsos);
+	free(cache);
+}
+
+int syms_cache__capture(struct syms_cache *cache, pid_t pid)
+{
+	unsigned long long start, end, offset, ino;
+	struct proc *proc = NULL;
+	unsigned int maj, min;
+	char fname[64], perm[8];
+	char *line = NULL, *path;
+	size_t line_cap = 0, cap = 0, plen;
+	struct map *maps;
+	struct dso *dso;
+	FILE *f = NULL;
+	int err, n;
+
+	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
+	f = fopen(fname, "re");
+	if (!f) {
+		err = -errno;
+		goto cleanup;
+	}
+	proc = calloc(1, sizeof(*proc));
+	if (!proc) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	proc->pid = pid;
+
+	while (getline(&line, &line_cap, f) > 0) {
+		n = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n",
+			   &start, &end, perm, &offset, &maj, &min, &ino, &n) < 7 || !n)
+			continue;
+		/* Only executable file mappings hold code. The mapping's own start
+		 * and offset plus the ELF's PT_LOADs are all the translation
+		 * needs; no other mapping of the file is required. */
+		if (perm[2] != 'x' || ino == 0)
+			continue;
+		path = line + n;
+		plen = strcspn(path, "\n");
+		path[plen] = '\0';
+		if (path[0] != '/')
+			continue;
+		if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
+			path[plen - 10] = '\0';
+
+		dso = cache__get_dso(cache, makedev(maj, min), (ino_t)ino, path, pid, start, end);
+		if (!dso) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		if (proc->nr_maps == cap) {
+			cap = cap ? cap * 2 : 32;
+			maps = realloc(proc->maps, cap * sizeof(*maps));
+			if (!maps) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			proc->maps = maps;
+		}
+		proc->maps[proc->nr_maps++] = (struct map){
+			.start = start, .end = end, .offset = offset, .dso = dso,
+		};
+	}
+	if (ferror(f)) {
+		/* the process exited while maps was being read */
+		err = -ESRCH;
+		goto cleanup;
+	}
+	/* maps is sorted already; sort anyway, bsearch depends on it */
+	if (proc->nr_maps)
+		qsort(proc->maps, proc->nr_maps, sizeof(*proc->maps), map_cmp);
+	err = cache__set_proc(cache, proc);
+	if (!err)
+		proc = NULL;
+
+cleanup:
+	proc__free(proc);
+	free(line);
+	if (f)
+		fclose(f);
+	return err;
+}
+
+bool syms_cache__has(const struct syms_cache *cache, pid_t pid)
+{
+	bool found = false;
+
+	if (cache)
+		cache__proc_index(cache, pid, &found);
+	return found;
+}
+
+int syms_cache__inherit(struct syms_cache *cache, pid_t from, pid_t to)
+{
+	struct proc *src, *dst = NULL;
+	int err;
+
+	src = cache__find_proc(cache, from);
+	if (!src) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	if (from == to) {
+		err = 0;
+		goto cleanup;
+	}
+	dst = calloc(1, sizeof(*dst));
+	if (!dst) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	dst->pid = to;
+	dst->nr_maps = src->nr_maps;
+	if (src->nr_maps) {
+		dst->maps = malloc(src->nr_maps * sizeof(*dst->maps));
+		if (!dst->maps) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		memcpy(dst->maps, src->maps, src->nr_maps * sizeof(*dst->maps));
+	}
+	err = cache__set_proc(cache, dst);
+	if (!err)
+		dst = NULL;
+
+cleanup:
+	proc__free(dst);
+	return err;
+}
+
+static const struct map *proc__find_map(const struct proc *proc, uint64_t addr)
+{
+	size_t lo = 0, hi = proc->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (proc->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < proc->nr_maps && proc->maps[lo].start <= addr)
+		return &proc->maps[lo];
+	return NULL;
+}
+
+int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out)
+{
+	const struct addr_ent *ent;
+	const struct map *map;
+	struct proc *proc;
+	uint64_t vaddr;
+
+	memset(out, 0, sizeof(*out));
+	proc = cache__find_proc(cache, pid);
+	if (!proc)
+		return -ENOENT;
+	map = proc__find_map(proc, addr);
+	if (!map)
+		return -ENOENT;
+	out->object = map->dso->name;
+	out->path = map->dso->path;
+	vaddr = dso__vaddr(map->dso, map, addr);
+	out->obj_offset = vaddr;
+	ent = dso__lookup(map->dso, vaddr);
+	if (!ent)
+		return -ENOMEM;
+	out->name = ent->name;
+	out->sym_offset = ent->sym_off;
+	return 0;
+}
+
+static bool is_word(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Copies src into dst as one folded-stack frame. FlameGraph splits frames on
+ * ';' and the count off at the last space, so neither may appear. C++ names
+ * keep their readability: a space that only pads punctuation
+ * ("std::map<int, long>", "foo(char const*) const") is dropped, and one
+ * between two words ("unsigned long", "char const", "(anonymous namespace)")
+ * becomes '_', giving "std::map<int,long>", "foo(char_const*)_const",
+ * "(anonymous_namespace)". ';' becomes ':'. Always NUL-terminates. */
+static void frame__copy(char *dst, size_t len, const char *src)
+{
+	size_t i, j = 0;
+
+	if (!len)
+		return;
+	for (i = 0; src[i] && j + 1 < len; i++) {
+		char c = src[i];
+
+		if (isspace((unsigned char)c)) {
+			if (j > 0 && is_word(dst[j - 1]) && is_word(src[i + 1]))
+				dst[j++] = '_';
+			continue;
+		}
+		dst[j++] = c == ';' ? ':' : c;
+	}
+	dst[j] = '\0';
+}
+
+int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	struct sym_info si;
+	char tmp[PATH_MAX + 32];
+	int err;
+
+	err = syms_cache__resolve(cache, pid, addr, &si);
+	if (si.name)
+		frame__copy(buf, len, si.name);
+	else if (si.object) {
+		/* no symbol: the object and the ELF vaddr, what addr2line takes */
+		snprintf(tmp, sizeof(tmp), "%s+0x%" PRIx64, si.object, si.obj_offset);
+		frame__copy(buf, len, tmp);
+	} else {
+		frame__copy(buf, len, "[unknown]");
+	}
+	return err;
+}
+
+const char *syms__demangle(const char *name, char *buf, size_t len)
+{
+	char *dem;
+	int status;
+
+	if (!name || strncmp(name, "_Z", 2) != 0 || !buf || !len)
+		return name;
+	dem = __cxa_demangle(name, NULL, NULL, &status);
+	if (!dem || status != 0) {
+		free(dem);
+		return name;
+	}
+	snprintf(buf, len, "%s", dem);
+	free(dem);
+	return buf;
+}
