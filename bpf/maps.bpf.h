@@ -18,6 +18,22 @@ struct {
 	__type(value, struct it_target);
 } targets SEC(".maps") SHARED;
 
+/* Open cycle of each followed process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tgid */
+	__type(value, struct it_proc_state);
+} procs SEC(".maps") SHARED;
+
+/* Phase stack of each thread of a followed process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct it_thread_state);
+} threads SEC(".maps") SHARED;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, IT_STAT_MAX);
@@ -29,5 +45,34 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } events SEC(".maps") SHARED;
+
+static __always_inline void stat_inc(enum it_stat idx)
+{
+	__u32 key = idx;
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
+
+	if (v)
+		*v += 1; /* per-CPU slot: no atomics needed */
+}
+
+static __always_inline struct it_target *target_of(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* Phase of a thread and cycle of its process, as samples are tagged. */
+static __always_inline __u32 current_phase(__u32 tid)
+{
+	struct it_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
+
+	return ts ? ts->phase : IT_PHASE_NONE;
+}
+
+static __always_inline __u32 current_cycle(__u32 tgid)
+{
+	struct it_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
+
+	return ps ? ps->cycle : IT_CYCLE_NONE;
+}
 
 #endif

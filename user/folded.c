@@ -1,0 +1,89 @@
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "folded.h"
+
+int folded__add(struct folded *f, const char *stack, uint64_t count)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		struct folded_entry *e = realloc(f->entries, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		f->entries = e;
+		f->cap = cap;
+	}
+	f->entries[f->n].stack = strdup(stack);
+	if (!f->entries[f->n].stack)
+		return -ENOMEM;
+	f->entries[f->n].count = count;
+	f->n++;
+	f->total += count;
+	return 0;
+}
+
+static int by_stack(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_entry *)a)->stack, ((const struct folded_entry *)b)->stack);
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct folded_entry *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->stack, y->stack);
+}
+
+void folded__merge(struct folded *f)
+{
+	size_t w = 0;
+
+	if (!f->n)
+		return;
+	qsort(f->entries, f->n, sizeof(*f->entries), by_stack);
+	for (size_t r = 1; r < f->n; r++) {
+		if (!strcmp(f->entries[w].stack, f->entries[r].stack)) {
+			f->entries[w].count += f->entries[r].count;
+			free(f->entries[r].stack);
+		} else {
+			f->entries[++w] = f->entries[r];
+		}
+	}
+	f->n = w + 1;
+}
+
+void folded__sort_by_count(struct folded *f)
+{
+	qsort(f->entries, f->n, sizeof(*f->entries), by_count_desc);
+}
+
+int folded__write(struct folded *f, const char *dir, const char *name)
+{
+	struct atomic_file *af;
+	FILE *out;
+
+	folded__merge(f);
+	af = atomic_file__open(dir, name);
+	if (!af)
+		return -errno;
+	out = atomic_file__stream(af);
+	for (size_t i = 0; i < f->n; i++)
+		fprintf(out, "%s %" PRIu64 "\n", f->entries[i].stack, f->entries[i].count);
+	return atomic_file__commit(af);
+}
+
+void folded__free(struct folded *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n; i++)
+		free(f->entries[i].stack);
+	free(f->entries);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,260 @@
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+static const char record_doc[] =
+"Record an LLM-inference experiment: CPU samples with stacks, cycles and phases.\n"
+"\n"
+"USAGE:\n"
+"  infertrace record [OPTIONS] -- COMMAND [ARGS...]\n"
+"  infertrace record [OPTIONS] -p PID[,PID...]\n"
+"\n"
+"A launched COMMAND is started stopped, attached to, then released, so its\n"
+"first instructions are sampled too. Threads and child processes forked after\n"
+"the start are followed. Recording ends when the target exits, after -d\n"
+"SECONDS, or on SIGINT/SIGTERM; in every case the outputs are written.\n"
+"\n"
+"PROBE SPEC: [OBJECT:]SYMBOL, OBJECT a path or a library name matched against\n"
+"the target's mappings (libllama matches libllama.so.1); no OBJECT means the\n"
+"main executable. usdt:OBJECT:PROVIDER:NAME names a USDT probe.\n"
+"\n"
+"EXAMPLES:\n"
+"  infertrace record -- ./my_experiment --cycles 10\n"
+"  infertrace record -F 999 -d 30 -p 1234,1240\n"
+"  infertrace record --cycle run_cycle --phase llm_inference=libllama:llama_decode \\\n"
+"      --count tokens=libllama:llama_decode -- ./loop\n"
+"  infertrace record --preset llama.cpp -o out -- node driver.mjs\n"
+"\n"
+"OPTIONS:";
+
+enum {
+	OPT_CYCLE = 0x100,
+	OPT_CYCLE_MARKER,
+	OPT_PHASE,
+	OPT_COUNT,
+	OPT_PRESET,
+	OPT_CONFIG,
+	OPT_COMM,
+	OPT_GPU,
+	OPT_SIDE_PERIOD,
+	OPT_MIN_BLOCK,
+	OPT_CALL_GRAPH,
+	OPT_NO_FOLLOW,
+	OPT_STACK_ENTRIES,
+};
+
+static const struct argp_option record_options[] = {
+	{ "output", 'o', "DIR", 0, "Output directory (default ./infertrace-out)", 0 },
+	{ "frequency", 'F', "HZ", 0, "CPU sampling frequency in Hz (default 99)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this long (default: when the target exits)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace these running processes (all their threads)", 0 },
+	{ "cycle", OPT_CYCLE, "SPEC", 0, "Each call of this function is one experiment cycle", 1 },
+	{ "cycle-marker", OPT_CYCLE_MARKER, "SPEC", 0, "Each call of this function starts a new cycle", 1 },
+	{ "phase", OPT_PHASE, "NAME=SPEC[,SPEC]", 0, "Time inside these functions is phase NAME (repeatable)", 1 },
+	{ "count", OPT_COUNT, "NAME=SPEC[,SPEC]", 0, "Count calls per cycle (repeatable); 'tokens' gives tokens/s", 1 },
+	{ "preset", OPT_PRESET, "NAME", 0, "Built-in probe set: llama.cpp, sqlite, cuda (repeatable)", 1 },
+	{ "config", OPT_CONFIG, "FILE", 0, "Read these options from a JSON file", 1 },
+	{ "comm", OPT_COMM, "NAME", 0, "Also follow new processes named NAME", 2 },
+	{ "no-follow-children", OPT_NO_FOLLOW, NULL, 0, "Do not follow child processes", 2 },
+	{ "call-graph", OPT_CALL_GRAPH, "fp|dwarf[,SIZE]", 0, "User stack unwinding (default fp)", 2 },
+	{ "stack-entries", OPT_STACK_ENTRIES, "N", 0, "Distinct stacks kept in the kernel (default 16384)", 2 },
+	{ "min-block-us", OPT_MIN_BLOCK, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 2 },
+	{ "gpu", OPT_GPU, "auto|nvml|jetson|none", 0, "GPU side data source (default auto)", 3 },
+	{ "side-period", OPT_SIDE_PERIOD, "SECONDS", 0, "Side-data sampling period (default 1)", 3 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 4 },
+	{},
+};
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max || s[0] == '-')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_named(struct argp_state *state, const char *opt, const char *arg,
+		       struct named_spec *arr, int *n)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1]) {
+		argp_error(state, "--%s expects NAME=SPEC, got '%s'", opt, arg);
+		return EINVAL;
+	}
+	if (*n >= MAX_NAMED_PROBES) {
+		argp_error(state, "too many --%s options (at most %d)", opt, MAX_NAMED_PROBES);
+		return EINVAL;
+	}
+	arr[*n].name = strndup(arg, eq - arg);
+	arr[*n].specs = strdup(eq + 1);
+	(*n)++;
+	return 0;
+}
+
+static int parse_pids(struct argp_state *state, struct record_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	unsigned long v;
+	int err = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_uint(tok, 1, INT_MAX, &v)) {
+			argp_error(state, "invalid PID '%s': expected a positive number", tok);
+			err = EINVAL;
+			break;
+		}
+		if (o->npids >= MAX_ROOT_PIDS) {
+			argp_error(state, "too many PIDs (at most %d)", MAX_ROOT_PIDS);
+			err = EINVAL;
+			break;
+		}
+		o->pids[o->npids++] = (pid_t)v;
+	}
+	free(copy);
+	return err;
+}
+
+static error_t record_parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct record_opts *o = state->input;
+	unsigned long v;
+	char *end;
+
+	switch (key) {
+	case 'o':
+		o->output_dir = arg;
+		break;
+	case 'F':
+		if (parse_uint(arg, 1, 100000, &v))
+			argp_error(state, "invalid frequency '%s': expected 1..100000 Hz", arg);
+		o->frequency = v;
+		break;
+	case 'd':
+		o->duration_s = strtod(arg, &end);
+		if (*end || end == arg || o->duration_s <= 0)
+			argp_error(state, "invalid duration '%s': expected seconds > 0", arg);
+		break;
+	case 'p':
+		return parse_pids(state, o, arg);
+	case OPT_CYCLE:
+		o->cycle_spec = arg;
+		break;
+	case OPT_CYCLE_MARKER:
+		o->cycle_marker_spec = arg;
+		break;
+	case OPT_PHASE:
+		return parse_named(state, "phase", arg, o->phases, &o->nphases);
+	case OPT_COUNT:
+		return parse_named(state, "count", arg, o->counts, &o->ncounts);
+	case OPT_PRESET:
+		if (o->npresets >= (int)(sizeof(o->presets) / sizeof(o->presets[0])))
+			argp_error(state, "too many --preset options");
+		o->presets[o->npresets++] = arg;
+		break;
+	case OPT_CONFIG:
+		o->config_file = arg;
+		break;
+	case OPT_COMM:
+		o->comm = arg;
+		break;
+	case OPT_NO_FOLLOW:
+		o->no_follow_children = true;
+		break;
+	case OPT_GPU:
+		if (strcmp(arg, "auto") && strcmp(arg, "nvml") && strcmp(arg, "jetson") && strcmp(arg, "none"))
+			argp_error(state, "invalid --gpu '%s': expected auto, nvml, jetson or none", arg);
+		o->gpu_mode = arg;
+		break;
+	case OPT_SIDE_PERIOD:
+		o->side_period_s = strtod(arg, &end);
+		if (*end || end == arg || o->side_period_s < 0.01)
+			argp_error(state, "invalid --side-period '%s': expected seconds >= 0.01", arg);
+		break;
+	case OPT_MIN_BLOCK:
+		if (parse_uint(arg, 0, 1000000000, &v))
+			argp_error(state, "invalid --min-block-us '%s'", arg);
+		o->min_block_us = v;
+		break;
+	case OPT_CALL_GRAPH:
+		if (!strcmp(arg, "fp")) {
+			o->call_graph = CALL_GRAPH_FP;
+		} else if (!strncmp(arg, "dwarf", 5) && (arg[5] == 0 || arg[5] == ',')) {
+			o->call_graph = CALL_GRAPH_DWARF;
+			if (arg[5] == ',' && parse_uint(arg + 6, 512, 65528, &v))
+				argp_error(state, "invalid dwarf stack size '%s': expected 512..65528 bytes", arg + 6);
+			else if (arg[5] == ',')
+				o->dwarf_stack_size = v & ~7ul;
+		} else {
+			argp_error(state, "invalid --call-graph '%s': expected fp or dwarf[,SIZE]", arg);
+		}
+		break;
+	case OPT_STACK_ENTRIES:
+		if (parse_uint(arg, 256, 1 << 22, &v))
+			argp_error(state, "invalid --stack-entries '%s': expected 256..4194304", arg);
+		o->stack_map_entries = v;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		/* first non-option argument: the command; argp stops here (ARGP_IN_ORDER off,
+		 * "--" handled by argp) and we take the rest verbatim */
+		o->command = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!o->command && !o->npids)
+			argp_error(state, "nothing to trace: give -p PID or -- COMMAND");
+		if (o->command && o->npids)
+			argp_error(state, "give either -p PID or a COMMAND, not both");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int record_opts__parse(struct record_opts *o, int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = record_options,
+		.parser = record_parse_opt,
+		.args_doc = "[-- COMMAND [ARGS...]]",
+		.doc = record_doc,
+	};
+
+	memset(o, 0, sizeof(*o));
+	o->output_dir = "infertrace-out";
+	o->frequency = 99;
+	o->gpu_mode = "auto";
+	o->side_period_s = 1.0;
+	o->min_block_us = 1;
+	o->call_graph = CALL_GRAPH_FP;
+	o->dwarf_stack_size = 16384;
+	o->stack_map_entries = 16384;
+	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+}
+
+void record_opts__free(struct record_opts *o)
+{
+	for (int i = 0; i < o->nphases; i++) {
+		free(o->phases[i].name);
+		free(o->phases[i].specs);
+	}
+	for (int i = 0; i < o->ncounts; i++) {
+		free(o->counts[i].name);
+		free(o->counts[i].specs);
+	}
+	o->nphases = o->ncounts = 0;
+}

@@ -1,0 +1,6 @@
+#ifndef INFERTRACE_RECORD_H
+#define INFERTRACE_RECORD_H
+
+int cmd_record(int argc, char **argv);
+
+#endif
