@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Sets up the llama.cpp demo: node-llama-cpp and its prebuilt llama.cpp CPU
+# libraries in demo/node_modules (from demo/package-lock.json), and the generated
+# models demo/models/tiny.gguf and demo/models/bench.gguf.
+# Idempotent and quiet: prints nothing when everything is already in place.
+# Needs node and npm (tools/install-deps.sh installs them) and Debian's python3.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DEMO=$ROOT/demo
+NLC_VERSION=3.22.1
+PY=/usr/bin/python3
+
+need_apt=()
+command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
+[ -x "$PY" ] || need_apt+=(python3)
+if [ ${#need_apt[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "demo-setup: missing ${need_apt[*]}; run as root or 'make deps'" >&2
+		exit 1
+	fi
+	echo "  DEPS     installing ${need_apt[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# node-llama-cpp with the prebuilt linux-x64 CPU binaries; --ignore-scripts: no
+# postinstall, so nothing is downloaded or compiled (the binaries are in the package).
+installed_version() {
+	node -p "require('$DEMO/node_modules/$1/package.json').version" 2>/dev/null || true
+}
+if [ "$(installed_version node-llama-cpp)" != "$NLC_VERSION" ] ||
+   [ "$(installed_version @node-llama-cpp/linux-x64)" != "$NLC_VERSION" ] ||
+   [ ! -f "$DEMO/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so" ]; then
+	echo "  NPM      node-llama-cpp@$NLC_VERSION -> demo/node_modules"
+	(cd "$DEMO" && npm install --ignore-scripts --no-audit --no-fund --save-exact --loglevel=error \
+		"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" >/dev/null)
+fi
+
+# Models: regenerated when missing or older than the generator.
+mkdir -p "$DEMO/models"
+for preset in tiny bench; do
+	out=$DEMO/models/$preset.gguf
+	if [ ! -s "$out" ] || [ "$ROOT/tools/gguf_gen.py" -nt "$out" ]; then
+		echo "  GGUF     demo/models/$preset.gguf"
+		"$PY" "$ROOT/tools/gguf_gen.py" --preset "$preset" -o "$out" >/dev/null
+	fi
+done
