@@ -36,13 +36,22 @@ struct seg {
 	uint64_t filesz;  /* p_filesz */
 };
 
+/* One function symbol of a dso's index, in module addresses. */
+struct dsym {
+	uint64_t addr;
+	uint64_t size;     /* 0: sizeless, covers up to the next symbol */
+	const char *name;  /* libdwfl's string; the demangled copy once done */
+	uint8_t bind;      /* STB_*, to pick among aliases */
+	bool demangled;    /* name was looked at (and replaced if mangled) */
+	bool owned;        /* name was malloc'd by the demangler */
+};
+
 /* One cached lookup: ELF vaddr -> symbol. */
 struct addr_ent {
 	uint64_t vaddr;
-	const char *name;  /* NULL: no symbol covers vaddr */
+	const struct dsym *sym;  /* NULL: no symbol covers vaddr */
 	uint64_t sym_off;
 	bool used;
-	bool owned;        /* name was malloc'd by the demangler */
 };
 
 struct dso {
@@ -55,6 +64,9 @@ struct dso {
 	GElf_Addr bias;    /* module address - ELF vaddr; 0 as reported */
 	struct seg *segs;
 	size_t nr_segs;
+	struct dsym *syms;  /* sorted by addr, built on first lookup */
+	size_t nr_syms;
+	bool syms_loaded;
 	struct addr_ent *ents;
 	size_t nr_ents, cap_ents;  /* cap is 0 or a power of two */
 };
@@ -112,9 +124,10 @@ static void dso__free(struct dso *dso)
 
 	if (!dso)
 		return;
-	for (i = 0; i < dso->cap_ents; i++)
-		if (dso->ents[i].used && dso->ents[i].owned)
-			free((char *)dso->ents[i].name);
+	for (i = 0; i < dso->nr_syms; i++)
+		if (dso->syms[i].owned)
+			free((char *)dso->syms[i].name);
+	free(dso->syms);
 	free(dso->ents);
 	if (dso->dwfl)
 		dwfl_end(dso->dwfl);
@@ -251,13 +264,94 @@ static int dso__ents_grow(struct dso *dso)
 	return 0;
 }
 
+static int dsym_cmp(const void *a, const void *b)
+{
+	const struct dsym *x = a, *y = b;
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+	bool vx = strchr(x->name, '@'), vy = strchr(y->name, '@');
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* aliases: the one to show first: global or weak over local, then
+	 * unversioned (free over cfree@GLIBC_2.2.5, a compat alias libdwfl
+	 * names with its version), then the fewest leading underscores
+	 * (getpid over __getpid, malloc over __libc_malloc) */
+	if ((x->bind == STB_LOCAL) != (y->bind == STB_LOCAL))
+		return x->bind == STB_LOCAL ? 1 : -1;
+	if (vx != vy)
+		return vx ? 1 : -1;
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Indexes the module's function symbols (libdwfl picks .symtab from the
+ * file or its separate debuginfo, else .dynsym, plus .gnu_debugdata).
+ * dwfl_module_addrinfo would do without an index, but it scans the whole
+ * table on every call: libtorch has a million symbols. */
+static void dso__load_syms(struct dso *dso)
+{
+	GElf_Addr addr;
+	GElf_Sym sym;
+	const char *name;
+	int i, n, type;
+
+	dso->syms_loaded = true;
+	if (!dso->mod)
+		return;
+	n = dwfl_module_getsymtab(dso->mod);
+	if (n <= 0)
+		return;
+	dso->syms = calloc(n, sizeof(*dso->syms));
+	if (!dso->syms)
+		return;
+	for (i = 1; i < n; i++) {
+		name = dwfl_module_getsym_info(dso->mod, i, &sym, &addr, NULL, NULL, NULL);
+		type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		dso->syms[dso->nr_syms++] = (struct dsym){
+			.addr = addr,
+			.size = sym.st_size,
+			.name = name,
+			.bind = GELF_ST_BIND(sym.st_info),
+		};
+	}
+	qsort(dso->syms, dso->nr_syms, sizeof(*dso->syms), dsym_cmp);
+}
+
+/* The symbol covering a module address: the last one starting at or below
+ * it, if its size reaches it (a sizeless one reaches the next symbol; the
+ * last sizeless one, nothing). */
+static struct dsym *dso__find_sym(struct dso *dso, uint64_t addr)
+{
+	size_t lo = 0, hi = dso->nr_syms;
+	struct dsym *s;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (dso->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	s = &dso->syms[lo - 1];
+	while (s > dso->syms && s[-1].addr == s->addr)
+		s--;  /* first alias, the preferred one */
+	if (s->size ? addr - s->addr < s->size : lo < dso->nr_syms)
+		return s;
+	return NULL;
+}
+
 /* Symbol of an ELF vaddr, cached. Returns NULL only on allocation failure. */
 static const struct addr_ent *dso__lookup(struct dso *dso, uint64_t vaddr)
 {
 	struct addr_ent *ent;
-	const char *raw = NULL;
-	GElf_Off off = 0;
-	GElf_Sym sym;
+	struct dsym *sym;
 	char *dem;
 	int status;
 
@@ -272,20 +366,23 @@ static const struct addr_ent *dso__lookup(struct dso *dso, uint64_t vaddr)
 	*ent = (struct addr_ent){ .vaddr = vaddr, .used = true };
 	dso->nr_ents++;
 
-	if (dso->mod)
-		raw = dwfl_module_addrinfo(dso->mod, vaddr + dso->bias, &off, &sym,
-					   NULL, NULL, NULL);
-	if (!raw || !*raw)
+	if (!dso->syms_loaded)
+		dso__load_syms(dso);
+	sym = dso__find_sym(dso, vaddr + dso->bias);
+	if (!sym)
 		return ent;
-	ent->name = raw;  /* lives as long as the Dwfl */
-	ent->sym_off = off;
-	if (strncmp(raw, "_Z", 2) == 0) {
-		dem = __cxa_demangle(raw, NULL, NULL, &status);
-		if (dem && status == 0) {
-			ent->name = dem;
-			ent->owned = true;
-		} else {
-			free(dem);
+	ent->sym = sym;
+	ent->sym_off = vaddr + dso->bias - sym->addr;
+	if (!sym->demangled) {
+		sym->demangled = true;
+		if (strncmp(sym->name, "_Z", 2) == 0) {
+			dem = __cxa_demangle(sym->name, NULL, NULL, &status);
+			if (dem && status == 0) {
+				sym->name = dem;
+				sym->owned = true;
+			} else {
+				free(dem);
+			}
 		}
 	}
 	return ent;
@@ -624,8 +721,10 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 	ent = dso__lookup(map->dso, vaddr);
 	if (!ent)
 		return -ENOMEM;
-	out->name = ent->name;
-	out->sym_offset = ent->sym_off;
+	if (ent->sym) {
+		out->name = ent->sym->name;
+		out->sym_offset = ent->sym_off;
+	}
 	return 0;
 }
 

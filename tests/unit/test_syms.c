@@ -272,6 +272,11 @@ static void check_main_fixture(const char *exe)
 	v = nm_value("libsymsfix.so", "fix_lib_inner");
 	assert_sym(cache, c.pid, a + 1, "fix_lib_inner", "libsymsfix.so", v + 1, 1);
 
+	/* aliases: the public name, not __fix_alias_impl */
+	a = child__addr(&c, "fix_alias");
+	v = nm_value("libsymsfix.so", "fix_alias");
+	assert_sym(cache, c.pid, a, "fix_alias", "libsymsfix.so", v, 0);
+
 	/* stripped library: only the debuglinked .debug file names it */
 	a = child__addr(&c, "dbg_hidden");
 	v = nm_value("libsymsdbg.so.debug", "dbg_hidden");
@@ -377,6 +382,8 @@ static void test_exited_and_inherit(void **state)
 	syms_cache__free(cache);
 }
 
+int main(void);
+
 static void test_unknown(void **state)
 {
 	struct syms_cache *cache;
@@ -391,6 +398,10 @@ static void test_unknown(void **state)
 	assert_null(si.object);
 	assert_int_equal(syms_cache__format(cache, getpid(), 0x10, buf, sizeof(buf)), -ENOENT);
 	assert_string_equal(buf, "[unknown]");
+
+	/* this test binary itself */
+	assert_int_equal(syms_cache__resolve(cache, getpid(), (uintptr_t)main, &si), 0);
+	assert_string_equal(si.name, "main");
 
 	/* a pid never captured */
 	assert_int_equal(syms_cache__resolve(cache, 0x3fffffff, 0x401000, &si), -ENOENT);
