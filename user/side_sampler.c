@@ -1,0 +1,906 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "side_sampler.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "gpu_jetson.h"
+#include "gpu_nvml.h"
+#include "sysfs_readers.h"
+#include "throttle.h"
+
+#define MAX_GPUS 16
+#define MAX_PIDMEM 256
+
+/* the external columns of one NVML device, in this order */
+static const enum side_metric nvml_cols[] = {
+	SM_GPU_UTIL_PCT, SM_GPU_MEM_UTIL_PCT, SM_GPU_MEM_USED_MB, SM_GPU_MEM_TOTAL_MB,
+	SM_GPU_TEMP_C, SM_GPU_POWER_W, SM_GPU_SM_MHZ, SM_GPU_MEM_MHZ, SM_GPU_MAX_MHZ,
+	SM_GPU_REASONS, SM_GPU_PROC_MEM_MB,
+};
+#define NVML_NCOLS ((int)(sizeof(nvml_cols) / sizeof(nvml_cols[0])))
+
+struct pid_mem {
+	int gpu;
+	pid_t pid;
+	double max_mb;
+};
+
+struct side_sampler {
+	/* configuration, owned copies */
+	unsigned int period_ms;
+	enum side_gpu_mode gpu_mode;
+	double temp_threshold_c, clock_drop_pct, disk_alert_pct;
+	char **disk_paths;
+	int ndisk;
+
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop_req;
+
+	/* set by the thread's discovery; read-only once ready is true */
+	bool ready;
+	struct channels ch;
+	struct gpu_nvml *nvml;
+	struct gpu_jetson *jetson;
+	const char *gpu_source;       /* "nvml", "jetson" or NULL */
+	int ngpu;
+	char gpu_name[MAX_GPUS][96];
+	int nvml_base[MAX_GPUS];      /* first external column of each NVML device */
+	char gpu_reason[384];
+	char notice[448];
+	int *cpu_cur_col, *cpu_max_col, ncpu_pairs;
+
+	/* under mu */
+	pid_t *pids;
+	int npids, cappids;
+	struct pid_mem pidmem[MAX_PIDMEM];
+	int npidmem;
+	uint64_t reasons_seen[MAX_GPUS];
+	uint64_t *ts;
+	double *rows;
+	size_t nrows, caprows;
+	struct throttle_tracker *thr;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+int side_gpu_mode_parse(const char *s, enum side_gpu_mode *out)
+{
+	static const char *const names[] = { "auto", "nvml", "jetson", "none" };
+
+	if (!s) {
+		*out = SIDE_GPU_AUTO;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(s, names[i]) == 0) {
+			*out = (enum side_gpu_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* ---- discovery (sampler thread) ---- */
+
+static void discover_gpu(struct side_sampler *s)
+{
+	char nvml_why[192] = "", jetson_why[192] = "";
+
+	if (s->gpu_mode == SIDE_GPU_NONE) {
+		snprintf(s->gpu_reason, sizeof(s->gpu_reason), "GPU sampling turned off (--gpu none)");
+		return;
+	}
+	if (s->gpu_mode == SIDE_GPU_AUTO || s->gpu_mode == SIDE_GPU_NVML)
+		s->nvml = gpu_nvml__open(nvml_why, sizeof(nvml_why));
+	if (!s->nvml && (s->gpu_mode == SIDE_GPU_AUTO || s->gpu_mode == SIDE_GPU_JETSON))
+		s->jetson = gpu_jetson__probe(jetson_why, sizeof(jetson_why));
+
+	if (s->nvml) {
+		s->gpu_source = "nvml";
+		for (int i = 0; i < gpu_nvml__count(s->nvml) && i < MAX_GPUS; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "gpu%d", i);
+			str_copy(s->gpu_name[i], sizeof(s->gpu_name[i]), gpu_nvml__name(s->nvml, i));
+			s->nvml_base[i] = s->ch.n;
+			for (int k = 0; k < NVML_NCOLS; k++)
+				channels__add(&s->ch, nvml_cols[k], CR_EXTERNAL, i, 1.0, name, NULL, NULL);
+			s->ngpu++;
+		}
+	} else if (s->jetson) {
+		s->gpu_source = "jetson";
+		str_copy(s->gpu_name[0], sizeof(s->gpu_name[0]), gpu_jetson__name(s->jetson));
+		gpu_jetson__add_channels(s->jetson, &s->ch);
+		s->ngpu = 1;
+	} else if (s->gpu_mode == SIDE_GPU_NVML) {
+		str_copy(s->gpu_reason, sizeof(s->gpu_reason), nvml_why);
+	} else if (s->gpu_mode == SIDE_GPU_JETSON) {
+		str_copy(s->gpu_reason, sizeof(s->gpu_reason), jetson_why);
+	} else {
+		path_fmt(s->gpu_reason, sizeof(s->gpu_reason), "%s; %s", nvml_why, jetson_why);
+	}
+	if (!s->gpu_source)
+		path_fmt(s->notice, sizeof(s->notice), "GPU data unavailable: %s", s->gpu_reason);
+}
+
+static void pair_cpu_columns(struct side_sampler *s)
+{
+	int n = channels__count_metric(&s->ch, SM_CPU_MHZ);
+
+	s->cpu_cur_col = calloc(n ? n : 1, sizeof(int));
+	s->cpu_max_col = calloc(n ? n : 1, sizeof(int));
+	if (!s->cpu_cur_col || !s->cpu_max_col)
+		return;
+	for (int i = 0; i < s->ch.n; i++) {
+		if (s->ch.v[i].metric != SM_CPU_MHZ)
+			continue;
+		for (int k = 0; k < s->ch.n; k++)
+			if (s->ch.v[k].metric == SM_CPU_MAX_MHZ && s->ch.v[k].index == s->ch.v[i].index) {
+				s->cpu_cur_col[s->ncpu_pairs] = i;
+				s->cpu_max_col[s->ncpu_pairs++] = k;
+				break;
+			}
+	}
+}
+
+static void discover(struct side_sampler *s)
+{
+	sysfs_discover_thermal(&s->ch);
+	sysfs_discover_cpufreq(&s->ch);
+	sysfs_discover_hwmon(&s->ch);
+	jetson_discover_rails(&s->ch);
+	sysfs_discover_meminfo(&s->ch);
+	sysfs_discover_cpuload(&s->ch);
+	for (int i = 0; i < s->ndisk; i++)
+		sysfs_add_disk(&s->ch, s->disk_paths[i]);
+	discover_gpu(s);
+	pair_cpu_columns(s);
+}
+
+/* ---- sampling (sampler thread) ---- */
+
+static int col_of(const struct side_sampler *s, enum side_metric m, int index)
+{
+	for (int i = 0; i < s->ch.n; i++)
+		if (s->ch.v[i].metric == m && s->ch.v[i].index == index)
+			return i;
+	return -1;
+}
+
+static double at(const double *row, int col)
+{
+	return col < 0 ? NAN : row[col];
+}
+
+static void note_pid_mem(struct side_sampler *s, int gpu, const struct gpu_proc_mem *p)
+{
+	if (isnan(p->used_mb))
+		return;
+	for (int i = 0; i < s->npidmem; i++)
+		if (s->pidmem[i].gpu == gpu && s->pidmem[i].pid == p->pid) {
+			if (p->used_mb > s->pidmem[i].max_mb)
+				s->pidmem[i].max_mb = p->used_mb;
+			return;
+		}
+	if (s->npidmem < MAX_PIDMEM)
+		s->pidmem[s->npidmem++] = (struct pid_mem){ gpu, p->pid, p->used_mb };
+}
+
+/* Throttling state of this row, per source; called with mu held. */
+static void detect_throttling(struct side_sampler *s, uint64_t ts, const double *row)
+{
+	double temp = NAN, best_pct = NAN;
+	const char *zone = NULL;
+	enum side_metric tm = channels__count_metric(&s->ch, SM_ZONE_TEMP_C) ? SM_ZONE_TEMP_C : SM_HWMON_TEMP_C;
+	char reason[128];
+
+	for (int i = 0; i < s->ch.n; i++)
+		if (s->ch.v[i].metric == tm && !isnan(row[i]) && (isnan(temp) || row[i] > temp)) {
+			temp = row[i];
+			zone = s->ch.v[i].name;
+		}
+	/* the fastest CPU: idle cores sit at low clocks without being throttled */
+	for (int i = 0; i < s->ncpu_pairs; i++) {
+		double cur = row[s->cpu_cur_col[i]], max = row[s->cpu_max_col[i]];
+
+		if (!isnan(cur) && !isnan(max) && max > 0 && (isnan(best_pct) || 100.0 * cur / max > best_pct))
+			best_pct = 100.0 * cur / max;
+	}
+	if (!isnan(temp) && !isnan(best_pct)) {
+		snprintf(reason, sizeof(reason), "thermal: above %.0f C with clock below %.0f%% of max",
+			 s->temp_threshold_c, 100.0 - s->clock_drop_pct);
+		throttle_tracker__observe(s->thr, "cpu", ts,
+					  throttle_thermal_active(temp, best_pct, 100.0, s->temp_threshold_c,
+								  s->clock_drop_pct),
+					  zone, reason, temp, best_pct);
+	}
+	for (int g = 0; g < s->ngpu; g++) {
+		double gt = at(row, col_of(s, SM_GPU_TEMP_C, g)), clk = at(row, col_of(s, SM_GPU_SM_MHZ, g));
+		double max = at(row, col_of(s, SM_GPU_MAX_MHZ, g)), rs = at(row, col_of(s, SM_GPU_REASONS, g));
+		bool by_reason = !isnan(rs) && throttle_nvml_active((uint64_t)rs);
+		bool thermal = throttle_thermal_active(gt, clk, max, s->temp_threshold_c, s->clock_drop_pct);
+		char source[16];
+
+		if (isnan(rs) && (isnan(gt) || isnan(clk) || isnan(max)))
+			continue;
+		snprintf(source, sizeof(source), "gpu%d", g);
+		if (by_reason)
+			throttle_nvml_reason_names((uint64_t)rs & ~(NVML_REASON_GPU_IDLE | NVML_REASON_APP_CLOCKS_SETTING |
+								   NVML_REASON_DISPLAY_CLOCKS),
+						   reason, sizeof(reason));
+		else
+			snprintf(reason, sizeof(reason), "thermal: above %.0f C with clock below %.0f%% of max",
+				 s->temp_threshold_c, 100.0 - s->clock_drop_pct);
+		throttle_tracker__observe(s->thr, source, ts, by_reason || thermal, s->gpu_name[g], reason, gt,
+					  max > 0 ? 100.0 * clk / max : NAN);
+	}
+}
+
+static void take_sample(struct side_sampler *s)
+{
+	int ncols = s->ch.n;
+	double *row = malloc((ncols ? ncols : 1) * sizeof(double));
+	struct gpu_proc_mem procs[MAX_GPUS][32];
+	int nprocs[MAX_GPUS] = { 0 };
+	pid_t *pids = NULL;
+	int npids = 0;
+	uint64_t ts;
+
+	if (!row)
+		return;
+	for (int i = 0; i < ncols; i++)
+		row[i] = NAN;
+	pthread_mutex_lock(&s->mu);
+	if (s->npids && (pids = malloc(s->npids * sizeof(*pids)))) {
+		memcpy(pids, s->pids, s->npids * sizeof(*pids));
+		npids = s->npids;
+	}
+	pthread_mutex_unlock(&s->mu);
+
+	ts = now_ns();
+	channels__read_all(&s->ch, row);
+	for (int g = 0; s->nvml && g < s->ngpu; g++) {
+		struct gpu_reading r;
+		double v[NVML_NCOLS];
+
+		nprocs[g] = 32;
+		if (gpu_nvml__read(s->nvml, g, pids, npids, &r, procs[g], &nprocs[g]))
+			continue;
+		v[0] = r.util_pct, v[1] = r.mem_util_pct, v[2] = r.mem_used_mb, v[3] = r.mem_total_mb;
+		v[4] = r.temp_c, v[5] = r.power_w, v[6] = r.sm_mhz, v[7] = r.mem_mhz, v[8] = r.max_sm_mhz;
+		v[9] = r.reasons, v[10] = r.proc_mem_mb;
+		memcpy(&row[s->nvml_base[g]], v, sizeof(v));
+	}
+	free(pids);
+
+	pthread_mutex_lock(&s->mu);
+	if (s->nrows == s->caprows) {
+		size_t cap = s->caprows ? s->caprows * 2 : 256;
+		uint64_t *t = realloc(s->ts, cap * sizeof(*t));
+		double *r;
+
+		if (t)
+			s->ts = t;
+		r = t ? realloc(s->rows, cap * (ncols ? ncols : 1) * sizeof(*r)) : NULL;
+		if (!t || !r) {
+			pthread_mutex_unlock(&s->mu);
+			free(row);
+			return;
+		}
+		s->rows = r;
+		s->caprows = cap;
+	}
+	s->ts[s->nrows] = ts;
+	memcpy(&s->rows[s->nrows * ncols], row, ncols * sizeof(*row));
+	s->nrows++;
+	for (int g = 0; g < s->ngpu; g++) {
+		double rs = at(row, col_of(s, SM_GPU_REASONS, g));
+
+		if (!isnan(rs))
+			s->reasons_seen[g] |= (uint64_t)rs;
+		for (int k = 0; k < nprocs[g]; k++)
+			note_pid_mem(s, g, &procs[g][k]);
+	}
+	detect_throttling(s, ts, row);
+	pthread_mutex_unlock(&s->mu);
+	free(row);
+}
+
+static void *sampler_main(void *arg)
+{
+	struct side_sampler *s = arg;
+	uint64_t period = (uint64_t)s->period_ms * 1000000ULL, next;
+
+	discover(s);
+	pthread_mutex_lock(&s->mu);
+	s->ready = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+
+	next = now_ns();
+	for (;;) {
+		uint64_t now;
+		bool stop;
+
+		take_sample(s);
+		now = now_ns();
+		/* absolute deadlines keep the period without drift; a late sample
+		 * skips the missed slots instead of bursting */
+		next += period;
+		if (next <= now)
+			next = now + period;
+		pthread_mutex_lock(&s->mu);
+		while (!s->stop_req) {
+			struct timespec dl = { .tv_sec = next / 1000000000ULL, .tv_nsec = next % 1000000000ULL };
+
+			if (pthread_cond_timedwait(&s->cv, &s->mu, &dl) == ETIMEDOUT)
+				break;
+		}
+		stop = s->stop_req;
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			break;
+	}
+	/* the state at stop, so a short run still has data and open episodes end here */
+	take_sample(s);
+	pthread_mutex_lock(&s->mu);
+	if (s->nrows)
+		throttle_tracker__finish(s->thr, s->ts[s->nrows - 1]);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+struct side_sampler *side_sampler__start(const struct side_config *cfg)
+{
+	static const struct side_config defaults;
+	struct side_sampler *s;
+	pthread_condattr_t ca;
+	int err;
+
+	if (!cfg)
+		cfg = &defaults;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->period_ms = cfg->period_ms ? cfg->period_ms : 1000;
+	s->gpu_mode = cfg->gpu;
+	s->temp_threshold_c = cfg->temp_threshold_c > 0 ? cfg->temp_threshold_c : 75.0;
+	s->clock_drop_pct = cfg->clock_drop_pct > 0 ? cfg->clock_drop_pct : 20.0;
+	s->disk_alert_pct = cfg->disk_alert_pct > 0 ? cfg->disk_alert_pct : 10.0;
+	channels__init(&s->ch);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	s->thr = throttle_tracker__new();
+	if (!s->thr)
+		goto nomem;
+	for (int i = 0; i < cfg->npids; i++)
+		if (side_sampler__add_pid(s, cfg->pids[i]))
+			goto nomem;
+	if (cfg->ndisk_paths > 0) {
+		s->disk_paths = calloc(cfg->ndisk_paths, sizeof(char *));
+		if (!s->disk_paths)
+			goto nomem;
+		for (int i = 0; i < cfg->ndisk_paths; i++) {
+			if (!(s->disk_paths[i] = strdup(cfg->disk_paths[i])))
+				goto nomem;
+			s->ndisk++;
+		}
+	}
+	err = pthread_create(&s->thread, NULL, sampler_main, s);
+	if (err) {
+		side_sampler__free(s);
+		errno = err;
+		return NULL;
+	}
+	s->thread_started = true;
+	return s;
+nomem:
+	side_sampler__free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void side_sampler__stop(struct side_sampler *s)
+{
+	if (!s || !s->thread_started)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop_req = true;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	s->thread_started = false;
+}
+
+void side_sampler__free(struct side_sampler *s)
+{
+	if (!s)
+		return;
+	side_sampler__stop(s);
+	gpu_nvml__close(s->nvml);
+	gpu_jetson__free(s->jetson);
+	channels__free(&s->ch);
+	throttle_tracker__free(s->thr);
+	for (int i = 0; i < s->ndisk; i++)
+		free(s->disk_paths[i]);
+	free(s->disk_paths);
+	free(s->cpu_cur_col);
+	free(s->cpu_max_col);
+	free(s->pids);
+	free(s->ts);
+	free(s->rows);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+int side_sampler__add_pid(struct side_sampler *s, pid_t pid)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (int i = 0; i < s->npids; i++)
+		if (s->pids[i] == pid)
+			goto out;
+	if (s->npids == s->cappids) {
+		int cap = s->cappids ? s->cappids * 2 : 8;
+		pid_t *p = realloc(s->pids, cap * sizeof(*p));
+
+		if (!p) {
+			err = -ENOMEM;
+			goto out;
+		}
+		s->pids = p;
+		s->cappids = cap;
+	}
+	s->pids[s->npids++] = pid;
+out:
+	pthread_mutex_unlock(&s->mu);
+	return err;
+}
+
+const char *side_sampler__gpu_notice(struct side_sampler *s)
+{
+	bool ready;
+
+	pthread_mutex_lock(&s->mu);
+	ready = s->ready;
+	pthread_mutex_unlock(&s->mu);
+	if (!ready || s->gpu_mode == SIDE_GPU_NONE || !s->notice[0])
+		return NULL;
+	return s->notice;
+}
+
+size_t side_sampler__sample_count(struct side_sampler *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->mu);
+	n = s->nrows;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/* ---- JSON (callers hold mu) ---- */
+
+/* The columns exist once discovery is done; a getter called at once after
+ * start waits for it (sysfs enumeration and nvmlInit). Called with mu held. */
+static void wait_ready(struct side_sampler *s)
+{
+	while (!s->ready && s->thread_started)
+		pthread_cond_wait(&s->cv, &s->mu);
+}
+
+struct stats {
+	double min, max, sum, last;
+	size_t n;
+};
+
+static struct stats col_stats(const struct side_sampler *s, int col, size_t from, size_t to)
+{
+	struct stats st = { NAN, NAN, 0, NAN, 0 };
+
+	for (size_t r = from; col >= 0 && r < to; r++) {
+		double v = s->rows[r * s->ch.n + col];
+
+		if (isnan(v))
+			continue;
+		st.min = st.n ? fmin(st.min, v) : v;
+		st.max = st.n ? fmax(st.max, v) : v;
+		st.sum += v;
+		st.last = v;
+		st.n++;
+	}
+	return st;
+}
+
+static double avg(const struct stats *st)
+{
+	return st->n ? st->sum / st->n : NAN;
+}
+
+/* three decimals are below every sensor's resolution */
+static json_t *num(double v)
+{
+	if (isnan(v) || isinf(v))
+		return json_null();
+	return json_real(round(v * 1000.0) / 1000.0);
+}
+
+static json_t *min_avg_max(const struct stats *st)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "min", num(st->min));
+	json_object_set_new(o, "avg", num(avg(st)));
+	json_object_set_new(o, "max", num(st->max));
+	return o;
+}
+
+static json_t *avg_max(const struct stats *st)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "avg", num(avg(st)));
+	json_object_set_new(o, "max", num(st->max));
+	return o;
+}
+
+/* {name: {min, avg, max}} of every column of metric m with data */
+static json_t *named_stats(const struct side_sampler *s, enum side_metric m)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < s->ch.n; i++) {
+		struct stats st;
+
+		if (s->ch.v[i].metric != m)
+			continue;
+		st = col_stats(s, i, 0, s->nrows);
+		if (st.n)
+			json_object_set_new(o, s->ch.v[i].name, min_avg_max(&st));
+	}
+	return o;
+}
+
+static json_t *thermal_json(const struct side_sampler *s)
+{
+	json_t *o = json_object(), *cpufreq = json_object(), *power, *eps = json_array();
+	double hottest = NAN;
+
+	json_object_set_new(o, "zones", named_stats(s, SM_ZONE_TEMP_C));
+	json_object_set_new(o, "hwmon", named_stats(s, SM_HWMON_TEMP_C));
+	for (int i = 0; i < s->ch.n; i++) {
+		if (s->ch.v[i].metric == SM_ZONE_TEMP_C || s->ch.v[i].metric == SM_HWMON_TEMP_C) {
+			struct stats st = col_stats(s, i, 0, s->nrows);
+
+			if (st.n && (isnan(hottest) || st.max > hottest))
+				hottest = st.max;
+		}
+		if (s->ch.v[i].metric == SM_CPU_MHZ) {
+			struct stats st = col_stats(s, i, 0, s->nrows);
+			struct stats hw = col_stats(s, col_of(s, SM_CPU_MAX_MHZ, s->ch.v[i].index), 0, s->nrows);
+			struct stats cap = col_stats(s, col_of(s, SM_CPU_SCALING_MAX_MHZ, s->ch.v[i].index), 0, s->nrows);
+			json_t *c = json_object();
+
+			if (!st.n) {
+				json_decref(c);
+				continue;
+			}
+			json_object_set_new(c, "min_mhz", num(st.min));
+			json_object_set_new(c, "avg_mhz", num(avg(&st)));
+			json_object_set_new(c, "max_mhz", num(st.max));
+			json_object_set_new(c, "hw_max_mhz", num(hw.max));
+			json_object_set_new(c, "lowest_scaling_max_mhz", num(cap.min));
+			json_object_set_new(cpufreq, s->ch.v[i].name, c);
+		}
+	}
+	json_object_set_new(o, "cpufreq", cpufreq);
+	power = named_stats(s, SM_HWMON_POWER_W);
+	json_object_update_new(power, named_stats(s, SM_RAIL_POWER_W));
+	json_object_set_new(o, "power_w", power);
+	json_object_set_new(o, "max_temp_c", num(hottest));
+	json_object_set_new(o, "temp_threshold_c", num(s->temp_threshold_c));
+	json_object_set_new(o, "clock_drop_pct", num(s->clock_drop_pct));
+	for (size_t i = 0; i < throttle_tracker__count(s->thr); i++)
+		json_array_append_new(eps, throttle_episode__json(throttle_tracker__get(s->thr, i)));
+	json_object_set_new(o, "throttled", json_boolean(json_array_size(eps) > 0));
+	json_object_set_new(o, "throttling", eps);
+	json_object_set_new(o, "samples", json_integer((json_int_t)s->nrows));
+	json_object_set_new(o, "period_ms", json_integer(s->period_ms));
+	return o;
+}
+
+static json_t *gpu_device_json(const struct side_sampler *s, int g)
+{
+	static const struct {
+		enum side_metric m;
+		const char *key;
+	} fields[] = {
+		{ SM_GPU_UTIL_PCT, "util_pct" },     { SM_GPU_MEM_UTIL_PCT, "mem_util_pct" },
+		{ SM_GPU_MEM_USED_MB, "mem_used_mb" }, { SM_GPU_TEMP_C, "temp_c" },
+		{ SM_GPU_POWER_W, "power_w" },       { SM_GPU_SM_MHZ, "sm_clock_mhz" },
+		{ SM_GPU_MEM_MHZ, "mem_clock_mhz" },  { SM_GPU_PROC_MEM_MB, "target_mem_mb" },
+	};
+	json_t *d = json_object(), *pm = json_object();
+	struct stats st;
+
+	json_object_set_new(d, "index", json_integer(g));
+	json_object_set_new(d, "name", json_string(s->gpu_name[g]));
+	for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+		st = col_stats(s, col_of(s, fields[k].m, g), 0, s->nrows);
+		if (st.n)
+			json_object_set_new(d, fields[k].key, avg_max(&st));
+	}
+	st = col_stats(s, col_of(s, SM_GPU_MEM_TOTAL_MB, g), 0, s->nrows);
+	if (st.n)
+		json_object_set_new(d, "mem_total_mb", num(st.max));
+	st = col_stats(s, col_of(s, SM_GPU_MAX_MHZ, g), 0, s->nrows);
+	if (st.n)
+		json_object_set_new(d, "max_sm_clock_mhz", num(st.max));
+	if (col_of(s, SM_GPU_REASONS, g) >= 0)
+		json_object_set_new(d, "throttle_reasons", throttle_nvml_reasons_json(s->reasons_seen[g]));
+	for (int i = 0; i < s->npidmem; i++) {
+		char pid[16];
+
+		if (s->pidmem[i].gpu != g)
+			continue;
+		snprintf(pid, sizeof(pid), "%d", (int)s->pidmem[i].pid);
+		json_object_set_new(pm, pid, num(s->pidmem[i].max_mb));
+	}
+	json_object_set_new(d, "process_mem_mb", pm);
+	return d;
+}
+
+static json_t *gpu_json(const struct side_sampler *s)
+{
+	json_t *o = json_object(), *devs = json_array();
+
+	json_object_set_new(o, "available", json_boolean(s->gpu_source != NULL));
+	json_object_set_new(o, "source", s->gpu_source ? json_string(s->gpu_source) : json_null());
+	json_object_set_new(o, "device", s->ngpu ? json_string(s->gpu_name[0]) : json_null());
+	json_object_set_new(o, "unavailable_reason",
+			    s->gpu_source ? json_null() : json_string(s->ready ? s->gpu_reason : "GPU not probed"));
+	for (int g = 0; g < s->ngpu; g++)
+		json_array_append_new(devs, gpu_device_json(s, g));
+	/* device 0's figures at the top level: the common single-GPU case reads flat */
+	if (s->ngpu) {
+		json_t *d0 = json_deep_copy(json_array_get(devs, 0));
+
+		json_object_del(d0, "index");
+		json_object_del(d0, "name");
+		json_object_update_new(o, d0);
+	}
+	json_object_set_new(o, "devices", devs);
+	return o;
+}
+
+static json_t *disk_json(const struct side_sampler *s)
+{
+	json_t *o = json_object(), *paths = json_object();
+	bool any_alert = false;
+
+	for (int i = 0; i < s->ch.n; i++) {
+		struct stats fr, tot;
+		json_t *p;
+		double pct, min_pct;
+		bool alert;
+
+		if (s->ch.v[i].metric != SM_DISK_FREE_MB)
+			continue;
+		fr = col_stats(s, i, 0, s->nrows);
+		tot = col_stats(s, i + 1, 0, s->nrows); /* added right after its free column */
+		p = json_object();
+		if (!fr.n || !tot.n || tot.last <= 0) {
+			json_object_set_new(p, "error", json_string("statvfs failed"));
+			json_object_set_new(paths, s->ch.v[i].name, p);
+			continue;
+		}
+		pct = 100.0 * fr.last / tot.last;
+		min_pct = 100.0 * fr.min / tot.max;
+		alert = min_pct < s->disk_alert_pct;
+		any_alert |= alert;
+		json_object_set_new(p, "free_mb", num(fr.last));
+		json_object_set_new(p, "total_mb", num(tot.last));
+		json_object_set_new(p, "percent_free", num(pct));
+		json_object_set_new(p, "min_free_mb", num(fr.min));
+		json_object_set_new(p, "alert", json_boolean(alert));
+		json_object_set_new(paths, s->ch.v[i].name, p);
+	}
+	json_object_set_new(o, "paths", paths);
+	json_object_set_new(o, "alert", json_boolean(any_alert));
+	json_object_set_new(o, "alert_below_pct", num(s->disk_alert_pct));
+	return o;
+}
+
+static json_t *host_json(const struct side_sampler *s)
+{
+	json_t *o = json_object(), *load = json_object();
+	struct stats mem = col_stats(s, col_of(s, SM_MEM_AVAILABLE_MB, 0), 0, s->nrows);
+	double sum = 0;
+	int n = 0;
+
+	if (mem.n)
+		json_object_set_new(o, "mem_available_mb", min_avg_max(&mem));
+	for (int i = 0; i < s->ch.n; i++) {
+		struct stats st;
+
+		if (s->ch.v[i].metric != SM_CPU_LOAD_PCT)
+			continue;
+		st = col_stats(s, i, 0, s->nrows);
+		if (!st.n)
+			continue;
+		json_object_set_new(load, s->ch.v[i].name, avg_max(&st));
+		sum += avg(&st);
+		n++;
+	}
+	json_object_set_new(o, "cpu_load_pct", load);
+	json_object_set_new(o, "cpu_load_avg_pct", num(n ? sum / n : NAN));
+	return o;
+}
+
+json_t *side_sampler__summary_json(struct side_sampler *s)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	pthread_mutex_lock(&s->mu);
+	wait_ready(s);
+	json_object_set_new(o, "thermal", thermal_json(s));
+	json_object_set_new(o, "gpu", gpu_json(s));
+	json_object_set_new(o, "disk", disk_json(s));
+	json_object_set_new(o, "host", host_json(s));
+	pthread_mutex_unlock(&s->mu);
+	return o;
+}
+
+/* averages of every column of metric m in rows [from, to): {name: avg} and their mean */
+static json_t *named_avgs(const struct side_sampler *s, enum side_metric m, size_t from, size_t to,
+			  double *mean, double *maxv)
+{
+	json_t *o = json_object();
+	double sum = 0;
+	int n = 0;
+
+	*maxv = NAN;
+	for (int i = 0; i < s->ch.n; i++) {
+		struct stats st;
+
+		if (s->ch.v[i].metric != m)
+			continue;
+		st = col_stats(s, i, from, to);
+		if (!st.n)
+			continue;
+		json_object_set_new(o, s->ch.v[i].name, num(avg(&st)));
+		sum += avg(&st);
+		n++;
+		if (isnan(*maxv) || avg(&st) > *maxv)
+			*maxv = avg(&st);
+	}
+	*mean = n ? sum / n : NAN;
+	return o;
+}
+
+json_t *side_sampler__cycle_json(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns)
+{
+	static const struct {
+		enum side_metric m;
+		const char *key;
+	} gpu_fields[] = {
+		{ SM_GPU_UTIL_PCT, "util_pct" }, { SM_GPU_MEM_USED_MB, "mem_used_mb" },
+		{ SM_GPU_TEMP_C, "temp_c" },     { SM_GPU_POWER_W, "power_w" },
+		{ SM_GPU_SM_MHZ, "sm_clock_mhz" }, { SM_GPU_MEM_MHZ, "mem_clock_mhz" },
+		{ SM_GPU_PROC_MEM_MB, "target_mem_mb" },
+	};
+	json_t *o = json_object(), *power;
+	size_t from = 0, to = 0, n;
+	double mean, maxv, pm, px;
+
+	if (!o)
+		return NULL;
+	pthread_mutex_lock(&s->mu);
+	wait_ready(s);
+	while (from < s->nrows && s->ts[from] < start_ns)
+		from++;
+	to = from;
+	while (to < s->nrows && s->ts[to] <= end_ns)
+		to++;
+	n = to - from;
+	if (n == 0 && from > 0) /* a window shorter than the period: hold the last value */
+		from--, to = from + 1;
+	json_object_set_new(o, "side_samples", json_integer((json_int_t)n));
+	if (to > from) {
+		json_object_set_new(o, "temp_c", named_avgs(s, SM_ZONE_TEMP_C, from, to, &mean, &maxv));
+		json_object_set_new(o, "temp_max_c", num(maxv));
+		json_decref(named_avgs(s, SM_CPU_MHZ, from, to, &mean, &maxv));
+		json_object_set_new(o, "cpu_mhz", num(mean));
+		json_decref(named_avgs(s, SM_CPU_LOAD_PCT, from, to, &mean, &maxv));
+		json_object_set_new(o, "cpu_load_pct", num(mean));
+		json_decref(named_avgs(s, SM_MEM_AVAILABLE_MB, from, to, &mean, &maxv));
+		json_object_set_new(o, "mem_available_mb", num(mean));
+		power = named_avgs(s, SM_HWMON_POWER_W, from, to, &pm, &px);
+		json_object_update_new(power, named_avgs(s, SM_RAIL_POWER_W, from, to, &pm, &px));
+		json_object_set_new(o, "power_w", power);
+		for (int g = 0; g < s->ngpu && g < 1; g++) {
+			json_t *gj = json_object();
+
+			for (size_t k = 0; k < sizeof(gpu_fields) / sizeof(gpu_fields[0]); k++) {
+				struct stats st = col_stats(s, col_of(s, gpu_fields[k].m, g), from, to);
+
+				if (st.n)
+					json_object_set_new(gj, gpu_fields[k].key, num(avg(&st)));
+			}
+			json_object_set_new(o, "gpu", gj);
+		}
+	}
+	json_object_set_new(o, "throttled_ms",
+			    num(throttle_tracker__overlap_ns(s->thr, start_ns, end_ns) / 1e6));
+	pthread_mutex_unlock(&s->mu);
+	return o;
+}
+
+int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid, uint64_t base_ns)
+{
+	static const struct {
+		enum side_metric m;
+		const char *name;
+	} series[] = {
+		{ SM_ZONE_TEMP_C, "temperature (C)" },   { SM_HWMON_TEMP_C, "hwmon temperature (C)" },
+		{ SM_CPU_MHZ, "cpu clock (MHz)" },        { SM_CPU_LOAD_PCT, "cpu load (%)" },
+		{ SM_MEM_AVAILABLE_MB, "MemAvailable (MB)" }, { SM_HWMON_POWER_W, "power (W)" },
+		{ SM_RAIL_POWER_W, "power rails (W)" },   { SM_DISK_FREE_MB, "disk free (MB)" },
+		{ SM_GPU_UTIL_PCT, "gpu util (%)" },      { SM_GPU_MEM_USED_MB, "gpu memory (MB)" },
+		{ SM_GPU_TEMP_C, "gpu temperature (C)" }, { SM_GPU_POWER_W, "gpu power (W)" },
+		{ SM_GPU_SM_MHZ, "gpu clock (MHz)" },
+	};
+	int added = 0;
+
+	pthread_mutex_lock(&s->mu);
+	wait_ready(s);
+	for (size_t r = 0; r < s->nrows; r++) {
+		double ts_us = ((double)s->ts[r] - (double)base_ns) / 1000.0;
+
+		for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
+			json_t *args = json_object(), *ev;
+
+			for (int i = 0; i < s->ch.n; i++) {
+				double v = s->rows[r * s->ch.n + i];
+
+				if (s->ch.v[i].metric == series[k].m && !isnan(v))
+					json_object_set_new(args, s->ch.v[i].name, num(v));
+			}
+			if (!json_object_size(args)) {
+				json_decref(args);
+				continue;
+			}
+			ev = json_pack("{s:s, s:s, s:f, s:i, s:o}", "name", series[k].name, "ph", "C", "ts", ts_us,
+				       "pid", pid, "args", args);
+			if (ev && !json_array_append_new(events, ev))
+				added++;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	return added;
+}
