@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ struct dso {
 	Dwfl *dwfl;        /* NULL when the file could not be opened as ELF */
 	Dwfl_Module *mod;
 	GElf_Addr bias;    /* module address - ELF vaddr; 0 as reported */
+	char *image;       /* [vdso]: a copy of the tracer's own, for libdwfl */
 	struct seg *segs;
 	size_t nr_segs;
 	struct dsym *syms;  /* sorted by addr, built on first lookup */
@@ -131,6 +133,7 @@ static void dso__free(struct dso *dso)
 	free(dso->ents);
 	if (dso->dwfl)
 		dwfl_end(dso->dwfl);
+	free(dso->image);
 	free(dso->segs);
 	free(dso->path);
 	free(dso);
@@ -193,6 +196,15 @@ static int dso__load_segs(struct dso *dso)
 	return 0;
 }
 
+static void dso__close(struct dso *dso)
+{
+	if (dso->dwfl)
+		dwfl_end(dso->dwfl);
+	dso->dwfl = NULL;
+	dso->mod = NULL;
+	dso->nr_segs = 0;
+}
+
 /* Reports the file in its own Dwfl. Failure is not fatal: the dso then
  * symbolizes as obj+file offset. */
 static void dso__open(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
@@ -214,12 +226,39 @@ static void dso__open(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
 	dwfl_report_end(dso->dwfl, NULL, NULL);
 	if (!dso->mod)
 		close(fd);
-	if (!dso->mod || dso__load_segs(dso)) {
-		dwfl_end(dso->dwfl);
-		dso->dwfl = NULL;
-		dso->mod = NULL;
-		dso->nr_segs = 0;
-	}
+	if (!dso->mod || dso__load_segs(dso))
+		dso__close(dso);
+}
+
+/* The vDSO is no file, but the kernel maps one image into every process of
+ * an ABI, so the tracer's own copy names the target's frames
+ * (clock_gettime, gettimeofday) when the sizes agree: a 32-bit target's
+ * differs and stays "[vdso]+0x...". */
+static void dso__open_vdso(struct dso *dso, uint64_t size)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	uint64_t own, page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return;
+	/* the image ends with its section headers, inside the mapping */
+	own = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	if (own > size || size > (own + page - 1) / page * page)
+		return;
+	dso->image = malloc(own);
+	if (!dso->image)
+		return;
+	memcpy(dso->image, eh, own);
+	dso->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!dso->dwfl)
+		return;
+	dwfl_report_begin(dso->dwfl);
+	/* offline layout may add a bias; dso->bias absorbs it */
+	dso->mod = dwfl_report_offline_memory(dso->dwfl, dso->name, dso->name,
+					      dso->image, own);
+	dwfl_report_end(dso->dwfl, NULL, NULL);
+	if (!dso->mod || dso__load_segs(dso))
+		dso__close(dso);
 }
 
 /* Process address -> ELF vaddr: the file offset it maps, then the PT_LOAD
@@ -417,7 +456,8 @@ static int cache__dsos_grow(struct syms_cache *cache)
 	return 0;
 }
 
-/* The dso for (dev, ino), created and opened on first sight. */
+/* The dso for (dev, ino), created and opened on first sight. (0, 0) is the
+ * vDSO, no file having inode 0. */
 static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino,
 				  const char *path, pid_t pid, uint64_t start, uint64_t end)
 {
@@ -442,7 +482,10 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 	dso->name = slash ? slash + 1 : dso->path;
 	dso->dev = dev;
 	dso->ino = ino;
-	dso__open(dso, pid, start, end);
+	if (ino == 0)
+		dso__open_vdso(dso, end - start);
+	else
+		dso__open(dso, pid, start, end);
 	*slot = dso;
 	cache->nr_dsos++;
 	return dso;
@@ -588,13 +631,15 @@ int syms_cache__capture(struct syms_cache *cache, pid_t pid)
 		/* Only executable file mappings hold code. The mapping's own start
 		 * and offset plus the ELF's PT_LOADs are all the translation
 		 * needs; no other mapping of the file is required. */
-		if (perm[2] != 'x' || ino == 0)
+		if (perm[2] != 'x')
 			continue;
 		path = line + n;
 		plen = strcspn(path, "\n");
 		path[plen] = '\0';
-		if (path[0] != '/')
-			continue;
+		if (ino == 0 && strcmp(path, "[vdso]") == 0)
+			maj = min = 0;
+		else if (ino == 0 || path[0] != '/')
+			continue;  /* anonymous: JIT code and the like */
 		if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
 			path[plen - 10] = '\0';
 

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gelf.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -469,6 +471,55 @@ static void test_debuglink_needed(void **state)
 	assert_true(!si.name || strcmp(si.name, "dbg_hidden") != 0);
 }
 
+/* The vDSO's symbols come from the tracer's own copy of the image. */
+static void test_vdso(void **state)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	uint64_t fn = 0, size;
+	struct syms_cache *cache;
+	Elf_Scn *scn = NULL;
+	struct sym_info si;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	Elf *elf;
+	size_t i;
+
+	(void)state;
+	if (!base)
+		skip();
+	/* __vdso_clock_gettime's vaddr, read with libelf from the image */
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)base, size);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn)) && !fn) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++)
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    strcmp(elf_strptr(elf, sh.sh_link, sym.st_name),
+				   "__vdso_clock_gettime") == 0)
+				fn = sym.st_value;
+	}
+	elf_end(elf);
+	if (!fn)
+		skip();
+
+	cache = syms_cache__new();
+	assert_int_equal(syms_cache__capture(cache, getpid()), 0);
+	assert_int_equal(syms_cache__resolve(cache, getpid(), base + fn + 1, &si), 0);
+	assert_string_equal(si.object, "[vdso]");
+	assert_non_null(si.name);
+	/* clock_gettime is its weak alias: either name is right */
+	assert_true(strcmp(si.name, "clock_gettime") == 0 ||
+		    strcmp(si.name, "__vdso_clock_gettime") == 0);
+	assert_int_equal(si.sym_offset, 1);
+	syms_cache__free(cache);
+}
+
 static void test_demangle(void **state)
 {
 	const char *plain = "fix_main_func", *bad = "_Znotmangled";
@@ -601,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_past_symbols),
 		cmocka_unit_test(test_debuglink_needed),
+		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_ksyms_kernel),
