@@ -29,6 +29,10 @@ enum it_stat {
 	IT_STAT_THREADS_FULL = 9,     /* per-thread state map full */
 	IT_STAT_PROBE_HITS = 10,      /* uprobe/USDT program runs */
 	IT_STAT_LOST_EVENTS = 11,     /* any other map update failure */
+	IT_STAT_PROBE_STACK_FULL = 12, /* probe stack deeper than IT_PHASE_STACK */
+	IT_STAT_PROBE_ABANDONED = 13,  /* calls that never returned (longjmp, exit) */
+	IT_STAT_PROBE_UNMATCHED = 14,  /* a return without its entry */
+	/* 16..23: scheduler and memory; 24..31: side data */
 	IT_STAT_MAX = 32,
 };
 
@@ -52,13 +56,62 @@ struct it_proc_state {
 	__u64 cycle_start_ns;
 };
 
-/* Per thread (tid): the phase stack, innermost last. */
+/* What a probe does when it fires (bits 16..23 of its cookie). */
+enum it_probe_role {
+	IT_ROLE_CYCLE = 1,        /* entry opens a cycle, return closes it */
+	IT_ROLE_CYCLE_MARKER = 2, /* entry closes the open cycle and opens the next */
+	IT_ROLE_PHASE = 3,        /* entry to return is time in a phase */
+	IT_ROLE_COUNT = 4,        /* each entry counts one */
+	IT_ROLE_PHASE_BEGIN = 5,  /* USDT pair: begin ... */
+	IT_ROLE_PHASE_END = 6,    /* ... end */
+	IT_ROLE_CYCLE_BEGIN = 7,
+	IT_ROLE_CYCLE_END = 8,
+};
+
+/* Attach cookie: probe index (bits 32..47), role (16..23), phase/count id (0..15). */
+#define IT_COOKIE(probe, role, id) (((__u64)(probe) << 32) | ((__u64)(role) << 16) | (__u64)(id))
+#define IT_COOKIE_PROBE(c) ((__u32)((c) >> 32) & 0xffff)
+#define IT_COOKIE_ROLE(c) ((__u32)((c) >> 16) & 0xff)
+#define IT_COOKIE_ID(c) ((__u32)(c) & 0xffff)
+
+/* One open call on a thread's probe stack. */
+struct it_frame {
+	__u64 entry_ns;
+	__u64 entry_sp;   /* stack pointer at entry: frames below a new entry's sp are gone */
+	__u32 cycle;      /* cycle open in the process at entry */
+	__u32 phase;      /* phase id; IT_PHASE_NONE for a cycle frame */
+	__u16 probe;      /* probe index */
+	__u16 recursion;  /* direct re-entries folded into this frame */
+	__u16 role;
+	__u16 nested;     /* the same phase is already open below: time not counted again */
+};
+
+/* Per thread (tid): the probe stack, innermost last. */
 struct it_thread_state {
-	__u32 depth;                       /* number of valid entries */
-	__u32 phase;                       /* innermost phase, IT_PHASE_NONE if none */
-	__u32 phases[IT_PHASE_STACK];
-	__u64 entry_ns[IT_PHASE_STACK];
-	__u64 entry_sp[IT_PHASE_STACK];    /* stack pointer at entry: unwinds stale frames */
+	__u32 depth;   /* valid frames */
+	__u32 phase;   /* innermost open phase, IT_PHASE_NONE if none (tags samples) */
+	struct it_frame frames[IT_PHASE_STACK];
+};
+
+/* Key of the per-(process, cycle, phase) time map; value struct it_phase_total. */
+struct it_phase_key {
+	__u32 tgid;
+	__u32 cycle;
+	__u32 phase;
+	__u32 pad;
+};
+
+struct it_phase_total {
+	__u64 ns;       /* summed over threads, outermost calls only */
+	__u64 calls;
+};
+
+/* Key of the per-cycle call counts map (--count); value __u64. */
+struct it_count_key {
+	__u32 tgid;
+	__u32 cycle;
+	__u32 count;
+	__u32 pad;
 };
 
 /* Key of the on-CPU stack counts map (value: __u64 sample count). */
@@ -78,12 +131,21 @@ struct it_cycle_key {
 	__u32 pad;
 };
 
-/* Ring-buffer records: every one starts with `type`. */
+/* Ring-buffer records: every one starts with `type`. Value ranges by concern:
+ * 1..9 processes, 10..19 probes (cycles, phases), 20..29 scheduler, memory
+ * and crashes, 30..39 thermal/power, 40..49 network. */
 enum it_event_type {
 	IT_EV_FORK = 1,   /* a followed process forked a child process */
 	IT_EV_EXEC = 2,   /* a followed process called exec */
 	IT_EV_EXIT = 3,   /* a followed process exited (group leader) */
 	IT_EV_MMAP = 4,   /* a followed process mapped executable memory */
+	IT_EV_CRASH = 20, /* a followed process died of a signal or exited non-zero */
+	IT_EV_OOM = 21,   /* the OOM killer chose a followed process */
+	IT_EV_COMM = 22,  /* a process matching --comm exec'd: now followed */
+	IT_EV_FATAL_SIGNAL = 23, /* a fatal signal was generated for a target */
+	IT_EV_CYCLE_BEGIN = 10,
+	IT_EV_CYCLE_END = 11,
+	IT_EV_PHASE_END = 12,  /* an outermost phase call returned */
 };
 
 struct it_event_header {
@@ -98,6 +160,93 @@ struct it_proc_event {
 	struct it_event_header hdr;
 	__u32 parent_tgid; /* IT_EV_FORK */
 	__s32 exit_code;   /* IT_EV_EXIT: wait status as the kernel keeps it */
+	__u32 stopped;     /* IT_EV_MMAP: the process was stopped (SIGSTOP) so that
+			    * pending probes can be placed; user space continues it */
+	__u32 pad;
+	char comm[IT_COMM_LEN];
+};
+
+struct it_cycle_event {
+	struct it_event_header hdr;  /* ts_ns: when the cycle began/ended */
+	__u32 cycle;
+	__u32 abandoned;             /* END: closed because its call never returned */
+};
+
+struct it_phase_event {
+	struct it_event_header hdr;  /* ts_ns: return time */
+	__u64 entry_ns;
+	__u32 cycle;
+	__u32 phase;
+	__u32 probe;
+	__u32 pad;
+};
+
+/* Scheduler: a thread's state between two sched events. */
+enum it_sched_state {
+	IT_SCHED_UNKNOWN = 0, /* not seen yet: time before is unattributed */
+	IT_SCHED_ONCPU = 1,
+	IT_SCHED_RUNQ = 2,    /* runnable, waiting for a CPU */
+	IT_SCHED_BLOCKED = 3, /* sleeping: voluntary switch, until woken */
+};
+
+/* Flags of struct it_sched_key: which threads the times are of. */
+#define IT_SCHED_MAIN_THREAD 1 /* tid == tgid: the wall-time decomposition */
+
+/* Key of `sched_times` and, with kstack_id, `blocked_kstacks`. */
+struct it_sched_key {
+	__u32 tgid;
+	__u32 cycle;
+	__u32 phase;
+	__u32 flags;      /* IT_SCHED_MAIN_THREAD */
+	__s32 kstack_id;  /* blocked_kstacks only; -1 otherwise */
+	__u32 pad;
+};
+
+/* Value of `sched_times`: nanoseconds and counts of the key's threads. */
+struct it_sched_times {
+	__u64 oncpu_ns;
+	__u64 runq_ns;
+	__u64 blocked_ns;
+	__u64 runq_waits;   /* number of wake-up (or preemption) to run intervals */
+	__u64 nvcsw;        /* voluntary context switches */
+	__u64 nivcsw;       /* involuntary (preempted while runnable) */
+	__u64 minflt;       /* page faults, from the task counters */
+	__u64 majflt;
+};
+
+/* Key of `runq_hist`: per process and phase; value struct it_hist. */
+struct it_hist_key {
+	__u32 tgid;
+	__u32 phase;
+};
+
+struct it_hist {
+	__u64 slots[IT_HIST_SLOTS]; /* log2 microseconds: slot i holds [2^i, 2^(i+1)) us, slot 0 also 0 */
+};
+
+/* Memory: per (process, cycle) and per process (cycle IT_CYCLE_NONE). */
+struct it_mem_key {
+	__u32 tgid;
+	__u32 cycle;
+};
+
+struct it_mem_value {
+	__u64 rss_bytes;      /* latest resident set size (file + anon + shmem) */
+	__u64 peak_bytes;     /* highest seen in the key's span */
+	__u64 first_bytes;    /* at the first update in the span */
+	__u64 updates;
+	__u64 last_ns;
+};
+
+struct it_crash_event {
+	struct it_event_header hdr;
+	__u32 cycle;       /* IT_CYCLE_NONE outside a cycle */
+	__u32 phase;
+	__s32 signal;      /* fatal signal, 0 for a non-zero exit */
+	__s32 exit_code;   /* wait status as the kernel keeps it */
+	__u32 sender_pid;  /* IT_EV_FATAL_SIGNAL: who sent it (0: the kernel) */
+	__s32 si_code;     /* IT_EV_FATAL_SIGNAL: siginfo code */
+	__u64 rss_bytes;   /* IT_EV_OOM / IT_EV_CRASH: RSS at the time */
 	char comm[IT_COMM_LEN];
 };
 
