@@ -1,0 +1,421 @@
+/* The side sampler thread against a fixture sysfs tree whose values the
+ * test changes while it runs: per-window averages, run summaries, the
+ * throttling episode of a scripted temperature rise with a clock drop, the
+ * Jetson GPU path, and the GPU-unavailable paths. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../fixtures/sysfs_fixture.h"
+#include "side_sampler.h"
+
+#define PERIOD_MS 20
+#define PERIOD_NS (PERIOD_MS * 1000000ULL)
+/* wake-up latency allowance on a loaded machine, on top of one period */
+#define SLACK_NS (15 * 1000000ULL)
+/* window edges kept clear of the moments the test rewrites files */
+#define MARGIN_NS (30 * 1000000ULL)
+#define EPS 1e-6
+
+static char *root;
+
+static int setup(void **state)
+{
+	(void)state;
+	root = fx_root_new();
+	if (!root)
+		return -1;
+	setenv("INFERTRACE_SYSFS_ROOT", root, 1);
+	/* never pick up a real GPU on the machine running the tests */
+	setenv("INFERTRACE_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fx_rm(root);
+	free(root);
+	root = NULL;
+	return 0;
+}
+
+/* j[k1][k2]...; NULL-terminated keys */
+static json_t *jget(json_t *j, ...)
+{
+	va_list ap;
+	const char *k;
+
+	va_start(ap, j);
+	while (j && (k = va_arg(ap, const char *)))
+		j = json_object_get(j, k);
+	va_end(ap);
+	return j;
+}
+
+static double jnum(json_t *j)
+{
+	if (!json_is_number(j))
+		fail_msg("not a number");
+	return json_number_value(j);
+}
+
+static struct side_sampler *start(enum side_gpu_mode gpu, const char *const *disks, int ndisks)
+{
+	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = gpu, .disk_paths = disks,
+				   .ndisk_paths = ndisks };
+	struct side_sampler *s = side_sampler__start(&cfg);
+
+	assert_non_null(s);
+	return s;
+}
+
+static void set_cpu_mhz(int cpu, int mhz)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu);
+	fx_write(root, p, "%d", mhz * 1000);
+}
+
+static void test_windows_and_summary(void **state)
+{
+	const char *disks[] = { root };
+	uint64_t a0, a1, b0, b1, c0, end;
+	struct side_sampler *s;
+	json_t *w, *sum, *z, *ev;
+	int n;
+
+	(void)state;
+	fx_board_pc(root);
+	s = start(SIDE_GPU_NONE, disks, 1);
+	a0 = fx_now_ns();
+	fx_sleep_ms(200);
+	a1 = fx_now_ns();
+	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "70000");
+	set_cpu_mhz(0, 1000);
+	b0 = fx_now_ns();
+	fx_sleep_ms(200);
+	b1 = fx_now_ns();
+	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "60000");
+	set_cpu_mhz(0, 2000);
+	c0 = fx_now_ns();
+	fx_sleep_ms(200);
+	side_sampler__stop(s);
+	end = fx_now_ns();
+	side_sampler__stop(s); /* idempotent */
+
+	/* each window holds one value: its average is that value exactly */
+	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
+	assert_true(json_integer_value(jget(w, "side_samples", NULL)) >= 4);
+	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 50.0, EPS);
+	assert_float_equal(jnum(jget(w, "temp_c", "acpitz", NULL)), 40.0, EPS);
+	assert_float_equal(jnum(jget(w, "temp_max_c", NULL)), 50.0, EPS);
+	assert_float_equal(jnum(jget(w, "cpu_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(jnum(jget(w, "mem_available_mb", NULL)), 8000.0, EPS);
+	assert_float_equal(jnum(jget(w, "power_w", "power_meter/power1", NULL)), 35.5, EPS);
+	assert_float_equal(jnum(jget(w, "throttled_ms", NULL)), 0.0, EPS);
+	assert_null(jget(w, "gpu", NULL));
+	json_decref(w);
+	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
+	assert_true(json_integer_value(jget(w, "side_samples", NULL)) >= 4);
+	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 70.0, EPS);
+	assert_float_equal(jnum(jget(w, "cpu_mhz", NULL)), 1500.0, EPS);
+	json_decref(w);
+	w = side_sampler__cycle_json(s, c0, end);
+	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
+	json_decref(w);
+	/* a window with no sample inside: the last sample stands for it */
+	w = side_sampler__cycle_json(s, end + 1000000000ULL, end + 2000000000ULL);
+	assert_int_equal(json_integer_value(jget(w, "side_samples", NULL)), 0);
+	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
+	json_decref(w);
+
+	sum = side_sampler__summary_json(s);
+	z = jget(sum, "thermal", "zones", "x86_pkg_temp", NULL);
+	assert_float_equal(jnum(jget(z, "min", NULL)), 50.0, EPS);
+	assert_float_equal(jnum(jget(z, "max", NULL)), 70.0, EPS);
+	assert_true(jnum(jget(z, "avg", NULL)) > 50.0 && jnum(jget(z, "avg", NULL)) < 70.0);
+	z = jget(sum, "thermal", "zones", "acpitz", NULL);
+	assert_float_equal(jnum(jget(z, "min", NULL)), 40.0, EPS);
+	assert_float_equal(jnum(jget(z, "avg", NULL)), 40.0, EPS);
+	assert_float_equal(jnum(jget(z, "max", NULL)), 40.0, EPS);
+	assert_float_equal(jnum(jget(sum, "thermal", "max_temp_c", NULL)), 70.0, EPS);
+	assert_float_equal(jnum(jget(sum, "thermal", "hwmon", "coretemp/Package id 0", "avg", NULL)), 52.0, EPS);
+	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu0", "min_mhz", NULL)), 1000.0, EPS);
+	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu0", "max_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu0", "hw_max_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu1", "avg_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(jnum(jget(sum, "thermal", "power_w", "power_meter/power1", "max", NULL)), 35.5, EPS);
+	assert_int_equal(json_array_size(jget(sum, "thermal", "throttling", NULL)), 0);
+	assert_false(json_boolean_value(jget(sum, "thermal", "throttled", NULL)));
+	assert_true(json_integer_value(jget(sum, "thermal", "samples", NULL)) >= 20);
+	assert_int_equal(side_sampler__sample_count(s), json_integer_value(jget(sum, "thermal", "samples", NULL)));
+	assert_float_equal(jnum(jget(sum, "host", "mem_available_mb", "avg", NULL)), 8000.0, EPS);
+	z = jget(sum, "disk", "paths", root, NULL);
+	assert_non_null(z);
+	assert_true(jnum(jget(z, "total_mb", NULL)) > 0);
+	assert_true(jnum(jget(z, "percent_free", NULL)) >= 0 && jnum(jget(z, "percent_free", NULL)) <= 100);
+	assert_true(json_is_boolean(jget(z, "alert", NULL)));
+	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
+	json_decref(sum);
+
+	ev = json_array();
+	n = side_sampler__trace_counters(s, ev, 42, a0);
+	assert_true(n > 0);
+	assert_int_equal(json_array_size(ev), n);
+	w = json_array_get(ev, 0);
+	assert_string_equal(json_string_value(jget(w, "ph", NULL)), "C");
+	assert_string_equal(json_string_value(jget(w, "name", NULL)), "temperature (C)");
+	assert_int_equal(json_integer_value(jget(w, "pid", NULL)), 42);
+	assert_float_equal(jnum(jget(w, "args", "x86_pkg_temp", NULL)), 50.0, EPS);
+	json_decref(ev);
+	side_sampler__free(s);
+}
+
+static void test_throttling_episode(void **state)
+{
+	struct side_sampler *s;
+	uint64_t t1a, t1b, t2a, t2b;
+	json_t *sum, *eps, *e, *w;
+
+	(void)state;
+	fx_board_pc(root);
+	s = start(SIDE_GPU_NONE, NULL, 0);
+	fx_sleep_ms(150);
+	t1a = fx_now_ns();
+	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "85000");
+	set_cpu_mhz(0, 1200);
+	set_cpu_mhz(1, 1200);
+	t1b = fx_now_ns();
+	fx_sleep_ms(300);
+	/* cooling ends it even while the clock stays low */
+	t2a = fx_now_ns();
+	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "60000");
+	t2b = fx_now_ns();
+	fx_sleep_ms(150);
+	side_sampler__stop(s);
+
+	sum = side_sampler__summary_json(s);
+	eps = jget(sum, "thermal", "throttling", NULL);
+	assert_int_equal(json_array_size(eps), 1);
+	assert_true(json_boolean_value(jget(sum, "thermal", "throttled", NULL)));
+	e = json_array_get(eps, 0);
+	assert_string_equal(json_string_value(jget(e, "source", NULL)), "cpu");
+	assert_string_equal(json_string_value(jget(e, "zone", NULL)), "x86_pkg_temp");
+	assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) >= t1a);
+	assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) <= t1b + PERIOD_NS + SLACK_NS);
+	assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) >= t2a);
+	assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) <= t2b + PERIOD_NS + SLACK_NS);
+	assert_float_equal(jnum(jget(e, "peak_temp_c", NULL)), 85.0, EPS);
+	assert_float_equal(jnum(jget(e, "min_clock_pct", NULL)), 60.0, EPS);
+	assert_false(json_boolean_value(jget(e, "open", NULL)));
+	json_decref(sum);
+
+	w = side_sampler__cycle_json(s, 0, t1a);
+	assert_float_equal(jnum(jget(w, "throttled_ms", NULL)), 0.0, EPS);
+	json_decref(w);
+	w = side_sampler__cycle_json(s, t1b + PERIOD_NS + SLACK_NS, t2a);
+	assert_float_equal(jnum(jget(w, "throttled_ms", NULL)), (t2a - t1b - PERIOD_NS - SLACK_NS) / 1e6, 0.01);
+	json_decref(w);
+	side_sampler__free(s);
+}
+
+static void test_throttled_at_stop_is_open(void **state)
+{
+	struct side_sampler *s;
+	json_t *sum, *e;
+	uint64_t t0;
+
+	(void)state;
+	fx_board_pc(root);
+	fx_write(root, "sys/class/thermal/thermal_zone1/temp", "90000");
+	set_cpu_mhz(0, 500);
+	set_cpu_mhz(1, 500);
+	t0 = fx_now_ns();
+	s = start(SIDE_GPU_NONE, NULL, 0);
+	fx_sleep_ms(100);
+	side_sampler__stop(s);
+	sum = side_sampler__summary_json(s);
+	assert_int_equal(json_array_size(jget(sum, "thermal", "throttling", NULL)), 1);
+	e = json_array_get(jget(sum, "thermal", "throttling", NULL), 0);
+	assert_true(json_boolean_value(jget(e, "open", NULL)));
+	assert_string_equal(json_string_value(jget(e, "zone", NULL)), "acpitz");
+	assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) >= t0);
+	assert_true(json_integer_value(jget(e, "end_ns", NULL)) > json_integer_value(jget(e, "start_ns", NULL)));
+	json_decref(sum);
+	side_sampler__free(s);
+}
+
+static void test_jetson_gpu(void **state)
+{
+	struct side_sampler *s;
+	uint64_t a0, a1, b0, b1, c0, c1;
+	json_t *w, *sum, *g, *eps;
+
+	(void)state;
+	fx_board_orin(root);
+	fx_write(root, "sys/class/devfreq/17000000.ga10b/device/load", "200");
+	s = start(SIDE_GPU_JETSON, NULL, 0);
+	a0 = fx_now_ns();
+	fx_sleep_ms(150);
+	a1 = fx_now_ns();
+	fx_write(root, "sys/class/devfreq/17000000.ga10b/device/load", "800");
+	b0 = fx_now_ns();
+	fx_sleep_ms(150);
+	b1 = fx_now_ns();
+	/* hot GPU at 23.5% of its maximum clock: a GPU throttling episode */
+	fx_write(root, "sys/class/thermal/thermal_zone1/temp", "88000");
+	fx_write(root, "sys/class/devfreq/17000000.ga10b/cur_freq", "306000000");
+	c0 = fx_now_ns();
+	fx_sleep_ms(150);
+	c1 = fx_now_ns();
+	fx_write(root, "sys/class/thermal/thermal_zone1/temp", "50000");
+	fx_write(root, "sys/class/devfreq/17000000.ga10b/cur_freq", "1300500000");
+	fx_sleep_ms(100);
+	side_sampler__stop(s);
+	assert_null(side_sampler__gpu_notice(s));
+
+	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
+	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 20.0, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "sm_clock_mhz", NULL)), 612.0, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "power_w", NULL)), 4.0, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "temp_c", NULL)), 47.0, EPS);
+	assert_float_equal(jnum(jget(w, "power_w", "VDD_CPU_CV", NULL)), 2.0, EPS);
+	json_decref(w);
+	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
+	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 80.0, EPS);
+	json_decref(w);
+	w = side_sampler__cycle_json(s, c0, c1 - MARGIN_NS);
+	assert_float_equal(jnum(jget(w, "gpu", "sm_clock_mhz", NULL)), 306.0, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "temp_c", NULL)), 88.0, EPS);
+	json_decref(w);
+
+	sum = side_sampler__summary_json(s);
+	g = jget(sum, "gpu", NULL);
+	assert_true(json_boolean_value(jget(g, "available", NULL)));
+	assert_string_equal(json_string_value(jget(g, "source", NULL)), "jetson");
+	assert_string_equal(json_string_value(jget(g, "device", NULL)), "ga10b");
+	assert_true(json_is_null(jget(g, "unavailable_reason", NULL)));
+	assert_float_equal(jnum(jget(g, "util_pct", "max", NULL)), 80.0, EPS);
+	assert_float_equal(jnum(jget(g, "max_sm_clock_mhz", NULL)), 1300.5, EPS);
+	assert_float_equal(jnum(jget(g, "temp_c", "max", NULL)), 88.0, EPS);
+	assert_int_equal(json_array_size(jget(g, "devices", NULL)), 1);
+	assert_float_equal(jnum(jget(sum, "thermal", "power_w", "VDD_GPU_SOC", "avg", NULL)), 4.0, EPS);
+	eps = jget(sum, "thermal", "throttling", NULL);
+	assert_int_equal(json_array_size(eps), 1);
+	assert_string_equal(json_string_value(jget(json_array_get(eps, 0), "source", NULL)), "gpu0");
+	assert_string_equal(json_string_value(jget(json_array_get(eps, 0), "zone", NULL)), "ga10b");
+	assert_true((uint64_t)json_integer_value(jget(json_array_get(eps, 0), "start_ns", NULL)) >= b1);
+	assert_true((uint64_t)json_integer_value(jget(json_array_get(eps, 0), "start_ns", NULL)) <=
+		    c0 + PERIOD_NS + SLACK_NS);
+	json_decref(sum);
+	side_sampler__free(s);
+}
+
+static void test_gpu_unavailable(void **state)
+{
+	struct side_sampler *s;
+	const char *notice;
+	json_t *sum;
+
+	(void)state;
+	fx_board_pc(root);
+	s = start(SIDE_GPU_NONE, NULL, 0);
+	side_sampler__stop(s);
+	assert_null(side_sampler__gpu_notice(s));
+	sum = side_sampler__summary_json(s);
+	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
+	assert_non_null(strstr(json_string_value(jget(sum, "gpu", "unavailable_reason", NULL)), "--gpu none"));
+	json_decref(sum);
+	side_sampler__free(s);
+
+	/* auto, no NVML library and no Jetson GPU: one notice naming both */
+	s = start(SIDE_GPU_AUTO, NULL, 0);
+	side_sampler__stop(s);
+	notice = side_sampler__gpu_notice(s);
+	assert_non_null(notice);
+	assert_true(strncmp(notice, "GPU data unavailable: ", 22) == 0);
+	assert_non_null(strstr(notice, "NVML not available"));
+	assert_non_null(strstr(notice, "no Jetson GPU"));
+	sum = side_sampler__summary_json(s);
+	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
+	assert_true(json_is_null(jget(sum, "gpu", "source", NULL)));
+	assert_non_null(strstr(json_string_value(jget(sum, "gpu", "unavailable_reason", NULL)), "NVML"));
+	/* the rest of the side data is there regardless */
+	assert_non_null(jget(sum, "thermal", "zones", "x86_pkg_temp", NULL));
+	json_decref(sum);
+	side_sampler__free(s);
+
+	/* auto on a Jetson: falls through to sysfs */
+	fx_board_orin(root);
+	s = start(SIDE_GPU_AUTO, NULL, 0);
+	side_sampler__stop(s);
+	assert_null(side_sampler__gpu_notice(s));
+	sum = side_sampler__summary_json(s);
+	assert_string_equal(json_string_value(jget(sum, "gpu", "source", NULL)), "jetson");
+	json_decref(sum);
+	side_sampler__free(s);
+}
+
+static void test_lifecycle(void **state)
+{
+	enum side_gpu_mode m;
+	struct side_sampler *s;
+	uint64_t t0;
+	json_t *w;
+
+	(void)state;
+	assert_int_equal(side_gpu_mode_parse("jetson", &m), 0);
+	assert_int_equal(m, SIDE_GPU_JETSON);
+	assert_int_equal(side_gpu_mode_parse("NVML", &m), 0);
+	assert_int_equal(m, SIDE_GPU_NVML);
+	assert_int_equal(side_gpu_mode_parse(NULL, &m), 0);
+	assert_int_equal(m, SIDE_GPU_AUTO);
+	assert_int_equal(side_gpu_mode_parse("cuda", &m), -EINVAL);
+
+	/* default 1 s period: start and stop return at once, stop takes a last sample */
+	fx_board_pc(root);
+	t0 = fx_now_ns();
+	s = side_sampler__start(NULL);
+	assert_non_null(s);
+	assert_true(fx_now_ns() - t0 < 100000000ULL);
+	/* getters wait for discovery, then see the first sample */
+	w = side_sampler__cycle_json(s, 0, UINT64_MAX);
+	json_decref(w);
+	side_sampler__stop(s);
+	assert_true(fx_now_ns() - t0 < 500000000ULL);
+	assert_true(side_sampler__sample_count(s) >= 2);
+	side_sampler__free(s);
+	side_sampler__free(NULL);
+
+	/* an empty root: nothing to read, still no crash and valid JSON */
+	fx_rm(root);
+	s = start(SIDE_GPU_AUTO, NULL, 0);
+	fx_sleep_ms(50);
+	side_sampler__stop(s);
+	w = side_sampler__summary_json(s);
+	assert_int_equal(json_object_size(jget(w, "thermal", "zones", NULL)), 0);
+	json_decref(w);
+	w = side_sampler__cycle_json(s, 0, UINT64_MAX);
+	assert_non_null(w);
+	json_decref(w);
+	side_sampler__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_windows_and_summary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_throttling_episode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_throttled_at_stop_is_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jetson_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_unavailable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
