@@ -33,6 +33,10 @@ enum it_stat {
 	IT_STAT_PROBE_ABANDONED = 13,  /* calls that never returned (longjmp, exit) */
 	IT_STAT_PROBE_UNMATCHED = 14,  /* a return without its entry */
 	/* 16..23: scheduler and memory; 24..31: side data */
+	IT_STAT_SCHED_THREADS_FULL = 16, /* a thread's on/off-CPU state not kept */
+	IT_STAT_SCHED_LOST = 17,      /* a sched/offcpu/memory map update failed */
+	IT_STAT_OFFCPU_KSTACK_ERR = 18, /* off-CPU kernel stack not captured */
+	IT_STAT_OFFCPU_USTACK_ERR = 19, /* off-CPU user stack not captured */
 	IT_STAT_MAX = 32,
 };
 
