@@ -1,0 +1,300 @@
+/* The NVML path against tests/fixtures/fake_nvml.c, built here into a
+ * shared library and loaded through INFERTRACE_NVML_LIB, with values the
+ * test scripts while the sampler runs; and the ways NVML can be missing. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../fixtures/sysfs_fixture.h"
+#include "gpu_nvml.h"
+#include "side_sampler.h"
+
+#define PERIOD_MS 20
+#define PERIOD_NS (PERIOD_MS * 1000000ULL)
+#define SLACK_NS (15 * 1000000ULL)
+#define MARGIN_NS (30 * 1000000ULL)
+#define EPS 1e-6
+
+static char *dir;       /* library, script, log, and an empty sysfs root */
+static char lib[PATH_MAX + 32];
+
+static const char *base_script =
+	"count=2\nname=Fake H100 80GB HBM3\nmem_util=40\nmem_total_mb=81559\nmem_used_mb=20480\n"
+	"temp=66\npower_mw=312500\nsm_mhz=1755\nmem_mhz=2619\nmax_sm_mhz=1980\n"
+	"procs=4242:1024,777:300,4343:512\n";
+
+static void script(unsigned int util, unsigned long long reasons)
+{
+	fx_write(dir, "script", "%sutil=%u\nreasons=0x%llx", base_script, util, reasons);
+}
+
+static int group_setup(void **state)
+{
+	char src[PATH_MAX], cmd[3 * PATH_MAX], path[PATH_MAX + 16];
+	const char *cc = getenv("CC") ? getenv("CC") : "cc";
+	const char *slash = strrchr(__FILE__, '/');
+
+	(void)state;
+	dir = fx_root_new();
+	if (!dir)
+		return -1;
+	snprintf(src, sizeof(src), "%.*s/../fixtures/fake_nvml.c", slash ? (int)(slash - __FILE__) : 1,
+		 slash ? __FILE__ : ".");
+	snprintf(lib, sizeof(lib), "%s/libfake_nvml.so", dir);
+	snprintf(cmd, sizeof(cmd), "%s -shared -fPIC -o '%s' '%s' 2>&1", cc, lib, src);
+	if (access(src, R_OK) || system(cmd) != 0)
+		lib[0] = '\0'; /* tests skip */
+	snprintf(path, sizeof(path), "%s/script", dir);
+	setenv("FAKE_NVML_SCRIPT", path, 1);
+	snprintf(path, sizeof(path), "%s/log", dir);
+	setenv("FAKE_NVML_LOG", path, 1);
+	snprintf(path, sizeof(path), "%s/sysfs", dir);
+	fx_mkdirs(path);
+	setenv("INFERTRACE_SYSFS_ROOT", path, 1);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	fx_rm(dir);
+	free(dir);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!lib[0])
+		return 0;
+	setenv("INFERTRACE_NVML_LIB", lib, 1);
+	script(0, 0x1);
+	fx_write(dir, "log", "start");
+	return 0;
+}
+
+static json_t *jget(json_t *j, ...)
+{
+	va_list ap;
+	const char *k;
+
+	va_start(ap, j);
+	while (j && (k = va_arg(ap, const char *)))
+		j = json_object_get(j, k);
+	va_end(ap);
+	return j;
+}
+
+static double jnum(json_t *j)
+{
+	if (!json_is_number(j))
+		fail_msg("not a number");
+	return json_number_value(j);
+}
+
+static void need_lib(void)
+{
+	if (!lib[0]) {
+		print_message("no C compiler to build the fake NVML\n");
+		skip();
+	}
+}
+
+static void test_direct_read(void **state)
+{
+	const pid_t pids[] = { 4242, 4343, 1 };
+	struct gpu_proc_mem procs[8];
+	struct gpu_reading r;
+	struct gpu_nvml *g;
+	char why[256] = "";
+	int n = 8;
+
+	(void)state;
+	need_lib();
+	script(87, 0x1);
+	g = gpu_nvml__open(why, sizeof(why));
+	assert_non_null(g);
+	assert_int_equal(gpu_nvml__count(g), 2);
+	assert_string_equal(gpu_nvml__name(g, 1), "Fake H100 80GB HBM3");
+	assert_null(gpu_nvml__name(g, 2));
+	assert_int_equal(gpu_nvml__read(g, 0, pids, 3, &r, procs, &n), 0);
+	assert_float_equal(r.util_pct, 87, EPS);
+	assert_float_equal(r.mem_util_pct, 40, EPS);
+	assert_float_equal(r.mem_used_mb, 20480, EPS);
+	assert_float_equal(r.mem_total_mb, 81559, EPS);
+	assert_float_equal(r.temp_c, 66, EPS);
+	assert_float_equal(r.power_w, 312.5, EPS);
+	assert_float_equal(r.sm_mhz, 1755, EPS);
+	assert_float_equal(r.mem_mhz, 2619, EPS);
+	assert_float_equal(r.max_sm_mhz, 1980, EPS);
+	assert_float_equal(r.reasons, 1, EPS);
+	assert_float_equal(r.proc_mem_mb, 1024 + 512, EPS);
+	assert_int_equal(n, 2);
+	assert_int_equal(procs[0].pid, 4242);
+	assert_float_equal(procs[0].used_mb, 1024, EPS);
+	/* no target pids: no per-process figure */
+	n = 8;
+	assert_int_equal(gpu_nvml__read(g, 1, NULL, 0, &r, procs, &n), 0);
+	assert_true(isnan(r.proc_mem_mb));
+	assert_int_equal(n, 0);
+	assert_int_equal(gpu_nvml__read(g, 5, NULL, 0, &r, NULL, NULL), -ENODEV);
+	gpu_nvml__close(g);
+	gpu_nvml__close(NULL);
+}
+
+static void test_sampler_nvml(void **state)
+{
+	const pid_t pids[] = { 4242 };
+	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = SIDE_GPU_NVML, .pids = pids, .npids = 1 };
+	struct side_sampler *s;
+	uint64_t a0, a1, b0, b1, c0, c1;
+	json_t *w, *sum, *g, *eps, *e;
+	char log[256], path[PATH_MAX + 8];
+
+	(void)state;
+	need_lib();
+	script(30, 0x1);
+	s = side_sampler__start(&cfg);
+	assert_non_null(s);
+	assert_int_equal(side_sampler__add_pid(s, 4343), 0);
+	a0 = fx_now_ns();
+	fx_sleep_ms(150);
+	a1 = fx_now_ns();
+	script(90, 0x24); /* sw_power_cap | sw_thermal_slowdown */
+	b0 = fx_now_ns();
+	fx_sleep_ms(200);
+	b1 = fx_now_ns();
+	script(50, 0x1);
+	c0 = fx_now_ns();
+	fx_sleep_ms(150);
+	c1 = fx_now_ns();
+	side_sampler__stop(s);
+	assert_null(side_sampler__gpu_notice(s));
+
+	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
+	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 30, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "mem_used_mb", NULL)), 20480, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "power_w", NULL)), 312.5, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "temp_c", NULL)), 66, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "sm_clock_mhz", NULL)), 1755, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "mem_clock_mhz", NULL)), 2619, EPS);
+	json_decref(w);
+	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
+	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 90, EPS);
+	assert_float_equal(jnum(jget(w, "gpu", "target_mem_mb", NULL)), 1024 + 512, EPS);
+	assert_true(jnum(jget(w, "throttled_ms", NULL)) > 0);
+	json_decref(w);
+	w = side_sampler__cycle_json(s, c0, c1 - MARGIN_NS);
+	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 50, EPS);
+	json_decref(w);
+
+	sum = side_sampler__summary_json(s);
+	g = jget(sum, "gpu", NULL);
+	assert_true(json_boolean_value(jget(g, "available", NULL)));
+	assert_string_equal(json_string_value(jget(g, "source", NULL)), "nvml");
+	assert_string_equal(json_string_value(jget(g, "device", NULL)), "Fake H100 80GB HBM3");
+	assert_true(json_is_null(jget(g, "unavailable_reason", NULL)));
+	assert_float_equal(jnum(jget(g, "util_pct", "max", NULL)), 90, EPS);
+	assert_float_equal(jnum(jget(g, "mem_total_mb", NULL)), 81559, EPS);
+	assert_float_equal(jnum(jget(g, "power_w", "avg", NULL)), 312.5, EPS);
+	assert_float_equal(jnum(jget(g, "max_sm_clock_mhz", NULL)), 1980, EPS);
+	assert_int_equal(json_array_size(jget(g, "throttle_reasons", NULL)), 3);
+	assert_string_equal(json_string_value(json_array_get(jget(g, "throttle_reasons", NULL), 0)), "gpu_idle");
+	assert_float_equal(jnum(jget(g, "process_mem_mb", "4242", NULL)), 1024, EPS);
+	assert_float_equal(jnum(jget(g, "process_mem_mb", "4343", NULL)), 512, EPS);
+	assert_null(jget(g, "process_mem_mb", "777", NULL));
+	assert_int_equal(json_array_size(jget(g, "devices", NULL)), 2);
+	/* both fake devices report the same reasons: one episode each */
+	eps = jget(sum, "thermal", "throttling", NULL);
+	assert_int_equal(json_array_size(eps), 2);
+	for (size_t i = 0; i < 2; i++) {
+		char src[8];
+
+		e = json_array_get(eps, i);
+		snprintf(src, sizeof(src), "gpu%zu", i);
+		assert_string_equal(json_string_value(jget(e, "source", NULL)), src);
+		assert_string_equal(json_string_value(jget(e, "reason", NULL)), "sw_power_cap,sw_thermal_slowdown");
+		assert_string_equal(json_string_value(jget(e, "zone", NULL)), "Fake H100 80GB HBM3");
+		assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) >= a1);
+		assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) <= b0 + PERIOD_NS + SLACK_NS);
+		assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) >= b1);
+		assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) <= c0 + PERIOD_NS + SLACK_NS);
+	}
+	json_decref(sum);
+	side_sampler__free(s);
+	snprintf(path, sizeof(path), "%s/log", dir);
+	{
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(log, 1, sizeof(log) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		log[n] = '\0';
+	}
+	assert_string_equal(log, "start\ninit\nshutdown\n");
+}
+
+static void expect_unavailable(const char *lib_path, const char *reason_part)
+{
+	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = SIDE_GPU_NVML };
+	struct side_sampler *s;
+	const char *notice;
+	json_t *sum;
+
+	setenv("INFERTRACE_NVML_LIB", lib_path, 1);
+	s = side_sampler__start(&cfg);
+	assert_non_null(s);
+	fx_sleep_ms(30);
+	side_sampler__stop(s);
+	notice = side_sampler__gpu_notice(s);
+	assert_non_null(notice);
+	assert_non_null(strstr(notice, reason_part));
+	sum = side_sampler__summary_json(s);
+	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
+	assert_true(json_is_null(jget(sum, "gpu", "device", NULL)));
+	assert_non_null(strstr(json_string_value(jget(sum, "gpu", "unavailable_reason", NULL)), reason_part));
+	assert_int_equal(json_array_size(jget(sum, "gpu", "devices", NULL)), 0);
+	assert_true(side_sampler__sample_count(s) >= 1);
+	json_decref(sum);
+	side_sampler__free(s);
+}
+
+static void test_missing_library(void **state)
+{
+	(void)state;
+	expect_unavailable("/nonexistent/libnvidia-ml.so.1", "NVML not available");
+	/* a library that is not NVML */
+	expect_unavailable("libm.so.6", "lacks nvmlInit");
+}
+
+static void test_init_fails(void **state)
+{
+	(void)state;
+	need_lib();
+	fx_write(dir, "script", "init_rc=9");
+	expect_unavailable(lib, "NVML init failed: Driver Not Loaded (9)");
+}
+
+static void test_no_devices(void **state)
+{
+	(void)state;
+	need_lib();
+	fx_write(dir, "script", "count=0");
+	expect_unavailable(lib, "no NVIDIA GPU");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_direct_read, setup),
+		cmocka_unit_test_setup(test_sampler_nvml, setup),
+		cmocka_unit_test_setup(test_missing_library, setup),
+		cmocka_unit_test_setup(test_init_fails, setup),
+		cmocka_unit_test_setup(test_no_devices, setup),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
