@@ -163,8 +163,13 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 int stacks__collect(struct tracer *t, struct syms_cache *syms, struct ksyms *ksyms,
 		    const char *const *phase_names, struct stack_report *r)
 {
-	int counts_fd = bpf_map__fd(t->skel->maps.stack_counts);
-	int stack_fd = bpf_map__fd(t->skel->maps.stackmap);
+	return stacks__collect_maps(bpf_map__fd(t->skel->maps.stack_counts),
+				    bpf_map__fd(t->skel->maps.stackmap), syms, ksyms, phase_names, r);
+}
+
+int stacks__collect_maps(int counts_fd, int stack_fd, struct syms_cache *syms, struct ksyms *ksyms,
+			 const char *const *phase_names, struct stack_report *r)
+{
 	struct it_stack_key key, next, *prev = NULL;
 	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH], count;
 	struct line l = {};

@@ -49,6 +49,10 @@ struct stack_report {
  * phase_names[id] names phase id (NULL: none). 0 or -errno. */
 int stacks__collect(struct tracer *t, struct syms_cache *syms, struct ksyms *ksyms,
 		    const char *const *phase_names, struct stack_report *out);
+/* The same for any (struct it_stack_key -> __u64 count) map and the stack
+ * map its ids point into, e.g. the off-CPU microseconds. */
+int stacks__collect_maps(int counts_fd, int stack_fd, struct syms_cache *syms, struct ksyms *ksyms,
+			 const char *const *phase_names, struct stack_report *out);
 /* Whether a symbol is the root of a complete user stack. */
 int stacks__is_root_symbol(const char *name);
 /* profile.json's `samples.stack_quality` object. */
