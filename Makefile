@@ -23,6 +23,8 @@ PKG_CONFIG := PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgc
 endif
 
 BPF_ARCH_DEFINE := -D__TARGET_ARCH_$(ARCH)
+# usdt.bpf.h includes <linux/errno.h>, which wants the target's <asm/errno.h>
+MULTIARCH := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 VMLINUX_H := bpf/vmlinux/$(ARCH)/vmlinux.h
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
@@ -60,7 +62,7 @@ all: $(OUT)/infertrace
 # programs share the maps declared in bpf/maps.bpf.h, then one skeleton.
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) | $(OUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf $(BPF_ARCH_DEFINE) -Iinclude -Ibpf -Ibpf/vmlinux/$(ARCH) \
+	$(Q)$(CLANG) -g -O2 -target bpf -mcpu=v3 $(BPF_ARCH_DEFINE) -Iinclude -Ibpf -Ibpf/vmlinux/$(ARCH) -idirafter /usr/include/$(MULTIARCH) \
 		-Wall -Werror -c $< -o $@
 
 $(OUT)/infertrace.bpf.o: $(BPF_OBJS)

@@ -10,6 +10,12 @@
 
 /* Set between open and load. */
 SHARED const volatile __u32 cfg_follow_children = 1;
+/* 1: cycles come from --cycle/--cycle-marker probes; 0: the whole run is
+ * cycle 0 of each process */
+SHARED const volatile __u32 cfg_cycles_from_probes = 0;
+/* Set by user space: preset probes waiting for their library. While non-zero,
+ * a target that maps code is stopped until user space has placed them. */
+SHARED volatile __u32 pending_probes;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -72,6 +78,8 @@ static __always_inline __u32 current_cycle(__u32 tgid)
 {
 	struct it_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
 
+	if (!cfg_cycles_from_probes)
+		return 0;
 	return ps ? ps->cycle : IT_CYCLE_NONE;
 }
 

@@ -9,6 +9,7 @@
 #include "maps.bpf.h"
 
 #define PROT_EXEC 0x4
+#define SIGSTOP 19
 
 /* tids inside an mmap(PROT_EXEC) call, between sys_enter and sys_exit */
 struct {
@@ -18,15 +19,18 @@ struct {
 	__type(value, __u8);
 } mmap_exec SEC(".maps");
 
-static __always_inline void emit(__u32 type, __u32 tgid, __u32 parent, __s32 code,
-				 struct task_struct *task)
+static __always_inline struct it_proc_event *emit_reserve(void)
 {
 	struct it_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
-	if (!e) {
+	if (!e)
 		stat_inc(IT_STAT_RINGBUF_LOST);
-		return;
-	}
+	return e;
+}
+
+static __always_inline void emit_fill(struct it_proc_event *e, __u32 type, __u32 tgid, __u32 parent,
+				      __s32 code, struct task_struct *task)
+{
 	e->hdr.type = type;
 	e->hdr.tgid = tgid;
 	e->hdr.tid = BPF_CORE_READ(task, pid);
@@ -34,7 +38,19 @@ static __always_inline void emit(__u32 type, __u32 tgid, __u32 parent, __s32 cod
 	e->hdr.ts_ns = bpf_ktime_get_ns();
 	e->parent_tgid = parent;
 	e->exit_code = code;
+	e->stopped = 0;
+	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+}
+
+static __always_inline void emit(__u32 type, __u32 tgid, __u32 parent, __s32 code,
+				 struct task_struct *task)
+{
+	struct it_proc_event *e = emit_reserve();
+
+	if (!e)
+		return;
+	emit_fill(e, type, tgid, parent, code, task);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -109,7 +125,16 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	if (!bpf_map_lookup_elem(&mmap_exec, &tid))
 		return 0;
 	bpf_map_delete_elem(&mmap_exec, &tid);
-	if (ctx->ret >= 0 || ctx->ret < -4095)
-		emit(IT_EV_MMAP, id >> 32, 0, 0, (struct task_struct *)bpf_get_current_task());
+	if (ctx->ret < 0 && ctx->ret >= -4095)
+		return 0;
+	struct it_proc_event *e = emit_reserve();
+
+	if (!e)
+		return 0;
+	emit_fill(e, IT_EV_MMAP, id >> 32, 0, 0, (struct task_struct *)bpf_get_current_task());
+	/* stop only when user space will hear of it and continue the process */
+	if (pending_probes && !bpf_send_signal(SIGSTOP))
+		e->stopped = 1;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -258,3 +258,35 @@ void record_opts__free(struct record_opts *o)
 	}
 	o->nphases = o->ncounts = 0;
 }
+
+static json_t *named_json(const struct named_spec *arr, int n)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < n; i++)
+		json_object_set_new(o, arr[i].name, json_string(arr[i].specs));
+	return o;
+}
+
+json_t *record_opts__json(const struct record_opts *o)
+{
+	json_t *c = json_object(), *presets = json_array();
+
+	json_object_set_new(c, "output_dir", json_string(o->output_dir));
+	json_object_set_new(c, "frequency", json_integer(o->frequency));
+	json_object_set_new(c, "duration_s", o->duration_s > 0 ? json_real(o->duration_s) : json_null());
+	json_object_set_new(c, "cycle", o->cycle_spec ? json_string(o->cycle_spec) : json_null());
+	json_object_set_new(c, "cycle_marker", o->cycle_marker_spec ? json_string(o->cycle_marker_spec) : json_null());
+	json_object_set_new(c, "phases", named_json(o->phases, o->nphases));
+	json_object_set_new(c, "counts", named_json(o->counts, o->ncounts));
+	for (int i = 0; i < o->npresets; i++)
+		json_array_append_new(presets, json_string(o->presets[i]));
+	json_object_set_new(c, "presets", presets);
+	json_object_set_new(c, "call_graph", json_string(o->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
+	json_object_set_new(c, "follow_children", json_boolean(!o->no_follow_children));
+	json_object_set_new(c, "comm", o->comm ? json_string(o->comm) : json_null());
+	json_object_set_new(c, "gpu", json_string(o->gpu_mode));
+	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
+	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
+	return c;
+}

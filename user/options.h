@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #define MAX_ROOT_PIDS 64
 #define MAX_NAMED_PROBES 64
 
@@ -51,5 +53,7 @@ struct record_opts {
  * message naming the problem and returns non-zero. */
 int record_opts__parse(struct record_opts *opts, int argc, char **argv);
 void record_opts__free(struct record_opts *opts);
+/* profile.json's `config`: what was asked. */
+json_t *record_opts__json(const struct record_opts *opts);
 
 #endif

@@ -13,25 +13,21 @@
 #include "options.h"
 #include "processes.h"
 #include "profile.h"
+#include "concerns.h"
 #include "record.h"
+#include "recording.h"
 #include "stacks.h"
 #include "syms.h"
 #include "target.h"
 #include "tracer.h"
 
-struct recording {
-	struct record_opts opts;
-	struct tracer tracer;
-	struct syms_cache *syms;
-	struct ksyms *ksyms;
-	struct launched cmd;
-	bool launched;
-	struct process_table procs;
-	double start_wall_s;
-	uint64_t start_ns, end_ns;
-	const char *stop_reason;
-	uint64_t events_seen;
+
+static const struct concern *const concerns[] = {
+	&probes_concern,   /* first: names phases, builds `cycles` */
+	&sampling_concern,
 };
+#define for_each_concern(c) \
+	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)
 
 static volatile sig_atomic_t stop_signal;
 
@@ -40,7 +36,7 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static uint64_t now_ns(void)
+uint64_t recording__now_ns(void)
 {
 	struct timespec ts;
 
@@ -92,7 +88,6 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h))
 		return 0;
-	rec->events_seen++;
 	switch (h->type) {
 	case IT_EV_FORK:
 		p = process_table__add(&rec->procs, h->tgid, pe->parent_tgid, false, h->ts_ns);
@@ -110,7 +105,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case IT_EV_MMAP:
 		syms_cache__capture(rec->syms, h->tgid);
-		break;
+		break; /* the probes concern also places pending probes */
 	case IT_EV_EXIT:
 		p = process_table__find(&rec->procs, h->tgid);
 		if (p && !p->exited) {
@@ -126,6 +121,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	default:
 		break;
 	}
+	/* every record is offered to the concerns; one that owns it stops the search */
+	const struct concern *c;
+
+	for_each_concern(c)
+		if (c->on_event && c->on_event(rec, data, size))
+			break;
 	return 0;
 }
 
@@ -142,7 +143,7 @@ static int setup_targets(struct recording *rec)
 		}
 		rec->launched = true;
 		err = tracer__add_target(&rec->tracer, rec->cmd.pid, IT_TARGET_ROOT);
-		if (!process_table__add(&rec->procs, rec->cmd.pid, getpid(), true, now_ns()))
+		if (!process_table__add(&rec->procs, rec->cmd.pid, getpid(), true, recording__now_ns()))
 			err = -ENOMEM;
 		return err;
 	}
@@ -150,7 +151,7 @@ static int setup_targets(struct recording *rec)
 		err = tracer__add_target(&rec->tracer, o->pids[i], IT_TARGET_ROOT);
 		if (err)
 			return err;
-		if (!process_table__add(&rec->procs, o->pids[i], 0, true, now_ns()))
+		if (!process_table__add(&rec->procs, o->pids[i], 0, true, recording__now_ns()))
 			return -ENOMEM;
 		err = syms_cache__capture(rec->syms, o->pids[i]);
 		if (err)
@@ -166,7 +167,7 @@ static bool should_stop(struct recording *rec)
 		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
 		return true;
 	}
-	if (rec->opts.duration_s > 0 && now_ns() - rec->start_ns >= rec->opts.duration_s * 1e9) {
+	if (rec->opts.duration_s > 0 && recording__now_ns() - rec->start_ns >= rec->opts.duration_s * 1e9) {
 		rec->stop_reason = "duration";
 		return true;
 	}
@@ -178,7 +179,7 @@ static bool should_stop(struct recording *rec)
 				p->exited = true;
 				p->exit_status = rec->cmd.status;
 				if (!p->exit_ns)
-					p->exit_ns = now_ns();
+					p->exit_ns = recording__now_ns();
 			}
 			rec->stop_reason = "target exited";
 			return true;
@@ -190,7 +191,7 @@ static bool should_stop(struct recording *rec)
 
 		if (p->root && !p->exited && !target__alive(p->pid)) {
 			p->exited = true;
-			p->exit_ns = now_ns();
+			p->exit_ns = recording__now_ns();
 		}
 	}
 	if (!process_table__roots_alive(&rec->procs)) {
@@ -211,132 +212,70 @@ static int run(struct recording *rec)
 			fprintf(stderr, "infertrace: reading the ring buffer failed: %s\n", strerror(-err));
 			return err;
 		}
-		if (now_ns() - last_refresh > 100000000ull) {
+		if (recording__now_ns() - last_refresh > 100000000ull) {
+			const struct concern *c;
+
 			process_table__refresh_cpu(&rec->procs);
-			last_refresh = now_ns();
+			for_each_concern(c)
+				if (c->tick)
+					c->tick(rec);
+			last_refresh = recording__now_ns();
 		}
 	}
-	rec->end_ns = now_ns();
+	rec->end_ns = recording__now_ns();
 	/* events that were in flight when the target ended */
 	tracer__poll(&rec->tracer, 0);
 	return 0;
 }
 
-static json_t *samples_json(struct recording *rec, const struct stack_report *sr,
-			    const char *const *phase_names, const __u64 *stats)
+static json_t *command_json(const struct recording *rec)
 {
-	json_t *s = json_object(), *per = json_array(), *by_phase = json_object();
-	double cpu_s = process_table__cpu_seconds(&rec->procs);
+	json_t *cmd;
 
-	if (rec->launched && rec->cmd.exited && rec->cmd.cpu_s > cpu_s)
-		cpu_s = rec->cmd.cpu_s; /* rusage also counts children it reaped */
-	json_object_set_new(s, "total", json_integer(sr->total));
-	json_object_set_new(s, "event", json_string("cpu-clock"));
-	json_object_set_new(s, "requested_hz", json_integer(rec->opts.frequency));
-	json_object_set_new(s, "target_cpu_seconds", json_real(cpu_s));
-	json_object_set_new(s, "achieved_hz", cpu_s > 0 ? json_real(sr->total / cpu_s) : json_null());
-	json_object_set_new(s, "sampling_cpus", json_integer(rec->tracer.nsampling_cpus));
-	json_object_set_new(s, "call_graph", json_string(rec->opts.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
-	for (size_t i = 0; i < sr->nprocs; i++) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "pid", json_integer(sr->procs[i].tgid));
-		json_object_set_new(o, "comm", json_string(sr->procs[i].comm));
-		json_object_set_new(o, "samples", json_integer(sr->procs[i].samples));
-		json_array_append_new(per, o);
-	}
-	json_object_set_new(s, "per_process", per);
-	for (int i = 1; i < IT_MAX_PHASES; i++) {
-		if (!phase_names[i])
-			continue;
-		json_t *o = json_object();
-
-		json_object_set_new(o, "samples", json_integer(sr->phase_samples[i]));
-		json_object_set_new(o, "percent", json_real(sr->total ? 100.0 * sr->phase_samples[i] / sr->total : 0));
-		json_object_set_new(by_phase, phase_names[i], o);
-	}
-	json_object_set_new(s, "by_phase", by_phase);
-	json_object_set_new(s, "stack_quality", stacks__quality_json(sr));
-	json_object_set_new(s, "stack_collisions",
-			    json_integer(stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]));
-	return s;
-}
-
-static json_t *lost_json(const __u64 *stats)
-{
-	json_t *l = json_object();
-
-	json_object_set_new(l, "samples", json_integer(stats[IT_STAT_LOST_SAMPLES]));
-	json_object_set_new(l, "events", json_integer(stats[IT_STAT_RINGBUF_LOST] +
-						     stats[IT_STAT_LOST_EVENTS] +
-						     stats[IT_STAT_THREADS_FULL]));
-	json_object_set_new(l, "stack_collisions",
-			    json_integer(stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]));
-	json_object_set_new(l, "children_not_followed", json_integer(stats[IT_STAT_TARGETS_FULL]));
-	return l;
+	if (!rec->opts.command)
+		return json_null();
+	cmd = json_array();
+	for (char **a = rec->opts.command; *a; a++)
+		json_array_append_new(cmd, json_string(*a));
+	return cmd;
 }
 
 static int write_outputs(struct recording *rec)
 {
-	const char *phase_names[IT_MAX_PHASES] = {};
-	struct stack_report sr;
-	__u64 stats[IT_STAT_MAX];
-	json_t *profile, *cmd, *pids;
+	const struct concern *c;
+	json_t *profile = profile__new(), *pids = json_array();
 	char when[64];
-	int err;
+	int err = 0;
 
-	tracer__stats(&rec->tracer, stats);
-	err = stacks__collect(&rec->tracer, rec->syms, rec->ksyms, phase_names, &sr);
-	if (err) {
-		fprintf(stderr, "infertrace: reading the stack counts failed: %s\n", strerror(-err));
-		goto out;
-	}
-	err = folded__write(&sr.all, rec->opts.output_dir, "stacks.folded");
-	for (int i = 1; i < IT_MAX_PHASES && !err; i++) {
-		char name[128];
-
-		if (!phase_names[i])
-			continue;
-		snprintf(name, sizeof(name), "stacks.%s.folded", phase_names[i]);
-		err = folded__write(&sr.by_phase[i], rec->opts.output_dir, name);
-	}
-	if (err) {
-		fprintf(stderr, "infertrace: writing folded stacks to '%s' failed: %s\n",
-			rec->opts.output_dir, strerror(-err));
-		goto out;
-	}
-
-	profile = profile__new();
-	cmd = json_array();
-	for (char **a = rec->opts.command; a && *a; a++)
-		json_array_append_new(cmd, json_string(*a));
-	json_object_set_new(profile, "command", rec->opts.command ? cmd : (json_decref(cmd), json_null()));
-	pids = json_array();
+	json_object_set_new(profile, "command", command_json(rec));
 	for (size_t i = 0; i < rec->procs.n; i++)
 		if (rec->procs.procs[i].root)
 			json_array_append_new(pids, json_integer(rec->procs.procs[i].pid));
 	json_object_set_new(profile, "pids", pids);
 	json_object_set_new(profile, "processes", process_table__json(&rec->procs));
-	json_object_set_new(profile, "started_at", json_string(profile__iso_time(rec->start_wall_s, when, sizeof(when))));
+	json_object_set_new(profile, "started_at",
+			    json_string(profile__iso_time(rec->start_wall_s, when, sizeof(when))));
 	json_object_set_new(profile, "duration_s", json_real((rec->end_ns - rec->start_ns) / 1e9));
 	json_object_set_new(profile, "stop_reason", json_string(rec->stop_reason ? rec->stop_reason : "unknown"));
-	json_object_set_new(profile, "samples", samples_json(rec, &sr, phase_names, stats));
-	json_object_set_new(profile, "lost", lost_json(stats));
-	err = profile__write(profile, rec->opts.output_dir);
-	json_decref(profile);
-	if (err) {
-		fprintf(stderr, "infertrace: writing profile.json to '%s' failed: %s\n",
-			rec->opts.output_dir, strerror(-err));
-		goto out;
+	json_object_set_new(profile, "config", record_opts__json(&rec->opts));
+	/* every concern writes what it can; one failure does not lose the rest */
+	for_each_concern(c) {
+		int e = c->write ? c->write(rec, profile) : 0;
+
+		if (e && !err)
+			err = e;
 	}
-	fprintf(stderr, "infertrace: %llu samples (%s); outputs in %s/\n",
-		(unsigned long long)sr.total, rec->stop_reason ? rec->stop_reason : "", rec->opts.output_dir);
-	if (stats[IT_STAT_LOST_SAMPLES] || stats[IT_STAT_RINGBUF_LOST])
-		fprintf(stderr, "infertrace: warning: %llu samples and %llu events lost; numbers are incomplete\n",
-			(unsigned long long)stats[IT_STAT_LOST_SAMPLES],
-			(unsigned long long)stats[IT_STAT_RINGBUF_LOST]);
-out:
-	stack_report__free(&sr);
+	int e = profile__write(profile, rec->opts.output_dir);
+
+	if (e) {
+		fprintf(stderr, "infertrace: writing profile.json to '%s' failed: %s\n",
+			rec->opts.output_dir, strerror(-e));
+		err = e;
+	} else {
+		fprintf(stderr, "infertrace: recording ended (%s); outputs in %s/\n",
+			rec->stop_reason ? rec->stop_reason : "?", rec->opts.output_dir);
+	}
+	json_decref(profile);
 	return err;
 }
 
@@ -344,6 +283,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct recording rec = {};
 	struct sigaction sa = { .sa_handler = on_signal };
+	const struct concern *c;
 	int err;
 
 	err = record_opts__parse(&rec.opts, argc, argv);
@@ -370,6 +310,11 @@ int cmd_record(int argc, char **argv)
 	err = tracer__open(&rec.tracer, &rec.opts);
 	if (err)
 		goto cleanup;
+	for_each_concern(c) {
+		err = c->configure ? c->configure(&rec) : 0;
+		if (err)
+			goto cleanup;
+	}
 	err = tracer__load(&rec.tracer);
 	if (err)
 		goto cleanup;
@@ -385,8 +330,13 @@ int cmd_record(int argc, char **argv)
 	err = tracer__attach(&rec.tracer, rec.opts.frequency);
 	if (err)
 		goto cleanup;
+	for_each_concern(c) {
+		err = c->attach ? c->attach(&rec) : 0;
+		if (err)
+			goto cleanup;
+	}
 
-	rec.start_ns = now_ns();
+	rec.start_ns = recording__now_ns();
 	rec.start_wall_s = wall_s();
 	if (rec.launched) {
 		err = launched__release(&rec.cmd, rec.opts.command[0]);
@@ -407,6 +357,9 @@ cleanup:
 			waitpid(rec.cmd.pid, NULL, 0);
 		}
 	}
+	for_each_concern(c)
+		if (c->cleanup)
+			c->cleanup(&rec);
 	tracer__destroy(&rec.tracer);
 	ksyms__free(rec.ksyms);
 	syms_cache__free(rec.syms);

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Cycles, phases and counts from uprobes, uretprobes and USDT probes. One
+ * generic program per kind, attached once per probed function with a cookie
+ * naming the probe, its role and its phase/count id (IT_COOKIE).
+ *
+ * Each thread keeps a small stack of open calls (struct it_thread_state).
+ * Frames whose stack pointer lies below a new entry's are gone (longjmp,
+ * exceptions): they are dropped and counted, so a call that never returns
+ * cannot corrupt later cycles. Phase time is inclusive and counted once per
+ * thread: a call of a phase already open below it (recursion, nesting) adds
+ * no time. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "maps.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct it_phase_key);
+	__type(value, struct it_phase_total);
+} phase_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct it_count_key);
+	__type(value, __u64);
+} call_counts SEC(".maps");
+
+/* Per probe: log2 histogram of call latency in µs, and hits. */
+struct probe_hist {
+	__u64 slots[IT_HIST_SLOTS];
+	__u64 hits;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IT_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct probe_hist);
+} probe_hists SEC(".maps");
+
+/* Next cycle index per process (cycles are numbered from 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} next_cycle SEC(".maps");
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0;
+
+	while (v > 1 && r < IT_HIST_SLOTS - 1) {
+		v >>= 1;
+		r++;
+	}
+	return r;
+}
+
+static __always_inline void emit_cycle(__u32 type, __u32 tgid, __u32 tid, __u32 cycle, __u64 ts,
+				       __u32 abandoned)
+{
+	struct it_cycle_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(IT_STAT_RINGBUF_LOST);
+		return;
+	}
+	e->hdr.type = type;
+	e->hdr.tgid = tgid;
+	e->hdr.tid = tid;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = ts;
+	e->cycle = cycle;
+	e->abandoned = abandoned;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline struct it_proc_state *proc_state(__u32 tgid)
+{
+	struct it_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
+	struct it_proc_state init = { .cycle = IT_CYCLE_NONE };
+
+	if (ps)
+		return ps;
+	bpf_map_update_elem(&procs, &tgid, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+static __always_inline void cycle_open(__u32 tgid, __u32 tid, __u64 now)
+{
+	struct it_proc_state *ps = proc_state(tgid);
+	__u32 zero = 0, *next;
+
+	if (!ps)
+		return;
+	next = bpf_map_lookup_elem(&next_cycle, &tgid);
+	if (!next) {
+		bpf_map_update_elem(&next_cycle, &tgid, &zero, BPF_NOEXIST);
+		next = bpf_map_lookup_elem(&next_cycle, &tgid);
+		if (!next)
+			return;
+	}
+	ps->cycle = __sync_fetch_and_add(next, 1);
+	ps->cycle_start_ns = now;
+	emit_cycle(IT_EV_CYCLE_BEGIN, tgid, tid, ps->cycle, now, 0);
+}
+
+static __always_inline void cycle_close(__u32 tgid, __u32 tid, __u64 now, __u32 abandoned)
+{
+	struct it_proc_state *ps = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (!ps || ps->cycle == IT_CYCLE_NONE)
+		return;
+	emit_cycle(IT_EV_CYCLE_END, tgid, tid, ps->cycle, now, abandoned);
+	ps->cycle = IT_CYCLE_NONE;
+}
+
+static __always_inline struct it_thread_state *thread_state(__u32 tid)
+{
+	struct it_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
+	static const struct it_thread_state init;
+
+	if (ts)
+		return ts;
+	if (bpf_map_update_elem(&threads, &tid, &init, BPF_NOEXIST) && !bpf_map_lookup_elem(&threads, &tid)) {
+		stat_inc(IT_STAT_THREADS_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline __u32 innermost_phase(struct it_thread_state *ts)
+{
+	__u32 phase = IT_PHASE_NONE;
+
+	for (int i = 0; i < IT_PHASE_STACK; i++) {
+		if (i >= ts->depth)
+			break;
+		if (ts->frames[i].phase != IT_PHASE_NONE)
+			phase = ts->frames[i].phase;
+	}
+	return phase;
+}
+
+/* A frame ends: account its phase time, its latency, close its cycle. */
+static __always_inline void frame_end(struct it_frame *f, __u32 tgid, __u32 tid, __u64 now, bool abandoned)
+{
+	__u64 d = now - f->entry_ns;
+	__u32 probe = f->probe;
+	struct probe_hist *h;
+
+	if (abandoned) {
+		stat_inc(IT_STAT_PROBE_ABANDONED);
+		if (f->role == IT_ROLE_CYCLE || f->role == IT_ROLE_CYCLE_BEGIN)
+			cycle_close(tgid, tid, now, 1);
+		return;
+	}
+	h = bpf_map_lookup_elem(&probe_hists, &probe);
+	if (h)
+		__sync_fetch_and_add(&h->slots[log2_slot(d / 1000) & (IT_HIST_SLOTS - 1)], 1);
+	if (f->role == IT_ROLE_CYCLE || f->role == IT_ROLE_CYCLE_BEGIN) {
+		cycle_close(tgid, tid, now, 0);
+		return;
+	}
+	if (f->nested || f->phase == IT_PHASE_NONE)
+		return;
+
+	struct it_phase_key key = { .tgid = tgid, .cycle = f->cycle, .phase = f->phase };
+	struct it_phase_total *tot = bpf_map_lookup_elem(&phase_totals, &key), init = {};
+
+	if (!tot) {
+		bpf_map_update_elem(&phase_totals, &key, &init, BPF_NOEXIST);
+		tot = bpf_map_lookup_elem(&phase_totals, &key);
+	}
+	if (tot) {
+		__sync_fetch_and_add(&tot->ns, d);
+		__sync_fetch_and_add(&tot->calls, 1);
+	} else {
+		stat_inc(IT_STAT_LOST_EVENTS);
+	}
+
+	struct it_phase_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(IT_STAT_RINGBUF_LOST);
+		return;
+	}
+	e->hdr.type = IT_EV_PHASE_END;
+	e->hdr.tgid = tgid;
+	e->hdr.tid = tid;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = now;
+	e->entry_ns = f->entry_ns;
+	e->cycle = f->cycle;
+	e->phase = f->phase;
+	e->probe = probe;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void count_call(__u32 tgid, __u32 id)
+{
+	struct it_count_key key = { .tgid = tgid, .cycle = current_cycle(tgid), .count = id };
+	__u64 one = 1, *v = bpf_map_lookup_elem(&call_counts, &key);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else if (bpf_map_update_elem(&call_counts, &key, &one, BPF_NOEXIST))
+		stat_inc(IT_STAT_LOST_EVENTS);
+}
+
+static __always_inline int on_entry(__u64 cookie, __u64 sp)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 role = IT_COOKIE_ROLE(cookie), pid_ = IT_COOKIE_ID(cookie);
+	__u32 probe = IT_COOKIE_PROBE(cookie);
+	struct probe_hist *h;
+	struct it_thread_state *ts;
+	__u32 d;
+
+	if (!target_of(tgid))
+		return 0;
+	stat_inc(IT_STAT_PROBE_HITS);
+	h = bpf_map_lookup_elem(&probe_hists, &probe);
+	if (h)
+		__sync_fetch_and_add(&h->hits, 1);
+	if (role == IT_ROLE_COUNT) {
+		count_call(tgid, pid_);
+		return 0;
+	}
+	if (role == IT_ROLE_CYCLE_MARKER) {
+		cycle_close(tgid, tid, now, 0);
+		cycle_open(tgid, tid, now);
+		return 0;
+	}
+	ts = thread_state(tid);
+	if (!ts)
+		return 0;
+	/* drop frames already unwound (their sp is at or below ours) */
+	for (int i = 0; i < IT_PHASE_STACK; i++) {
+		d = ts->depth;
+		if (d == 0 || d > IT_PHASE_STACK)
+			break;
+		struct it_frame *top = &ts->frames[(d - 1) & (IT_PHASE_STACK - 1)];
+
+		if (top->entry_sp > sp)
+			break;
+		frame_end(top, tgid, tid, now, true);
+		ts->depth = d - 1;
+	}
+	d = ts->depth;
+	if (d > 0 && d <= IT_PHASE_STACK) {
+		struct it_frame *top = &ts->frames[(d - 1) & (IT_PHASE_STACK - 1)];
+
+		/* direct recursion: fold into the open frame */
+		if (top->probe == probe && role != IT_ROLE_PHASE_BEGIN && role != IT_ROLE_CYCLE_BEGIN) {
+			top->recursion++;
+			return 0;
+		}
+	}
+	if (d >= IT_PHASE_STACK) {
+		stat_inc(IT_STAT_PROBE_STACK_FULL);
+		return 0;
+	}
+
+	struct it_frame *f = &ts->frames[d & (IT_PHASE_STACK - 1)];
+	__u32 phase = (role == IT_ROLE_PHASE || role == IT_ROLE_PHASE_BEGIN) ? pid_ : IT_PHASE_NONE;
+	__u16 nested = 0;
+	bool cycle_nested = false;
+
+	for (int i = 0; i < IT_PHASE_STACK; i++) {
+		if (i >= d)
+			break;
+		if (phase != IT_PHASE_NONE && ts->frames[i].phase == phase)
+			nested = 1;
+		if (ts->frames[i].role == IT_ROLE_CYCLE || ts->frames[i].role == IT_ROLE_CYCLE_BEGIN)
+			cycle_nested = true;
+	}
+	if ((role == IT_ROLE_CYCLE || role == IT_ROLE_CYCLE_BEGIN) && !cycle_nested) {
+		cycle_close(tgid, tid, now, 1); /* a cycle left open by another thread */
+		cycle_open(tgid, tid, now);
+	}
+	f->entry_ns = now;
+	f->entry_sp = sp;
+	f->cycle = current_cycle(tgid);
+	f->phase = phase;
+	f->probe = probe;
+	f->recursion = 0;
+	f->role = role;
+	f->nested = nested;
+	ts->depth = d + 1;
+	if (phase != IT_PHASE_NONE)
+		ts->phase = phase;
+	return 0;
+}
+
+static __always_inline int on_return(__u64 cookie)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tgid = id >> 32, tid = (__u32)id, probe = IT_COOKIE_PROBE(cookie);
+	struct it_thread_state *ts;
+	bool found = false;
+
+	if (!target_of(tgid))
+		return 0;
+	ts = bpf_map_lookup_elem(&threads, &tid);
+	if (!ts)
+		return 0;
+	/* the matching frame is the innermost one of this probe; frames above it
+	 * never returned (longjmp out of them) */
+	for (int i = 0; i < IT_PHASE_STACK; i++) {
+		__u32 d = ts->depth;
+
+		if (d == 0 || d > IT_PHASE_STACK)
+			break;
+		struct it_frame *top = &ts->frames[(d - 1) & (IT_PHASE_STACK - 1)];
+
+		if (top->probe == probe) {
+			if (top->recursion) {
+				top->recursion--;
+				return 0;
+			}
+			frame_end(top, tgid, tid, now, false);
+			ts->depth = d - 1;
+			found = true;
+			break;
+		}
+		/* only drop frames if a match exists further down */
+		bool below = false;
+
+		for (int j = 0; j < IT_PHASE_STACK; j++) {
+			if (j >= d - 1)
+				break;
+			if (ts->frames[j].probe == probe)
+				below = true;
+		}
+		if (!below)
+			break;
+		frame_end(top, tgid, tid, now, true);
+		ts->depth = d - 1;
+	}
+	if (!found)
+		stat_inc(IT_STAT_PROBE_UNMATCHED);
+	ts->phase = innermost_phase(ts);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(it_uprobe)
+{
+	return on_entry(bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(it_uretprobe)
+{
+	return on_return(bpf_get_attach_cookie(ctx));
+}
+
+SEC("usdt")
+int BPF_USDT(it_usdt)
+{
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u32 role = IT_COOKIE_ROLE(cookie);
+
+	if (role == IT_ROLE_PHASE_END || role == IT_ROLE_CYCLE_END)
+		return on_return(cookie);
+	/* USDT frames have no meaningful stack pointer: never treat them as gone */
+	return on_entry(cookie, ~0ull);
+}

@@ -1,0 +1,11 @@
+/* The concerns a recording is made of, in the order they run (see
+ * struct concern in recording.h). */
+#ifndef INFERTRACE_CONCERNS_H
+#define INFERTRACE_CONCERNS_H
+
+#include "recording.h"
+
+extern const struct concern probes_concern;   /* uprobes/USDT: cycles, phases, counts */
+extern const struct concern sampling_concern; /* on-CPU samples: stacks.folded, samples */
+
+#endif
