@@ -88,24 +88,24 @@ static void probe_devfreq(struct gpu_jetson *j)
 
 		if (j->freq_dir[0] || e[0] == '.')
 			continue;
-		path_fmt(path, sizeof(path), "%s/%s/device/of_node/name", dir, e);
-		if (read_file_str(path, node, sizeof(node)) == 0) {
+		sysfs_fmt(path, sizeof(path), "%s/%s/device/of_node/name", dir, e);
+		if (sysfs_read_str(path, node, sizeof(node)) == 0) {
 			match = is_gpu_node(node);
 		} else {
 			match = is_gpu_entry(e);
-			str_copy(node, sizeof(node), e);
+			sysfs_copy(node, sizeof(node), e);
 		}
 		if (!match)
 			continue;
-		path_fmt(path, sizeof(path), "%s/%s/cur_freq", dir, e);
+		sysfs_fmt(path, sizeof(path), "%s/%s/cur_freq", dir, e);
 		if (!readable(path))
 			continue;
-		path_fmt(j->freq_dir, sizeof(j->freq_dir), "%s/%s", dir, e);
+		sysfs_fmt(j->freq_dir, sizeof(j->freq_dir), "%s/%s", dir, e);
 		/* "gpu" says less than the chip in the entry name (17000000.gpu) */
-		path_fmt(j->name, sizeof(j->name), "%s", strcmp(node, "gpu") ? node : e);
-		path_fmt(path, sizeof(path), "%s/%s/device/load", dir, e);
+		sysfs_fmt(j->name, sizeof(j->name), "%s", strcmp(node, "gpu") ? node : e);
+		sysfs_fmt(path, sizeof(path), "%s/%s/device/load", dir, e);
 		if (readable(path))
-			path_fmt(j->load_path, sizeof(j->load_path), "%s", path);
+			sysfs_fmt(j->load_path, sizeof(j->load_path), "%s", path);
 	}
 	for (int i = 0; i < n; i++)
 		free(ents[i]);
@@ -127,15 +127,15 @@ struct gpu_jetson *gpu_jetson__probe(char *reason, size_t reason_len)
 
 		if (sysfs_path(path, sizeof(path), "%s", freq_dirs[i]))
 			continue;
-		path_fmt(cur, sizeof(cur), "%s/cur_freq", path);
+		sysfs_fmt(cur, sizeof(cur), "%s/cur_freq", path);
 		if (readable(cur)) {
-			path_fmt(j->freq_dir, sizeof(j->freq_dir), "%s", path);
-			path_fmt(j->name, sizeof(j->name), "%s", strrchr(freq_dirs[i], '/') + 1);
+			sysfs_fmt(j->freq_dir, sizeof(j->freq_dir), "%s", path);
+			sysfs_fmt(j->name, sizeof(j->name), "%s", strrchr(freq_dirs[i], '/') + 1);
 		}
 	}
 	for (size_t i = 0; !j->load_path[0] && i < sizeof(load_paths) / sizeof(load_paths[0]); i++)
 		if (!sysfs_path(path, sizeof(path), "%s", load_paths[i]) && readable(path))
-			path_fmt(j->load_path, sizeof(j->load_path), "%s", path);
+			sysfs_fmt(j->load_path, sizeof(j->load_path), "%s", path);
 	if (!j->freq_dir[0] && !j->load_path[0]) {
 		snprintf(reason, reason_len, "no Jetson GPU: no GPU devfreq or load file under %s/sys",
 			 sysfs_root());
@@ -143,7 +143,7 @@ struct gpu_jetson *gpu_jetson__probe(char *reason, size_t reason_len)
 		return NULL;
 	}
 	if (!j->name[0])
-		path_fmt(j->name, sizeof(j->name), "tegra-gpu");
+		sysfs_fmt(j->name, sizeof(j->name), "tegra-gpu");
 	return j;
 }
 
@@ -177,9 +177,9 @@ int gpu_jetson__add_channels(const struct gpu_jetson *j, struct channels *cs)
 	if (j->load_path[0])
 		added += channels__add(cs, SM_GPU_UTIL_PCT, CR_FILE, 0, 0.1, "gpu0", j->load_path, NULL) >= 0;
 	if (j->freq_dir[0]) {
-		path_fmt(path, sizeof(path), "%s/cur_freq", j->freq_dir);
+		sysfs_fmt(path, sizeof(path), "%s/cur_freq", j->freq_dir);
 		added += channels__add(cs, SM_GPU_SM_MHZ, CR_FILE, 0, 1e-6, "gpu0", path, NULL) >= 0;
-		path_fmt(path, sizeof(path), "%s/max_freq", j->freq_dir);
+		sysfs_fmt(path, sizeof(path), "%s/max_freq", j->freq_dir);
 		if (readable(path))
 			added += channels__add(cs, SM_GPU_MAX_MHZ, CR_FILE, 0, 1e-6, "gpu0", path, NULL) >= 0;
 	}
@@ -206,14 +206,14 @@ static int rails_hwmon(struct channels *cs, const char *dir)
 	int added = 0;
 
 	for (int ch = 1; ch <= 8; ch++) {
-		path_fmt(path, sizeof(path), "%s/in%d_label", dir, ch);
-		if (read_file_str(path, label, sizeof(label)) || !*label)
+		sysfs_fmt(path, sizeof(path), "%s/in%d_label", dir, ch);
+		if (sysfs_read_str(path, label, sizeof(label)) || !*label)
 			continue;
 		/* channel 7 is the "sum of shunt voltages"; NC marks unconnected Orin channels */
 		if (ch == 7 || strstr(label, "NC") || strstr(label, "sum of shunt"))
 			continue;
-		path_fmt(path, sizeof(path), "%s/in%d_input", dir, ch);
-		path_fmt(path2, sizeof(path2), "%s/curr%d_input", dir, ch);
+		sysfs_fmt(path, sizeof(path), "%s/in%d_input", dir, ch);
+		sysfs_fmt(path2, sizeof(path2), "%s/curr%d_input", dir, ch);
 		if (!readable(path) || !readable(path2))
 			continue;
 		added += channels__add(cs, SM_RAIL_POWER_W, CR_FILE_PRODUCT, ch, 1e-6, label, path, path2) >= 0;
@@ -228,16 +228,16 @@ static int rails_iio(struct channels *cs, const char *dir)
 	int added = 0;
 
 	for (int ch = 0; ch < 8; ch++) {
-		path_fmt(path, sizeof(path), "%s/rail_name_%d", dir, ch);
-		if (read_file_str(path, label, sizeof(label)) || !*label)
+		sysfs_fmt(path, sizeof(path), "%s/rail_name_%d", dir, ch);
+		if (sysfs_read_str(path, label, sizeof(label)) || !*label)
 			continue;
-		path_fmt(path, sizeof(path), "%s/in_power%d_input", dir, ch);
+		sysfs_fmt(path, sizeof(path), "%s/in_power%d_input", dir, ch);
 		if (readable(path)) {
 			added += channels__add(cs, SM_RAIL_POWER_W, CR_FILE, ch, 1e-3, label, path, NULL) >= 0;
 			continue;
 		}
-		path_fmt(path, sizeof(path), "%s/in_voltage%d_input", dir, ch);
-		path_fmt(path2, sizeof(path2), "%s/in_current%d_input", dir, ch);
+		sysfs_fmt(path, sizeof(path), "%s/in_voltage%d_input", dir, ch);
+		sysfs_fmt(path2, sizeof(path2), "%s/in_current%d_input", dir, ch);
 		if (readable(path) && readable(path2))
 			added += channels__add(cs, SM_RAIL_POWER_W, CR_FILE_PRODUCT, ch, 1e-6, label, path, path2) >= 0;
 	}
@@ -255,7 +255,7 @@ static int subdirs(const char *dir, const char *prefix, int (*fn)(struct channel
 		return 0;
 	for (int i = 0; i < n; i++) {
 		if (strncmp(ents[i]->d_name, prefix, strlen(prefix)) == 0) {
-			path_fmt(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+			sysfs_fmt(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
 			added += fn(cs, path);
 		}
 		free(ents[i]);
@@ -278,11 +278,11 @@ int jetson_discover_rails(struct channels *cs)
 	for (int i = 0; i < n; i++) {
 		const char *e = ents[i]->d_name;
 
-		path_fmt(path, sizeof(path), "%s/%s/name", dir, e);
-		if (e[0] != '.' && !read_file_str(path, name, sizeof(name)) && strstr(name, "ina3221")) {
-			path_fmt(path, sizeof(path), "%s/%s/hwmon", dir, e);
+		sysfs_fmt(path, sizeof(path), "%s/%s/name", dir, e);
+		if (e[0] != '.' && !sysfs_read_str(path, name, sizeof(name)) && strstr(name, "ina3221")) {
+			sysfs_fmt(path, sizeof(path), "%s/%s/hwmon", dir, e);
 			added += subdirs(path, "hwmon", rails_hwmon, cs);
-			path_fmt(path, sizeof(path), "%s/%s", dir, e);
+			sysfs_fmt(path, sizeof(path), "%s/%s", dir, e);
 			added += subdirs(path, "iio:device", rails_iio, cs);
 		}
 		free(ents[i]);

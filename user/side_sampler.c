@@ -117,7 +117,7 @@ static void discover_gpu(struct side_sampler *s)
 			char name[16];
 
 			snprintf(name, sizeof(name), "gpu%d", i);
-			str_copy(s->gpu_name[i], sizeof(s->gpu_name[i]), gpu_nvml__name(s->nvml, i));
+			sysfs_copy(s->gpu_name[i], sizeof(s->gpu_name[i]), gpu_nvml__name(s->nvml, i));
 			s->nvml_base[i] = s->ch.n;
 			for (int k = 0; k < NVML_NCOLS; k++)
 				channels__add(&s->ch, nvml_cols[k], CR_EXTERNAL, i, 1.0, name, NULL, NULL);
@@ -125,18 +125,18 @@ static void discover_gpu(struct side_sampler *s)
 		}
 	} else if (s->jetson) {
 		s->gpu_source = "jetson";
-		str_copy(s->gpu_name[0], sizeof(s->gpu_name[0]), gpu_jetson__name(s->jetson));
+		sysfs_copy(s->gpu_name[0], sizeof(s->gpu_name[0]), gpu_jetson__name(s->jetson));
 		gpu_jetson__add_channels(s->jetson, &s->ch);
 		s->ngpu = 1;
 	} else if (s->gpu_mode == SIDE_GPU_NVML) {
-		str_copy(s->gpu_reason, sizeof(s->gpu_reason), nvml_why);
+		sysfs_copy(s->gpu_reason, sizeof(s->gpu_reason), nvml_why);
 	} else if (s->gpu_mode == SIDE_GPU_JETSON) {
-		str_copy(s->gpu_reason, sizeof(s->gpu_reason), jetson_why);
+		sysfs_copy(s->gpu_reason, sizeof(s->gpu_reason), jetson_why);
 	} else {
-		path_fmt(s->gpu_reason, sizeof(s->gpu_reason), "%s; %s", nvml_why, jetson_why);
+		sysfs_fmt(s->gpu_reason, sizeof(s->gpu_reason), "%s; %s", nvml_why, jetson_why);
 	}
 	if (!s->gpu_source)
-		path_fmt(s->notice, sizeof(s->notice), "GPU data unavailable: %s", s->gpu_reason);
+		sysfs_fmt(s->notice, sizeof(s->notice), "GPU data unavailable: %s", s->gpu_reason);
 }
 
 static void pair_cpu_columns(struct side_sampler *s)

@@ -47,7 +47,7 @@ int sysfs_path(char *buf, size_t len, const char *fmt, ...)
 	return 0;
 }
 
-int path_fmt(char *buf, size_t len, const char *fmt, ...)
+int sysfs_fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -58,7 +58,7 @@ int path_fmt(char *buf, size_t len, const char *fmt, ...)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-void str_copy(char *dst, size_t len, const char *src)
+void sysfs_copy(char *dst, size_t len, const char *src)
 {
 	size_t n = strnlen(src, len - 1);
 
@@ -66,7 +66,7 @@ void str_copy(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
-int read_file_str(const char *path, char *buf, size_t len)
+int sysfs_read_str(const char *path, char *buf, size_t len)
 {
 	ssize_t n;
 	int fd;
@@ -91,13 +91,13 @@ int read_file_str(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int read_file_ll(const char *path, long long *v)
+int sysfs_read_ll(const char *path, long long *v)
 {
 	char buf[64], *end;
 	long long x;
 	int err;
 
-	err = read_file_str(path, buf, sizeof(buf));
+	err = sysfs_read_str(path, buf, sizeof(buf));
 	if (err)
 		return err;
 	errno = 0;
@@ -147,7 +147,7 @@ int channels__add(struct channels *cs, enum side_metric metric, enum chan_read h
 	c->how = how;
 	c->index = index;
 	c->scale = scale;
-	path_fmt(c->name, sizeof(c->name), "%s", name);
+	sysfs_fmt(c->name, sizeof(c->name), "%s", name);
 	if (path && !(c->path = strdup(path)))
 		return -ENOMEM;
 	if (path2 && !(c->path2 = strdup(path2))) {
@@ -228,9 +228,9 @@ static double read_one(const struct channel *c)
 
 	switch (c->how) {
 	case CR_FILE:
-		return read_file_ll(c->path, &a) ? NAN : (double)a * c->scale;
+		return sysfs_read_ll(c->path, &a) ? NAN : (double)a * c->scale;
 	case CR_FILE_PRODUCT:
-		if (read_file_ll(c->path, &a) || read_file_ll(c->path2, &b))
+		if (sysfs_read_ll(c->path, &a) || sysfs_read_ll(c->path2, &b))
 			return NAN;
 		return (double)a * (double)b * c->scale;
 	case CR_MEMINFO:
@@ -324,16 +324,16 @@ int sysfs_discover_thermal(struct channels *cs)
 		int zone = atoi(d + strlen("thermal_zone"));
 		long long t;
 
-		path_fmt(path, sizeof(path), "%s/%s/type", dir, d);
-		if (read_file_str(path, type, sizeof(type)) || !*type)
-			path_fmt(type, sizeof(type), "%s", d);
-		path_fmt(path, sizeof(path), "%s/%s/temp", dir, d);
+		sysfs_fmt(path, sizeof(path), "%s/%s/type", dir, d);
+		if (sysfs_read_str(path, type, sizeof(type)) || !*type)
+			sysfs_fmt(type, sizeof(type), "%s", d);
+		sysfs_fmt(path, sizeof(path), "%s/%s/temp", dir, d);
 		/* a zone whose sensor is absent fails to read: skip it */
-		if (read_file_ll(path, &t))
+		if (sysfs_read_ll(path, &t))
 			continue;
-		path_fmt(name, sizeof(name), "%s", type);
+		sysfs_fmt(name, sizeof(name), "%s", type);
 		if (name_taken(cs, SM_ZONE_TEMP_C, name))
-			path_fmt(name, sizeof(name), "%s.%d", type, zone);
+			sysfs_fmt(name, sizeof(name), "%s.%d", type, zone);
 		if (channels__add(cs, SM_ZONE_TEMP_C, CR_FILE, zone, 0.001, name, path, NULL) >= 0)
 			added++;
 	}
@@ -365,9 +365,9 @@ int sysfs_discover_cpufreq(struct channels *cs)
 
 		if (end == d + 3 || *end)
 			continue;
-		path_fmt(name, sizeof(name), "cpu%ld", cpu);
+		sysfs_fmt(name, sizeof(name), "cpu%ld", cpu);
 		for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
-			path_fmt(path, sizeof(path), "%s/%s/cpufreq/%s", dir, d, files[k].file);
+			sysfs_fmt(path, sizeof(path), "%s/%s/cpufreq/%s", dir, d, files[k].file);
 			if (access(path, R_OK))
 				continue;
 			if (channels__add(cs, files[k].m, CR_FILE, cpu, 0.001, name, path, NULL) >= 0)
@@ -394,11 +394,11 @@ static int hwmon_kind(struct channels *cs, const char *dir, const char *chip, co
 
 		if (end == d + klen || strcmp(end, "_input"))
 			continue;
-		path_fmt(path, sizeof(path), "%s/%s%ld_label", dir, kind, idx);
-		if (read_file_str(path, label, sizeof(label)) || !*label)
-			path_fmt(label, sizeof(label), "%s%ld", kind, idx);
-		path_fmt(name, sizeof(name), "%s/%s", chip, label);
-		path_fmt(path, sizeof(path), "%s/%s", dir, d);
+		sysfs_fmt(path, sizeof(path), "%s/%s%ld_label", dir, kind, idx);
+		if (sysfs_read_str(path, label, sizeof(label)) || !*label)
+			sysfs_fmt(label, sizeof(label), "%s%ld", kind, idx);
+		sysfs_fmt(name, sizeof(name), "%s/%s", chip, label);
+		sysfs_fmt(path, sizeof(path), "%s/%s", dir, d);
 		if (name_taken(cs, m, name))
 			continue;
 		if (channels__add(cs, m, CR_FILE, (int)idx, scale, name, path, NULL) >= 0)
@@ -418,10 +418,10 @@ int sysfs_discover_hwmon(struct channels *cs)
 		return 0;
 	n = list_dir(dir, "hwmon", &ents);
 	for (int i = 0; i < n; i++) {
-		path_fmt(sub, sizeof(sub), "%s/%s", dir, ents[i]->d_name);
-		path_fmt(path, sizeof(path), "%s/name", sub);
-		if (read_file_str(path, chip, sizeof(chip)) || !*chip)
-			path_fmt(chip, sizeof(chip), "%s", ents[i]->d_name);
+		sysfs_fmt(sub, sizeof(sub), "%s/%s", dir, ents[i]->d_name);
+		sysfs_fmt(path, sizeof(path), "%s/name", sub);
+		if (sysfs_read_str(path, chip, sizeof(chip)) || !*chip)
+			sysfs_fmt(chip, sizeof(chip), "%s", ents[i]->d_name);
 		added += hwmon_kind(cs, sub, chip, "temp", SM_HWMON_TEMP_C, 0.001);
 		added += hwmon_kind(cs, sub, chip, "power", SM_HWMON_POWER_W, 1e-6);
 	}
@@ -454,7 +454,7 @@ int sysfs_discover_cpuload(struct channels *cs)
 		if (cpu > maxcpu && cpu < 65536) {
 			for (int c = maxcpu + 1; c <= cpu; c++) {
 				/* CPUs missing from /proc/stat are offline; their channel stays NAN */
-				path_fmt(name, sizeof(name), "cpu%d", c);
+				sysfs_fmt(name, sizeof(name), "cpu%d", c);
 				if (c == cpu && channels__add(cs, SM_CPU_LOAD_PCT, CR_CPU_LOAD, c, 1.0, name, path, NULL) >= 0)
 					added++;
 			}

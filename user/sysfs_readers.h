@@ -76,13 +76,13 @@ const char *sysfs_root(void);
 /* root + printf(fmt, ...) into buf; -ENAMETOOLONG when it does not fit. */
 int sysfs_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* printf into buf; -ENAMETOOLONG when it does not fit (buf then unusable). */
-int path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int sysfs_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Copies src into dst, truncated to fit. */
-void str_copy(char *dst, size_t len, const char *src);
+void sysfs_copy(char *dst, size_t len, const char *src);
 /* First line of a file, trailing whitespace trimmed. 0 or -errno. */
-int read_file_str(const char *path, char *buf, size_t len);
+int sysfs_read_str(const char *path, char *buf, size_t len);
 /* A file holding one integer (further words ignored, "32760 ma"). */
-int read_file_ll(const char *path, long long *v);
+int sysfs_read_ll(const char *path, long long *v);
 
 void channels__init(struct channels *cs);
 void channels__free(struct channels *cs);
