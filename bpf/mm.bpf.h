@@ -1,0 +1,44 @@
+/* Resident set size of an mm, read with CO-RE from its counters. */
+#ifndef INFERTRACE_MM_BPF_H
+#define INFERTRACE_MM_BPF_H
+
+#include <bpf/bpf_core_read.h>
+
+/* Set by user space: sysconf(_SC_PAGESIZE). */
+SHARED const volatile __u64 cfg_page_size = 4096;
+
+/* NR_MM_COUNTERS slots: MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
+#define IT_MM_FILEPAGES 0
+#define IT_MM_ANONPAGES 1
+#define IT_MM_SHMEMPAGES 3
+
+/* Before 6.2 (f1a7941243c1 "mm: convert mm's rss stats into
+ * percpu_counter") the counters were atomics in struct mm_rss_stat. */
+struct mm_rss_stat___pre62 {
+	atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___pre62 {
+	struct mm_rss_stat___pre62 rss_stat;
+} __attribute__((preserve_access_index));
+
+static __always_inline __s64 mm_counter(struct mm_struct *mm, int i)
+{
+	if (bpf_core_type_exists(struct mm_rss_stat___pre62))
+		return BPF_CORE_READ((struct mm_struct___pre62 *)mm, rss_stat.count[i].counter);
+	/* the shared count: per-CPU deltas below the batch size are not in it */
+	return BPF_CORE_READ(mm, rss_stat[i].count);
+}
+
+static __always_inline __u64 mm_rss_bytes(struct mm_struct *mm)
+{
+	__s64 pages;
+
+	if (!mm)
+		return 0;
+	pages = mm_counter(mm, IT_MM_FILEPAGES) + mm_counter(mm, IT_MM_ANONPAGES) +
+		mm_counter(mm, IT_MM_SHMEMPAGES);
+	return pages > 0 ? pages * cfg_page_size : 0;
+}
+
+#endif
