@@ -25,6 +25,9 @@
 static const struct concern *const concerns[] = {
 	&probes_concern,   /* first: names phases, builds `cycles` */
 	&sampling_concern,
+	&sched_concern,
+	&memory_concern,
+	&crash_concern,
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)

@@ -98,6 +98,12 @@ static void sanitize_frame(char *s)
 			*s = '_';
 }
 
+static bool is_tracing_frame(const char *name)
+{
+	return name && (!strncmp(name, "bpf_prog_", 9) || !strncmp(name, "bpf_trace_run", 13) ||
+			!strncmp(name, "__traceiter_", 12) || !strncmp(name, "__bpf_trace_", 12));
+}
+
 static int stack_depth(const __u64 *ips)
 {
 	int n = 0;
@@ -136,6 +142,16 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		syms_cache__format(syms, k->tgid, uips[i], frame, sizeof(frame));
 		sanitize_frame(frame);
 		err = line_append(l, frame);
+	}
+	/* stacks taken in tracepoint programs start in the tracing machinery */
+	for (int i = 0, last = -1; ksyms && i < nk && i < 6; i++) {
+		if (is_tracing_frame(ksyms__map_addr(ksyms, kips[i], &(uint64_t){0})))
+			last = i;
+		if (i == nk - 1 || i == 5) {
+			kips += last + 1;
+			nk -= last + 1;
+			break;
+		}
 	}
 	for (int i = nk - 1; i >= 0 && !err; i--) {
 		uint64_t off;
