@@ -83,7 +83,7 @@ $(OUT)/infertrace: $(USER_OBJS)
 
 $(OUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) | $(OUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser -MMD -MP $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) -iquote user -MMD -MP $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
 $(OUT)/bpf $(OUT)/user $(OUT)/tests:
 	$(Q)mkdir -p $@

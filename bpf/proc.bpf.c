@@ -83,9 +83,12 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct it_target *t = target_of(tgid);
 
-	if (target_of(tgid))
-		emit(IT_EV_EXEC, tgid, 0, 0, task);
+	if (!t)
+		return 0;
+	t->flags &= ~IT_TARGET_AWAIT_EXEC;
+	emit(IT_EV_EXEC, tgid, 0, 0, task);
 	return 0;
 }
 

@@ -32,12 +32,15 @@ enum it_stat {
 	IT_STAT_PROBE_STACK_FULL = 12, /* probe stack deeper than IT_PHASE_STACK */
 	IT_STAT_PROBE_ABANDONED = 13,  /* calls that never returned (longjmp, exit) */
 	IT_STAT_PROBE_UNMATCHED = 14,  /* a return without its entry */
-	/* 16..23: scheduler and memory; 24..31: side data */
+	/* 16..23: scheduler and memory; 24..31: side data; 32..39: user stack copies */
 	IT_STAT_SCHED_THREADS_FULL = 16, /* a thread's on/off-CPU state not kept */
 	IT_STAT_SCHED_LOST = 17,      /* a sched/offcpu/memory map update failed */
 	IT_STAT_OFFCPU_KSTACK_ERR = 18, /* off-CPU kernel stack not captured */
 	IT_STAT_OFFCPU_USTACK_ERR = 19, /* off-CPU user stack not captured */
-	IT_STAT_MAX = 32,
+	IT_STAT_USTACK_COPY_ERR = 32,  /* --call-graph dwarf: user registers or stack unreadable */
+	IT_STAT_USTACK_SHORT = 33,     /* stack copy ended before the asked size (top of mapping) */
+	IT_STAT_USTACK_LOST = 34,      /* stack record not sent: ring buffer full */
+	IT_STAT_MAX = 40,
 };
 
 /* Why a process is followed. */
@@ -45,6 +48,7 @@ enum it_target_flags {
 	IT_TARGET_ROOT = 1,     /* named by the user (-p or the command) */
 	IT_TARGET_CHILD = 2,    /* forked by a followed process */
 	IT_TARGET_COMM = 4,     /* matched --comm */
+	IT_TARGET_AWAIT_EXEC = 8, /* launched, not yet exec'd: still the tracer's code */
 };
 
 struct it_target {
@@ -152,6 +156,14 @@ enum it_event_type {
 	IT_EV_PHASE_END = 12,  /* an outermost phase call returned */
 };
 
+/* Ring-buffer records of the sampling concern (values 50..59). */
+enum it_sample_event_type {
+	IT_EV_USTACK = 50, /* --call-graph dwarf: a sample with its user registers and stack copy */
+};
+
+#define IT_USTACK_MAX 65536 /* largest user stack copy, bytes (a power of two) */
+#define IT_UREGS 34         /* user registers in DWARF numbering (x86-64: 17; arm64: 33) */
+
 struct it_event_header {
 	__u32 type;
 	__u32 tgid;
@@ -183,6 +195,20 @@ struct it_phase_event {
 	__u32 phase;
 	__u32 probe;
 	__u32 pad;
+};
+
+/* IT_EV_USTACK: registers and the raw user stack from the sampled sp up;
+ * unwound in user space with the target's .eh_frame (like perf's dwarf mode). */
+struct it_ustack_event {
+	struct it_event_header hdr;
+	__u32 cycle;
+	__u32 phase;
+	__s32 kstack_id;    /* kernel stack in `stackmap`, < 0 when none */
+	__u32 stack_size;   /* bytes copied into stack[] (may be less than asked) */
+	__u64 regs[IT_UREGS]; /* DWARF register numbers; x86-64: 0..15 GPRs, 16 rip */
+	__u64 sp;           /* address of stack[0] */
+	char comm[IT_COMM_LEN]; /* process (group leader) name */
+	__u8 stack[];       /* stack_size bytes */
 };
 
 /* Scheduler: a thread's state between two sched events. */

@@ -145,7 +145,7 @@ static int setup_targets(struct recording *rec)
 			return err;
 		}
 		rec->launched = true;
-		err = tracer__add_target(&rec->tracer, rec->cmd.pid, IT_TARGET_ROOT);
+		err = tracer__add_target(&rec->tracer, rec->cmd.pid, IT_TARGET_ROOT | IT_TARGET_AWAIT_EXEC);
 		if (!process_table__add(&rec->procs, rec->cmd.pid, getpid(), true, recording__now_ns()))
 			err = -ENOMEM;
 		return err;
@@ -292,6 +292,11 @@ int cmd_record(int argc, char **argv)
 	err = record_opts__parse(&rec.opts, argc, argv);
 	if (err)
 		return 2;
+	if (!tracer__have_privileges()) {
+		fprintf(stderr, "infertrace: needs root (or CAP_BPF and CAP_PERFMON); run it with sudo\n");
+		err = -EPERM;
+		goto cleanup;
+	}
 	for (int i = 0; i < rec.opts.npids; i++) {
 		err = target__check_pid(rec.opts.pids[i]);
 		if (err)

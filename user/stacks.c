@@ -133,13 +133,17 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	if (!uips && k->ustack_id < 0 && !err)
 		err = line_append(l, "[missing_user_stack]");
 	for (int i = nu - 1; i >= 0 && !err; i--) {
-		int have = syms_cache__resolve(syms, k->tgid, uips[i], &si) == 0;
+		/* callers' entries are return addresses, which may already lie in
+		 * the next function (a call to a noreturn function ends its caller):
+		 * look up the call instruction instead, as perf does */
+		uint64_t ip = i ? uips[i] - 1 : uips[i];
+		int have = syms_cache__resolve(syms, k->tgid, ip, &si) == 0;
 
 		if (have && stacks__is_root_symbol(si.name))
 			complete = 1;
 		if (i == 0 && have && si.object)
 			leaf_object = si.object;
-		syms_cache__format(syms, k->tgid, uips[i], frame, sizeof(frame));
+		syms_cache__format(syms, k->tgid, ip, frame, sizeof(frame));
 		sanitize_frame(frame);
 		err = line_append(l, frame);
 	}
@@ -155,7 +159,7 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	}
 	for (int i = nk - 1; i >= 0 && !err; i--) {
 		uint64_t off;
-		const char *name = ksyms ? ksyms__map_addr(ksyms, kips[i], &off) : NULL;
+		const char *name = ksyms ? ksyms__map_addr(ksyms, i ? kips[i] - 1 : kips[i], &off) : NULL;
 
 		snprintf(frame, sizeof(frame), "%s_[k]", name ? name : "[unknown]");
 		sanitize_frame(frame);
@@ -188,7 +192,6 @@ int stacks__collect_maps(int counts_fd, int stack_fd, struct syms_cache *syms, s
 {
 	struct it_stack_key key, next, *prev = NULL;
 	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH], count;
-	struct line l = {};
 	int err = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -201,26 +204,35 @@ int stacks__collect_maps(int counts_fd, int stack_fd, struct syms_cache *syms, s
 			      bpf_map_lookup_elem(stack_fd, &key.ustack_id, uips) == 0;
 		bool have_k = key.kstack_id >= 0 &&
 			      bpf_map_lookup_elem(stack_fd, &key.kstack_id, kips) == 0;
-		struct proc_samples *ps = proc_entry(r, &key);
 
-		if (!ps) {
-			err = -ENOMEM;
-			break;
-		}
-		ps->samples += count;
-		r->total += count;
-		r->distinct_stacks++;
-		err = fold_one(r, syms, ksyms, &key, have_u ? uips : NULL, have_k ? kips : NULL,
-			       count, &l);
-		if (!err)
-			err = folded__add(&r->all, l.buf, count);
-		if (!err && key.phase > 0 && key.phase < IT_MAX_PHASES) {
-			r->phase_samples[key.phase] += count;
-			if (phase_names && phase_names[key.phase])
-				err = folded__add(&r->by_phase[key.phase], l.buf, count);
-		}
+		err = stacks__add(r, syms, ksyms, phase_names, &key, have_u ? uips : NULL,
+				  have_k ? kips : NULL, count);
 		if (err)
 			break;
+	}
+	return err;
+}
+
+int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *ksyms,
+		const char *const *phase_names, const struct it_stack_key *key,
+		const __u64 *uips, const __u64 *kips, __u64 count)
+{
+	struct proc_samples *ps = proc_entry(r, key);
+	struct line l = {};
+	int err;
+
+	if (!ps)
+		return -ENOMEM;
+	ps->samples += count;
+	r->total += count;
+	r->distinct_stacks++;
+	err = fold_one(r, syms, ksyms, key, uips, kips, count, &l);
+	if (!err)
+		err = folded__add(&r->all, l.buf, count);
+	if (!err && key->phase > 0 && key->phase < IT_MAX_PHASES) {
+		r->phase_samples[key->phase] += count;
+		if (phase_names && phase_names[key->phase])
+			err = folded__add(&r->by_phase[key->phase], l.buf, count);
 	}
 	free(l.buf);
 	return err;

@@ -43,7 +43,7 @@ int tracer__ensure_tracefs(void)
 	return 0;
 }
 
-static bool have_bpf_privileges(void)
+bool tracer__have_privileges(void)
 {
 	/* CAP_BPF (39) + CAP_PERFMON (38) are enough on 5.8+; CAP_SYS_ADMIN otherwise */
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -65,7 +65,7 @@ int tracer__open(struct tracer *t, const struct record_opts *opts)
 	memset(t, 0, sizeof(*t));
 	verbose = opts->verbose;
 	libbpf_set_print(libbpf_print);
-	if (!have_bpf_privileges()) {
+	if (!tracer__have_privileges()) {
 		fprintf(stderr, "infertrace: needs root (or CAP_BPF and CAP_PERFMON); run it with sudo\n");
 		return -EPERM;
 	}

@@ -46,6 +46,8 @@ void tracer__destroy(struct tracer *t);
 
 /* Runtime feature checks, shared with other attachers. */
 bool tracer__have_btf(void);
+/* root, CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON */
+bool tracer__have_privileges(void);
 int tracer__ensure_tracefs(void);
 
 #endif

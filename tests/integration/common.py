@@ -34,6 +34,21 @@ def build(name, sources, flags="", out=None, cc="gcc"):
     return out
 
 
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_folded(path):
+    """{stack: count} of a folded file."""
+    stacks = {}
+    with open(path) as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            stacks[stack] = stacks.get(stack, 0) + int(count)
+    return stacks
+
+
 class Recording:
     """The result of one `infertrace record` run."""
 
@@ -43,16 +58,10 @@ class Recording:
         self.stderr = proc.stderr
         self.stdout = proc.stdout
         path = os.path.join(outdir, "profile.json")
-        self.profile = json.load(open(path)) if os.path.exists(path) else None
+        self.profile = load_json(path) if os.path.exists(path) else None
 
     def folded(self, name="stacks.folded"):
-        """{stack: count} of a folded file."""
-        stacks = {}
-        with open(os.path.join(self.dir, name)) as f:
-            for line in f:
-                stack, _, count = line.rstrip("\n").rpartition(" ")
-                stacks[stack] = stacks.get(stack, 0) + int(count)
-        return stacks
+        return read_folded(os.path.join(self.dir, name))
 
     def share(self, pred, name="stacks.folded"):
         """Fraction of samples whose stack satisfies pred."""
