@@ -394,7 +394,9 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
 	struct sched_thread *st;
 
-	if (!tgid || !target_of(tgid))
+	/* update_curr also runs for a task from other CPUs (remote wake-ups):
+	 * only the task's own CPU flushes, serialised with its switches */
+	if (!tgid || task != (struct task_struct *)bpf_get_current_task() || !target_of(tgid))
 		return 0;
 	st = bpf_map_lookup_elem(&sched_threads, &tid);
 	if (st && st->state == IT_SCHED_ONCPU)

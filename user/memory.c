@@ -125,6 +125,8 @@ static double annotate_cycles(struct recording *rec, json_t *cycles, int fd, boo
 		pid_t pid = rec->procs.procs[pi].pid;
 		size_t ny = 0;
 		__u32 k = 0;
+		uint64_t last = 0;
+		bool have_last = false;
 
 		json_array_foreach(cycles, i, c) {
 			struct it_mem_value v;
@@ -134,8 +136,14 @@ static double annotate_cycles(struct recording *rec, json_t *cycles, int fd, boo
 				continue;
 			cyc = rec->tracer.skel->rodata->cfg_cycles_from_probes ? k : 0;
 			k++;
-			if (!mem_lookup(fd, pid, cyc, &v))
-				continue;
+			/* no change of RSS in the cycle: it stayed where it was */
+			if (!mem_lookup(fd, pid, cyc, &v)) {
+				if (!have_last)
+					continue;
+				v.peak_bytes = v.rss_bytes = last;
+			}
+			last = v.rss_bytes;
+			have_last = true;
 			json_object_set_new(c, "rss_peak_mb", json_real(v.peak_bytes / MB));
 			json_object_set_new(c, "rss_end_mb", json_real(v.rss_bytes / MB));
 			ys[ny++] = v.rss_bytes / MB;

@@ -602,6 +602,16 @@ static int sched_write(struct recording *rec, json_t *profile)
 		fprintf(stderr, "infertrace: reading the scheduler maps failed: %s\n", strerror(-err));
 		goto out;
 	}
+	{
+		__u64 st[IT_STAT_MAX];
+
+		tracer__stats(&rec->tracer, st);
+		json_object_set_new(sched, "lost", json_pack("{s:I,s:I,s:I,s:I}",
+			"threads_not_tracked", (json_int_t)st[IT_STAT_SCHED_THREADS_FULL],
+			"updates", (json_int_t)st[IT_STAT_SCHED_LOST],
+			"offcpu_kernel_stacks", (json_int_t)st[IT_STAT_OFFCPU_KSTACK_ERR],
+			"offcpu_user_stacks", (json_int_t)st[IT_STAT_OFFCPU_USTACK_ERR]));
+	}
 	select_sum(&vw, -1, -1, -1, false, &a);
 	json_object_set_new(sched, "cpus", json_integer(ncpus));
 	json_object_set_new(sched, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
