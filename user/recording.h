@@ -18,6 +18,7 @@ struct ksyms;
 struct probes;
 struct sched_state;
 struct side_state;
+struct sampling_state;
 
 struct recording {
 	struct record_opts opts;
@@ -37,6 +38,7 @@ struct recording {
 	struct probes *probes;
 	struct sched_state *sched;
 	struct side_state *side;
+	struct sampling_state *sampling;
 };
 
 /* One concern of a recording. Every hook is optional. */

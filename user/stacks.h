@@ -53,6 +53,13 @@ int stacks__collect(struct tracer *t, struct syms_cache *syms, struct ksyms *ksy
  * map its ids point into, e.g. the off-CPU microseconds. */
 int stacks__collect_maps(int counts_fd, int stack_fd, struct syms_cache *syms, struct ksyms *ksyms,
 			 const char *const *phase_names, struct stack_report *out);
+/* Adds count samples of one stack (e.g. unwound in user space) to a report
+ * that stacks__collect* filled: uips and kips leaf first, zero-terminated
+ * when shorter than IT_MAX_STACK_DEPTH; uips NULL with key->ustack_id < 0
+ * folds as [missing_user_stack]; kips may be NULL. 0 or -ENOMEM. */
+int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *ksyms,
+		const char *const *phase_names, const struct it_stack_key *key,
+		const __u64 *uips, const __u64 *kips, __u64 count);
 /* Whether a symbol is the root of a complete user stack. */
 int stacks__is_root_symbol(const char *name);
 /* profile.json's `samples.stack_quality` object. */

@@ -745,6 +745,29 @@ static const struct map *proc__find_map(const struct proc *proc, uint64_t addr)
 	return NULL;
 }
 
+int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
+			 void (*fn)(void *arg, const struct syms_mapping *m), void *arg)
+{
+	struct proc *proc = cache__find_proc(cache, pid);
+
+	if (!proc)
+		return -ENOENT;
+	for (size_t i = 0; i < proc->nr_maps; i++) {
+		const struct map *map = &proc->maps[i];
+		struct syms_mapping m = {
+			.start = map->start,
+			.end = map->end,
+			.path = map->dso->path,
+			.elf = map->dso->nr_segs > 0 && !map->dso->image,
+		};
+
+		if (m.elf)
+			m.bias = map->start - dso__vaddr(map->dso, map, map->start);
+		fn(arg, &m);
+	}
+	return (int)proc->nr_maps;
+}
+
 int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out)
 {
 	const struct addr_ent *ent;

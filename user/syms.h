@@ -35,6 +35,20 @@ bool syms_cache__has(const struct syms_cache *cache, pid_t pid);
  * before it could be read shares its parent's mappings). 0 or -errno. */
 int syms_cache__inherit(struct syms_cache *cache, pid_t from, pid_t to);
 
+/* One captured executable file mapping, for an unwinder that builds its own
+ * view of the process (libdwfl modules at process addresses). */
+struct syms_mapping {
+	uint64_t start, end;
+	uint64_t bias;        /* process address - ELF vaddr */
+	const char *path;     /* as /proc/PID/maps named it */
+	bool elf;             /* the file opened as ELF (bias is meaningful) */
+};
+
+/* Calls fn for each captured executable file mapping of pid, in address
+ * order. Returns the number of mappings, or -ENOENT when pid has none. */
+int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
+			 void (*fn)(void *arg, const struct syms_mapping *m), void *arg);
+
 /* Resolves a user address of pid. Returns 0 when the address falls in a
  * captured mapping (out->name may still be NULL: no symbol covers it),
  * -ENOENT otherwise (out->object NULL), -ENOMEM. Strings live as long as

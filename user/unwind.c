@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/* DWARF unwinding of copied user stacks with libdwfl; see unwind.h.
+ *
+ * One Dwfl per process, rebuilt only when the syms cache's capture of its
+ * mappings changes (dlopen), so that libdwfl's per-module caches (the ELF,
+ * .eh_frame_hdr's table, the FDEs already parsed) serve every later sample:
+ * after the first samples an unwind costs a few microseconds per frame. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <elfutils/libdwfl.h>
+
+#include "syms.h"
+#include "unwind.h"
+
+#if defined(__x86_64__)
+#define UNWIND_NREGS 17 /* rax..r15, rip */
+#elif defined(__aarch64__)
+#define UNWIND_NREGS 32 /* x0..x30, sp; pc separately */
+#define UNWIND_PC_SLOT 32
+#else
+#define UNWIND_NREGS 0
+#endif
+
+/* The sample being unwound: what the thread callbacks read. */
+struct sample_ctx {
+	pid_t tid;
+	const uint64_t *regs;
+	int nregs;
+	uint64_t sp;
+	const unsigned char *stack;
+	size_t size;
+	uint64_t *ips;
+	int max, n;
+	bool ended; /* a frame with pc 0: the end of a frame-pointer chain */
+};
+
+struct uproc {
+	pid_t pid;
+	Dwfl *dwfl;
+	uint64_t signature; /* of the mappings the modules were reported from */
+	int nmods;
+	struct sample_ctx *cur;
+};
+
+struct unwinder {
+	struct syms_cache *syms;
+	struct uproc *procs;
+	size_t nprocs, cap;
+	struct unwind_stats stats;
+};
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* ---- thread callbacks ---- */
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct uproc *p = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0; /* one thread: the sampled one */
+	*thread_argp = p;
+	return p->cur->tid;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct uproc *p = arg;
+	const struct sample_ctx *s = p->cur;
+
+	(void)dwfl;
+	if (addr < s->sp || addr - s->sp > s->size || s->size - (addr - s->sp) < sizeof(*result))
+		return false; /* outside the copy */
+	memcpy(result, s->stack + (addr - s->sp), sizeof(*result));
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct uproc *p = arg;
+	const struct sample_ctx *s = p->cur;
+	Dwarf_Word regs[UNWIND_NREGS ? UNWIND_NREGS : 1];
+
+	if (!UNWIND_NREGS || s->nregs < UNWIND_NREGS)
+		return false;
+	for (int i = 0; i < UNWIND_NREGS; i++)
+		regs[i] = s->regs[i];
+#ifdef UNWIND_PC_SLOT
+	dwfl_thread_state_register_pc(thread, s->regs[UNWIND_PC_SLOT]);
+#endif
+	return dwfl_thread_state_registers(thread, 0, UNWIND_NREGS, regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+/* ---- per-process modules ---- */
+
+struct sig_acc {
+	uint64_t h;
+	int n;
+};
+
+static void sig_one(void *arg, const struct syms_mapping *m)
+{
+	struct sig_acc *a = arg;
+
+	a->h = (a->h ^ (m->start + 31 * m->end + m->bias)) * 0x100000001b3ull;
+	a->n++;
+}
+
+struct report_acc {
+	Dwfl *dwfl;
+	int nmods;
+};
+
+static void report_one(void *arg, const struct syms_mapping *m)
+{
+	struct report_acc *a = arg;
+
+	if (!m->elf)
+		return; /* [vdso] and files that are no ELF: the frame-pointer fallback covers them */
+	/* several executable mappings of one file: libdwfl finds the module again */
+	if (dwfl_report_elf(a->dwfl, m->path, m->path, -1, m->bias, true))
+		a->nmods++;
+}
+
+static void uproc__close(struct uproc *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->nmods = 0;
+}
+
+/* Makes p->dwfl match the current capture of p->pid's mappings. */
+static int uproc__sync(struct unwinder *u, struct uproc *p)
+{
+	struct sig_acc sig = { .h = 0xcbf29ce484222325ull };
+	struct report_acc rep = {};
+
+	if (syms_cache__mappings(u->syms, p->pid, sig_one, &sig) <= 0)
+		return -ENOENT;
+	if (p->dwfl && sig.h == p->signature)
+		return p->nmods ? 0 : -ENOENT;
+	uproc__close(p);
+	u->stats.rebuilds++;
+	p->signature = sig.h;
+	p->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!p->dwfl)
+		return -ENOMEM;
+	rep.dwfl = p->dwfl;
+	dwfl_report_begin(p->dwfl);
+	syms_cache__mappings(u->syms, p->pid, report_one, &rep);
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	p->nmods = rep.nmods;
+	if (!p->nmods || !dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p)) {
+		uproc__close(p);
+		p->nmods = 0;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static struct uproc *proc_get(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->nprocs; i++)
+		if (u->procs[i].pid == pid)
+			return &u->procs[i];
+	if (u->nprocs == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 8;
+		struct uproc *v = realloc(u->procs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		u->procs = v;
+		u->cap = cap;
+	}
+	u->procs[u->nprocs] = (struct uproc){ .pid = pid };
+	return &u->procs[u->nprocs++];
+}
+
+/* ---- API ---- */
+
+struct unwinder *unwinder__new(struct syms_cache *syms)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (u)
+		u->syms = syms;
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nprocs; i++)
+		uproc__close(&u->procs[i]);
+	free(u->procs);
+	free(u);
+}
+
+void unwinder__forget(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; u && i < u->nprocs; i++) {
+		if (u->procs[i].pid != pid)
+			continue;
+		uproc__close(&u->procs[i]);
+		u->procs[i] = u->procs[--u->nprocs];
+		return;
+	}
+}
+
+const struct unwind_stats *unwinder__stats(const struct unwinder *u)
+{
+	return &u->stats;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct sample_ctx *s = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (!pc) {
+		s->ended = true;
+		return DWARF_CB_ABORT;
+	}
+	if (s->n >= s->max)
+		return DWARF_CB_ABORT;
+	s->ips[s->n++] = pc; /* a return address for callers: stacks.c looks up pc - 1 */
+	return DWARF_CB_OK;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int unwinder__unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, int nregs,
+		     uint64_t sp, const void *stack, size_t size, uint64_t *ips, int max, int *n)
+{
+	struct sample_ctx s = {
+		.tid = tid, .regs = regs, .nregs = nregs, .sp = sp, .stack = stack, .size = size,
+		.ips = ips, .max = max,
+	};
+	uint64_t t0 = now_ns(), dt;
+	struct uproc *p = proc_get(u, pid);
+	int status, rc;
+
+	*n = 0;
+	u->stats.stacks++;
+	if (!p || uproc__sync(u, p)) {
+		u->stats.no_modules++;
+		status = UNWIND_NO_MODULES;
+		goto out;
+	}
+	p->cur = &s;
+	rc = dwfl_getthread_frames(p->dwfl, tid, frame_cb, &s);
+	p->cur = NULL;
+	if (s.n >= max)
+		status = UNWIND_TOO_DEEP;
+	else if (rc != 0 && !s.ended)
+		status = UNWIND_TRUNCATED; /* stopped before a frame with no caller */
+	else
+		status = UNWIND_OK;
+	if (status == UNWIND_TOO_DEEP)
+		u->stats.too_deep++;
+	else if (status == UNWIND_TRUNCATED)
+		u->stats.truncated++;
+out:
+	/* with no modules, the sampled pc alone still names the leaf */
+	if (!s.n && max > 0 && nregs > 16) {
+#if defined(__x86_64__)
+		ips[s.n++] = regs[16];
+#elif defined(__aarch64__)
+		ips[s.n++] = regs[32];
+#endif
+	}
+	*n = s.n;
+	dt = now_ns() - t0;
+	u->stats.total_ns += dt;
+	if (dt > u->stats.max_ns)
+		u->stats.max_ns = dt;
+	return status;
+}
