@@ -41,4 +41,54 @@ static __always_inline __u64 mm_rss_bytes(struct mm_struct *mm)
 	return pages > 0 ? pages * cfg_page_size : 0;
 }
 
+/* (tgid, IT_CYCLE_NONE): the whole process; (tgid, cycle): one cycle. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct it_mem_key);
+	__type(value, struct it_mem_value);
+} mem_rss SEC(".maps") SHARED;
+
+static __always_inline void mem_update(struct it_mem_key *k, __u64 rss, __u64 now)
+{
+	struct it_mem_value *v = bpf_map_lookup_elem(&mem_rss, k), init = {};
+
+	if (!v) {
+		init.rss_bytes = init.peak_bytes = init.first_bytes = rss;
+		init.updates = 1;
+		init.last_ns = now;
+		if (bpf_map_update_elem(&mem_rss, k, &init, BPF_NOEXIST) == 0)
+			return;
+		v = bpf_map_lookup_elem(&mem_rss, k);
+		if (!v) {
+			stat_inc(IT_STAT_SCHED_LOST);
+			return;
+		}
+	}
+	/* racy by design: two CPUs of one process updating at the same
+	 * instant can lose one of two nearby values, never the trend */
+	v->rss_bytes = rss;
+	if (rss > v->peak_bytes)
+		v->peak_bytes = rss;
+	v->updates++;
+	v->last_ns = now;
+}
+
+/* RSS of a running task's process, for its process and current cycle. */
+static __always_inline void mem_sample(struct task_struct *task, __u32 tgid, __u32 cycle, __u64 now)
+{
+	struct it_mem_key k = { .tgid = tgid, .cycle = IT_CYCLE_NONE };
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	__u64 rss;
+
+	if (!mm)
+		return;
+	rss = mm_rss_bytes(mm);
+	mem_update(&k, rss, now);
+	if (cycle != IT_CYCLE_NONE) {
+		k.cycle = cycle;
+		mem_update(&k, rss, now);
+	}
+}
+
 #endif

@@ -231,6 +231,7 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 		}
 	}
 	if (st->state == IT_SCHED_ONCPU) {
+		mem_sample(task, st->tgid, cyc, now);
 		/* faults happen on the CPU: the deltas go with the on-CPU time */
 		minflt = BPF_CORE_READ(task, min_flt);
 		majflt = BPF_CORE_READ(task, maj_flt);

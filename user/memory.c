@@ -40,7 +40,8 @@ static int memory_configure(struct recording *rec)
 	mem_state->enabled = sched__have_tracepoint("kmem", "rss_stat");
 	if (!mem_state->enabled) {
 		bpf_program__set_autoload(s->progs.mem_on_rss_stat, false);
-		fprintf(stderr, "infertrace: warning: this kernel lacks kmem:rss_stat: no RSS timeline or peaks\n");
+		fprintf(stderr, "infertrace: note: this kernel lacks kmem:rss_stat; RSS is read at "
+			"context switches and scheduler ticks only\n");
 	}
 	return 0;
 }
@@ -173,7 +174,7 @@ static int memory_write(struct recording *rec, json_t *profile)
 
 	if (!mem_state)
 		return 0;
-	json_object_set_new(mem, "source", json_string(mem_state->enabled ? "kmem:rss_stat" : "none"));
+	json_object_set_new(mem, "source", json_string(mem_state->enabled ? "mm counters (CO-RE) at switches, ticks and kmem:rss_stat" : "mm counters (CO-RE) at switches and ticks"));
 	for (size_t i = 0; i < rec->procs.n; i++) {
 		const struct traced_proc *p = &rec->procs.procs[i];
 		struct it_mem_value v;

@@ -1,0 +1,94 @@
+"""Crashes: SIGSEGV, the OOM killer in a memory cgroup, a supervisor that
+relaunches a crashing child, --comm."""
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+import common
+from test_sched import fixture
+
+
+def memory_cgroup(limit_bytes):
+    """A memory cgroup limited to limit_bytes: (procs file, cleanup). cgroup v2
+    (memory.max) or v1 (memory.limit_in_bytes); None when neither works."""
+    name = f"infertrace-test-{os.getpid()}"
+    v2 = "/sys/fs/cgroup"
+    if os.path.exists(os.path.join(v2, "cgroup.controllers")):
+        d = os.path.join(v2, name)
+        limit_file = "memory.max"
+    elif os.path.isdir("/sys/fs/cgroup/memory"):
+        d = os.path.join("/sys/fs/cgroup/memory", name)
+        limit_file = "memory.limit_in_bytes"
+    else:
+        return None
+    try:
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, limit_file), "w") as f:
+            f.write(str(limit_bytes))
+        swap = os.path.join(d, "memory.swap.max" if limit_file == "memory.max" else "memory.memsw.limit_in_bytes")
+        if os.path.exists(swap):
+            try:
+                with open(swap, "w") as f:
+                    f.write("0" if limit_file == "memory.max" else str(limit_bytes))
+            except OSError:
+                pass
+    except OSError:
+        return None
+    return os.path.join(d, "cgroup.procs"), lambda: os.rmdir(d)
+
+
+@common.need_root
+class CrashTest(unittest.TestCase):
+    def test_sigsegv(self):
+        r = common.record([], [fixture(), "segv", "100"], check=False)
+        crashes = r.profile["crashes"]
+        self.assertEqual(len(crashes), 1, crashes)
+        self.assertEqual(crashes[0]["signal"], 11)
+        self.assertEqual(crashes[0]["signal_name"], "SIGSEGV")
+        self.assertEqual(crashes[0]["cause"], "signal")
+        # what ran before is complete: 100 ms of CPU
+        (c,) = r.profile["cycles"]
+        self.assertAlmostEqual(c["oncpu_ms"], 100, delta=15)
+
+    def test_oom_kill(self):
+        cg = memory_cgroup(64 << 20)
+        if not cg:
+            self.skipTest("no memory cgroup controller")
+        procs, cleanup = cg
+        try:
+            # the shell joins the cgroup, then execs the fixture
+            r = common.record([], ["/bin/sh", "-c", f"echo $$ > {procs} && exec {fixture()} oom"],
+                              check=False, timeout=60)
+        finally:
+            time.sleep(0.2)
+            cleanup()
+        crashes = r.profile["crashes"]
+        self.assertTrue(any(c["cause"] == "oom_kill" and c["signal"] == 9 for c in crashes), crashes)
+        self.assertGreater(r.profile["memory"]["peak_mb"], 40)
+
+    def test_supervisor_relaunches(self):
+        script = f"for i in 1 2 3; do {fixture()} segv 50; done; exit 0"
+        r = common.record([], ["/bin/sh", "-c", script], check=False)
+        segv = [c for c in r.profile["crashes"] if c["signal"] == 11]
+        self.assertEqual(len(segv), 3, r.profile["crashes"])
+        self.assertEqual(len({c["pid"] for c in segv}), 3)
+        per = [p for p in r.profile["sched"]["per_process"] if p["comm"] == "sched_fix"]
+        self.assertEqual(len(per), 3)
+        for p in per:
+            self.assertAlmostEqual(p["oncpu_ms"], 50, delta=10)
+
+    def test_comm_follows_unrelated_process(self):
+        out = tempfile.mkdtemp(prefix="it-out-")
+        rec = subprocess.Popen([common.INFERTRACE, "record", "-o", out, "--comm", "sched_fix",
+                                "--", "/bin/sleep", "1.5"], stderr=subprocess.PIPE, text=True)
+        time.sleep(0.7)
+        subprocess.run([fixture(), "segv", "50"])
+        rec.wait(timeout=30)
+        r = common.Recording(out, rec)
+        self.assertTrue(any(c["signal"] == 11 for c in r.profile["crashes"]), r.profile["crashes"])
+
+
+if __name__ == "__main__":
+    unittest.main()

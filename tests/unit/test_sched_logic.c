@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for user/sched_logic.c: histogram quantiles, blocked-stack
+ * classes, the wall-time split, slopes and timeline reduction. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sched_logic.h"
+
+static void test_quantile(void **state)
+{
+	uint64_t slots[32] = {};
+
+	(void)state;
+	assert_true(hist_quantile(slots, 32, 0.5) == 0);
+	slots[10] = 100; /* all in [1024, 2048) */
+	assert_in_range((int)hist_quantile(slots, 32, 0.5), 1530, 1540);
+	assert_in_range((int)hist_quantile(slots, 32, 0.99), 2030, 2048);
+	slots[0] = 900; /* 90% in [0, 2) */
+	assert_true(hist_quantile(slots, 32, 0.5) < 2);
+	assert_true(hist_quantile(slots, 32, 0.95) >= 1024);
+}
+
+static void test_classify(void **state)
+{
+	const char *sleep[] = { "__schedule", "schedule", "do_nanosleep", "hrtimer_nanosleep" };
+	const char *lock[] = { "__schedule", "schedule", "futex_wait_queue", "futex_wait", "do_futex" };
+	const char *io[] = { "__schedule", "schedule", "io_schedule", "folio_wait_bit_common" };
+	const char *other[] = { "__schedule", "schedule", "something_else" };
+
+	(void)state;
+	assert_int_equal(blocked_classify(sleep, 4), BLOCKED_SLEEP);
+	assert_int_equal(blocked_classify(lock, 5), BLOCKED_LOCK);
+	assert_int_equal(blocked_classify(io, 4), BLOCKED_IO);
+	assert_int_equal(blocked_classify(other, 3), BLOCKED_OTHER);
+	assert_int_equal(blocked_classify(NULL, 0), BLOCKED_OTHER);
+}
+
+static void test_wall_split(void **state)
+{
+	struct wall_split w;
+
+	(void)state;
+	wall_split(&w, 30000000, 20000000, 100000, 9800000);
+	assert_in_range((int)(w.unattributed_ms * 1000), 99, 101);
+	assert_true(w.unattributed_percent < 0.34 && w.unattributed_percent > 0.33);
+	wall_split(&w, 10000000, 11000000, 0, 0); /* seen parts exceed the wall */
+	assert_true(w.unattributed_ms < -0.99 && w.unattributed_percent > 9.99);
+	wall_split(&w, 0, 0, 0, 0);
+	assert_true(w.unattributed_percent == 0);
+}
+
+static void test_slope(void **state)
+{
+	double y[] = { 5, 15, 25, 35, 45 }, noisy[] = { 1, 12, 20, 31, 40, 52 };
+
+	(void)state;
+	assert_true(slope_per_index(y, 5) > 9.999 && slope_per_index(y, 5) < 10.001);
+	assert_true(slope_per_index(noisy, 6) > 9.5 && slope_per_index(noisy, 6) < 10.5);
+	assert_true(slope_per_index(y, 1) == 0);
+}
+
+static void test_timeline(void **state)
+{
+	uint64_t t[2000];
+	double v[2000];
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 2000; i++) {
+		t[i] = i;
+		v[i] = i == 1234 ? 999 : 1;
+	}
+	n = timeline_reduce(t, v, 2000, 512);
+	assert_int_equal(n, 512);
+	for (size_t i = 1; i < n; i++)
+		assert_true(t[i] > t[i - 1]);
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++)
+		found |= v[i] == 999 && t[i] == 1234;
+	assert_true(found); /* the peak survives */
+	assert_int_equal(timeline_reduce(t, v, 10, 512), 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quantile),
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_wall_split),
+		cmocka_unit_test(test_slope),
+		cmocka_unit_test(test_timeline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
