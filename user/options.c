@@ -61,7 +61,7 @@ static const struct argp_option record_options[] = {
 	{ "config", OPT_CONFIG, "FILE", 0, "Read these options from a JSON file", 1 },
 	{ "comm", OPT_COMM, "NAME", 0, "Also follow new processes named NAME", 2 },
 	{ "no-follow-children", OPT_NO_FOLLOW, NULL, 0, "Do not follow child processes", 2 },
-	{ "call-graph", OPT_CALL_GRAPH, "fp|dwarf[,SIZE]", 0, "User stack unwinding (default fp)", 2 },
+	{ "call-graph", OPT_CALL_GRAPH, "fp|dwarf[,SIZE]", 0, "User stacks: frame pointers, or a copy of SIZE bytes unwound with .eh_frame (default dwarf,65528)", 2 },
 	{ "stack-entries", OPT_STACK_ENTRIES, "N", 0, "Distinct stacks kept in the kernel (default 16384)", 2 },
 	{ "min-block-us", OPT_MIN_BLOCK, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 2 },
 	{ "gpu", OPT_GPU, "auto|nvml|jetson|none", 0, "GPU side data source (default auto)", 3 },
@@ -240,8 +240,11 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	o->gpu_mode = "auto";
 	o->side_period_s = 1.0;
 	o->min_block_us = 1;
-	o->call_graph = CALL_GRAPH_FP;
-	o->dwarf_stack_size = 16384;
+	/* dwarf: prebuilt llama.cpp/ggml libraries keep no frame pointers, and one
+	 * llama.cpp frame alone is ~36 KiB, so complete stacks need a 64 KiB copy;
+	 * it costs a few µs per sample in BPF (docs/unwinding.md) */
+	o->call_graph = CALL_GRAPH_DWARF;
+	o->dwarf_stack_size = 65528;
 	o->stack_map_entries = 16384;
 	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
 }

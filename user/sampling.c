@@ -183,7 +183,7 @@ static int add_unwound(struct recording *rec, struct stack_report *sr)
 	return err;
 }
 
-static json_t *unwind_json(const struct recording *rec, const __u64 *stats)
+static json_t *unwind_json(const struct recording *rec, const struct stack_report *sr, const __u64 *stats)
 {
 	const struct sampling_state *s = rec->sampling;
 	const struct unwind_stats *u = unwinder__stats(s->unwinder);
@@ -196,11 +196,12 @@ static json_t *unwind_json(const struct recording *rec, const __u64 *stats)
 	json_object_set_new(o, "copy_short", json_integer(stats[IT_STAT_USTACK_SHORT]));
 	json_object_set_new(o, "lost", json_integer(stats[IT_STAT_USTACK_LOST]));
 	json_object_set_new(o, "bad_records", json_integer(s->bad_records));
-	json_object_set_new(o, "unwind_truncated", json_integer(u->truncated));
+	/* libdwfl often errs one step past the thread's root frame: what
+	 * counts is whether the stack reached a root, i.e. stack_quality */
+	json_object_set_new(o, "unwind_ended_with_error", json_integer(u->truncated));
 	json_object_set_new(o, "unwind_too_deep", json_integer(u->too_deep));
 	json_object_set_new(o, "unwind_no_modules", json_integer(u->no_modules));
-	json_object_set_new(o, "unwind_failed", json_integer(u->truncated + u->too_deep + u->no_modules +
-							    stats[IT_STAT_USTACK_COPY_ERR]));
+	json_object_set_new(o, "unwind_failed", json_integer(sr->total - sr->complete));
 	json_object_set_new(o, "module_rebuilds", json_integer(u->rebuilds));
 	json_object_set_new(o, "avg_frames", json_real(s->records ? (double)s->unwound_frames / s->records : 0));
 	json_object_set_new(o, "avg_unwind_us", json_real(u->stacks ? u->total_ns / 1e3 / u->stacks : 0));
@@ -244,7 +245,7 @@ static json_t *samples_json(const struct recording *rec, const struct stack_repo
 	json_object_set_new(s, "by_phase", by_phase);
 	json_object_set_new(s, "stack_quality", stacks__quality_json(sr));
 	if (rec->sampling)
-		json_object_set_new(s, "unwind", unwind_json(rec, stats));
+		json_object_set_new(s, "unwind", unwind_json(rec, sr, stats));
 	json_object_set_new(s, "stack_collisions",
 			    json_integer(stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]));
 	return s;
