@@ -61,9 +61,19 @@ static __always_inline void stat_inc(enum it_stat idx)
 		*v += 1; /* per-CPU slot: no atomics needed */
 }
 
-static __always_inline struct it_target *target_of(__u32 tgid)
+/* The entry of a followed process, whatever its state. */
+static __always_inline struct it_target *target_entry(__u32 tgid)
 {
 	return bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* A followed process whose own code runs: a launched command only counts
+ * from its exec on (before, it is the tracer's forked child). */
+static __always_inline struct it_target *target_of(__u32 tgid)
+{
+	struct it_target *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	return t && !(t->flags & IT_TARGET_AWAIT_EXEC) ? t : NULL;
 }
 
 /* Phase of a thread and cycle of its process, as samples are tagged. */

@@ -83,7 +83,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	struct it_target *t = target_of(tgid);
+	struct it_target *t = target_entry(tgid);
 
 	if (!t)
 		return 0;
@@ -100,7 +100,7 @@ int on_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 pid = BPF_CORE_READ(task, pid);
 
 	bpf_map_delete_elem(&threads, &pid);
-	if (pid != tgid || !target_of(tgid))
+	if (pid != tgid || !target_entry(tgid))
 		return 0;
 	emit(IT_EV_EXIT, tgid, 0, BPF_CORE_READ(task, exit_code), task);
 	return 0;

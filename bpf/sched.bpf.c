@@ -445,7 +445,7 @@ int sched_on_exec(struct bpf_raw_tracepoint_args *ctx)
 	struct it_crash_event *e;
 	char comm[IT_COMM_LEN];
 
-	if (!cfg_comm[0] || target_of(tgid))
+	if (!cfg_comm[0] || target_entry(tgid))
 		return 0;
 	BPF_CORE_READ_STR_INTO(&comm, task, comm);
 	if (!comm_matches(comm))

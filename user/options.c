@@ -46,6 +46,7 @@ enum {
 	OPT_CALL_GRAPH,
 	OPT_NO_FOLLOW,
 	OPT_STACK_ENTRIES,
+	OPT_THRESHOLD,
 };
 
 static const struct argp_option record_options[] = {
@@ -66,6 +67,9 @@ static const struct argp_option record_options[] = {
 	{ "min-block-us", OPT_MIN_BLOCK, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 2 },
 	{ "gpu", OPT_GPU, "auto|nvml|jetson|none", 0, "GPU side data source (default auto)", 3 },
 	{ "side-period", OPT_SIDE_PERIOD, "SECONDS", 0, "Side-data sampling period (default 1)", 3 },
+	{ "threshold", OPT_THRESHOLD, "NAME=VALUE", 0, "Bottleneck rule threshold (repeatable): inference_pct=60, "
+	  "database_pct=15, mode_pct=10, memory_pct=80, runq_pct=20, offcpu_pct=50, gpu_util_pct=70, "
+	  "gpu_sync_pct=30, leak_mb_per_cycle=1", 3 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's debug output", 4 },
 	{},
 };
@@ -204,6 +208,20 @@ static error_t record_parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --stack-entries '%s': expected 256..4194304", arg);
 		o->stack_map_entries = v;
 		break;
+	case OPT_THRESHOLD: {
+		char *eq = strchr(arg, '='), name[64];
+		double v;
+
+		if (!eq || eq - arg >= (long)sizeof(name)) {
+			argp_error(state, "--threshold expects NAME=VALUE, got '%s'", arg);
+			break;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+		v = strtod(eq + 1, &end);
+		if (*end || end == eq + 1 || rule_thresholds__set(&o->thresholds, name, v))
+			argp_error(state, "invalid --threshold '%s': see 'infertrace record --help' for the names", arg);
+		break;
+	}
 	case 'v':
 		o->verbose = true;
 		break;
@@ -246,6 +264,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	o->call_graph = CALL_GRAPH_DWARF;
 	o->dwarf_stack_size = 65528;
 	o->stack_map_entries = 16384;
+	rule_thresholds__defaults(&o->thresholds);
 	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
 }
 

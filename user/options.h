@@ -8,6 +8,8 @@
 
 #include <jansson.h>
 
+#include "rules.h"
+
 #define MAX_ROOT_PIDS 64
 #define MAX_NAMED_PROBES 64
 
@@ -45,6 +47,7 @@ struct record_opts {
 	enum call_graph_mode call_graph;
 	unsigned int dwarf_stack_size;
 	unsigned int stack_map_entries;
+	struct rule_thresholds thresholds; /* --threshold NAME=VALUE */
 	bool no_follow_children;
 	bool verbose;
 };

@@ -681,8 +681,43 @@ struct phase_acc {
 	size_t ndur;
 };
 
+static bool same_key(const struct phase_call *pc, pid_t tgid, uint32_t cycle, uint32_t phase)
+{
+	return pc->tgid == tgid && pc->cycle == cycle && pc->phase == phase;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct phase_call *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->cycle != y->cycle)
+		return x->cycle < y->cycle ? -1 : 1;
+	if (x->phase != y->phase)
+		return x->phase < y->phase ? -1 : 1;
+	return x->entry_ns < y->entry_ns ? -1 : x->entry_ns > y->entry_ns;
+}
+
+/* First call with a key >= (tgid, cycle, phase) in the sorted calls. */
+static size_t calls_lower_bound(const struct probes *ps, pid_t tgid, uint32_t cycle, uint32_t phase)
+{
+	struct phase_call k = { .tgid = tgid, .cycle = cycle, .phase = phase, .entry_ns = 0 };
+	size_t lo = 0, hi = ps->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (by_key(&ps->calls[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int out_index,
-			  struct phase_acc *acc, size_t *call_cursor, double *tps)
+			  struct phase_acc *acc, double *tps)
 {
 	struct probes *ps = rec->probes;
 	struct infertrace_bpf *skel = rec->tracer.skel;
@@ -695,6 +730,8 @@ static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int
 	double inf_ms = -1;
 
 	json_object_set_new(o, "index", json_integer(out_index));
+	/* the cycle number the kernel tagged this cycle's data with (per process) */
+	json_object_set_new(o, "bpf_cycle", json_integer(c->bpf_index));
 	json_object_set_new(o, "pid", json_integer(c->tgid));
 	json_object_set_new(o, "start_ns", json_integer(c->start_ns));
 	json_object_set_new(o, "end_ns", json_integer(c->end_ns));
@@ -719,28 +756,24 @@ static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int
 		double ms;
 
 		bpf_map_lookup_elem(tot_fd, &k, &t);
-		/* this cycle's calls of the phase, for the cross-thread union */
-		for (size_t i = *call_cursor; i < ps->ncalls; i++) {
-			struct phase_call *pc = &ps->calls[i];
+		/* this cycle's calls of the phase (calls are sorted by tgid, cycle,
+		 * phase, entry), for the cross-thread union and the percentiles */
+		size_t first = calls_lower_bound(ps, c->tgid, c->bpf_index, ph);
 
-			if (pc->tgid != c->tgid || pc->cycle != c->bpf_index || pc->phase != (uint32_t)ph)
-				continue;
-			struct phase_call *v = realloc(mine, (n + 1) * sizeof(*v));
-
-			if (!v)
-				break;
-			mine = v;
-			mine[n++] = *pc;
-			double *d = realloc(acc[ph].durations, (acc[ph].ndur + 1) * sizeof(*d));
+		while (first + n < ps->ncalls && same_key(&ps->calls[first + n], c->tgid, c->bpf_index, ph))
+			n++;
+		mine = ps->calls + first;
+		if (n) {
+			double *d = realloc(acc[ph].durations, (acc[ph].ndur + n) * sizeof(*d));
 
 			if (d) {
 				acc[ph].durations = d;
-				d[acc[ph].ndur++] = (pc->exit_ns - pc->entry_ns) / 1e6;
+				for (size_t i = 0; i < n; i++)
+					d[acc[ph].ndur++] = (mine[i].exit_ns - mine[i].entry_ns) / 1e6;
 			}
 		}
 		/* every call's event arrived: the union is exact; else the BPF sum */
 		ms = n == t.calls ? phase_calls__union_ns(mine, n, 0, UINT64_MAX) / 1e6 : t.ns / 1e6;
-		free(mine);
 		if (!t.calls)
 			continue;
 		json_t *po = json_object();
@@ -877,7 +910,7 @@ static int probes_write(struct recording *rec, json_t *profile)
 	json_t *cycles = json_array(), *phases = json_object();
 	json_t *agg = json_object_get(profile, "aggregate_metrics");
 	double *durs = NULL, *tps_v = NULL, cycles_ms = 0;
-	size_t n = 0, ntps = 0, cursor = 0, dropped_empty = 0;
+	size_t n = 0, ntps = 0, dropped_empty = 0;
 
 	if (!ps)
 		return 0;
@@ -886,6 +919,8 @@ static int probes_write(struct recording *rec, json_t *profile)
 	else
 		whole_run_cycles(rec);
 	qsort(ps->cycles, ps->ncycles, sizeof(*ps->cycles), by_start);
+	if (ps->ncalls)
+		qsort(ps->calls, ps->ncalls, sizeof(*ps->calls), by_key);
 	durs = calloc(ps->ncycles + 1, sizeof(*durs));
 	tps_v = calloc(ps->ncycles + 1, sizeof(*tps_v));
 	for (size_t i = 0; durs && tps_v && i < ps->ncycles; i++) {
@@ -898,7 +933,7 @@ static int probes_write(struct recording *rec, json_t *profile)
 			dropped_empty++;
 			continue;
 		}
-		json_array_append_new(cycles, cycle_json(rec, c, n, acc, &cursor, &tps));
+		json_array_append_new(cycles, cycle_json(rec, c, n, acc, &tps));
 		durs[n] = (c->end_ns - c->start_ns) / 1e6;
 		cycles_ms += durs[n++];
 		if (!isnan(tps))

@@ -28,6 +28,9 @@ static const struct concern *const concerns[] = {
 	&sched_concern,
 	&memory_concern,
 	&crash_concern,
+	&overhead_concern, /* after probes: reads `phases`, `probes`, `cycles` */
+	&rules_concern,    /* after every concern that fills a section */
+	&outputs_concern,  /* last: writes from what the others put in profile.json */
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)

@@ -834,8 +834,17 @@ int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char 
 	int err;
 
 	err = syms_cache__resolve(cache, pid, addr, &si);
-	if (si.name)
-		frame__copy(buf, len, si.name);
+	if (si.name) {
+		/* symbol versions ("clock_nanosleep@@GLIBC_2.17") are noise in a frame */
+		const char *at = strchr(si.name + 1, '@');
+
+		if (at && at - si.name < (ptrdiff_t)sizeof(tmp)) {
+			snprintf(tmp, sizeof(tmp), "%.*s", (int)(at - si.name), si.name);
+			frame__copy(buf, len, tmp);
+		} else {
+			frame__copy(buf, len, si.name);
+		}
+	}
 	else if (si.object) {
 		/* no symbol: the object and the ELF vaddr, what addr2line takes */
 		snprintf(tmp, sizeof(tmp), "%s+0x%" PRIx64, si.object, si.obj_offset);
