@@ -156,7 +156,7 @@ static int sampling_on_event(struct recording *rec, const void *data, size_t siz
 	s->unwound_frames += n;
 	if (count_stack(s, &key, ips, n))
 		s->bad_records++;
-	return 1;
+	return 0; /* the outputs concern puts samples on the trace's timeline */
 }
 
 /* Adds the stacks unwound in user space to the report. */
