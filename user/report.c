@@ -57,6 +57,22 @@ static void print_cycles(json_t *p)
 		       num(v, "p99_ms"));
 }
 
+static void print_probe_overhead(json_t *p)
+{
+	json_t *o = json_object_get(p, "probes_overhead"), *phases = json_object_get(o, "phases"), *v;
+	const char *key;
+
+	if (!json_is_object(o) || isnan(num(o, "cost_ns_per_hit")))
+		return;
+	printf("\nProbe cost: %.1f us per hit (measured at start-up)", num(o, "cost_ns_per_hit") / 1e3);
+	json_object_foreach(phases, key, v)
+		printf("; %s ~%.2f ms (%.1f%%)", key, num(v, "estimated_ms"), num(v, "percent"));
+	printf("; cycles ~%.1f%%\n", num(json_object_get(o, "cycles"), "percent"));
+	if (num(o, "max_percent") > 5.0)
+		printf("WARNING: the probes themselves inflate phase times by up to %.1f%%; "
+		       "probe fewer or coarser functions\n", num(o, "max_percent"));
+}
+
 static void print_list(json_t *p, const char *section, const char *title)
 {
 	json_t *arr = json_object_get(p, section), *v;
@@ -136,6 +152,7 @@ int cmd_report(int argc, char **argv)
 	       num(p, "duration_s"), json_string_value(json_object_get(p, "stop_reason")) ?: "?");
 	print_samples(p);
 	print_cycles(p);
+	print_probe_overhead(p);
 	print_list(p, "bottlenecks", "Bottlenecks");
 	print_list(p, "recommendations", "Recommendations");
 	print_list(p, "alerts", "Alerts");
