@@ -1,0 +1,81 @@
+"""User stacks through code without frame pointers: a fixture built with
+-fomit-frame-pointer -O2 and a known 10-deep chain (main -> chain_8 .. chain_1
+-> spin). With --call-graph dwarf the stacks reach main; with fp they stop at
+the leaf; profile.json's stack-quality figures say which."""
+import unittest
+
+from common import build, need_root, record
+
+CHAIN = ["main"] + [f"chain_{i}" for i in range(8, 0, -1)] + ["spin"]
+
+
+def fixture():
+    return build("deep_chain", ["deep_chain.c"], flags="-O2 -fomit-frame-pointer -g0")
+
+
+def user_frames(stack):
+    """Frames of a folded stack without the process name and kernel frames."""
+    return [f for f in stack.split(";")[1:] if not f.endswith("_[k]")]
+
+
+def has_chain(stack):
+    frames = user_frames(stack)
+    if "main" not in frames:
+        return False
+    i = frames.index("main")
+    return frames[i:i + len(CHAIN)] == CHAIN
+
+
+class UnwindTest(unittest.TestCase):
+    @need_root
+    def test_dwarf_stacks_complete(self):
+        r = record(["--call-graph", "dwarf", "-F", "199"], [fixture(), "1.5"])
+        s = r.profile["samples"]
+        q = s["stack_quality"]
+        self.assertEqual(s["call_graph"], "dwarf")
+        self.assertGreater(s["total"], 100)
+        in_spin = {k: v for k, v in r.folded().items() if user_frames(k)[-1:] == ["spin"]}
+        n_spin = sum(in_spin.values())
+        self.assertGreater(n_spin, 0.8 * s["total"], "the fixture spins in spin()")
+        full = sum(v for k, v in in_spin.items() if has_chain(k))
+        self.assertGreaterEqual(full / n_spin, 0.98, f"stacks in spin() with the whole chain: {full}/{n_spin}")
+        self.assertGreaterEqual(q["complete_percent"], 95.0)
+        obj = q["by_leaf_object"]["deep_chain"]
+        self.assertLessEqual(obj["truncated_percent"], 5.0)
+        u = s["unwind"]
+        for key in ("records", "copy_failed", "copy_short", "lost", "unwind_failed", "avg_unwind_us"):
+            self.assertIn(key, u)
+        self.assertEqual(u["records"], s["total"])
+        self.assertEqual(u["lost"], 0)
+        # the main thread's stack is shorter than the copy: short copies still unwind
+        self.assertGreater(u["copy_short"], 0)
+        self.assertEqual(u["copy_failed"], 0)
+
+    @need_root
+    def test_fp_stacks_truncated_and_reported(self):
+        r = record(["--call-graph", "fp", "-F", "199"], [fixture(), "1.0"])
+        s = r.profile["samples"]
+        q = s["stack_quality"]
+        self.assertEqual(s["call_graph"], "fp")
+        self.assertNotIn("unwind", s)
+        in_spin = {k: v for k, v in r.folded().items() if user_frames(k)[-1:] == ["spin"]}
+        n_spin = sum(in_spin.values())
+        self.assertGreater(n_spin, 50)
+        self.assertLessEqual(sum(v for k, v in in_spin.items() if has_chain(k)) / n_spin, 0.1)
+        obj = q["by_leaf_object"]["deep_chain"]
+        self.assertGreaterEqual(obj["truncated_percent"], 80.0)
+        self.assertLessEqual(q["complete_percent"], 20.0)
+
+    @need_root
+    def test_small_copy_truncates(self):
+        """A copy smaller than the chain's frames stops the unwinding; the
+        figure reports the truncation rather than a false complete stack."""
+        r = record(["--call-graph", "dwarf,512", "-F", "199"], [fixture(), "0.8"])
+        q = r.profile["samples"]["stack_quality"]
+        self.assertLess(q["by_leaf_object"]["deep_chain"]["complete"],
+                        q["by_leaf_object"]["deep_chain"]["samples"])
+        self.assertGreater(r.profile["samples"]["unwind"]["unwind_failed"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
