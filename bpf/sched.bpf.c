@@ -62,15 +62,6 @@ struct {
 	__uint(max_entries, 16384);
 } offcpu_stackmap SEC(".maps");
 
-/* Start of each (process, cycle) as the process state said when a thread
- * of it first saw the cycle: lets user space match cycles to indices. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct it_mem_key);
-	__type(value, __u64);
-} sched_cycle_starts SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -187,13 +178,6 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 
 	if (now < st->ts)
 		now = st->ts;
-	if (cfg_cycles_from_probes && cyc != st->cycle && cyc != IT_CYCLE_NONE) {
-		struct it_proc_state *ps = bpf_map_lookup_elem(&procs, &st->tgid);
-		struct it_mem_key ck = { .tgid = st->tgid, .cycle = cyc };
-
-		if (ps)
-			bpf_map_update_elem(&sched_cycle_starts, &ck, &ps->cycle_start_ns, BPF_NOEXIST);
-	}
 	split = edge_in(tid, st, st->ts, now, cyc, ph);
 	if (split == st->ts)
 		split = now; /* no edge known: all of it to the start's attribution */

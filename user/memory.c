@@ -120,12 +120,10 @@ static double annotate_cycles(struct recording *rec, json_t *cycles, int fd, boo
 	*have = false;
 	if (!ys)
 		return 0;
-	/* cycles are in start order: the k-th of a pid is its k-th cycle, and
-	 * when probes number cycles, the BPF index is in sched_cycle_starts */
+	/* each cycle names the index its data was tagged with in BPF */
 	for (size_t pi = 0; pi < rec->procs.n; pi++) {
 		pid_t pid = rec->procs.procs[pi].pid;
 		size_t ny = 0;
-		__u32 k = 0;
 		uint64_t last = 0;
 		bool have_last = false;
 
@@ -135,8 +133,7 @@ static double annotate_cycles(struct recording *rec, json_t *cycles, int fd, boo
 
 			if (json_integer_value(json_object_get(c, "pid")) != pid)
 				continue;
-			cyc = rec->tracer.skel->rodata->cfg_cycles_from_probes ? k : 0;
-			k++;
+			cyc = json_integer_value(json_object_get(c, "bpf_cycle"));
 			/* no change of RSS in the cycle: it stayed where it was */
 			if (!mem_lookup(fd, pid, cyc, &v)) {
 				if (!have_last)

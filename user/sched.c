@@ -369,38 +369,6 @@ static void split_json(json_t *o, const struct acc *a, uint64_t wall_ns)
 	}
 }
 
-/* The BPF cycle index of a profile.json cycle: the (pid, cycle) whose start
- * as BPF saw it is nearest to start_ns, else the cycle's rank among the
- * process's cycles. */
-static long bpf_cycle_of(struct recording *rec, json_t *cycles, size_t ci, pid_t pid, uint64_t start_ns)
-{
-	int fd = bpf_map__fd(rec->tracer.skel->maps.sched_cycle_starts);
-	struct it_mem_key key, next, *prev = NULL;
-	uint64_t best_d = 2000000, v; /* 2 ms */
-	long best = -1, rank = 0;
-
-	if (!rec->tracer.skel->rodata->cfg_cycles_from_probes)
-		return 0;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if ((pid_t)key.tgid != pid || bpf_map_lookup_elem(fd, &key, &v))
-			continue;
-		uint64_t d = v > start_ns ? v - start_ns : start_ns - v;
-
-		if (d < best_d) {
-			best_d = d;
-			best = key.cycle;
-		}
-	}
-	if (best >= 0)
-		return best;
-	for (size_t i = 0; i < ci; i++)
-		if (json_integer_value(json_object_get(json_array_get(cycles, i), "pid")) == pid)
-			rank++;
-	return rank;
-}
-
 static int phase_id(const struct recording *rec, const char *name)
 {
 	for (int i = 1; i < IT_MAX_PHASES; i++)
@@ -418,7 +386,8 @@ static void annotate_cycles(struct recording *rec, const struct view *vw, json_t
 		pid_t pid = json_integer_value(json_object_get(c, "pid"));
 		uint64_t start = json_integer_value(json_object_get(c, "start_ns"));
 		uint64_t end = json_integer_value(json_object_get(c, "end_ns"));
-		long cyc = bpf_cycle_of(rec, cycles, i, pid, start);
+		/* the index its data was tagged with in BPF */
+		long cyc = json_integer_value(json_object_get(c, "bpf_cycle"));
 		json_t *phases = json_object_get(c, "phases"), *pv, *thr = json_object();
 		const char *name;
 		struct acc a, all;
