@@ -11,6 +11,7 @@
  * no time. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "maps.bpf.h"
@@ -206,15 +207,52 @@ static __always_inline void frame_end(struct it_frame *f, __u32 tgid, __u32 tid,
 static __always_inline void count_call(__u32 tgid, __u32 id)
 {
 	struct it_count_key key = { .tgid = tgid, .cycle = current_cycle(tgid), .count = id };
-	__u64 one = 1, *v = bpf_map_lookup_elem(&call_counts, &key);
+	__u64 zero = 0, *v = bpf_map_lookup_elem(&call_counts, &key);
 
+	if (!v) {
+		/* threads of a process may create the key at the same time: the
+		 * loser's -EEXIST is not a loss, its count goes to the winner's entry */
+		bpf_map_update_elem(&call_counts, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&call_counts, &key);
+	}
 	if (v)
 		__sync_fetch_and_add(v, 1);
-	else if (bpf_map_update_elem(&call_counts, &key, &one, BPF_NOEXIST))
+	else
 		stat_inc(IT_STAT_LOST_EVENTS);
 }
 
-static __always_inline int on_entry(__u64 cookie, __u64 sp)
+/* Whether a function entry at sp was reached by a tail call (a jump) from a
+ * probed function whose uretprobe still holds its return address: the word at
+ * sp is then the uretprobe trampoline (the first slot of the process's XOL
+ * area), as the kernel's own return-instance bookkeeping tells "chained"
+ * calls apart. Such a call shares its caller's sp; the caller is not gone. */
+static __always_inline bool tail_called(struct pt_regs *ctx, __u64 sp)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	unsigned long tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	__u64 ret = 0;
+
+	if (!tramp)
+		return false;
+#if defined(__TARGET_ARCH_x86)
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp))
+		return false;
+#else
+	ret = PT_REGS_RET(ctx);
+#endif
+	return ret == tramp;
+}
+
+/* Stack pointer a function returns with, from its entry sp: x86 pops the
+ * return address, arm64 keeps it in a register. */
+#if defined(__TARGET_ARCH_x86)
+#define RET_SP_DELTA 8
+#else
+#define RET_SP_DELTA 0
+#endif
+#define SP_NONE (~0ull) /* USDT frames: never gone by the stack pointer */
+
+static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -242,14 +280,17 @@ static __always_inline int on_entry(__u64 cookie, __u64 sp)
 	ts = thread_state(tid);
 	if (!ts)
 		return 0;
-	/* drop frames already unwound (their sp is at or below ours) */
-	for (int i = 0; i < IT_PHASE_STACK; i++) {
+	/* drop frames already unwound: their sp is below ours, or equal (a
+	 * sibling call at the same depth) unless we were tail-called from them */
+	bool chained = sp != SP_NONE && tail_called(ctx, sp);
+
+	for (int i = 0; sp != SP_NONE && i < IT_PHASE_STACK; i++) {
 		d = ts->depth;
 		if (d == 0 || d > IT_PHASE_STACK)
 			break;
 		struct it_frame *top = &ts->frames[(d - 1) & (IT_PHASE_STACK - 1)];
 
-		if (top->entry_sp > sp)
+		if (top->entry_sp > sp || (top->entry_sp == sp && chained))
 			break;
 		frame_end(top, tgid, tid, now, true);
 		ts->depth = d - 1;
@@ -300,11 +341,18 @@ static __always_inline int on_entry(__u64 cookie, __u64 sp)
 	return 0;
 }
 
-static __always_inline int on_return(__u64 cookie)
+/* A return. A uprobe's frame is the one this probe pushed with the entry sp
+ * the return implies (sp - RET_SP_DELTA): calls never pushed (direct
+ * recursion folded into its frame, a full stack) match none and are ignored;
+ * frames above the match never returned (longjmp out of them) and are
+ * dropped. A USDT END matches the innermost frame of its probe. */
+static __always_inline int on_return(__u64 cookie, __u64 ret_sp)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
 	__u32 tgid = id >> 32, tid = (__u32)id, probe = IT_COOKIE_PROBE(cookie);
+	__u64 entry_sp = ret_sp == SP_NONE ? SP_NONE : ret_sp - RET_SP_DELTA;
 	struct it_thread_state *ts;
+	__u32 d, match = 0;
 	bool found = false;
 
 	if (!target_of(tgid))
@@ -312,41 +360,39 @@ static __always_inline int on_return(__u64 cookie)
 	ts = bpf_map_lookup_elem(&threads, &tid);
 	if (!ts)
 		return 0;
-	/* the matching frame is the innermost one of this probe; frames above it
-	 * never returned (longjmp out of them) */
-	for (int i = 0; i < IT_PHASE_STACK; i++) {
-		__u32 d = ts->depth;
+	d = ts->depth;
+	if (d > IT_PHASE_STACK)
+		return 0;
+	for (__u32 j = 0; j < IT_PHASE_STACK; j++) {
+		if (j >= d)
+			break;
+		if (ts->frames[j].probe == probe && (entry_sp == SP_NONE || ts->frames[j].entry_sp == entry_sp)) {
+			match = j;
+			found = true;
+		}
+	}
+	if (!found) {
+		struct it_frame *top = &ts->frames[(d - 1) & (IT_PHASE_STACK - 1)];
 
-		if (d == 0 || d > IT_PHASE_STACK)
+		if (d > 0 && top->probe == probe && top->recursion)
+			top->recursion--; /* a folded direct recursion returns */
+		else if (d < IT_PHASE_STACK)
+			stat_inc(IT_STAT_PROBE_UNMATCHED); /* not a call dropped for a full stack */
+		return 0;
+	}
+	for (int i = 0; i < IT_PHASE_STACK; i++) {
+		d = ts->depth;
+		if (d == 0 || d > IT_PHASE_STACK || d - 1 < match)
 			break;
 		struct it_frame *top = &ts->frames[(d - 1) & (IT_PHASE_STACK - 1)];
 
-		if (top->probe == probe) {
-			if (top->recursion) {
-				top->recursion--;
-				return 0;
-			}
-			frame_end(top, tgid, tid, now, false);
-			ts->depth = d - 1;
-			found = true;
+		if (d - 1 == match && entry_sp == SP_NONE && top->recursion) {
+			top->recursion--; /* a USDT pair nested in itself */
 			break;
 		}
-		/* only drop frames if a match exists further down */
-		bool below = false;
-
-		for (int j = 0; j < IT_PHASE_STACK; j++) {
-			if (j >= d - 1)
-				break;
-			if (ts->frames[j].probe == probe)
-				below = true;
-		}
-		if (!below)
-			break;
-		frame_end(top, tgid, tid, now, true);
+		frame_end(top, tgid, tid, now, d - 1 != match);
 		ts->depth = d - 1;
 	}
-	if (!found)
-		stat_inc(IT_STAT_PROBE_UNMATCHED);
 	ts->phase = innermost_phase(ts);
 	return 0;
 }
@@ -354,13 +400,13 @@ static __always_inline int on_return(__u64 cookie)
 SEC("uprobe")
 int BPF_KPROBE(it_uprobe)
 {
-	return on_entry(bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
+	return on_entry(ctx, bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(it_uretprobe)
 {
-	return on_return(bpf_get_attach_cookie(ctx));
+	return on_return(bpf_get_attach_cookie(ctx), PT_REGS_SP(ctx));
 }
 
 SEC("usdt")
@@ -369,8 +415,9 @@ int BPF_USDT(it_usdt)
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 role = IT_COOKIE_ROLE(cookie);
 
+	/* a USDT pair may begin and end in different functions: its frame is
+	 * never treated as gone by the stack pointer */
 	if (role == IT_ROLE_PHASE_END || role == IT_ROLE_CYCLE_END)
-		return on_return(cookie);
-	/* USDT frames have no meaningful stack pointer: never treat them as gone */
-	return on_entry(cookie, ~0ull);
+		return on_return(cookie, SP_NONE);
+	return on_entry(ctx, cookie, SP_NONE);
 }

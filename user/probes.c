@@ -853,6 +853,10 @@ static json_t *phase_summary_json(struct recording *rec, int ph, struct phase_ac
 		json_object_set_new(o, "p95_ms", json_real(stats__percentile(a->durations, a->ndur, 95)));
 		json_object_set_new(o, "p99_ms", json_real(stats__percentile(a->durations, a->ndur, 99)));
 		json_object_set_new(o, "percentiles_from", json_string("calls"));
+	} else if (!a->calls) {
+		json_object_set_new(o, "p50_ms", json_null());
+		json_object_set_new(o, "p95_ms", json_null());
+		json_object_set_new(o, "p99_ms", json_null());
 	} else {
 		/* events lost: estimate from the log2 histogram (µs) */
 		json_object_set_new(o, "p50_ms", json_real(stats__log2_hist_percentile(slots, IT_HIST_SLOTS, 50) / 1000));

@@ -1,0 +1,95 @@
+"""Phases in a shared library (OBJECT a library name), in a library opened
+with dlopen (OBJECT a path) and between USDT probes (a BEGIN:END pair, a
+cycle marker and a count), on tests/fixtures/exp_shared.c."""
+import os
+import unittest
+
+from common import FIXTURE_BUILD, FIXTURES, build, need_root, record
+from test_cycles import ProbeTestCase, truth_of
+
+SDT = any(os.path.exists(p) for p in ("/usr/include/sys/sdt.h", "/usr/include/x86_64-linux-gnu/sys/sdt.h",
+                                      "/usr/include/aarch64-linux-gnu/sys/sdt.h"))
+
+
+def fixtures():
+    inc = f"-I{FIXTURES} -O2 -g"
+    lib = build("libexpfix.so", ["exp_lib.c"], f"{inc} -shared -fPIC")
+    dl = build("libexpdl.so", ["exp_dl.c"], f"{inc} -shared -fPIC")
+    exe = build("exp_shared", ["exp_shared.c"],
+                f"{inc} -L{FIXTURE_BUILD} -lexpfix -Wl,-rpath,'$ORIGIN' -ldl")
+    # the library depends on exp_shared's build: rebuild it when the library is newer
+    return exe, lib, dl
+
+
+@need_root
+@unittest.skipUnless(SDT, "needs <sys/sdt.h> (systemtap-sdt-dev)")
+class TestLibraries(ProbeTestCase):
+    def test_library_dlopen_and_usdt_pair_with_cycle_function(self):
+        exe, lib, dl = fixtures()
+        cycles, infer, tokens, dl_ms, db_ms = 6, 18, 5, 7, 11
+        rec = record(["--cycle", "shared_cycle",
+                      "--phase", "llm_inference=libexpfix:lib_infer",
+                      "--phase", f"dl={dl}:dl_work",
+                      "--phase", f"database=usdt:{exe}:expfix:db_begin:db_end",
+                      "--count", "tokens=libexpfix:lib_token"],
+                     [exe, str(cycles), str(infer), str(tokens), str(dl_ms), str(db_ms), dl])
+        truth = truth_of(rec)
+        p = rec.profile
+        self.assertValid(rec)
+        self.assertNoProbeLoss(rec)
+        self.assertEqual(p["aggregate_metrics"]["total_cycles"], cycles)
+        probes = {x["spec"]: x for x in p["probes"]}
+        self.assertEqual(probes["libexpfix:lib_infer"]["placed_in"], [os.path.realpath(lib)])
+        self.assertEqual(probes[f"{dl}:dl_work"]["placed_in"], [os.path.realpath(dl)])
+        for c in p["cycles"]:
+            self.assertEqual(c["counts"]["tokens"], tokens)
+        self.assertCycleTimes(rec, truth)
+        self.assertPhase(rec, "llm_inference", truth, "inference_ms")
+        self.assertPhase(rec, "database", truth, "database_ms")
+        # the library is opened after the first cycle: no dl phase in cycle 0
+        self.assertNotIn("dl", p["cycles"][0]["phases"])
+        self.assertPhase(rec, "dl", truth, "dl_ms", cycles=list(range(1, cycles)))
+        self.assertEqual(p["phases"]["dl"]["calls"], cycles - 1)
+        self.assertConsistent(rec)
+
+    def test_usdt_cycle_marker_and_count_library_by_name(self):
+        exe, lib, dl = fixtures()
+        cycles, infer, tokens, dl_ms, db_ms = 8, 9, 3, 2, 6
+        rec = record(["--cycle-marker", "usdt:exp_shared:expfix:cycle_start",
+                      "--phase", "llm_inference=libexpfix:lib_infer",
+                      "--count", "tokens=usdt:libexpfix:expfix:token"],
+                     [exe, str(cycles), str(infer), str(tokens), str(dl_ms), str(db_ms), dl])
+        truth = truth_of(rec)
+        p = rec.profile
+        self.assertValid(rec)
+        self.assertNoProbeLoss(rec)
+        # the closing marker opens an empty cycle, which is not an experiment cycle
+        self.assertEqual(p["aggregate_metrics"]["total_cycles"], cycles)
+        self.assertEqual(p["aggregate_metrics"]["cycles_source"], "cycle_marker")
+        self.assertEqual(p["aggregate_metrics"].get("empty_marker_cycles_dropped"), 1)
+        for c in p["cycles"]:
+            self.assertEqual(c["counts"]["tokens"], tokens)
+        self.assertPhase(rec, "llm_inference", truth, "inference_ms")
+        # marker to marker: the fixture's shared_cycle plus the loop around it
+        self.assertCycleTimes(rec, truth)
+        self.assertConsistent(rec)
+
+    def test_dlopened_library_by_name_is_a_clear_error(self):
+        exe, lib, dl = fixtures()
+        rec = record(["--phase", "dl=libexpdl:dl_work"], [exe, "1", "1", "1", "1", "1", dl], check=False)
+        self.assertNotEqual(rec.proc.returncode, 0)
+        self.assertIn("libexpdl", rec.stderr)
+        self.assertIn("dlopen", rec.stderr)  # says to give the path
+        self.assertIsNone(rec.profile)
+
+    def test_unknown_usdt_probe(self):
+        exe, lib, dl = fixtures()
+        rec = record(["--count", f"t=usdt:{exe}:expfix:nosuchprobe"], [exe, "1", "1", "1", "1", "1", dl],
+                     check=False)
+        self.assertNotEqual(rec.proc.returncode, 0)
+        self.assertIn("nosuchprobe", rec.stderr)
+        self.assertIsNone(rec.profile)
+
+
+if __name__ == "__main__":
+    unittest.main()
