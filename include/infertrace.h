@@ -37,6 +37,9 @@ enum it_stat {
 	IT_STAT_SCHED_LOST = 17,      /* a sched/offcpu/memory map update failed */
 	IT_STAT_OFFCPU_KSTACK_ERR = 18, /* off-CPU kernel stack not captured */
 	IT_STAT_OFFCPU_USTACK_ERR = 19, /* off-CPU user stack not captured */
+	IT_STAT_NET_SOCKS_FULL = 24,  /* a target's socket not tracked: net_socks full */
+	IT_STAT_NET_LOST = 25,        /* a network per-cycle update failed */
+	IT_STAT_CUDA_LOST = 26,       /* a CUDA counter update failed */
 	IT_STAT_USTACK_COPY_ERR = 32,  /* --call-graph dwarf: user registers or stack unreadable */
 	IT_STAT_USTACK_SHORT = 33,     /* stack copy ended before the asked size (top of mapping) */
 	IT_STAT_USTACK_LOST = 34,      /* stack record not sent: ring buffer full */
@@ -278,6 +281,93 @@ struct it_crash_event {
 	__s32 si_code;     /* IT_EV_FATAL_SIGNAL: siginfo code */
 	__u64 rss_bytes;   /* IT_EV_OOM / IT_EV_CRASH: RSS at the time */
 	char comm[IT_COMM_LEN];
+};
+
+/* Ring-buffer records of the thermal/power tracepoints (values 30..39):
+ * system-wide facts on the cycle timeline, not tied to a target. */
+enum it_power_event_type {
+	IT_EV_THERMAL_TEMP = 30,      /* thermal:thermal_temperature */
+	IT_EV_CDEV_UPDATE = 31,       /* thermal:cdev_update (cooling device state) */
+	IT_EV_CPU_FREQ = 32,          /* power:cpu_frequency */
+	IT_EV_CPU_FREQ_LIMITS = 33,   /* power:cpu_frequency_limits */
+};
+
+struct it_power_event {
+	struct it_event_header hdr;
+	__s32 id;       /* thermal zone id, or cpu */
+	__s32 pad;
+	__s64 value;    /* temp (m°C), cdev target state, frequency or min limit (kHz) */
+	__s64 value2;   /* previous temp (m°C), max limit (kHz) */
+	char name[IT_COMM_LEN]; /* zone or cooling device type */
+};
+
+/* Network: a target's TCP traffic (records 40..49). */
+enum it_net_event_type {
+	IT_EV_NET_CONN = 40,       /* a target's TCP socket seen for the first time */
+	IT_EV_NET_CLOSE = 41,      /* a tracked socket closed: its final figures */
+	IT_EV_NET_RETRANSMIT = 42, /* tcp:tcp_retransmit_skb on a tracked socket */
+};
+
+/* Per tracked socket (key: the struct sock address). */
+struct it_conn {
+	__u32 tgid;
+	__u16 family;
+	__u16 sport;      /* host order */
+	__u16 dport;      /* host order */
+	__u16 pad;
+	__u32 pad2;
+	__u8 saddr[16];   /* IPv4 in the first 4 bytes */
+	__u8 daddr[16];
+	__u64 sent, recv;         /* bytes returned by sendmsg/recvmsg */
+	__u64 sends, recvs;       /* calls */
+	__u64 srtt_us_sum;        /* tcp:tcp_probe smoothed RTT samples */
+	__u64 srtt_samples;
+	__u32 srtt_us_last, srtt_us_min, srtt_us_max;
+	__u32 retransmits;
+	__u64 first_ns, last_ns;
+};
+
+/* Key of `net_cycles`: bytes per (process, cycle); value struct it_net_total. */
+struct it_net_key {
+	__u32 tgid;
+	__u32 cycle;
+};
+
+struct it_net_total {
+	__u64 sent, recv, sends, recvs, retransmits;
+};
+
+struct it_net_event {
+	struct it_event_header hdr;
+	__u64 sk;
+	__u32 cycle;
+	__u32 pad;
+	struct it_conn conn;
+};
+
+/* CUDA host-side counters (bpf/cuda.bpf.c): uprobe cookie = counter id
+ * (bits 0..7) | argument whose value is summed, 1-based, 0 = none (8..15). */
+enum it_cuda_counter {
+	IT_CUDA_LAUNCH = 1,   /* cudaLaunchKernel, cuLaunchKernel */
+	IT_CUDA_MEMCPY = 2,   /* cudaMemcpy*, cuMemcpy*: bytes from the size argument */
+	IT_CUDA_SYNC = 3,     /* cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize */
+	IT_CUDA_MAX = 8,
+};
+#define IT_CUDA_COOKIE(counter, arg) ((__u64)(counter) | ((__u64)(arg) << 8))
+#define IT_CUDA_COOKIE_COUNTER(c) ((__u32)(c) & 0xff)
+#define IT_CUDA_COOKIE_ARG(c) (((__u32)(c) >> 8) & 0xff)
+
+/* Key of `cuda_counts`: per (process, cycle, counter); value struct it_cuda_total. */
+struct it_cuda_key {
+	__u32 tgid;
+	__u32 cycle;
+	__u32 counter;
+	__u32 pad;
+};
+
+struct it_cuda_total {
+	__u64 calls;
+	__u64 sum;     /* bytes (memcpy); ns waited (sync, entry to return) */
 };
 
 #endif /* INFERTRACE_H */
