@@ -187,7 +187,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	struct it_target *t = tgid ? target_of(tgid) : NULL;
 
-	if (!t || (t->flags & IT_TARGET_AWAIT_EXEC))
+	if (!t)
 		return 0;
 	stat_inc(IT_STAT_SAMPLES_TARGET);
 
