@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_file.h"
 #include "options.h"
 
 static const char record_doc[] =
@@ -100,6 +101,14 @@ static int parse_named(struct argp_state *state, const char *opt, const char *ar
 		argp_error(state, "too many --%s options (at most %d)", opt, MAX_NAMED_PROBES);
 		return EINVAL;
 	}
+	/* a name given again (e.g. in --config, then on the command line): the later wins */
+	for (int i = 0; i < *n; i++) {
+		if (strlen(arr[i].name) == (size_t)(eq - arg) && !strncmp(arr[i].name, arg, eq - arg)) {
+			free(arr[i].specs);
+			arr[i].specs = strdup(eq + 1);
+			return 0;
+		}
+	}
 	arr[*n].name = strndup(arg, eq - arg);
 	arr[*n].specs = strdup(eq + 1);
 	(*n)++;
@@ -150,6 +159,9 @@ static error_t record_parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid duration '%s': expected seconds > 0", arg);
 		break;
 	case 'p':
+		if (o->cli_target != 'p')
+			o->npids = 0; /* the command line's PIDs replace the file's */
+		o->cli_target = 'p';
 		return parse_pids(state, o, arg);
 	case OPT_CYCLE:
 		o->cycle_spec = arg;
@@ -229,9 +241,17 @@ static error_t record_parse_opt(int key, char *arg, struct argp_state *state)
 		/* first non-option argument: the command; argp stops here (ARGP_IN_ORDER off,
 		 * "--" handled by argp) and we take the rest verbatim */
 		o->command = &state->argv[state->next - 1];
+		o->cli_target = 'c';
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		if (o->cli_target && o->command && o->npids) {
+			/* the command line's target replaces the --config file's */
+			if (o->cli_target == 'p')
+				o->command = NULL;
+			else
+				o->npids = 0;
+		}
 		if (!o->command && !o->npids)
 			argp_error(state, "nothing to trace: give -p PID or -- COMMAND");
 		if (o->command && o->npids)
@@ -265,6 +285,10 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	o->dwarf_stack_size = 65528;
 	o->stack_map_entries = 16384;
 	rule_thresholds__defaults(&o->thresholds);
+	/* --config FILE first: the command line wins */
+	o->config_file = config_file__find_arg(argc, argv);
+	if (o->config_file && config_file__apply(o, o->config_file, false))
+		return EINVAL;
 	return argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
 }
 
@@ -310,5 +334,6 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "gpu", json_string(o->gpu_mode));
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
+	json_object_set_new(c, "config_file", o->config_file ? json_string(o->config_file) : json_null());
 	return c;
 }

@@ -50,6 +50,7 @@ struct record_opts {
 	struct rule_thresholds thresholds; /* --threshold NAME=VALUE */
 	bool no_follow_children;
 	bool verbose;
+	char cli_target;              /* 'p' or 'c': the command line named PIDs or a command */
 };
 
 /* Parses argv of `record` (argv[0] is "record"). On error prints a one-line

@@ -258,6 +258,47 @@ class TestCyclesThreads(ProbeTestCase):
 
 
 @need_root
+class TestConfigFile(ProbeTestCase):
+    """--config FILE: the same options as JSON; the command line wins."""
+
+    def test_config_then_command_line(self):
+        import tempfile
+        exe = experiment()
+        out = tempfile.mkdtemp(prefix="it-cfg-")
+        cfg = os.path.join(out, "cfg.json")
+        with open(cfg, "w") as f:
+            json.dump({"output": os.path.join(out, "from-config"), "frequency": 49, "cycle": "run_cycle",
+                       "phases": {"llm_inference": "inference", "database": ["database"], "mode": "no_such"},
+                       "counts": {"tokens": "token"},
+                       "command": [exe] + experiment_args(4, 8, 3, 6, 1)}, f)
+        rec = record(["--config", cfg, "--phase", "mode=mode"], outdir=os.path.join(out, "from-cli"))
+        p = rec.profile
+        self.assertIsNotNone(p, rec.stderr)
+        self.assertValid(rec)
+        self.assertEqual(p["config"]["frequency"], 49)
+        self.assertEqual(p["config"]["config_file"], cfg)
+        self.assertEqual(p["config"]["phases"], {"llm_inference": "inference", "database": "database",
+                                                 "mode": "mode"})
+        self.assertEqual(p["aggregate_metrics"]["total_cycles"], 4)
+        self.assertEqual([c["counts"]["tokens"] for c in p["cycles"]], [3] * 4)
+        self.assertEqual(set(p["phases"]), {"llm_inference", "database", "mode"})
+
+    def test_bad_config(self):
+        import tempfile
+        d = tempfile.mkdtemp(prefix="it-cfg-")
+        for text, needle in (('{"frequncy": 3}', "unknown option"), ('{"frequency": ', "line"),
+                             ('{"phases": {"x": 3}}', "phases"), ('[1]', "object")):
+            with self.subTest(text=text):
+                cfg = os.path.join(d, "c.json")
+                with open(cfg, "w") as f:
+                    f.write(text)
+                rec = record(["--config", cfg], ["/bin/true"], check=False)
+                self.assertNotEqual(rec.proc.returncode, 0)
+                self.assertIn(needle, rec.stderr)
+                self.assertIsNone(rec.profile)
+
+
+@need_root
 class TestProbeErrors(unittest.TestCase):
     """Bad specs: one clear line, non-zero exit, the command never runs, no outputs."""
 
