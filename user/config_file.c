@@ -14,6 +14,32 @@
 
 #include "config_file.h"
 
+/* strings the options point to: they live until the process exits */
+static char **kept;
+static size_t nkept;
+
+static void free_kept(void)
+{
+	for (size_t i = 0; i < nkept; i++)
+		free(kept[i]);
+	free(kept);
+	kept = NULL;
+	nkept = 0;
+}
+
+static char *keep(char *p)
+{
+	char **v = realloc(kept, (nkept + 1) * sizeof(*v));
+
+	if (!v)
+		return p;
+	if (!kept)
+		atexit(free_kept);
+	kept = v;
+	kept[nkept++] = p;
+	return p;
+}
+
 static int bad(const char *path, const char *key, const char *want)
 {
 	fprintf(stderr, "infertrace: %s: \"%s\" must be %s\n", path, key, want);
@@ -76,7 +102,7 @@ static int get_named(const char *path, const char *key, json_t *v, struct named_
 
 static const char *str_of(json_t *v)
 {
-	return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+	return json_is_string(v) ? keep(strdup(json_string_value(v))) : NULL;
 }
 
 static int apply_key(struct record_opts *o, const char *path, const char *key, json_t *v, bool cli_target)
@@ -120,14 +146,12 @@ static int apply_key(struct record_opts *o, const char *path, const char *key, j
 
 		if (!json_is_array(v) || !n)
 			return bad(path, key, "a non-empty array of strings (argv)");
-		char **argv = calloc(n + 1, sizeof(*argv));
+		char **argv = (char **)keep((char *)calloc(n + 1, sizeof(*argv)));
 
 		json_array_foreach(v, i, a) {
-			if (!json_is_string(a)) {
-				free(argv);
+			if (!json_is_string(a))
 				return bad(path, key, "a non-empty array of strings (argv)");
-			}
-			argv[i] = strdup(json_string_value(a));
+			argv[i] = keep(strdup(json_string_value(a)));
 		}
 		if (!cli_target)
 			o->command = argv;
