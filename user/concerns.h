@@ -12,6 +12,7 @@ extern const struct concern memory_concern;   /* RSS, page faults, growth: memor
 extern const struct concern crash_concern;    /* OOM kills, fatal signals, --comm: crashes */
 extern const struct concern side_concern;     /* thermal, power, GPU, disk: side sampler + tracepoints */
 extern const struct concern network_concern;  /* TCP bytes per cycle, RTT, retransmits: network */
+extern const struct concern cuda_concern;     /* --preset cuda: launches, copies, sync waits per cycle */
 extern const struct concern overhead_concern; /* probe cost per hit: probes_overhead */
 extern const struct concern outputs_concern;  /* last: trace.json, flamegraph.svg, report.html */
 extern const struct concern rules_concern;    /* bottlenecks, recommendations (after the data) */

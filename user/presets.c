@@ -31,6 +31,15 @@ static const struct preset presets[] = {
 			{ "db_statements", "libsqlite3:sqlite3_step" },
 		},
 	},
+	{
+		.name = "cuda",
+		.description = "CUDA host side: runtime and driver synchronizations are the gpu_sync phase; "
+			       "kernel launches, copied bytes and time waited per cycle come from user/cuda.c",
+		.phases = {
+			{ "gpu_sync", "libcudart:cudaDeviceSynchronize,libcudart:cudaStreamSynchronize,"
+				      "libcuda:cuCtxSynchronize,libcuda:cuStreamSynchronize" },
+		},
+	},
 };
 
 const struct preset *preset__find(const char *name)
@@ -43,5 +52,5 @@ const struct preset *preset__find(const char *name)
 
 const char *preset__names(void)
 {
-	return "llama.cpp, sqlite";
+	return "llama.cpp, sqlite, cuda";
 }

@@ -30,6 +30,7 @@ static const struct concern *const concerns[] = {
 	&crash_concern,
 	&side_concern,     /* after the cycles are written: side data averaged into each */
 	&network_concern,
+	&cuda_concern,     /* after side: adds gpu.cuda */
 	&overhead_concern, /* after probes: reads `phases`, `probes`, `cycles` */
 	&rules_concern,    /* after every concern that fills a section */
 	&outputs_concern,  /* last: writes from what the others put in profile.json */

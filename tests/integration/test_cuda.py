@@ -1,0 +1,59 @@
+"""--preset cuda against fake CUDA libraries with the real function names:
+tests/fixtures/fake_cudart.c (libcudart.so.12, implemented with the
+driver's calls like the real runtime) and fake_cuda.c (libcuda.so.1), called
+by tests/fixtures/cuda_exp.c, whose launches, copied bytes and sync sleeps
+per cycle are known by construction."""
+import os
+import unittest
+
+import common
+
+CYCLES, LAUNCHES, SYNC_MS = 6, 10, 5
+
+
+def fixture():
+    d = common.FIXTURE_BUILD
+    cuda = common.build("libcuda.so.1", ["fake_cuda.c"], "-shared -fPIC -O1 -Wl,-soname,libcuda.so.1")
+    common.build("libcudart.so.12", ["fake_cudart.c"],
+                 f"-shared -fPIC -O1 -Wl,-soname,libcudart.so.12 {cuda}")
+    return common.build("cuda_exp", ["cuda_exp.c"],
+                        f"-O1 -g -L{d} -l:libcudart.so.12 -l:libcuda.so.1 -Wl,-rpath,{d}")
+
+
+@common.need_root
+class CudaTest(unittest.TestCase):
+    def test_launches_bytes_sync(self):
+        exe = fixture()
+        env = dict(os.environ, FAKE_CUDA_SYNC_MS=str(SYNC_MS))
+        r = common.record(["--preset", "cuda", "--cycle", "run_cycle"], [exe, str(CYCLES), str(LAUNCHES)], env=env)
+        p = r.profile
+        cycles = p["cycles"]
+        self.assertEqual(len(cycles), CYCLES)
+        for i, c in enumerate(cycles):
+            cu = c["cuda"]
+            # runtime launches + 2 direct driver launches; the driver calls the
+            # runtime makes for its own launches are not counted again
+            self.assertEqual(cu["kernel_launches"], LAUNCHES + i + 2, cu)
+            self.assertEqual(cu["memcpy_calls"], 4, cu)
+            self.assertEqual(cu["memcpy_bytes"], 2 * (1 << (20 + i % 3)) + 4096 + 1000, cu)
+            self.assertEqual(cu["sync_calls"], 3, cu)
+            wait = 3 * SYNC_MS
+            self.assertGreaterEqual(cu["sync_wait_ms"], wait)
+            self.assertLessEqual(cu["sync_wait_ms"], wait * 1.05 + 0.5, cu)
+            sync = c["phases"]["gpu_sync"]
+            self.assertEqual(sync["calls"], 3)
+            self.assertAlmostEqual(sync["ms"], cu["sync_wait_ms"], delta=0.05 * wait)
+        tot = p["gpu"]["cuda"]
+        self.assertEqual(tot["kernel_launches"], sum(LAUNCHES + i + 2 for i in range(CYCLES)))
+        self.assertEqual(tot["sync_calls"], 3 * CYCLES)
+        libs = sorted(os.path.basename(x) for x in tot["libraries"])
+        self.assertEqual(libs, ["libcuda.so.1", "libcudart.so.12"])
+
+    def test_no_cuda_library(self):
+        r = common.record(["--preset", "cuda"], ["/bin/true"])
+        self.assertEqual(r.profile["gpu"]["cuda"]["libraries"], [])
+        self.assertIn("never loaded libcudart or libcuda", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
