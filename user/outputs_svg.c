@@ -67,7 +67,8 @@ static int node_depth(struct node *n)
 {
 	int d = 0;
 
-	qsort(n->kids, n->nkids, sizeof(*n->kids), by_name);
+	if (n->nkids > 1)
+		qsort(n->kids, n->nkids, sizeof(*n->kids), by_name);
 	for (size_t i = 0; i < n->nkids; i++) {
 		int k = node_depth(n->kids[i]);
 
