@@ -16,6 +16,9 @@ SHARED const volatile __u32 cfg_cycles_from_probes = 0;
 /* Set by user space: preset probes waiting for their library. While non-zero,
  * a target that maps code is stopped until user space has placed them. */
 SHARED volatile __u32 pending_probes;
+/* Set by user space when the recording ends: every program stops counting,
+ * so what is collected afterwards matches the recording's end. */
+SHARED volatile __u32 recording_stopped;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -71,8 +74,11 @@ static __always_inline struct it_target *target_entry(__u32 tgid)
  * from its exec on (before, it is the tracer's forked child). */
 static __always_inline struct it_target *target_of(__u32 tgid)
 {
-	struct it_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct it_target *t;
 
+	if (recording_stopped)
+		return NULL;
+	t = bpf_map_lookup_elem(&targets, &tgid);
 	return t && !(t->flags & IT_TARGET_AWAIT_EXEC) ? t : NULL;
 }
 

@@ -210,6 +210,17 @@ static bool should_stop(struct recording *rec)
 	return false;
 }
 
+/* One line once everything is attached: from here on, nothing is missed. */
+static void announce(const struct recording *rec)
+{
+	if (rec->launched)
+		fprintf(stderr, "infertrace: recording '%s' (PID %d) at %u Hz; Ctrl-C to stop\n",
+			rec->opts.command[0], rec->cmd.pid, rec->opts.frequency);
+	else
+		fprintf(stderr, "infertrace: recording %d process(es) from PID %d at %u Hz; Ctrl-C to stop\n",
+			rec->opts.npids, rec->opts.pids[0], rec->opts.frequency);
+}
+
 static int run(struct recording *rec)
 {
 	uint64_t last_refresh = 0;
@@ -232,6 +243,9 @@ static int run(struct recording *rec)
 		}
 	}
 	rec->end_ns = recording__now_ns();
+	/* freeze the kernel side: what is collected next matches this moment */
+	tracer__freeze(&rec->tracer);
+	process_table__refresh_cpu(&rec->procs);
 	/* events that were in flight when the target ended */
 	tracer__poll(&rec->tracer, 0);
 	return 0;
@@ -295,6 +309,9 @@ int cmd_record(int argc, char **argv)
 	const struct concern *c;
 	int err;
 
+	/* from the start: a signal during set-up ends the run cleanly too */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	err = record_opts__parse(&rec.opts, argc, argv);
 	if (err)
 		return 2;
@@ -336,8 +353,6 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	err = setup_targets(&rec);
 	if (err)
 		goto cleanup;
@@ -357,6 +372,7 @@ int cmd_record(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	announce(&rec);
 	err = run(&rec);
 	if (!err)
 		err = write_outputs(&rec);

@@ -191,6 +191,11 @@ int tracer__attach(struct tracer *t, unsigned int frequency)
 	return attach_sampling(t, frequency);
 }
 
+void tracer__freeze(struct tracer *t)
+{
+	t->skel->bss->recording_stopped = 1;
+}
+
 int tracer__set_event_handler(struct tracer *t, tracer_event_fn fn, void *ctx)
 {
 	t->on_event = fn;

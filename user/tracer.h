@@ -37,6 +37,8 @@ int tracer__load(struct tracer *t);
 int tracer__add_target(struct tracer *t, pid_t tgid, __u32 flags);
 /* Attaches process tracking and the per-CPU cpu-clock sampling. */
 int tracer__attach(struct tracer *t, unsigned int frequency);
+/* Every BPF program stops counting (the recording's end). */
+void tracer__freeze(struct tracer *t);
 int tracer__set_event_handler(struct tracer *t, tracer_event_fn fn, void *ctx);
 /* Consumes ring-buffer records for up to timeout_ms. <0 on error. */
 int tracer__poll(struct tracer *t, int timeout_ms);

@@ -93,12 +93,17 @@ class TestTargets(unittest.TestCase):
         try:
             self.assertEqual(p.stdout.readline().strip(), "ready")
             out = tempfile.mkdtemp(prefix="it-out-")
-            tracer = subprocess.Popen([INFERTRACE, "record", "-F", "199", "-d", "4", "-o", out,
+            tracer = subprocess.Popen([INFERTRACE, "record", "-F", "199", "-o", out,
                                        "-p", str(p.pid)], stderr=subprocess.PIPE, text=True)
-            time.sleep(1.0)
+            self.addCleanup(tracer.stderr.close)
+            # the tracer says when it is attached
+            while "recording" not in (line := tracer.stderr.readline()):
+                self.assertTrue(line, "the tracer ended before recording")
+            time.sleep(0.5)
             p.send_signal(signal.SIGUSR1)  # fork a child after the start
             self.assertEqual(p.stdout.readline().strip(), "child done")
-            _, err = tracer.communicate(timeout=30)
+            tracer.send_signal(signal.SIGINT)
+            _, err = tracer.communicate(timeout=60)
             self.assertEqual(tracer.returncode, 0, err)
         finally:
             p.kill()
@@ -110,30 +115,36 @@ class TestTargets(unittest.TestCase):
         child = [e for e in prof["processes"] if not e["root"]]
         self.assertEqual(len(child), 1)
         self.assertTrue(all(n > 20 for n in per_thread), f"samples per thread: {per_thread}")
-        # the child spins 1 s of CPU at 199 Hz (a little of it may pass before
-        # the tracer reads its CPU clock)
-        self.assertAlmostEqual(child_samples / 199, 1.0, delta=0.25)
+        # the child spins 1 s of CPU at 199 Hz
+        self.assertAlmostEqual(child_samples / 199, 1.0, delta=0.15)
         pids = {e["pid"] for e in prof["samples"]["per_process"]}
         self.assertIn(p.pid, pids)
         self.assertEqual(len(pids), 2, "the forked child is sampled as its own process")
-        self.assertEqual(prof["stop_reason"], "duration")
-        # samples match the CPU time the process used while traced
+        self.assertEqual(prof["stop_reason"], "SIGINT")
+        # samples follow the CPU time the process used while traced (the strict
+        # 10% check is test_sample_count_matches_frequency_times_cpu; here 4
+        # busy threads share 2 CPUs, and on a loaded host timer-driven samples
+        # and the kernel's CPU accounting drift further apart)
         parent = [e for e in prof["processes"] if e["root"]][0]
         parent_samples = [e for e in prof["samples"]["per_process"] if e["pid"] == p.pid][0]["samples"]
-        self.assertAlmostEqual(parent_samples / (199 * parent["cpu_seconds"]), 1.0, delta=0.10)
+        self.assertAlmostEqual(parent_samples / (199 * parent["cpu_seconds"]), 1.0, delta=0.25)
 
     def test_sigint_writes_outputs(self):
         exe = build("threads", ["threads.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
         out = tempfile.mkdtemp(prefix="it-out-")
         tracer = subprocess.Popen([INFERTRACE, "record", "-o", out, "--", exe, "1"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(2.0)
+        # the command prints "ready" once it runs, i.e. once it is traced
+        self.assertEqual(tracer.stdout.readline().strip(), "ready")
+        time.sleep(1.5)
         tracer.send_signal(signal.SIGINT)
         _, err = tracer.communicate(timeout=30)
         self.assertEqual(tracer.returncode, 0, err)
         prof = load_json(os.path.join(out, "profile.json"))
         self.assertEqual(prof["stop_reason"], "SIGINT")
-        self.assertGreater(prof["samples"]["total"], 50)
+        cpu = [p["cpu_seconds"] for p in prof["processes"] if p["root"]][0]
+        self.assertGreater(cpu, 0.05)
+        self.assertAlmostEqual(prof["samples"]["total"] / (99 * cpu), 1.0, delta=0.25)
         self.assertFalse([f for f in os.listdir(out) if ".tmp." in f], "temporary files left behind")
 
     def test_target_crash_still_writes(self):
