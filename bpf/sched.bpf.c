@@ -18,6 +18,7 @@ const volatile char cfg_comm[IT_COMM_LEN] = {};  /* --comm; empty: off */
 
 struct sched_thread {
 	__u64 ts;          /* start of the current interval */
+	__u64 sum_exec;    /* the task's se.sum_exec_runtime at ts */
 	__u64 minflt, majflt; /* the task's fault counters at the last flush */
 	__u32 state;       /* enum it_sched_state */
 	__u32 tgid;
@@ -68,6 +69,25 @@ struct {
 	__type(key, struct it_hist_key);
 	__type(value, struct it_hist);
 } runq_hist SEC(".maps");
+
+/* Context switches of followed threads that no program saw, found when the
+ * thread's state disagrees with what the kernel does with it next. */
+enum { SCHED_UNSEEN_SWITCH_IN = 0, SCHED_UNSEEN_SWITCH_OUT = 1, SCHED_UNSEEN_MAX };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCHED_UNSEEN_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_unseen SEC(".maps");
+
+static __always_inline void unseen_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&sched_unseen, &idx);
+
+	if (v)
+		*v += 1;
+}
 
 /* task_struct::state was renamed __state in 5.14 (2f064a59a11f). */
 struct task_struct___pre514 {
@@ -138,7 +158,7 @@ static __always_inline void key_of(struct it_sched_key *k, __u32 tid, const stru
  * known: a cycle that began (the process's open cycle changed) or, for a
  * running thread, a phase that was entered. */
 static __always_inline __u64 edge_in(__u32 tid, const struct sched_thread *st, __u64 from, __u64 to,
-				     __u32 cyc, __u32 ph)
+				     __u32 cyc, __u32 ph, bool ran)
 {
 	struct it_proc_state *ps;
 	struct it_thread_state *ts;
@@ -151,7 +171,7 @@ static __always_inline __u64 edge_in(__u32 tid, const struct sched_thread *st, _
 		if (t > edge && t < to)
 			edge = t;
 	}
-	if (st->state == IT_SCHED_ONCPU && ph != st->phase) {
+	if (ran && ph != st->phase) {
 		ts = bpf_map_lookup_elem(&threads, &tid);
 		d = ts ? ts->depth : 0;
 		if (d > 0 && d <= IT_PHASE_STACK) {
@@ -163,26 +183,102 @@ static __always_inline __u64 edge_in(__u32 tid, const struct sched_thread *st, _
 	return edge;
 }
 
-/* Adds [st->ts, now) of the thread's state to its attribution: the part
- * before a known edge to the cycle and phase of the interval's start, the
- * rest to the current ones. (Phases change only while the thread runs; the
- * exit of a phase leaves no timestamp, so it is seen at the next flush: a
- * context switch or a scheduler tick.) */
+/* a * b / c for a, b <= c, without overflowing 64 bits */
+static __always_inline __u64 scale(__u64 a, __u64 b, __u64 c)
+{
+	while (c > (1ull << 32)) {
+		a >>= 1;
+		b >>= 1;
+		c >>= 1;
+	}
+	return c ? a * b / c : 0;
+}
+
+static __always_inline __u64 overlap(__u64 lo, __u64 hi, __u64 from, __u64 to)
+{
+	if (from < lo)
+		from = lo;
+	if (to > hi)
+		to = hi;
+	return to > from ? to - from : 0;
+}
+
+/* Adds [st->ts, now) to the thread's attribution. The time on a CPU in it is
+ * the kernel's own: the delta of se.sum_exec_runtime (what the thread's CPU
+ * clock shows), so that a context switch no program saw loses nothing; the
+ * rest of the interval is of the thread's state. In the on-CPU state the rest
+ * is time the hypervisor gave the vCPU to others (steal, which the kernel
+ * leaves out of sum_exec_runtime): the thread waited for a CPU, so it counts
+ * as run-queue wait, spread over the interval. Outside the on-CPU state the
+ * run is placed at the end of the interval (its switch-in was not seen) or,
+ * with run_first, at its start (its switch-out was not seen).
+ * The part before a known edge goes to the cycle and phase of the interval's
+ * start, the rest to the current ones. (Phases change only while the thread
+ * runs; the exit of a phase leaves no timestamp, so it is seen at the next
+ * flush: a context switch or a scheduler tick.) */
 static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 now,
-				    struct task_struct *task)
+				    struct task_struct *task, bool run_first)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
+	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
 	struct it_sched_key k;
 	struct it_sched_times *v;
-	__u64 split, minflt, majflt;
+	__u64 split, minflt, majflt, wall, run, run_from, run_to, off_total = 0;
 
 	if (now < st->ts)
 		now = st->ts;
-	split = edge_in(tid, st, st->ts, now, cyc, ph);
+	wall = now - st->ts;
+	run = sum > st->sum_exec ? sum - st->sum_exec : 0;
+	/* The run queue's clock moves in steps (at its updates), not with
+	 * ktime: a run longer than the interval keeps its excess for the next
+	 * one, so that the sum of the runs is the kernel's, to the nanosecond. */
+	if (run > wall)
+		run = wall;
+	st->sum_exec = sum > st->sum_exec ? st->sum_exec + run : sum;
+	if (run_first) {
+		run_from = st->ts;
+		run_to = st->ts + run;
+	} else {
+		run_from = now - run;
+		run_to = now;
+	}
+	split = edge_in(tid, st, st->ts, now, cyc, ph, run > 0);
 	if (split == st->ts)
 		split = now; /* no edge known: all of it to the start's attribution */
 
-	if (st->state == IT_SCHED_BLOCKED && now - st->ts >= cfg_min_block_ns) {
+	for (int part = 0; part < 2; part++) {
+		__u64 lo = part ? split : st->ts, hi = part ? now : split, on, off;
+
+		if (hi <= lo)
+			continue;
+		if (st->state == IT_SCHED_ONCPU)
+			on = part ? run - scale(split - st->ts, run, wall) : scale(hi - lo, run, wall);
+		else
+			on = overlap(lo, hi, run_from, run_to);
+		if (on > hi - lo)
+			on = hi - lo;
+		off = hi - lo - on;
+		if (part)
+			key_of(&k, tid, st, cyc, run ? ph : st->phase);
+		else
+			key_of(&k, tid, st, st->cycle, st->phase);
+		v = times_of(&k);
+		if (!v)
+			continue;
+		if (on)
+			__sync_fetch_and_add(&v->oncpu_ns, on);
+		if (!off)
+			continue;
+		off_total += off;
+		if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_ONCPU) {
+			__sync_fetch_and_add(&v->runq_ns, off);
+		} else if (st->state == IT_SCHED_BLOCKED) {
+			__sync_fetch_and_add(&v->blocked_ns, off);
+			k.kstack_id = st->kstack_id;
+			add_u64(&blocked_kstacks, &k, off);
+		}
+	}
+	if (st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns) {
 		struct it_stack_key sk = {};
 
 		sk.tgid = st->tgid;
@@ -190,31 +286,9 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 		sk.ustack_id = st->ustack_id;
 		sk.kstack_id = st->kstack_id;
 		BPF_CORE_READ_STR_INTO(&sk.comm, task, group_leader, comm);
-		add_u64(&offcpu_counts, &sk, now - st->ts);
+		add_u64(&offcpu_counts, &sk, off_total);
 	}
-	for (int part = 0; part < 2; part++) {
-		__u64 d = part ? now - split : split - st->ts;
-
-		if (!d)
-			continue;
-		if (part)
-			key_of(&k, tid, st, cyc, st->state == IT_SCHED_ONCPU ? ph : st->phase);
-		else
-			key_of(&k, tid, st, st->cycle, st->phase);
-		v = times_of(&k);
-		if (!v)
-			continue;
-		if (st->state == IT_SCHED_ONCPU) {
-			__sync_fetch_and_add(&v->oncpu_ns, d);
-		} else if (st->state == IT_SCHED_RUNQ) {
-			__sync_fetch_and_add(&v->runq_ns, d);
-		} else if (st->state == IT_SCHED_BLOCKED) {
-			__sync_fetch_and_add(&v->blocked_ns, d);
-			k.kstack_id = st->kstack_id;
-			add_u64(&blocked_kstacks, &k, d);
-		}
-	}
-	if (st->state == IT_SCHED_ONCPU) {
+	if (run || st->state == IT_SCHED_ONCPU) {
 		mem_sample(task, st->tgid, cyc, now);
 		/* faults happen on the CPU: the deltas go with the on-CPU time */
 		minflt = BPF_CORE_READ(task, min_flt);
@@ -239,7 +313,7 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 			h = bpf_map_lookup_elem(&runq_hist, &hk);
 		}
 		if (h) {
-			__u32 slot = log2_us(now - st->ts);
+			__u32 slot = log2_us(off_total);
 
 			if (slot < IT_HIST_SLOTS)
 				__sync_fetch_and_add(&h->slots[slot], 1);
@@ -262,6 +336,7 @@ static __always_inline struct sched_thread *thread_of(__u32 tid, __u32 tgid, str
 	if (st || !create)
 		return st;
 	init.ts = now;
+	init.sum_exec = BPF_CORE_READ(task, se.sum_exec_runtime);
 	init.tgid = tgid;
 	init.cycle = current_cycle(tgid);
 	init.phase = current_phase(tid);
@@ -292,9 +367,11 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 		struct it_sched_key k;
 		struct it_sched_times *v;
 
-		if (st->state == IT_SCHED_ONCPU)
-			account(ptid, st, now, prev);
-		st->ts = now;
+		/* not on a CPU by its state: its switch-in was not seen (it ran at
+		 * the end of the interval, which account() takes from the kernel) */
+		if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
+			unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+		account(ptid, st, now, prev, false);
 		key_of(&k, ptid, st, st->cycle, st->phase);
 		v = times_of(&k);
 		if (v)
@@ -319,11 +396,17 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 		st = thread_of(ntid, ntgid, next, now, false);
 		if (!st) {
 			st = thread_of(ntid, ntgid, next, now, true);
-		} else if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
-			/* BLOCKED here: its wake-up was not seen, all of it counts as blocked */
-			account(ntid, st, now, next);
 		} else {
-			st->ts = now;
+			bool run_first = false;
+
+			if (st->state == IT_SCHED_ONCPU) {
+				/* its switch-out was not seen: it ran, then waited */
+				unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
+				st->state = IT_SCHED_RUNQ;
+				run_first = true;
+			}
+			/* BLOCKED here: its wake-up was not seen, all of it counts as blocked */
+			account(ntid, st, now, next, run_first);
 		}
 		if (st) {
 			st->state = IT_SCHED_ONCPU;
@@ -348,9 +431,17 @@ static __always_inline int on_wakeup(struct task_struct *task)
 			st->state = IT_SCHED_RUNQ;
 		return 0;
 	}
-	if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
+	if (st->state == IT_SCHED_ONCPU && !BPF_CORE_READ(task, on_cpu)) {
+		/* woken, and off its CPU: its switch-out was not seen; it ran,
+		 * then blocked somewhere unknown */
+		unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
+		st->state = IT_SCHED_BLOCKED;
+		st->kstack_id = st->ustack_id = -1;
+		account(tid, st, now, task, true);
+		st->state = IT_SCHED_RUNQ;
+	} else if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
 		if (st->state == IT_SCHED_BLOCKED)
-			account(tid, st, now, task);
+			account(tid, st, now, task, false);
 		st->state = IT_SCHED_RUNQ;
 		st->ts = now;
 	}
@@ -384,8 +475,16 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	if (!tgid || task != (struct task_struct *)bpf_get_current_task() || !target_of(tgid))
 		return 0;
 	st = bpf_map_lookup_elem(&sched_threads, &tid);
-	if (st && st->state == IT_SCHED_ONCPU)
-		account(tid, st, bpf_ktime_get_ns(), task);
+	if (!st)
+		return 0;
+	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
+		/* running, but its switch-in was not seen: the wait ends here */
+		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+		account(tid, st, bpf_ktime_get_ns(), task, false);
+		st->state = IT_SCHED_ONCPU;
+	} else if (st->state == IT_SCHED_ONCPU) {
+		account(tid, st, bpf_ktime_get_ns(), task, false);
+	}
 	return 0;
 }
 

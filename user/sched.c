@@ -172,6 +172,23 @@ int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
 	return 0;
 }
 
+/* Context switches of followed threads that no BPF program saw (0: into a
+ * thread, 1: out of it), summed over CPUs. */
+static uint64_t unseen_sum(struct recording *rec, __u32 idx)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.sched_unseen), n = libbpf_num_possible_cpus();
+	uint64_t sum = 0;
+	__u64 *v;
+
+	if (fd < 0 || n <= 0 || !(v = calloc(n, sizeof(*v))))
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &idx, v))
+		for (int i = 0; i < n; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
 /* Sums of one selection of sched_times entries. */
 struct acc {
 	uint64_t oncpu, runq, blocked, nvcsw, nivcsw, waits, minflt, majflt;
@@ -581,6 +598,9 @@ static int sched_write(struct recording *rec, json_t *profile)
 			"offcpu_kernel_stacks", (json_int_t)st[IT_STAT_OFFCPU_KSTACK_ERR],
 			"offcpu_user_stacks", (json_int_t)st[IT_STAT_OFFCPU_USTACK_ERR]));
 	}
+	/* recovered, not lost: the time comes from the kernel's own counters */
+	json_object_set_new(sched, "unseen_switches", json_pack("{s:I,s:I}",
+		"in", (json_int_t)unseen_sum(rec, 0), "out", (json_int_t)unseen_sum(rec, 1)));
 	select_sum(&vw, -1, -1, -1, false, &a);
 	json_object_set_new(sched, "cpus", json_integer(ncpus));
 	json_object_set_new(sched, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
