@@ -76,8 +76,43 @@ def from_perf(paths):
     return {"samples": samples, "complete": complete, "leaf": leaf}
 
 
+def match_key(name):
+    """A name as both tools can agree on: no spaces or underscores, no
+    leading return type, no trailing parameter list (perf prints neither)."""
+    k = re.sub(r"[\s_]", "", name)
+    if "::" in k or "<" in k:
+        k = re.sub(r"^void(?=[(A-Za-z])", "", k)
+        k = re.sub(r"(const)?(\[clone[^]]*\])?$", "", k)
+        if k.endswith(")") and not k.endswith("()") or k.endswith("()"):
+            depth, i = 0, len(k) - 1
+            while i >= 0:
+                depth += {")": 1, "(": -1}.get(k[i], 0)
+                if depth == 0:
+                    break
+                i -= 1
+            if i > 0:
+                k = k[:i]
+    return k
+
+
+def merged(stats):
+    """Leaf counts keyed without spaces and underscores: perf and infertrace
+    print demangled C++ names with different spacing ("void (anonymous
+    namespace)::f" vs "void(anonymous_namespace)::f")."""
+    out = {}
+    for f, n in stats["leaf"].items():
+        k = match_key(f)
+        name, m = out.get(k, (f, 0))
+        out[k] = (name, m + n)
+    stats["leaf"] = {name: n for name, n in out.values()}
+    stats["key"] = {match_key(f): f for f in stats["leaf"]}
+    return stats
+
+
 def compare(ours, perf):
-    a, b = json.load(open(ours)), json.load(open(perf))
+    a, b = merged(json.load(open(ours))), merged(json.load(open(perf)))
+    b["leaf"] = {b["key"][k]: b["leaf"][b["key"][k]] for k in b["key"]}
+    b["leaf"] = {a["key"].get(match_key(f), f): n for f, n in b["leaf"].items()}
     ta, tb = a["samples"] or 1, b["samples"] or 1
     top = sorted(a["leaf"], key=lambda f: -a["leaf"][f])[:10]
     print("| function | infertrace % | perf % | difference (points) |")
