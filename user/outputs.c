@@ -22,10 +22,6 @@
 
 #define MAX_LOGGED_SAMPLES (1u << 20)
 
-/* Offered by the probes concern when it exports the phase calls it kept
- * (declared weak: without it trace.json has cycles but no phase spans). */
-const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n) __attribute__((weak));
-
 struct sample_mark {
 	uint64_t ts_ns;
 	uint64_t ip;
@@ -140,8 +136,7 @@ static int write_trace(struct recording *rec, json_t *profile)
 				"\"args\":{\"samples\":0}}", pid, rel_us(rec, (uint64_t)end));
 		}
 	}
-	if (probes__phase_calls)
-		calls = probes__phase_calls(rec, &ncalls);
+	calls = probes__phase_calls(rec, &ncalls);
 	for (i = 0; calls && i < ncalls; i++) {
 		const struct phase_call *pc = &calls[i];
 		const char *name = pc->phase < IT_MAX_PHASES ? rec->phase_names[pc->phase] : NULL;

@@ -630,7 +630,27 @@ static void close_open_cycles(struct recording *rec)
 		p = process_table__find(&rec->procs, c->tgid);
 		c->end_ns = p && p->exited && p->exit_ns ? p->exit_ns : rec->end_ns;
 		c->open_at_end = true;
+		if (!ps->marker_mode)
+			continue;
+		/* no next marker: the cycle's work ended with its last phase call
+		 * (what follows is the experiment's teardown, not a cycle) */
+		uint64_t last = 0;
+
+		for (size_t j = 0; j < ps->ncalls; j++)
+			if (ps->calls[j].tgid == c->tgid && ps->calls[j].cycle == c->bpf_index &&
+			    ps->calls[j].exit_ns > last)
+				last = ps->calls[j].exit_ns;
+		if (last > c->start_ns && last < c->end_ns) {
+			c->end_ns = last;
+			c->ended_at_last_phase = true;
+		}
 	}
+}
+
+const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n)
+{
+	*n = rec->probes ? rec->probes->ncalls : 0;
+	return rec->probes ? rec->probes->calls : NULL;
 }
 
 /* With no --cycle, each process's whole traced life is cycle 0. */
@@ -740,6 +760,8 @@ static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int
 		json_object_set_new(o, "open_at_end", json_true());
 	if (c->abandoned)
 		json_object_set_new(o, "abandoned", json_true());
+	if (c->ended_at_last_phase)
+		json_object_set_new(o, "end", json_string("last_phase_call"));
 
 	for (int ph = 0; ph < IT_MAX_PHASES; ph++) {
 		struct it_cycle_key sk = { .tgid = c->tgid, .cycle = c->bpf_index, .phase = ph };
@@ -800,6 +822,8 @@ static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int
 
 			*tps = base_ms > 0 ? n / (base_ms / 1000.0) : NAN;
 			json_object_set_new(o, "tokens_per_second", isnan(*tps) ? json_null() : json_real(*tps));
+			/* the experiment's view: tokens over the whole cycle */
+			json_object_set_new(o, "tokens_per_second_wall", dur_ms > 0 ? json_real(n / (dur_ms / 1000.0)) : json_null());
 		}
 	}
 	json_object_set_new(o, "counts", counts);
@@ -827,6 +851,25 @@ static bool cycle_is_empty(struct recording *rec, const struct cycle_span *c)
 	return ps->nphase_ids || ps->ncount_ids;
 }
 
+/* Time of a phase spent outside every cycle (e.g. a model loaded before the
+ * first marker), summed over processes and threads. */
+static json_t *outside_cycles_json(struct recording *rec, int ph)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.phase_totals);
+	struct it_phase_key key, next, *prev = NULL;
+	struct it_phase_total t, sum = {};
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.cycle != IT_CYCLE_NONE || key.phase != (__u32)ph || bpf_map_lookup_elem(fd, &key, &t))
+			continue;
+		sum.ns += t.ns;
+		sum.calls += t.calls;
+	}
+	return json_pack("{s:f,s:I}", "thread_ms", sum.ns / 1e6, "calls", (json_int_t)sum.calls);
+}
+
 static json_t *phase_summary_json(struct recording *rec, int ph, struct phase_acc *a, double cycles_ms)
 {
 	struct probes *ps = rec->probes;
@@ -848,6 +891,7 @@ static json_t *phase_summary_json(struct recording *rec, int ph, struct phase_ac
 	json_object_set_new(o, "thread_ms", json_real(a->thread_ms));
 	json_object_set_new(o, "calls", json_integer(a->calls));
 	json_object_set_new(o, "percent_of_cycle", json_real(cycles_ms > 0 ? 100.0 * a->total_ms / cycles_ms : 0));
+	json_object_set_new(o, "outside_cycles", outside_cycles_json(rec, ph));
 	if (a->ndur) {
 		json_object_set_new(o, "p50_ms", json_real(stats__percentile(a->durations, a->ndur, 50)));
 		json_object_set_new(o, "p95_ms", json_real(stats__percentile(a->durations, a->ndur, 95)));

@@ -17,6 +17,7 @@ struct cycle_span {
 	uint64_t start_ns, end_ns;
 	bool open_at_end;    /* still open when the process or the recording ended */
 	bool abandoned;      /* closed because its call never returned */
+	bool ended_at_last_phase; /* last marker cycle: ends at its last phase call */
 };
 
 /* One outermost phase call on one thread. */
@@ -30,5 +31,9 @@ struct phase_call {
  * [from, to): the wall time during which at least one thread was in the
  * phase. Sorts calls by entry. */
 uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from, uint64_t to);
+
+struct recording;
+/* Every outermost phase call kept (for trace.json); *n gets their number. */
+const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n);
 
 #endif
