@@ -737,7 +737,7 @@ static size_t calls_lower_bound(const struct probes *ps, pid_t tgid, uint32_t cy
 }
 
 static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int out_index,
-			  struct phase_acc *acc, double *tps)
+			  struct phase_acc *acc, double *tps, double *tps_wall)
 {
 	struct probes *ps = rec->probes;
 	struct infertrace_bpf *skel = rec->tracer.skel;
@@ -823,7 +823,8 @@ static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int
 			*tps = base_ms > 0 ? n / (base_ms / 1000.0) : NAN;
 			json_object_set_new(o, "tokens_per_second", isnan(*tps) ? json_null() : json_real(*tps));
 			/* the experiment's view: tokens over the whole cycle */
-			json_object_set_new(o, "tokens_per_second_wall", dur_ms > 0 ? json_real(n / (dur_ms / 1000.0)) : json_null());
+			*tps_wall = dur_ms > 0 ? n / (dur_ms / 1000.0) : NAN;
+			json_object_set_new(o, "tokens_per_second_wall", isnan(*tps_wall) ? json_null() : json_real(*tps_wall));
 		}
 	}
 	json_object_set_new(o, "counts", counts);
@@ -957,7 +958,7 @@ static int probes_write(struct recording *rec, json_t *profile)
 	struct phase_acc acc[IT_MAX_PHASES] = {};
 	json_t *cycles = json_array(), *phases = json_object();
 	json_t *agg = json_object_get(profile, "aggregate_metrics");
-	double *durs = NULL, *tps_v = NULL, cycles_ms = 0;
+	double *durs = NULL, *tps_v = NULL, *tpsw_v = NULL, cycles_ms = 0;
 	size_t n = 0, ntps = 0, dropped_empty = 0;
 
 	if (!ps)
@@ -971,9 +972,10 @@ static int probes_write(struct recording *rec, json_t *profile)
 		qsort(ps->calls, ps->ncalls, sizeof(*ps->calls), by_key);
 	durs = calloc(ps->ncycles + 1, sizeof(*durs));
 	tps_v = calloc(ps->ncycles + 1, sizeof(*tps_v));
-	for (size_t i = 0; durs && tps_v && i < ps->ncycles; i++) {
+	tpsw_v = calloc(ps->ncycles + 1, sizeof(*tpsw_v));
+	for (size_t i = 0; durs && tps_v && tpsw_v && i < ps->ncycles; i++) {
 		const struct cycle_span *c = &ps->cycles[i];
-		double tps = NAN;
+		double tps = NAN, tpsw = NAN;
 
 		/* marker cycles with nothing of interest in them (e.g. prompts
 		 * tokenized while a model loads) are not experiment cycles */
@@ -981,11 +983,13 @@ static int probes_write(struct recording *rec, json_t *profile)
 			dropped_empty++;
 			continue;
 		}
-		json_array_append_new(cycles, cycle_json(rec, c, n, acc, &tps));
+		json_array_append_new(cycles, cycle_json(rec, c, n, acc, &tps, &tpsw));
 		durs[n] = (c->end_ns - c->start_ns) / 1e6;
 		cycles_ms += durs[n++];
-		if (!isnan(tps))
+		if (!isnan(tps) && !isnan(tpsw)) {
+			tpsw_v[ntps] = tpsw;
 			tps_v[ntps++] = tps;
+		}
 	}
 	for (int ph = 1; ph <= ps->nphase_ids; ph++)
 		json_object_set_new(phases, rec->phase_names[ph], phase_summary_json(rec, ph, &acc[ph], cycles_ms));
@@ -1001,6 +1005,7 @@ static int probes_write(struct recording *rec, json_t *profile)
 	json_object_set_new(agg, "p95_cycle_ms", n ? json_real(stats__percentile(durs, n, 95)) : json_null());
 	json_object_set_new(agg, "p99_cycle_ms", n ? json_real(stats__percentile(durs, n, 99)) : json_null());
 	json_object_set_new(agg, "avg_tokens_per_second", ntps ? json_real(stats__mean(tps_v, ntps)) : json_null());
+	json_object_set_new(agg, "avg_tokens_per_second_wall", ntps ? json_real(stats__mean(tpsw_v, ntps)) : json_null());
 	json_object_set_new(profile, "cycles", cycles);
 	json_object_set_new(profile, "phases", phases);
 	json_object_set_new(profile, "probes", probes_json(rec));
@@ -1013,6 +1018,7 @@ static int probes_write(struct recording *rec, json_t *profile)
 		free(acc[ph].durations);
 	free(durs);
 	free(tps_v);
+	free(tpsw_v);
 	for (int i = 0; i < ps->n; i++)
 		if (!ps->probes[i].nfiles)
 			fprintf(stderr, "infertrace: warning: probe '%s' was never placed: %s\n", ps->probes[i].spec.text,

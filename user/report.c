@@ -44,17 +44,24 @@ static void print_cycles(json_t *p)
 	       num(a, "total_cycles"), num(a, "avg_cycle_ms"), num(a, "p50_cycle_ms"),
 	       num(a, "p95_cycle_ms"), num(a, "p99_cycle_ms"), num(a, "max_cycle_ms"));
 	if (!isnan(num(a, "avg_tokens_per_second")))
-		printf("Tokens/s: %.2f\n", num(a, "avg_tokens_per_second"));
+		printf("Tokens/s: %.2f during the inference phase, %.2f over the whole cycle\n",
+		       num(a, "avg_tokens_per_second"), num(a, "avg_tokens_per_second_wall"));
 	if (!isnan(num(a, "peak_memory_mb")))
 		printf("Peak memory: %.1f MB\n", num(a, "peak_memory_mb"));
 	if (!json_object_size(phases))
 		return;
-	printf("\n%-20s %10s %8s %8s %10s %10s %10s\n", "phase", "total_ms", "calls", "%cycle",
-	       "p50_ms", "p95_ms", "p99_ms");
-	json_object_foreach(phases, key, v)
-		printf("%-20s %10.2f %8.0f %7.1f%% %10.3f %10.3f %10.3f\n", key, num(v, "total_ms"),
+	printf("\n%-20s %10s %8s %8s %10s %10s %10s %16s\n", "phase", "total_ms", "calls", "%cycle",
+	       "p50_ms", "p95_ms", "p99_ms", "outside_cycles");
+	json_object_foreach(phases, key, v) {
+		json_t *out = json_object_get(v, "outside_cycles");
+		char outside[64] = "-";
+
+		if (num(out, "calls") > 0)
+			snprintf(outside, sizeof(outside), "%.1f ms/%.0f", num(out, "thread_ms"), num(out, "calls"));
+		printf("%-20s %10.2f %8.0f %7.1f%% %10.3f %10.3f %10.3f %16s\n", key, num(v, "total_ms"),
 		       num(v, "calls"), num(v, "percent_of_cycle"), num(v, "p50_ms"), num(v, "p95_ms"),
-		       num(v, "p99_ms"));
+		       num(v, "p99_ms"), outside);
+	}
 }
 
 static void print_probe_overhead(json_t *p)
