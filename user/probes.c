@@ -330,6 +330,14 @@ static int probes_configure(struct recording *rec)
 		rec->phase_names[i] = ps->names[0][i];
 	for (int i = 1; i <= ps->ncount_ids; i++)
 		rec->count_names[i] = ps->names[1][i];
+	/* programs nobody needs are not loaded: the verifier's time is start-up time */
+	bool any_usdt = false;
+
+	for (int i = 0; i < ps->n; i++)
+		any_usdt |= ps->probes[i].spec.kind == SPEC_USDT;
+	bpf_program__set_autoload(rec->tracer.skel->progs.it_usdt, any_usdt);
+	bpf_program__set_autoload(rec->tracer.skel->progs.it_uprobe, ps->n > 0);
+	bpf_program__set_autoload(rec->tracer.skel->progs.it_uretprobe, ps->n > 0);
 	if (!ps->n)
 		return 0;
 

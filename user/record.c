@@ -333,10 +333,6 @@ int cmd_record(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	rec.ksyms = ksyms__load();
-	if (!rec.ksyms)
-		fprintf(stderr, "infertrace: warning: kernel symbols unavailable (%s); kernel frames "
-			"will show as [unknown]\n", strerror(errno));
 
 	err = tracer__open(&rec.tracer, &rec.opts);
 	if (err)
@@ -374,8 +370,14 @@ int cmd_record(int argc, char **argv)
 	}
 	announce(&rec);
 	err = run(&rec);
-	if (!err)
+	if (!err) {
+		/* kernel symbols are only needed to name frames: read them now */
+		rec.ksyms = ksyms__load();
+		if (!rec.ksyms)
+			fprintf(stderr, "infertrace: warning: kernel symbols unavailable (%s); kernel frames "
+				"will show as [unknown]\n", strerror(errno));
 		err = write_outputs(&rec);
+	}
 
 cleanup:
 	if (rec.launched && !rec.cmd.exited) {
