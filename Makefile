@@ -55,7 +55,7 @@ LIB_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps test unit integration demo bench clean
+.PHONY: all deps test unit integration demo bench clean test-arm64 vmlinux-arm64
 all: $(OUT)/infertrace
 
 # The BPF objects, one per concern, are linked into one object so that all
@@ -114,6 +114,17 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench.sh $(OUT)
+
+# arm64 (Jetson): `make ARCH=arm64` cross-builds; `make test-arm64` installs the
+# cross toolchain, builds the unit tests for arm64 and runs them under qemu-user.
+test-arm64:
+	$(Q)tools/install-cross-deps.sh
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all $(patsubst tests/unit/%.c,build/arm64/tests/%,$(UNIT_SRCS))
+	$(Q)tools/run-tests-arm64.sh build/arm64
+
+# Regenerate bpf/vmlinux/arm64/vmlinux.h from Debian's arm64 kernel image.
+vmlinux-arm64:
+	$(Q)tools/gen-vmlinux-arm64.sh
 
 clean:
 	rm -rf build
