@@ -15,6 +15,7 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "sched.h"
+#include "side.h"
 #include "side_sampler.h"
 
 #define POWER_EVENTS_MAX 100000   /* kept for the timeline and per-cycle counts */
@@ -339,6 +340,15 @@ static int side_write(struct recording *rec, json_t *profile)
 			json_object_set_new(lost, "power_events_not_kept", json_integer(ss->ev_dropped));
 	}
 	return 0;
+}
+
+int side__trace_counters(const struct recording *rec, json_t *events, int pid)
+{
+	const struct side_state *ss = rec->side;
+
+	if (!ss || !ss->sampler)
+		return 0;
+	return side_sampler__trace_counters(ss->sampler, events, pid, rec->start_ns);
 }
 
 static void side_cleanup(struct recording *rec)
