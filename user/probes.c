@@ -601,6 +601,8 @@ uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from
 	uint64_t total = 0, cur_s = 0, cur_e = 0;
 	bool open = false;
 
+	if (!n)
+		return 0;
 	qsort(calls, n, sizeof(*calls), by_entry);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t s = calls[i].entry_ns < from ? from : calls[i].entry_ns;
