@@ -84,8 +84,11 @@ static bool cuda_requested(const struct record_opts *o)
 
 static int cuda_configure(struct recording *rec)
 {
-	if (!cuda_requested(&rec->opts))
+	if (!cuda_requested(&rec->opts)) {
+		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uprobe, false);
+		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uretprobe, false);
 		return 0;
+	}
 	cuda = calloc(1, sizeof(*cuda));
 	return cuda ? 0 : -ENOMEM;
 }
