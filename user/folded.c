@@ -60,6 +60,8 @@ void folded__merge(struct folded *f)
 
 void folded__sort_by_count(struct folded *f)
 {
+	if (!f->n)
+		return;
 	qsort(f->entries, f->n, sizeof(*f->entries), by_count_desc);
 }
 
