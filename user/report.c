@@ -183,14 +183,25 @@ static int diff_row(const char *name, double base, double new_v, double threshol
 
 int cmd_diff(int argc, char **argv)
 {
-	const double threshold = 5.0;
+	double threshold = 5.0;
 	json_t *b, *n, *bp, *np, *v;
 	const char *key;
 	int regressions = 0;
+	char *end;
 
+	/* diff [--threshold PCT] BASE NEW */
+	if (argc == 5 && !strcmp(argv[1], "--threshold")) {
+		threshold = strtod(argv[2], &end);
+		if (*end || end == argv[2] || threshold < 0) {
+			fprintf(stderr, "infertrace: invalid --threshold '%s': expected a percentage >= 0\n", argv[2]);
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "Usage: infertrace diff BASE NEW (record directories or profile.json files)\n"
-			"Exits 1 when any time grew by more than %.0f%%.\n", threshold);
+		fprintf(stderr, "Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
+			"Exits 1 when any time grew by more than PCT%% (default 5).\n");
 		return 2;
 	}
 	b = profile__load(argv[1]);
@@ -216,7 +227,10 @@ int cmd_diff(int argc, char **argv)
 		if (bc > 0 && nc > 0)
 			regressions += diff_row(label, num(v, "total_ms") / bc, num(nv, "total_ms") / nc, threshold);
 	}
-	printf("%s\n", regressions ? "regression: some times grew by more than 5%" : "no regression");
+	if (regressions)
+		printf("regression: some times grew by more than %.1f%%\n", threshold);
+	else
+		printf("no regression\n");
 	json_decref(b);
 	json_decref(n);
 	return regressions ? 1 : 0;
