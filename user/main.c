@@ -16,7 +16,7 @@ static const char usage[] =
 "  record [OPTIONS] -- COMMAND [ARGS...]   trace a command from its first instruction\n"
 "  record [OPTIONS] -p PID[,PID...]        trace running processes\n"
 "  report DIR|profile.json                 text summary of a recording\n"
-"  diff BASE NEW                           compare two recordings; exit 1 on regression\n"
+"  diff [--threshold PCT] BASE NEW         compare two recordings; exit 1 on regression\n"
 "\n"
 "Options:\n"
 "  -h, --help      this text ('infertrace record --help' for record's options)\n"
