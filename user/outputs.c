@@ -18,6 +18,7 @@
 #include "concerns.h"
 #include "outputs.h"
 #include "probes.h"
+#include "side.h"
 #include "syms.h"
 
 #define MAX_LOGGED_SAMPLES (1u << 20)
@@ -161,6 +162,16 @@ static int write_trace(struct recording *rec, json_t *profile)
 		fprintf(f, "}}");
 		sep = ",\n";
 	}
+	/* side data (temperatures, clocks, load, GPU) as counter tracks */
+	json_t *counters = json_array(), *ev;
+
+	side__trace_counters(rec, counters, rec->procs.n ? rec->procs.procs[0].pid : 0);
+	json_array_foreach(counters, i, ev) {
+		fputs(sep, f);
+		json_dumpf(ev, f, JSON_COMPACT);
+		sep = ",\n";
+	}
+	json_decref(counters);
 	fprintf(f, "\n]}\n");
 	return atomic_file__commit(af);
 }

@@ -68,6 +68,12 @@ class SideTest(unittest.TestCase):
             self.assertAlmostEqual(c["mem_available_mb"], mb, places=2)
         zone = p["thermal"]["zones"]["x86_pkg_temp"]
         self.assertAlmostEqual(zone["max"], 86, places=3)
+        # the same samples are counter tracks in trace.json
+        trace = common.load_json(os.path.join(r.dir, "trace.json"))
+        temps = [e["args"]["x86_pkg_temp"] for e in trace["traceEvents"]
+                 if e.get("ph") == "C" and e.get("name") == "temperature (C)"]
+        self.assertGreaterEqual(len(temps), len(PLAN) * 5)
+        self.assertAlmostEqual(max(temps), 86, places=3)
         self.assertLessEqual(zone["min"], 50)
         # one episode: from the write before cycle 2 to the write before cycle 4
         self.assertTrue(p["thermal"]["throttled"])
