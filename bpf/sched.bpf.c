@@ -24,6 +24,9 @@ struct sched_thread {
 	__u32 tgid;
 	__u32 cycle, phase; /* attribution of the current interval */
 	__s32 kstack_id, ustack_id; /* IT_SCHED_BLOCKED: where it blocked */
+	__u32 resync;      /* sum_exec is stale (read between updates, at exec):
+			    * the first flush takes the interval as run time */
+	__u32 pad;
 };
 
 struct {
@@ -228,6 +231,11 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 	if (now < st->ts)
 		now = st->ts;
 	wall = now - st->ts;
+	if (st->resync && st->state == IT_SCHED_ONCPU) {
+		/* current since the exec: on the CPU the whole interval */
+		st->resync = 0;
+		st->sum_exec = sum > wall ? sum - wall : 0;
+	}
 	run = sum > st->sum_exec ? sum - st->sum_exec : 0;
 	/* The run queue's clock moves in steps (at its updates), not with
 	 * ktime: a run longer than the interval keeps its excess for the next
@@ -475,8 +483,14 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	if (!tgid || task != (struct task_struct *)bpf_get_current_task() || !target_of(tgid))
 		return 0;
 	st = bpf_map_lookup_elem(&sched_threads, &tid);
-	if (!st)
+	if (!st) {
+		/* a thread of a -p target running since before the recording:
+		 * followed from this tick on */
+		st = thread_of(tid, tgid, task, bpf_ktime_get_ns(), true);
+		if (st)
+			st->state = IT_SCHED_ONCPU;
 		return 0;
+	}
 	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
 		/* running, but its switch-in was not seen: the wait ends here */
 		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
@@ -528,7 +542,26 @@ int sched_on_exec(struct bpf_raw_tracepoint_args *ctx)
 	struct it_crash_event *e;
 	char comm[IT_COMM_LEN];
 
-	if (!cfg_comm[0] || target_entry(tgid))
+	if (target_entry(tgid)) {
+		/* a followed process starts its own code here (a launched command
+		 * becomes visible at exec): account the exec'ing thread from now,
+		 * not from its first switch, which may be long after */
+		__u32 tid = BPF_CORE_READ(task, pid);
+		__u64 now = bpf_ktime_get_ns();
+		struct sched_thread *st = thread_of(tid, tgid, task, now, true);
+
+		if (st) {
+			st->state = IT_SCHED_ONCPU;
+			st->ts = now;
+			/* se.sum_exec_runtime lags until the next update_curr: the
+			 * first flush resynchronises it */
+			st->resync = 1;
+			st->cycle = current_cycle(tgid);
+			st->phase = current_phase(tid);
+		}
+		return 0;
+	}
+	if (!cfg_comm[0])
 		return 0;
 	BPF_CORE_READ_STR_INTO(&comm, task, comm);
 	if (!comm_matches(comm))
