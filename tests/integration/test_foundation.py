@@ -116,7 +116,8 @@ class TestTargets(unittest.TestCase):
         self.assertEqual(len(child), 1)
         self.assertTrue(all(n > 20 for n in per_thread), f"samples per thread: {per_thread}")
         # the child spins 1 s of CPU at 199 Hz
-        self.assertAlmostEqual(child_samples / 199, 1.0, delta=0.25)
+        self.assertAlmostEqual(child_samples / 199, 1.0, delta=0.25,
+                               msg=f"lost {prof['lost']}, unwind {prof['samples'].get('unwind')}, per process {prof['samples']['per_process']}, processes {prof['processes']}")
         pids = {e["pid"] for e in prof["samples"]["per_process"]}
         self.assertIn(p.pid, pids)
         self.assertEqual(len(pids), 2, "the forked child is sampled as its own process")
