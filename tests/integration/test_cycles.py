@@ -158,15 +158,18 @@ class TestCyclesExperiment(ProbeTestCase):
         self.assertPhase(rec, "llm_inference", truth, "inference_wall_ms")
         self.assertPhase(rec, "database", truth, "database_wall_ms")
         self.assertPhase(rec, "mode", truth, "mode_wall_ms")
-        # the nominal structure too: spins use CPU time, so an idle machine gives
-        # the nominal wall time plus what the probes on token() cost (the tool
-        # measures that cost at start-up); sleeps overshoot a little
+        # a sanity check against the nominal structure too (the truth is the
+        # fixture's own clock, above): spins use CPU time, so an idle machine
+        # gives the nominal wall time plus what the probes on token() cost
+        # (the tool measures that cost at start-up), plus interrupts and
+        # kernel work that no context switch shows: hence the wider bounds
         probe_ms = tokens * p["probes_overhead"]["cost_ns_per_hit"] / 1e6
         for i, c in enumerate(p["cycles"]):
             if self.strict(truth, i):
-                self.assertClose(c["phases"]["llm_inference"]["ms"], infer + probe_ms, "inference vs nominal")
-                self.assertClose(c["phases"]["database"]["ms"], db, "database vs nominal", abs_ms=1.5)
-                self.assertClose(c["phases"]["mode"]["ms"], mode, "mode vs nominal")
+                self.assertClose(c["phases"]["llm_inference"]["ms"], infer + probe_ms, "inference vs nominal",
+                                 rel=0.10, abs_ms=2.0)
+                self.assertClose(c["phases"]["database"]["ms"], db, "database vs nominal", rel=0.10, abs_ms=2.0)
+                self.assertClose(c["phases"]["mode"]["ms"], mode, "mode vs nominal", rel=0.10, abs_ms=2.0)
         for name in ("llm_inference", "database", "mode"):
             self.assertEqual(p["phases"][name]["calls"], cycles)
         self.assertConsistent(rec)
