@@ -9,7 +9,11 @@
 #    top-10 leaf functions ours vs perf's; the probe cost per hit.
 # 2. A CPU-bound fixture (tests/fixtures/deep_chain.c, -O2 -fomit-frame-pointer,
 #    a fixed amount of work) at 99 and 999 Hz: infertrace fp and dwarf vs perf -g.
-# Environment: RUNS (5), CYCLES (5), TOKENS (32), WORK (fixture iterations, 12000),
+# 3. Probe cost: an empty function called CALLS times, untraced vs counted
+#    (--count, entry uprobe) vs timed (--phase, uprobe + uretprobe + one
+#    ring-buffer record per call): ns added per call, and the call rate the
+#    traced loop sustained with the number of events lost.
+# Environment: RUNS (5), CYCLES (5), TOKENS (32), WORK (fixture iterations, 12000), CALLS (200000),
 # BENCH_OUT (BUILD_DIR/bench). Results: BENCH_OUT/results.md.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +34,9 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 FIX=$OUT/deep_chain
 gcc -O2 -fomit-frame-pointer -o "$FIX" "$ROOT/tests/fixtures/deep_chain.c"
+PB=$OUT/probe_bench
+CALLS=${CALLS:-200000}
+gcc -O2 -o "$PB" "$ROOT/tests/fixtures/probe_bench.c"
 
 DRIVER=(node "$ROOT/demo/driver.mjs" --model "$ROOT/demo/models/bench.gguf" --threads 1
 	--cycles "$CYCLES" --tokens "$TOKENS" --json)
@@ -84,6 +91,18 @@ for i in $(seq 1 "$RUNS"); do
 	done
 done
 
+probe_conditions=(pbase pcount pphase)
+echo "  BENCH    probe cost: ${probe_conditions[*]}, $RUNS runs each, $CALLS calls"
+for i in $(seq 1 "$RUNS"); do
+	for c in "${probe_conditions[@]}"; do
+		case $c in
+		pbase) run $c "$i" "$PB" "$CALLS" ;;
+		pcount) run $c "$i" "$IT" record -o "$OUT/$c.$i" --call-graph fp --count calls=empty_call -- "$PB" "$CALLS" ;;
+		pphase) run $c "$i" "$IT" record -o "$OUT/$c.$i" --call-graph fp --phase empty=empty_call -- "$PB" "$CALLS" ;;
+		esac
+	done
+done
+
 echo "  STATS    perf script (dwarf unwinding takes a while)"
 for c in perf_fp perf_dwarf; do
 	for i in $(seq 1 "$RUNS"); do
@@ -124,6 +143,18 @@ probe_pct=$($STATS median $(for i in $(seq 1 "$RUNS"); do /usr/bin/python3 -c "i
 	echo "|---|---|---|---|---|"
 	for c in "${fixture_conditions[@]}"; do
 		echo "| $c | $(med $c own) | $(ratio $c fbase own) | $(med $c wall) | $(ratio $c fbase wall) |"
+	done
+	echo
+	echo "## Probe cost ($CALLS calls of an empty function, the loop's own time, $RUNS runs, medians)"
+	echo
+	echo "| condition | loop s | ns added per call | calls/s sustained | events lost (max over runs) |"
+	echo "|---|---|---|---|---|"
+	for c in "${probe_conditions[@]}"; do
+		added=$(echo "scale=1; ($(med $c own) - $(med pbase own)) * 1000000000 / $CALLS" | bc -l)
+		rate=$(echo "scale=0; $CALLS / $(med $c own)" | bc -l)
+		lost="-"
+		[ "$c" != pbase ] && lost=$(for i in $(seq 1 "$RUNS"); do /usr/bin/python3 -c "import json,sys; l=json.load(open(sys.argv[1]))['lost']; print(l.get('events',0)+l.get('phase_calls_not_kept',0))" "$OUT/$c.$i/profile.json"; done | sort -n | tail -1)
+		echo "| $c | $(med $c own) | $added | $rate | $lost |"
 	done
 } >"$OUT/results.md"
 cat "$OUT/results.md"
