@@ -251,7 +251,11 @@ static int read_blocked(struct recording *rec, struct view *vw)
 		int cls;
 	} *memo = NULL;
 	size_t nmemo = 0;
+	int gpu_phase = -1;
 
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], "gpu_sync"))
+			gpu_phase = i;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct blocked_entry *e;
 		int cls = -1;
@@ -281,6 +285,10 @@ static int read_blocked(struct recording *rec, struct view *vw)
 			memo[nmemo].id = key.kstack_id;
 			memo[nmemo++].cls = cls;
 		}
+		/* blocked inside CUDA synchronisation (the cuda preset's gpu_sync
+		 * phase): the host waits on the GPU, whatever the kernel stack says */
+		if (gpu_phase > 0 && key.phase == (__u32)gpu_phase)
+			cls = BLOCKED_GPU;
 		e->cls = cls;
 		vw->cls_total[cls] += e->ns;
 		vw->nblocked++;

@@ -29,7 +29,7 @@ double hist_quantile(const uint64_t *slots, int nslots, double q)
 	return (double)(1ull << nslots);
 }
 
-const char *const blocked_class_names[BLOCKED_NCLASSES] = { "sleep", "io", "lock", "other" };
+const char *const blocked_class_names[BLOCKED_NCLASSES] = { "sleep", "io", "lock", "other", "gpu_sync" };
 
 static int has_prefix(const char *s, const char *p)
 {

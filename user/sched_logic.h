@@ -17,6 +17,7 @@ enum blocked_class {
 	BLOCKED_IO = 1,    /* block I/O, page cache waits, pipes, sockets, poll */
 	BLOCKED_LOCK = 2,  /* futex, kernel mutexes and semaphores */
 	BLOCKED_OTHER = 3, /* anything else, or no kernel stack */
+	BLOCKED_GPU = 4,   /* inside the gpu_sync phase: the host waits on the GPU */
 	BLOCKED_NCLASSES
 };
 

@@ -46,6 +46,9 @@ class CudaTest(unittest.TestCase):
             sync = c["phases"]["gpu_sync"]
             self.assertEqual(sync["calls"], 3)
             self.assertAlmostEqual(sync["ms"], cu["sync_wait_ms"], delta=0.05 * wait)
+            # the blocked time inside the syncs is GPU waiting, not sleep
+            self.assertAlmostEqual(c["blocked"]["gpu_sync"], 3 * SYNC_MS, delta=0.1 * wait, msg=c["blocked"])
+            self.assertLess(c["blocked"]["sleep"], 0.1 * wait, c["blocked"])
         tot = p["gpu"]["cuda"]
         self.assertEqual(tot["kernel_launches"], sum(LAUNCHES + i + 2 for i in range(CYCLES)))
         self.assertEqual(tot["sync_calls"], 3 * CYCLES)
