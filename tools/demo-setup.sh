@@ -33,6 +33,11 @@ if [ "$(installed_version node-llama-cpp)" != "$NLC_VERSION" ] ||
    [ "$(installed_version @node-llama-cpp/linux-x64)" != "$NLC_VERSION" ] ||
    [ ! -f "$DEMO/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so" ]; then
 	echo "  NPM      node-llama-cpp@$NLC_VERSION -> demo/node_modules"
+	# trust what the system trusts (Debian's bundle holds CAs the admin added,
+	# e.g. a proxy's), not only the CAs built into Node
+	if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -s /etc/ssl/certs/ca-certificates.crt ]; then
+		export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+	fi
 	(cd "$DEMO" && npm install --ignore-scripts --no-audit --no-fund --save-exact --loglevel=error \
 		"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" >/dev/null)
 fi
