@@ -55,6 +55,18 @@ struct {
 	__uint(max_entries, 1 << 22);
 } events SEC(".maps") SHARED;
 
+/* Submit flags for frequent records (samples, phase calls, traffic): no
+ * wake-up per record, since a woken consumer preempts the traced task right
+ * at the event and perturbs what is measured; user space drains the ring
+ * every 100 ms, and is woken early only when the ring is half full. Rare
+ * records that need prompt handling (fork, exec, mmap) wake it at once. */
+static __always_inline __u64 lazy_wakeup(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void stat_inc(enum it_stat idx)
 {
 	__u32 key = idx;

@@ -94,7 +94,7 @@ static __always_inline void net_emit(__u32 type, __u64 skp, const struct it_conn
 	e->cycle = cycle;
 	e->pad = 0;
 	__builtin_memcpy(&e->conn, c, sizeof(*c));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
 /* The tracked socket of a target, created at its first send or receive. */

@@ -78,7 +78,7 @@ static __always_inline void emit_cycle(__u32 type, __u32 tgid, __u32 tid, __u32 
 	e->hdr.ts_ns = ts;
 	e->cycle = cycle;
 	e->abandoned = abandoned;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
 static __always_inline struct it_proc_state *proc_state(__u32 tgid)
@@ -201,7 +201,7 @@ static __always_inline void frame_end(struct it_frame *f, __u32 tgid, __u32 tid,
 	e->phase = f->phase;
 	e->probe = probe;
 	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
 static __always_inline void count_call(__u32 tgid, __u32 id)

@@ -170,7 +170,9 @@ static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u
 		got = IT_USTACK_MAX;
 	e->stack_size = got;
 	size = sizeof(*e) + got;
-	if (bpf_ringbuf_output(&events, e, size, 0))
+	/* no wake-up per sample: a consumer woken at every sample preempts the
+	 * sampled task right there and biases which tasks later samples find */
+	if (bpf_ringbuf_output(&events, e, size, lazy_wakeup()))
 		stat_inc(IT_STAT_USTACK_LOST);
 }
 

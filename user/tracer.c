@@ -208,7 +208,15 @@ int tracer__poll(struct tracer *t, int timeout_ms)
 {
 	int n = ring_buffer__poll(t->rb, timeout_ms);
 
-	return n == -EINTR ? 0 : n;
+	if (n == -EINTR)
+		n = 0;
+	/* records written without a wake-up (samples) are only seen by a consume */
+	if (n >= 0) {
+		int m = ring_buffer__consume(t->rb);
+
+		n = m < 0 ? m : n + m;
+	}
+	return n;
 }
 
 void tracer__stats(struct tracer *t, __u64 out[IT_STAT_MAX])
