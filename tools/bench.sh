@@ -38,7 +38,7 @@ PB=$OUT/probe_bench
 CALLS=${CALLS:-200000}
 gcc -O2 -o "$PB" "$ROOT/tests/fixtures/probe_bench.c"
 
-DRIVER=(node "$ROOT/demo/driver.mjs" --model "$ROOT/demo/models/bench.gguf" --threads 1
+DRIVER=("$ROOT/demo/bin/node" "$ROOT/demo/driver.mjs" --model "$ROOT/demo/models/bench.gguf" --threads 1
 	--cycles "$CYCLES" --tokens "$TOKENS" --json)
 now() { date +%s.%N; }
 

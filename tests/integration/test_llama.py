@@ -36,7 +36,7 @@ def trace_demo(model, cycles, tokens, extra=()):
     why = setup_demo()
     if why:
         raise unittest.SkipTest(why)
-    cmd = ["node", os.path.join(DEMO, "driver.mjs"), "--model", os.path.join(DEMO, "models", model),
+    cmd = [os.path.join(DEMO, "bin", "node"), os.path.join(DEMO, "driver.mjs"), "--model", os.path.join(DEMO, "models", model),
            "--threads", "1", "--cycles", str(cycles), "--tokens", str(tokens), "--json"]
     r = record(["--preset", "llama.cpp"] + list(extra), cmd, timeout=300)
     return r, driver_json(r.stdout)
