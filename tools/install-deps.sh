@@ -3,7 +3,7 @@
 # Idempotent and quiet: does nothing when everything is already present.
 set -euo pipefail
 PKGS=(make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev
-      zlib1g-dev libjansson-dev libcmocka-dev systemtap-sdt-dev g++ python3 python3-jsonschema libc6-dbg
+      zlib1g-dev libjansson-dev libcmocka-dev systemtap-sdt-dev g++ python3 python3-jsonschema libc6-dbg lld
       linux-perf procps util-linux)
 missing=()
 for p in "${PKGS[@]}"; do
