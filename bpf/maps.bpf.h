@@ -67,6 +67,17 @@ static __always_inline __u64 lazy_wakeup(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* Every ring-buffer record starts with this header. */
+static __always_inline void event_header(struct it_event_header *h, __u32 type, __u32 tgid, __u32 tid,
+					 __u64 ts_ns)
+{
+	h->type = type;
+	h->tgid = tgid;
+	h->tid = tid;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = ts_ns;
+}
+
 static __always_inline void stat_inc(enum it_stat idx)
 {
 	__u32 key = idx;

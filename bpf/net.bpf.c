@@ -85,11 +85,7 @@ static __always_inline void net_emit(__u32 type, __u64 skp, const struct it_conn
 		stat_inc(IT_STAT_RINGBUF_LOST);
 		return;
 	}
-	e->hdr.type = type;
-	e->hdr.tgid = c->tgid;
-	e->hdr.tid = (__u32)id;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = bpf_ktime_get_ns();
+	event_header(&e->hdr, type, c->tgid, (__u32)id, bpf_ktime_get_ns());
 	e->sk = skp;
 	e->cycle = cycle;
 	e->pad = 0;

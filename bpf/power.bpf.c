@@ -43,11 +43,7 @@ static __always_inline struct it_power_event *power_reserve(__u32 type)
 		stat_inc(IT_STAT_RINGBUF_LOST);
 		return NULL;
 	}
-	e->hdr.type = type;
-	e->hdr.tgid = id >> 32;
-	e->hdr.tid = (__u32)id;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = bpf_ktime_get_ns();
+	event_header(&e->hdr, type, id >> 32, (__u32)id, bpf_ktime_get_ns());
 	e->id = 0;
 	e->pad = 0;
 	e->value = 0;

@@ -71,11 +71,7 @@ static __always_inline void emit_cycle(__u32 type, __u32 tgid, __u32 tid, __u32 
 		stat_inc(IT_STAT_RINGBUF_LOST);
 		return;
 	}
-	e->hdr.type = type;
-	e->hdr.tgid = tgid;
-	e->hdr.tid = tid;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = ts;
+	event_header(&e->hdr, type, tgid, tid, ts);
 	e->cycle = cycle;
 	e->abandoned = abandoned;
 	bpf_ringbuf_submit(e, lazy_wakeup());
@@ -191,11 +187,7 @@ static __always_inline void frame_end(struct it_frame *f, __u32 tgid, __u32 tid,
 		stat_inc(IT_STAT_RINGBUF_LOST);
 		return;
 	}
-	e->hdr.type = IT_EV_PHASE_END;
-	e->hdr.tgid = tgid;
-	e->hdr.tid = tid;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = now;
+	event_header(&e->hdr, IT_EV_PHASE_END, tgid, tid, now);
 	e->entry_ns = f->entry_ns;
 	e->cycle = f->cycle;
 	e->phase = f->phase;

@@ -31,11 +31,7 @@ static __always_inline struct it_proc_event *emit_reserve(void)
 static __always_inline void emit_fill(struct it_proc_event *e, __u32 type, __u32 tgid, __u32 parent,
 				      __s32 code, struct task_struct *task)
 {
-	e->hdr.type = type;
-	e->hdr.tgid = tgid;
-	e->hdr.tid = BPF_CORE_READ(task, pid);
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = bpf_ktime_get_ns();
+	event_header(&e->hdr, type, tgid, BPF_CORE_READ(task, pid), bpf_ktime_get_ns());
 	e->parent_tgid = parent;
 	e->exit_code = code;
 	e->stopped = 0;

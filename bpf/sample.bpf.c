@@ -148,11 +148,7 @@ static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u
 		return;
 	}
 	e = (struct it_ustack_event *)s->buf;
-	e->hdr.type = IT_EV_USTACK;
-	e->hdr.tgid = tgid;
-	e->hdr.tid = tid;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = bpf_ktime_get_ns();
+	event_header(&e->hdr, IT_EV_USTACK, tgid, tid, bpf_ktime_get_ns());
 	e->cycle = cycle;
 	e->phase = key->phase;
 	e->kstack_id = key->kstack_id;

@@ -522,11 +522,7 @@ static __always_inline void *reserve(__u32 type, __u32 tgid, __u32 tid)
 		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->hdr.type = type;
-	e->hdr.tgid = tgid;
-	e->hdr.tid = tid;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = bpf_ktime_get_ns();
+	event_header(&e->hdr, type, tgid, tid, bpf_ktime_get_ns());
 	e->cycle = current_cycle(tgid);
 	e->phase = current_phase(tid);
 	return e;

@@ -5,18 +5,12 @@
 
 #include "atomic_file.h"
 #include "folded.h"
+#include "vec.h"
 
 int folded__add(struct folded *f, const char *stack, uint64_t count)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct folded_entry *e = realloc(f->entries, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		f->entries = e;
-		f->cap = cap;
-	}
+	if (VEC_RESERVE(f->entries, f->cap, f->n, 64))
+		return -ENOMEM;
 	f->entries[f->n].stack = strdup(stack);
 	if (!f->entries[f->n].stack)
 		return -ENOMEM;

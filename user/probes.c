@@ -21,6 +21,7 @@
 #include "probe_spec.h"
 #include "probes.h"
 #include "stats.h"
+#include "vec.h"
 
 #define MAX_KNOWN_FILES 512
 #define MAX_PLACEMENTS 16      /* files one probe may be placed in */
@@ -56,18 +57,6 @@ struct probes {
 	uint64_t calls_dropped;
 	uint64_t stops;              /* processes stopped to place pending probes */
 };
-
-static void *grow(void *arr, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return arr;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *p = realloc(arr, c * size);
-
-	if (p)
-		*cap = c;
-	return p;
-}
 
 /* ---- configuration ---------------------------------------------------- */
 
@@ -391,11 +380,8 @@ static int probes_configure(struct recording *rec)
 
 static int keep_link(struct probes *ps, struct bpf_link *l)
 {
-	struct bpf_link **v = grow(ps->links, &ps->caplinks, ps->nlinks, sizeof(*v));
-
-	if (!v)
+	if (VEC_RESERVE(ps->links, ps->caplinks, ps->nlinks, 64))
 		return -ENOMEM;
-	ps->links = v;
 	ps->links[ps->nlinks++] = l;
 	return 0;
 }
@@ -543,12 +529,11 @@ static int probes_on_event(struct recording *rec, const void *data, size_t size)
 	}
 	case IT_EV_CYCLE_BEGIN: {
 		const struct it_cycle_event *e = data;
-		struct cycle_span *v = grow(ps->cycles, &ps->capcycles, ps->ncycles, sizeof(*v));
-
-		if (size < sizeof(*e) || !v)
+		if (size < sizeof(*e) || VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))
 			return 1;
-		ps->cycles = v;
-		v[ps->ncycles++] = (struct cycle_span){ .tgid = h->tgid, .bpf_index = e->cycle, .start_ns = h->ts_ns };
+		ps->cycles[ps->ncycles++] = (struct cycle_span){
+			.tgid = h->tgid, .bpf_index = e->cycle, .start_ns = h->ts_ns,
+		};
 		return 1;
 	}
 	case IT_EV_CYCLE_END: {
@@ -563,21 +548,13 @@ static int probes_on_event(struct recording *rec, const void *data, size_t size)
 	}
 	case IT_EV_PHASE_END: {
 		const struct it_phase_event *e = data;
-		struct phase_call *v;
-
 		if (size < sizeof(*e))
 			return 1;
-		if (ps->ncalls >= MAX_PHASE_CALLS) {
+		if (ps->ncalls >= MAX_PHASE_CALLS || VEC_RESERVE(ps->calls, ps->capcalls, ps->ncalls, 64)) {
 			ps->calls_dropped++;
 			return 1;
 		}
-		v = grow(ps->calls, &ps->capcalls, ps->ncalls, sizeof(*v));
-		if (!v) {
-			ps->calls_dropped++;
-			return 1;
-		}
-		ps->calls = v;
-		v[ps->ncalls++] = (struct phase_call){
+		ps->calls[ps->ncalls++] = (struct phase_call){
 			.tgid = h->tgid, .tid = h->tid, .cycle = e->cycle, .phase = e->phase,
 			.probe = e->probe, .entry_ns = e->entry_ns, .exit_ns = h->ts_ns,
 		};
@@ -670,12 +647,9 @@ static void whole_run_cycles(struct recording *rec)
 
 	for (size_t i = 0; i < rec->procs.n; i++) {
 		const struct traced_proc *p = &rec->procs.procs[i];
-		struct cycle_span *v = grow(ps->cycles, &ps->capcycles, ps->ncycles, sizeof(*v));
-
-		if (!v)
+		if (VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))
 			return;
-		ps->cycles = v;
-		v[ps->ncycles++] = (struct cycle_span){
+		ps->cycles[ps->ncycles++] = (struct cycle_span){
 			.tgid = p->pid, .bpf_index = 0,
 			.start_ns = p->start_ns > rec->start_ns ? p->start_ns : rec->start_ns,
 			.end_ns = p->exited && p->exit_ns ? p->exit_ns : rec->end_ns,

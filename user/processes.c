@@ -4,6 +4,7 @@
 
 #include "processes.h"
 #include "target.h"
+#include "vec.h"
 
 struct traced_proc *process_table__find(struct process_table *pt, pid_t pid)
 {
@@ -21,15 +22,8 @@ struct traced_proc *process_table__add(struct process_table *pt, pid_t pid, pid_
 
 	if (p && !p->exited)
 		return p;
-	if (pt->n == pt->cap) {
-		size_t cap = pt->cap ? pt->cap * 2 : 16;
-		struct traced_proc *v = realloc(pt->procs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		pt->procs = v;
-		pt->cap = cap;
-	}
+	if (VEC_RESERVE(pt->procs, pt->cap, pt->n, 16))
+		return NULL;
 	p = &pt->procs[pt->n++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;

@@ -14,6 +14,7 @@
 
 #include "syms.h"
 #include "unwind.h"
+#include "vec.h"
 
 #if defined(__x86_64__)
 #define UNWIND_NREGS 17 /* rax..r15, rip */
@@ -180,15 +181,8 @@ static struct uproc *proc_get(struct unwinder *u, pid_t pid)
 	for (size_t i = 0; i < u->nprocs; i++)
 		if (u->procs[i].pid == pid)
 			return &u->procs[i];
-	if (u->nprocs == u->cap) {
-		size_t cap = u->cap ? u->cap * 2 : 8;
-		struct uproc *v = realloc(u->procs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		u->procs = v;
-		u->cap = cap;
-	}
+	if (VEC_RESERVE(u->procs, u->cap, u->nprocs, 8))
+		return NULL;
 	u->procs[u->nprocs] = (struct uproc){ .pid = pid };
 	return &u->procs[u->nprocs++];
 }
