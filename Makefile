@@ -55,7 +55,7 @@ LIB_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps test unit integration demo bench clean test-arm64 vmlinux-arm64
+.PHONY: all deps test unit integration demo bench clean test-arm64 arm64-tests vmlinux-arm64
 all: $(OUT)/infertrace
 
 # The BPF objects, one per concern, are linked into one object so that all
@@ -97,8 +97,13 @@ deps:
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
 
+# ARM64_TESTS=0 leaves out the arm64 unit tests (cross-built, run under qemu-user)
+ARM64_TESTS ?= 1
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
+ifeq ($(ARM64_TESTS),1)
+	$(Q)tools/build-arm64-tests.sh
+endif
 	$(Q)tools/run-tests.sh $(OUT)
 
 unit: all $(UNIT_BINS)
@@ -119,8 +124,11 @@ bench: deps
 # cross toolchain, builds the unit tests for arm64 and runs them under qemu-user.
 test-arm64:
 	$(Q)tools/install-cross-deps.sh
-	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all $(patsubst tests/unit/%.c,build/arm64/tests/%,$(UNIT_SRCS))
+	$(Q)$(MAKE) --no-print-directory arm64-tests
 	$(Q)tools/run-tests-arm64.sh build/arm64
+
+arm64-tests:
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all $(patsubst tests/unit/%.c,build/arm64/tests/%,$(UNIT_SRCS))
 
 # Regenerate bpf/vmlinux/arm64/vmlinux.h from Debian's arm64 kernel image.
 vmlinux-arm64:

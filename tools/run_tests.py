@@ -50,11 +50,37 @@ def run_integration(build):
     return res.testsRun - failed - skipped, failed, skipped
 
 
+def run_unit_arm64():
+    """The arm64 unit tests under qemu-user (tools/run-tests-arm64.sh), when
+    `make test` cross-built them."""
+    adir = os.path.join(ROOT, "build", "arm64")
+    why = os.path.join(adir, "UNAVAILABLE")
+    if os.path.exists(why):
+        with open(why) as f:
+            print(f"unit-arm64: skipped: {f.read().strip()}")
+        return 0, 0, 1
+    if not os.path.isdir(os.path.join(adir, "tests")):
+        return 0, 0, 0
+    p = subprocess.run([os.path.join(ROOT, "tools", "run-tests-arm64.sh"), adir], cwd=ROOT,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = p.stdout.strip().splitlines()
+    for line in lines[:-1]:
+        print(line)
+    try:
+        words = lines[-1].replace(",", "").split()
+        return int(words[0]), int(words[2]), int(words[4])
+    except (IndexError, ValueError):
+        print(f"unit-arm64: no summary line (exit {p.returncode}):\n{p.stdout[-2000:]}")
+        return 0, 1, 0
+
+
 def main():
     build, which = sys.argv[1], sys.argv[2]
     totals = [0, 0, 0]
     if which in ("all", "unit"):
         for i, n in enumerate(run_unit(build)):
+            totals[i] += n
+        for i, n in enumerate(run_unit_arm64()):
             totals[i] += n
     if which in ("all", "integration"):
         for i, n in enumerate(run_integration(build)):
