@@ -68,8 +68,6 @@ struct cuda_state {
 	char *files[MAX_FILES];   /* libraries probed */
 	int nfiles;
 	int nprobes;              /* functions probed */
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
 };
 
 static struct cuda_state *cuda;
@@ -93,20 +91,6 @@ static int cuda_configure(struct recording *rec)
 	return cuda ? 0 : -ENOMEM;
 }
 
-static int keep(struct bpf_link *l)
-{
-	if (cuda->nlinks == cuda->caplinks) {
-		size_t cap = cuda->caplinks ? cuda->caplinks * 2 : 64;
-		struct bpf_link **v = realloc(cuda->links, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		cuda->links = v;
-		cuda->caplinks = cap;
-	}
-	cuda->links[cuda->nlinks++] = l;
-	return 0;
-}
 
 /* Places the probes of every function the file has (pid -1: any process
  * mapping it; BPF keeps the targets, children included). */
@@ -132,10 +116,9 @@ static void place_in(struct recording *rec, const char *file)
 			struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? s->progs.cuda_uretprobe :
 									      s->progs.cuda_uprobe, -1, file, off, &uo);
 
-			if (!l || keep(l)) {
+			if (!l || tracer__keep_link(&rec->tracer, l)) {
 				fprintf(stderr, "infertrace: warning: probing %s in %s failed: %s\n", f->symbol, file,
-					strerror(errno));
-				bpf_link__destroy(l);
+					strerror(l ? ENOMEM : errno));
 				break;
 			}
 		}
@@ -276,11 +259,8 @@ static void cuda_cleanup(struct recording *rec)
 	(void)rec;
 	if (!cuda)
 		return;
-	for (size_t i = 0; i < cuda->nlinks; i++)
-		bpf_link__destroy(cuda->links[i]);
 	for (int i = 0; i < cuda->nfiles; i++)
 		free(cuda->files[i]);
-	free(cuda->links);
 	free(cuda);
 	cuda = NULL;
 }

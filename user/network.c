@@ -32,8 +32,6 @@ struct closed_conn {
 struct net_state {
 	const char *source;        /* "sock_tracepoints", "syscalls" or NULL (none) */
 	bool have_rtt, have_retrans, have_close;
-	struct bpf_link *links[6];
-	int nlinks;
 	struct closed_conn *closed;
 	size_t nclosed, capclosed;
 	uint64_t closed_dropped;
@@ -89,16 +87,15 @@ static int network_configure(struct recording *rec)
 	return 0;
 }
 
-static bool attach_one(struct bpf_program *p)
+static bool attach_one(struct recording *rec, struct bpf_program *p)
 {
 	struct bpf_link *l = bpf_program__attach(p);
 
-	if (!l) {
+	if (!l || tracer__keep_link(&rec->tracer, l)) {
 		fprintf(stderr, "infertrace: warning: attaching %s failed: %s\n", bpf_program__name(p),
-			strerror(errno));
+			strerror(l ? ENOMEM : errno));
 		return false;
 	}
-	net->links[net->nlinks++] = l;
 	return true;
 }
 
@@ -108,20 +105,20 @@ static int network_attach(struct recording *rec)
 
 	if (!strcmp(net->source, "syscalls")) {
 		if (!bpf_program__autoload(s->progs.net_sys_enter) ||
-		    !attach_one(s->progs.net_sys_enter) || !attach_one(s->progs.net_sys_exit)) {
+		    !attach_one(rec, s->progs.net_sys_enter) || !attach_one(rec, s->progs.net_sys_exit)) {
 			fprintf(stderr, "infertrace: warning: no TCP byte counts: this kernel lacks "
 				"sock:sock_send_length and raw_syscalls\n");
 			net->source = NULL;
 		}
-	} else if (!attach_one(s->progs.net_sock_send_length) || !attach_one(s->progs.net_sock_recv_length)) {
+	} else if (!attach_one(rec, s->progs.net_sock_send_length) || !attach_one(rec, s->progs.net_sock_recv_length)) {
 		net->source = NULL;
 	}
 	if (net->have_rtt)
-		net->have_rtt = attach_one(s->progs.net_tcp_probe);
+		net->have_rtt = attach_one(rec, s->progs.net_tcp_probe);
 	if (net->have_retrans)
-		net->have_retrans = attach_one(s->progs.net_tcp_retransmit_skb);
+		net->have_retrans = attach_one(rec, s->progs.net_tcp_retransmit_skb);
 	if (net->have_close)
-		net->have_close = attach_one(s->progs.net_inet_sock_set_state);
+		net->have_close = attach_one(rec, s->progs.net_inet_sock_set_state);
 	return 0;
 }
 
@@ -282,8 +279,6 @@ static void network_cleanup(struct recording *rec)
 	(void)rec;
 	if (!net)
 		return;
-	for (int i = 0; i < net->nlinks; i++)
-		bpf_link__destroy(net->links[i]);
 	free(net->closed);
 	free(net);
 	net = NULL;

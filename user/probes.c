@@ -48,8 +48,6 @@ struct probes {
 	char exe[PATH_MAX];
 	char *known[MAX_KNOWN_FILES]; /* libraries the target loads at start */
 	int nknown;
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
 	struct cycle_span *cycles;
 	size_t ncycles, capcycles;
 	struct phase_call *calls;
@@ -378,14 +376,6 @@ static int probes_configure(struct recording *rec)
 
 /* ---- attaching -------------------------------------------------------- */
 
-static int keep_link(struct probes *ps, struct bpf_link *l)
-{
-	if (VEC_RESERVE(ps->links, ps->caplinks, ps->nlinks, 64))
-		return -ENOMEM;
-	ps->links[ps->nlinks++] = l;
-	return 0;
-}
-
 static int attach_uprobe(struct recording *rec, struct probe *p, const char *file, enum it_probe_role role,
 			 bool ret)
 {
@@ -402,7 +392,7 @@ static int attach_uprobe(struct recording *rec, struct probe *p, const char *fil
 	l = bpf_program__attach_uprobe_opts(prog, -1, file, off, &uo);
 	if (!l)
 		return -errno;
-	return keep_link(rec->probes, l);
+	return tracer__keep_link(&rec->tracer, l);
 }
 
 static int attach_usdt(struct recording *rec, struct probe *p, const char *file, const char *name,
@@ -414,7 +404,7 @@ static int attach_usdt(struct recording *rec, struct probe *p, const char *file,
 
 	if (!l)
 		return -errno;
-	return keep_link(rec->probes, l);
+	return tracer__keep_link(&rec->tracer, l);
 }
 
 static int attach_in_file(struct recording *rec, struct probe *p, const char *file)
@@ -1016,9 +1006,6 @@ static void probes_cleanup(struct recording *rec)
 
 	if (!ps)
 		return;
-	for (size_t i = 0; i < ps->nlinks; i++)
-		bpf_link__destroy(ps->links[i]);
-	free(ps->links);
 	for (int i = 0; i < ps->n; i++) {
 		for (int j = 0; j < ps->probes[i].nfiles; j++)
 			free(ps->probes[i].files[j]);

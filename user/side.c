@@ -38,7 +38,6 @@ struct side_state {
 	bool notice_printed;
 	size_t pids_added;              /* rec->procs entries handed to the sampler */
 	bool have_tp[NPOWER];
-	struct bpf_link *links[NPOWER];
 	struct it_power_event *ev;      /* tracepoint records, in arrival order */
 	size_t nev, capev;
 	uint64_t ev_dropped;            /* beyond POWER_EVENTS_MAX */
@@ -125,8 +124,9 @@ static int side_attach(struct recording *rec)
 	for (size_t i = 0; i < NPOWER; i++) {
 		if (!ss->have_tp[i])
 			continue;
-		ss->links[i] = bpf_program__attach(power_prog(s, i));
-		if (!ss->links[i]) {
+		struct bpf_link *l = bpf_program__attach(power_prog(s, i));
+
+		if (!l || tracer__keep_link(&rec->tracer, l)) {
 			/* side data never stops a recording */
 			fprintf(stderr, "infertrace: warning: attaching %s:%s failed: %s\n", power_tps[i].category,
 				power_tps[i].event, strerror(errno));
@@ -357,8 +357,6 @@ static void side_cleanup(struct recording *rec)
 
 	if (!ss)
 		return;
-	for (size_t i = 0; i < NPOWER; i++)
-		bpf_link__destroy(ss->links[i]);
 	side_sampler__free(ss->sampler);
 	free(ss->ev);
 	free(ss);

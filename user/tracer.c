@@ -14,6 +14,7 @@
 
 #include "infertrace.skel.h"
 #include "tracer.h"
+#include "vec.h"
 
 static bool verbose;
 
@@ -191,6 +192,16 @@ int tracer__attach(struct tracer *t, unsigned int frequency)
 	return attach_sampling(t, frequency);
 }
 
+int tracer__keep_link(struct tracer *t, struct bpf_link *link)
+{
+	if (VEC_RESERVE(t->links, t->caplinks, t->nlinks, 64)) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	t->links[t->nlinks++] = link;
+	return 0;
+}
+
 void tracer__freeze(struct tracer *t)
 {
 	t->skel->bss->recording_stopped = 1;
@@ -247,6 +258,9 @@ void tracer__destroy(struct tracer *t)
 			if (t->perf_fds[i] >= 0)
 				close(t->perf_fds[i]);
 	}
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
 	free(t->perf_links);
 	free(t->perf_fds);
 	ring_buffer__free(t->rb);

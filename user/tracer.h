@@ -28,6 +28,8 @@ struct tracer {
 	struct ring_buffer *rb;
 	tracer_event_fn on_event;
 	void *event_ctx;
+	struct bpf_link **links;  /* attached by the concerns, destroyed here */
+	size_t nlinks, caplinks;
 };
 
 /* Checks privileges and kernel features, mounts tracefs when missing, opens
@@ -37,6 +39,9 @@ int tracer__load(struct tracer *t);
 int tracer__add_target(struct tracer *t, pid_t tgid, __u32 flags);
 /* Attaches process tracking and the per-CPU cpu-clock sampling. */
 int tracer__attach(struct tracer *t, unsigned int frequency);
+/* Takes ownership of a link a concern attached: it is destroyed with the
+ * tracer. 0, or -ENOMEM with the link destroyed. */
+int tracer__keep_link(struct tracer *t, struct bpf_link *link);
 /* Every BPF program stops counting (the recording's end). */
 void tracer__freeze(struct tracer *t);
 int tracer__set_event_handler(struct tracer *t, tracer_event_fn fn, void *ctx);
