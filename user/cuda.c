@@ -137,25 +137,10 @@ static bool is_cuda_lib(const char *path)
 	return probe_spec__name_matches("libcudart", path) || probe_spec__name_matches("libcuda", path);
 }
 
-static void place_from_maps(struct recording *rec, pid_t pid)
+static void place_if_cuda(const char *file, void *rec)
 {
-	char path[64], line[PATH_MAX + 256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/');
-
-		if (!file)
-			continue;
-		file[strcspn(file, "\n")] = 0;
-		if (is_cuda_lib(file) && !strstr(file, " (deleted)"))
-			place_in(rec, file);
-	}
-	fclose(f);
+	if (is_cuda_lib(file))
+		place_in(rec, file);
 }
 
 static int cuda_attach(struct recording *rec)
@@ -174,7 +159,7 @@ static int cuda_attach(struct recording *rec)
 		free(closure[i]);
 	}
 	for (int i = 0; i < o->npids; i++)
-		place_from_maps(rec, o->pids[i]);
+		proc_exec_files(o->pids[i], place_if_cuda, rec);
 	return 0;
 }
 
@@ -185,7 +170,7 @@ static int cuda_on_event(struct recording *rec, const void *data, size_t size)
 	(void)size;
 	/* a target mapped code: a CUDA library loaded with dlopen */
 	if (cuda && h->type == IT_EV_MMAP && cuda->nfiles < 2)
-		place_from_maps(rec, h->tgid);
+		proc_exec_files(h->tgid, place_if_cuda, rec);
 	return 0;
 }
 

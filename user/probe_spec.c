@@ -402,6 +402,28 @@ int elf_needed_closure(const char *exe, char **paths, int max)
 	return n;
 }
 
+int proc_exec_files(pid_t pid, void (*fn)(const char *path, void *ctx), void *ctx)
+{
+	char path[64], line[PATH_MAX + 256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8], *file = strchr(line, '/');
+
+		if (sscanf(line, "%*s %7s", perms) != 1 || perms[2] != 'x' || !file)
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		if (!strstr(file, " (deleted)"))
+			fn(file, ctx);
+	}
+	fclose(f);
+	return 0;
+}
+
 int resolve_command_path(const char *cmd, char *out, size_t len)
 {
 	const char *path = getenv("PATH");

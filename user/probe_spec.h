@@ -45,6 +45,9 @@ int elf_has_usdt(const char *path, const char *provider, const char *name);
  * LD_LIBRARY_PATH, RUNPATH, ld.so.cache, default directories). Returns the
  * number of paths stored in paths[] (malloc'd strings), or -errno. */
 int elf_needed_closure(const char *exe, char **paths, int max);
+/* Calls fn(path, ctx) for every file a live process maps executable (as
+ * /proc/PID/maps lists it; deleted files left out). 0 or -errno. */
+int proc_exec_files(pid_t pid, void (*fn)(const char *path, void *ctx), void *ctx);
 /* Resolves a command name through PATH like execvp. 0 or -ENOENT. */
 int resolve_command_path(const char *cmd, char *out, size_t len);
 

@@ -213,35 +213,15 @@ static int find_executable(struct probes *ps, const struct record_opts *o)
 	return 0;
 }
 
-static void add_known(struct probes *ps, const char *path)
+static void add_known(const char *path, void *ctx)
 {
+	struct probes *ps = ctx;
+
 	for (int i = 0; i < ps->nknown; i++)
 		if (!strcmp(ps->known[i], path))
 			return;
 	if (ps->nknown < MAX_KNOWN_FILES)
 		ps->known[ps->nknown++] = strdup(path);
-}
-
-/* Executable file mappings of a live process. */
-static void known_from_maps(struct probes *ps, pid_t pid, void (*fn)(struct probes *, const char *))
-{
-	char path[64], line[PATH_MAX + 256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char perms[8], *file = strchr(line, '/');
-
-		if (sscanf(line, "%*s %7s", perms) != 1 || perms[2] != 'x' || !file)
-			continue;
-		file[strcspn(file, "\n")] = 0;
-		if (!strstr(file, " (deleted)"))
-			fn(ps, file);
-	}
-	fclose(f);
 }
 
 /* Resolves the files a probe goes into now. 0 when at least one file holds
@@ -337,13 +317,13 @@ static int probes_configure(struct recording *rec)
 	char *closure[MAX_KNOWN_FILES];
 	int nclosure = elf_needed_closure(ps->exe, closure, MAX_KNOWN_FILES);
 
-	add_known(ps, ps->exe);
+	add_known(ps->exe, ps);
 	for (int i = 0; i < nclosure; i++) {
-		add_known(ps, closure[i]);
+		add_known(closure[i], ps);
 		free(closure[i]);
 	}
 	for (int i = 0; i < o->npids; i++)
-		known_from_maps(ps, o->pids[i], add_known);
+		proc_exec_files(o->pids[i], add_known, ps);
 	for (int i = 0; i < ps->n; i++) {
 		struct probe *p = &ps->probes[i];
 		char *path_cand[1];
@@ -467,7 +447,7 @@ static void place_pending(struct recording *rec, pid_t pid)
 	struct probes *ps = rec->probes;
 	int before = ps->nknown;
 
-	known_from_maps(ps, pid, add_known);
+	proc_exec_files(pid, add_known, ps);
 	if (ps->nknown == before)
 		return;
 	for (int i = 0; i < ps->n; i++) {
