@@ -83,3 +83,46 @@ void folded__free(struct folded *f)
 	free(f->entries);
 	memset(f, 0, sizeof(*f));
 }
+
+int folded__read(const char *path, struct folded *out)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int err = 0;
+	FILE *f = fopen(path, "re");
+
+	memset(out, 0, sizeof(*out));
+	if (!f)
+		return -errno;
+	while ((len = getline(&line, &cap, f)) > 0 && !err) {
+		char *sp;
+
+		line[strcspn(line, "\n")] = 0;
+		sp = strrchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = 0;
+		err = folded__add(out, line, strtoull(sp + 1, NULL, 10));
+	}
+	free(line);
+	fclose(f);
+	if (!err)
+		folded__merge(out);
+	return err;
+}
+
+int folded__leaves(const struct folded *in, struct folded *out)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < in->n && !err; i++) {
+		const char *semi = strrchr(in->entries[i].stack, ';');
+
+		err = folded__add(out, semi ? semi + 1 : in->entries[i].stack, in->entries[i].count);
+	}
+	folded__merge(out);
+	folded__sort_by_count(out);
+	return err;
+}

@@ -25,6 +25,11 @@ void folded__merge(struct folded *f);
 int folded__write(struct folded *f, const char *dir, const char *name);
 /* Sorts a merged set by count, highest first (for "top stacks"). */
 void folded__sort_by_count(struct folded *f);
+/* Reads a folded-stacks file ("frame;frame count" lines), merged. 0 or -errno. */
+int folded__read(const char *path, struct folded *out);
+/* The leaf frame of every stack of in, merged, highest count first: the
+ * "top functions". 0 or -ENOMEM. */
+int folded__leaves(const struct folded *in, struct folded *out);
 void folded__free(struct folded *f);
 
 #endif

@@ -178,34 +178,6 @@ static int write_trace(struct recording *rec, json_t *profile)
 
 /* ---- flamegraph.svg ---- */
 
-int outputs__read_folded(const char *path, struct folded *out)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int err = 0;
-	FILE *f = fopen(path, "re");
-
-	memset(out, 0, sizeof(*out));
-	if (!f)
-		return -errno;
-	while ((len = getline(&line, &cap, f)) > 0 && !err) {
-		char *sp;
-
-		line[strcspn(line, "\n")] = 0;
-		sp = strrchr(line, ' ');
-		if (!sp)
-			continue;
-		*sp = 0;
-		err = folded__add(out, line, strtoull(sp + 1, NULL, 10));
-	}
-	free(line);
-	fclose(f);
-	if (!err)
-		folded__merge(out);
-	return err;
-}
-
 static int write_svg_file(const struct recording *rec, const struct folded *st, const char *title)
 {
 	struct atomic_file *af = atomic_file__open(rec->opts.output_dir, "flamegraph.svg");
@@ -405,7 +377,7 @@ static int outputs_write(struct recording *rec, json_t *profile)
 	int err, e;
 
 	snprintf(path, sizeof(path), "%s/stacks.folded", rec->opts.output_dir);
-	if (outputs__read_folded(path, &st))
+	if (folded__read(path, &st))
 		folded__free(&st); /* no stacks: empty graph */
 	err = write_trace(rec, profile);
 	e = write_svg_file(rec, &st, "On-CPU flame graph");

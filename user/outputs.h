@@ -8,9 +8,6 @@
 
 #include "folded.h"
 
-/* Reads a folded-stacks file ("frame;frame count" lines). 0 or -errno. */
-int outputs__read_folded(const char *path, struct folded *out);
-
 /* Writes a flame graph of the stacks as a standalone SVG document: one
  * rectangle per frame, width proportional to its samples, the root at the
  * bottom, a <title> tooltip on each. An empty set gives a valid SVG with a

@@ -102,26 +102,14 @@ static void print_list(json_t *p, const char *section, const char *title)
 
 static void print_top_functions(const char *dir)
 {
-	char path[4096], line[8192];
-	struct folded leaf = {};
-	FILE *f;
+	char path[4096];
+	struct folded st, leaf = {};
 
 	snprintf(path, sizeof(path), "%s/stacks.folded", dir);
-	f = fopen(path, "r");
-	if (!f)
+	if (folded__read(path, &st))
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strrchr(line, ' '), *semi;
-
-		if (!sp)
-			continue;
-		*sp = 0;
-		semi = strrchr(line, ';');
-		folded__add(&leaf, semi ? semi + 1 : line, strtoull(sp + 1, NULL, 10));
-	}
-	fclose(f);
-	folded__merge(&leaf);
-	folded__sort_by_count(&leaf);
+	folded__leaves(&st, &leaf);
+	folded__free(&st);
 	printf("\nTop on-CPU functions (leaf frames):\n");
 	for (size_t i = 0; i < leaf.n && i < 10; i++)
 		printf("  %6.2f%%  %s\n", leaf.total ? 100.0 * leaf.entries[i].count / leaf.total : 0,

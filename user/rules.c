@@ -72,29 +72,17 @@ static const char *find_phase(json_t *phases, const char *exact, const char *par
 /* The leaf functions with most samples in a folded file, as evidence. */
 static json_t *top_leaves(const char *dir, const char *file, int n)
 {
-	char path[4096], line[8192];
-	struct folded leaves = {};
+	char path[4096];
+	struct folded st, leaves = {};
 	json_t *arr = json_array();
-	FILE *f;
 
 	if (!dir)
 		return arr;
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "r");
-	if (!f)
+	if (folded__read(path, &st))
 		return arr;
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strrchr(line, ' '), *semi;
-
-		if (!sp)
-			continue;
-		*sp = 0;
-		semi = strrchr(line, ';');
-		folded__add(&leaves, semi ? semi + 1 : line, strtoull(sp + 1, NULL, 10));
-	}
-	fclose(f);
-	folded__merge(&leaves);
-	folded__sort_by_count(&leaves);
+	folded__leaves(&st, &leaves);
+	folded__free(&st);
 	for (size_t i = 0; i < leaves.n && (int)i < n; i++) {
 		json_t *e = json_object();
 

@@ -55,6 +55,35 @@ static void test_merge_and_write(void **state)
 	rmdir(dir);
 }
 
+static void test_read_back_and_leaves(void **state)
+{
+	char dir[] = "/tmp/it-folded-XXXXXX", path[256];
+	struct folded f = {}, in, leaves;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	folded__add(&f, "p;main;a;hot", 3);
+	folded__add(&f, "p;main;b;hot", 4);
+	folded__add(&f, "p;main;cold", 2);
+	assert_int_equal(folded__write(&f, dir, "s.folded"), 0);
+	snprintf(path, sizeof(path), "%s/s.folded", dir);
+	assert_int_equal(folded__read(path, &in), 0);
+	assert_int_equal(in.n, 3);
+	assert_int_equal(in.total, 9);
+	assert_int_equal(folded__leaves(&in, &leaves), 0);
+	/* leaf frames merged across callers, highest first */
+	assert_int_equal(leaves.n, 2);
+	assert_string_equal(leaves.entries[0].stack, "hot");
+	assert_int_equal(leaves.entries[0].count, 7);
+	assert_string_equal(leaves.entries[1].stack, "cold");
+	folded__free(&in);
+	assert_int_equal(folded__read("/nonexistent/s.folded", &in), -ENOENT);
+	folded__free(&f);
+	folded__free(&leaves);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_empty_set_writes_empty_file(void **state)
 {
 	char dir[] = "/tmp/it-folded-XXXXXX", path[256];
@@ -125,6 +154,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_and_write),
+		cmocka_unit_test(test_read_back_and_leaves),
 		cmocka_unit_test(test_empty_set_writes_empty_file),
 		cmocka_unit_test(test_atomic_file_abort_leaves_nothing),
 		cmocka_unit_test(test_atomic_file_missing_dir_fails),
