@@ -30,7 +30,10 @@ VMLINUX_H := bpf/vmlinux/$(ARCH)/vmlinux.h
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 LIBS_PC := libbpf libelf libdw zlib jansson
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUT) \
+# user/ is split by role (README, "Architecture"); every role's directory is on
+# the include path so that headers are named by file, not by where they live
+USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUT) $(addprefix -iquote ,$(USER_DIRS:/=)) \
 	-DINFERTRACE_VERSION='"$(VERSION)"' $(shell $(PKG_CONFIG) --cflags $(LIBS_PC) 2>/dev/null)
 LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PC) 2>/dev/null) -lstdc++ -ldl -lpthread -lm
 ifeq ($(SANITIZE),1)
@@ -48,10 +51,10 @@ endif
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 # everything but main.c, linked into the unit tests too
-LIB_OBJS := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(OUT)/user/core/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
@@ -73,8 +76,9 @@ $(OUT)/infertrace.skel.h: $(OUT)/infertrace.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name infertrace_bpf > $@
 
-$(OUT)/user/%.o: user/%.c $(OUT)/infertrace.skel.h | $(OUT)/user
+$(OUT)/user/%.o: user/%.c $(OUT)/infertrace.skel.h
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/infertrace: $(USER_OBJS)
@@ -83,9 +87,9 @@ $(OUT)/infertrace: $(USER_OBJS)
 
 $(OUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) | $(OUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -iquote user -MMD -MP $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
-$(OUT)/bpf $(OUT)/user $(OUT)/tests:
+$(OUT)/bpf $(OUT)/tests:
 	$(Q)mkdir -p $@
 
 -include $(USER_OBJS:.o=.d) $(UNIT_BINS:=.d)

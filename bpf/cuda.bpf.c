@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* CUDA host side (--preset cuda): one generic uprobe/uretprobe pair placed
  * on libcudart and libcuda functions; the cookie names the counter, the
  * argument whose value is summed (memcpy sizes) and whether the function
@@ -115,4 +115,4 @@ int cuda_uretprobe(struct pt_regs *ctx)
 	return 0;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

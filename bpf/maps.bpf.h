@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Maps and configuration shared by every BPF program of infertrace. Each
  * BPF source file includes this header; the definitions are weak so the BPF
  * static linker (bpftool gen object) merges them into one map each. */

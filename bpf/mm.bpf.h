@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Resident set size of an mm, read with CO-RE from its counters. */
 #ifndef INFERTRACE_MM_BPF_H
 #define INFERTRACE_MM_BPF_H

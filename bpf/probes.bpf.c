@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Cycles, phases and counts from uprobes, uretprobes and USDT probes. One
  * generic program per kind, attached once per probed function with a cookie
  * naming the probe, its role and its phase/count id (IT_COOKIE).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Scheduler concern: per thread of a followed process, the time on a CPU,
  * waiting in a run queue (woken or preempted, until it runs) and blocked
  * (voluntarily off the CPU, until woken), attributed in the kernel to the
@@ -653,4 +653,4 @@ int sched_on_signal(struct trace_event_raw_signal_generate *ctx)
 	return 0;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Shared between BPF programs (bpf/) and user space (user/): limits, map
  * keys/values and ring-buffer records. Only __u32/__u64 types, no includes,
  * so both vmlinux.h-side and linux/types.h-side code can include it. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Sourced by the install scripts. apt_ensure HINT PKG...: installs, quietly,
 # the Debian packages among PKG that are not installed; nothing when all are.
 # Not root with packages missing: says which and HINT (what to run), fails.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # make bench: infertrace's overhead and stack quality beside perf's, measured
 # side by side (the conditions interleaved run by run, medians of RUNS runs).
 #   tools/bench.sh [BUILD_DIR]     (as root; perf from linux-perf)

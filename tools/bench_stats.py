@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Figures for tools/bench.sh, from infertrace's stacks.folded files and from
 `perf script` output: the share of complete stacks (the user stack reaches a
 root: main, _start, thread start, clone) and the leaf functions' sample shares.

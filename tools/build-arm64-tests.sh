@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Part of `make test`: installs the arm64 cross toolchain and qemu-user
 # (tools/install-cross-deps.sh) and cross-builds the unit tests into
 # build/arm64, which tools/run_tests.py then runs under emulation. When the

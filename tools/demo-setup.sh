@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Sets up the llama.cpp demo: node-llama-cpp and its prebuilt llama.cpp CPU
 # libraries in demo/node_modules (from demo/package-lock.json), and the generated
 # models demo/models/tiny.gguf and demo/models/bench.gguf.

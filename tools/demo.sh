@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # make demo: sets up the llama.cpp demo (tools/demo-setup.sh), traces a real
 # llama.cpp experiment loop with --preset llama.cpp, prints the report and the
 # paths of the outputs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Regenerates bpf/vmlinux/arm64/vmlinux.h without an arm64 machine: downloads
 # Debian's arm64 kernel image package (apt-get download, the ordinary
 # client), takes the BTF blob the kernel carries inside its Image (the data

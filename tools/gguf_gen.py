@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Generate a tiny random-weight llama model as a GGUF v3 file.
 
 The file holds F32 tensors under llama.cpp's standard llama tensor names and a

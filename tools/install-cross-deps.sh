@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Installs what `make ARCH=arm64` and `make ARCH=arm64 test-arm64` need on a
 # Debian x86-64 host: the aarch64 cross compiler, the arm64 builds of the
 # libraries infertrace links (multiarch), and qemu-user to run the arm64 unit

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Installs the Debian packages infertrace needs to build, test and run the demo.
 # Idempotent and quiet: does nothing when everything is already present.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs the arm64 unit tests (BUILD/tests, cross-built by `make ARCH=arm64`)
 # under qemu-user, and prints "N passed, N failed, N skipped" like
 # tools/run_tests.py. Tests that build helper libraries with $CC get the

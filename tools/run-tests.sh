@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs the unit tests (cmocka binaries in BUILD/tests) and the integration
 # tests (tests/integration, Python unittest, root + real BPF), then prints the
 # closing line "N passed, N failed, N skipped".

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Test driver: cmocka unit binaries (TAP output) + Python unittest integration
 tests. Prints a summary line the CI reads: `N passed, N failed, N skipped`."""
 import os

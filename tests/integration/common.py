@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Shared helpers of the integration tests: build fixtures, run infertrace,
 read its outputs. Tests run as root with real BPF against real processes."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Crashes: SIGSEGV, the OOM killer in a memory cgroup, a supervisor that
 relaunches a crashing child, --comm."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """--preset cuda against fake CUDA libraries with the real function names:
 tests/fixtures/fake_cudart.c (libcudart.so.12, implemented with the
 driver's calls like the real runtime) and fake_cuda.c (libcuda.so.1), called

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Cycles, phases and counts (uprobes/uretprobes) against fixture experiments
 whose structure is known by construction (tests/fixtures/experiment.c). The
 fixture prints its own measurements; the tracer's numbers must match them:

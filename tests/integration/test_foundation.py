@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Foundation: CPU sampling, symbolization, following threads and children,
 kernel frames, C++ names, bad input. Root, real BPF, real processes."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Real llama.cpp end to end: node-llama-cpp's prebuilt llama.cpp CPU libraries
 (installed by tools/demo-setup.sh, idempotent) driven by demo/driver.mjs, traced
 with --preset llama.cpp. The driver prints its own figures as a JSON line; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Memory tracing: known RSS and known growth by construction."""
 import unittest
 

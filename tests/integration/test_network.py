@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """TCP traffic per cycle: tests/fixtures/tcp_exp.c forks a loopback server
 and each cycle sends REQ bytes and reads RESP bytes back, so the bytes of
 each cycle are known exactly (bytes that send/recv returned: payload only,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Phases in a shared library (OBJECT a library name), in a library opened
 with dlopen (OBJECT a path) and between USDT probes (a BEGIN:END pair, a
 cycle marker and a count), on tests/fixtures/exp_shared.c."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A Python experiment (Debian's /usr/bin/python3.11): cycles from
 --cycle-marker on a native call of a ctypes-loaded library, an inference
 phase in that library, and a database phase from --preset sqlite, whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Recursion, nesting, tail calls and calls that never return
 (tests/fixtures/exp_recurse.c, exp_abandon.c): inclusive time counted once,
 outermost calls only, and later cycles unharmed."""

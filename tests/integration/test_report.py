@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """`infertrace report` and `infertrace diff` on real recordings of the
 experiment fixture, whose phase times differ by construction."""
 import subprocess

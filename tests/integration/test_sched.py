@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Scheduler tracing against fixtures whose on-CPU, blocked and run-queue
 times are known by construction (tests/fixtures/sched_fix.c)."""
 import os

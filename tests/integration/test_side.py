@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Side data through `record`: a fixture sysfs tree (INFERTRACE_SYSFS_ROOT)
 and a fake NVML (INFERTRACE_NVML_LIB) whose values the fixture experiment
 (tests/fixtures/side_exp.c) rewrites before each cycle, so each cycle's

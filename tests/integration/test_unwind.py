@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """User stacks through code without frame pointers: a fixture built with
 -fomit-frame-pointer -O2 and a known 10-deep chain (main -> chain_8 .. chain_1
 -> spin). With --call-graph dwarf the stacks reach main; with fp they stop at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Unit tests: folded-stack writer (merge, sort, atomic write) and the
  * atomic file helper. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Wall-clock union of phase calls over threads (phase_calls__union_ns). */
 #include <setjmp.h>
 #include <stdarg.h>

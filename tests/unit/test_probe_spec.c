@@ -1,4 +1,5 @@
-/* Probe spec parsing and library-name matching (user/probe_spec.c). */
+// SPDX-License-Identifier: BSD-2-Clause
+/* Probe spec parsing and library-name matching (user/probes/probe_spec.c). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Unit tests: bottleneck rules on profile.json trees built by the test. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for user/sched_logic.c: histogram quantiles, blocked-stack
+/* Unit tests for user/analysis/sched_logic.c: histogram quantiles, blocked-stack
  * classes, the wall-time split, slopes and timeline reduction. */
 #include <setjmp.h>
 #include <stdarg.h>

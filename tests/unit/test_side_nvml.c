@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The NVML path against tests/fixtures/fake_nvml.c, built here into a
  * shared library and loaded through INFERTRACE_NVML_LIB, with values the
  * test scripts while the sampler runs; and the ways NVML can be missing. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* sysfs/procfs readers, Jetson discovery and the throttling tracker,
  * against fixture trees whose values are known by construction. */
 #include <math.h>

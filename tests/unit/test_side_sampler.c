@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The side sampler thread against a fixture sysfs tree whose values the
  * test changes while it runs: per-window averages, run summaries, the
  * throttling episode of a scripted temperature rise with a clock drop, the

@@ -1,4 +1,5 @@
-/* Percentiles, means and log2 histograms (user/stats.c). */
+// SPDX-License-Identifier: BSD-2-Clause
+/* Percentiles, means and log2 histograms (user/analysis/stats.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for user/syms.c and user/ksyms.c.
+/* Unit tests for user/symbols/syms.c and user/symbols/ksyms.c.
  *
  * Ground truth by construction: the group setup compiles the fixtures in
  * tests/fixtures/syms_fix_* into a temporary directory (non-PIE and PIE

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Process lifecycle of the targets: children forked by a followed process are
+ * followed from their first instruction; exec, exit and executable mmaps are
+ * reported so user space can capture mappings while the process lives. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "maps.bpf.h"
+
+#define PROT_EXEC 0x4
+#define SIGSTOP 19
+
+/* tids inside an mmap(PROT_EXEC) call, between sys_enter and sys_exit */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} mmap_exec SEC(".maps");
+
+static __always_inline struct it_proc_event *emit_reserve(void)
+{
+	struct it_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		stat_inc(IT_STAT_RINGBUF_LOST);
+	return e;
+}
+
+static __always_inline void emit_fill(struct it_proc_event *e, __u32 type, __u32 tgid, __u32 parent,
+				      __s32 code, struct task_struct *task)
+{
+	event_header(&e->hdr, type, tgid, BPF_CORE_READ(task, pid), bpf_ktime_get_ns());
+	e->parent_tgid = parent;
+	e->exit_code = code;
+	e->stopped = 0;
+	e->pad = 0;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+}
+
+static __always_inline void emit(__u32 type, __u32 tgid, __u32 parent, __s32 code,
+				 struct task_struct *task)
+{
+	struct it_proc_event *e = emit_reserve();
+
+	if (!e)
+		return;
+	emit_fill(e, type, tgid, parent, code, task);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 cpid = BPF_CORE_READ(child, pid);
+	struct it_target t = {};
+
+	/* threads share the tgid and are followed already */
+	if (!cfg_follow_children || ctgid != cpid || !target_of(ptgid))
+		return 0;
+	t.flags = IT_TARGET_CHILD;
+	t.parent_tgid = ptgid;
+	t.start_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&targets, &ctgid, &t, BPF_NOEXIST)) {
+		stat_inc(IT_STAT_TARGETS_FULL);
+		return 0;
+	}
+	emit(IT_EV_FORK, ctgid, ptgid, 0, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct it_target *t = target_entry(tgid);
+
+	if (!t)
+		return 0;
+	t->flags &= ~IT_TARGET_AWAIT_EXEC;
+	emit(IT_EV_EXEC, tgid, 0, 0, task);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 pid = BPF_CORE_READ(task, pid);
+
+	bpf_map_delete_elem(&threads, &pid);
+	if (pid != tgid || !target_entry(tgid))
+		return 0;
+	emit(IT_EV_EXIT, tgid, 0, BPF_CORE_READ(task, exit_code), task);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	__u8 one = 1;
+
+	if (!(ctx->args[2] & PROT_EXEC) || (long)ctx->args[4] < 0 || !target_of(id >> 32))
+		return 0;
+	bpf_map_update_elem(&mmap_exec, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+
+	if (!bpf_map_lookup_elem(&mmap_exec, &tid))
+		return 0;
+	bpf_map_delete_elem(&mmap_exec, &tid);
+	if (ctx->ret < 0 && ctx->ret >= -4095)
+		return 0;
+	struct it_proc_event *e = emit_reserve();
+
+	if (!e)
+		return 0;
+	emit_fill(e, IT_EV_MMAP, id >> 32, 0, 0, (struct task_struct *)bpf_get_current_task());
+	/* stop only when user space will hear of it and continue the process */
+	if (pending_probes && !bpf_send_signal(SIGSTOP))
+		e->stopped = 1;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Bottleneck rules: read a finished profile.json tree and derive
+ * `bottlenecks` and `recommendations` (the seeds' rules, thresholds
+ * configurable with --threshold NAME=VALUE). Pure: unit-tested on JSON. */
+#ifndef INFERTRACE_RULES_H
+#define INFERTRACE_RULES_H
+
+#include <jansson.h>
+
+struct rule_thresholds {
+	double inference_pct;       /* llm_inference phase share of the cycle (60) */
+	double database_pct;        /* database phase share (15) */
+	double mode_pct;            /* mode phase share (10) */
+	double memory_pct;          /* peak RSS share of RAM (80) */
+	double runq_pct;            /* run-queue wait share of on-CPU + wait (20) */
+	double offcpu_pct;          /* a phase blocked this share of its time (50) */
+	double gpu_util_pct;        /* GPU utilisation below this while inference dominates (70) */
+	double gpu_sync_pct;        /* host waits on the GPU this share of the cycle (30) */
+	double leak_mb_per_cycle;   /* RSS growth per cycle (1) */
+};
+
+void rule_thresholds__defaults(struct rule_thresholds *t);
+/* Sets one threshold by name (inference_pct, database_pct, ...). 0 or -EINVAL. */
+int rule_thresholds__set(struct rule_thresholds *t, const char *name, double value);
+/* Evaluates the rules on profile; replaces its `bottlenecks` and
+ * `recommendations`. DIR holds stacks.<phase>.folded for evidence (may be NULL). */
+void rules__evaluate(json_t *profile, const struct rule_thresholds *t, const char *dir);
+
+#endif

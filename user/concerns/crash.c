@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Crash concern: OOM kills, fatal signals and abnormal exits of the followed
+ * processes (bpf/sched.bpf.c sends them), and processes matching --comm
+ * that started meanwhile. Writes profile.json's `crashes`. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "concerns.h"
+#include "syms.h"
+
+struct crash {
+	struct it_crash_event ev;
+	bool oom;                 /* the OOM killer chose it */
+	struct it_crash_event sig; /* the fatal signal generated for it, if seen */
+	bool have_sig;
+};
+
+static struct {
+	struct crash *v;
+	size_t n, cap;
+	struct it_crash_event pending[64]; /* OOM marks and fatal signals not yet followed by an exit */
+	size_t npending;
+} crashes;
+
+static void remember(const struct it_crash_event *e)
+{
+	if (crashes.npending == sizeof(crashes.pending) / sizeof(crashes.pending[0])) {
+		memmove(crashes.pending, crashes.pending + 1, sizeof(crashes.pending) - sizeof(crashes.pending[0]));
+		crashes.npending--;
+	}
+	crashes.pending[crashes.npending++] = *e;
+}
+
+static void on_crash(const struct it_crash_event *e)
+{
+	struct crash *c;
+
+	if (crashes.n == crashes.cap) {
+		size_t cap = crashes.cap ? crashes.cap * 2 : 16;
+		struct crash *g = realloc(crashes.v, cap * sizeof(*g));
+
+		if (!g)
+			return;
+		crashes.v = g;
+		crashes.cap = cap;
+	}
+	c = &crashes.v[crashes.n++];
+	memset(c, 0, sizeof(*c));
+	c->ev = *e;
+	for (size_t i = 0; i < crashes.npending; i++) {
+		const struct it_crash_event *p = &crashes.pending[i];
+
+		if (p->hdr.tgid != e->hdr.tgid)
+			continue;
+		if (p->hdr.type == IT_EV_OOM)
+			c->oom = true;
+		else if (p->signal == e->signal) {
+			c->sig = *p;
+			c->have_sig = true;
+		}
+	}
+}
+
+static int crash_on_event(struct recording *rec, const void *data, size_t size)
+{
+	const struct it_crash_event *e = data;
+	struct traced_proc *p;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->hdr.type) {
+	case IT_EV_CRASH:
+		on_crash(e);
+		return 1;
+	case IT_EV_OOM:
+	case IT_EV_FATAL_SIGNAL:
+		remember(e);
+		return 1;
+	case IT_EV_COMM:
+		p = process_table__add(&rec->procs, e->hdr.tgid, e->sender_pid, false, e->hdr.ts_ns);
+		if (p)
+			memcpy(p->comm, e->comm, IT_COMM_LEN);
+		syms_cache__capture(rec->syms, e->hdr.tgid);
+		return 1;
+	}
+	return 0;
+}
+
+static const char *cause_of(const struct crash *c)
+{
+	if (c->oom)
+		return "oom_kill";
+	if (c->ev.signal)
+		return "signal";
+	return "exit_status";
+}
+
+static int crash_write(struct recording *rec, json_t *profile)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < crashes.n; i++) {
+		const struct crash *c = &crashes.v[i];
+		json_t *o = json_object();
+		char name[16];
+
+		json_object_set_new(o, "pid", json_integer(c->ev.hdr.tgid));
+		json_object_set_new(o, "comm", json_stringn(c->ev.comm, strnlen(c->ev.comm, IT_COMM_LEN)));
+		json_object_set_new(o, "time_ns", json_integer(c->ev.hdr.ts_ns));
+		json_object_set_new(o, "time_s", json_real(c->ev.hdr.ts_ns > rec->start_ns ?
+							   (c->ev.hdr.ts_ns - rec->start_ns) / 1e9 : 0));
+		json_object_set_new(o, "cycle", c->ev.cycle == IT_CYCLE_NONE ? json_null() : json_integer(c->ev.cycle));
+		json_object_set_new(o, "phase", c->ev.phase && c->ev.phase < IT_MAX_PHASES && rec->phase_names[c->ev.phase]
+				    ? json_string(rec->phase_names[c->ev.phase]) : json_null());
+		json_object_set_new(o, "cause", json_string(cause_of(c)));
+		if (c->ev.signal) {
+			const char *abbrev = sigabbrev_np(c->ev.signal);
+
+			snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
+			json_object_set_new(o, "signal", json_integer(c->ev.signal));
+			json_object_set_new(o, "signal_name", json_string(name));
+			json_object_set_new(o, "core_dumped", json_boolean(c->ev.exit_code & 0x80));
+		} else {
+			json_object_set_new(o, "signal", json_null());
+			json_object_set_new(o, "exit_code", json_integer((c->ev.exit_code >> 8) & 0xff));
+		}
+		if (c->have_sig) {
+			json_object_set_new(o, "sender_pid", json_integer(c->sig.sender_pid));
+			json_object_set_new(o, "si_code", json_integer(c->sig.si_code));
+		}
+		json_object_set_new(o, "rss_mb", json_real(c->ev.rss_bytes / (1024.0 * 1024.0)));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(profile, "crashes", arr);
+	if (crashes.n)
+		fprintf(stderr, "infertrace: %zu followed process%s crashed or exited abnormally (see crashes)\n",
+			crashes.n, crashes.n == 1 ? "" : "es");
+	return 0;
+}
+
+static void crash_cleanup(struct recording *rec)
+{
+	(void)rec;
+	free(crashes.v);
+	memset(&crashes, 0, sizeof(crashes));
+}
+
+const struct concern crash_concern = {
+	.name = "crash",
+	.on_event = crash_on_event,
+	.write = crash_write,
+	.cleanup = crash_cleanup,
+};

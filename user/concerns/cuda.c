@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* CUDA concern (--preset cuda): places bpf/cuda.bpf.c's generic uprobe and
+ * uretprobe on the CUDA runtime (libcudart) and driver (libcuda) functions
+ * that launch kernels, copy memory and wait for the GPU: at attach in the
+ * libraries the target loads at start, later in those it maps (dlopen).
+ * Writes cycles[i].cuda {kernel_launches, memcpy_calls, memcpy_bytes,
+ * sync_calls, sync_wait_ms} and gpu.cuda (totals, libraries probed). The
+ * preset also makes the synchronizations a phase, `gpu_sync` (presets.c),
+ * so the scheduler concern splits that wait into on- and off-CPU time. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "concerns.h"
+#include "infertrace.skel.h"
+#include "probe_spec.h"
+
+#define CUDA_RUNTIME (1u << 16) /* cookie bit, as in bpf/cuda.bpf.c */
+#define MAX_FILES 16
+#define MAX_CLOSURE 512
+
+struct cuda_fn {
+	const char *lib;     /* library name, matched like a probe spec's OBJECT */
+	const char *symbol;
+	enum it_cuda_counter counter;
+	unsigned int arg;    /* summed argument, 1-based; 0 none */
+};
+
+/* Memory copies: the size is the third argument of each of these. The
+ * _ptds/_ptsz variants are the per-thread default stream entry points. */
+static const struct cuda_fn fns[] = {
+	{ "libcudart", "cudaLaunchKernel", IT_CUDA_LAUNCH, 0 },
+	{ "libcudart", "cudaLaunchKernel_ptsz", IT_CUDA_LAUNCH, 0 },
+	{ "libcudart", "cudaMemcpy", IT_CUDA_MEMCPY, 3 },
+	{ "libcudart", "cudaMemcpy_ptds", IT_CUDA_MEMCPY, 3 },
+	{ "libcudart", "cudaMemcpyAsync", IT_CUDA_MEMCPY, 3 },
+	{ "libcudart", "cudaMemcpyAsync_ptsz", IT_CUDA_MEMCPY, 3 },
+	{ "libcudart", "cudaDeviceSynchronize", IT_CUDA_SYNC, 0 },
+	{ "libcudart", "cudaStreamSynchronize", IT_CUDA_SYNC, 0 },
+	{ "libcudart", "cudaStreamSynchronize_ptsz", IT_CUDA_SYNC, 0 },
+	{ "libcuda", "cuLaunchKernel", IT_CUDA_LAUNCH, 0 },
+	{ "libcuda", "cuLaunchKernel_ptsz", IT_CUDA_LAUNCH, 0 },
+	{ "libcuda", "cuCtxSynchronize", IT_CUDA_SYNC, 0 },
+	{ "libcuda", "cuStreamSynchronize", IT_CUDA_SYNC, 0 },
+	{ "libcuda", "cuStreamSynchronize_ptsz", IT_CUDA_SYNC, 0 },
+	{ "libcuda", "cuMemcpy", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyAsync", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyHtoD_v2", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyDtoH_v2", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyDtoD_v2", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyHtoDAsync_v2", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyDtoHAsync_v2", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyDtoDAsync_v2", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpy_ptds", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyAsync_ptsz", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyHtoD_v2_ptds", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyDtoH_v2_ptds", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyHtoDAsync_v2_ptsz", IT_CUDA_MEMCPY, 3 },
+	{ "libcuda", "cuMemcpyDtoHAsync_v2_ptsz", IT_CUDA_MEMCPY, 3 },
+};
+#define NFNS (sizeof(fns) / sizeof(fns[0]))
+
+struct cuda_state {
+	char *files[MAX_FILES];   /* libraries probed */
+	int nfiles;
+	int nprobes;              /* functions probed */
+};
+
+static struct cuda_state *cuda;
+
+static bool cuda_requested(const struct record_opts *o)
+{
+	for (int i = 0; i < o->npresets; i++)
+		if (!strcmp(o->presets[i], "cuda"))
+			return true;
+	return false;
+}
+
+static int cuda_configure(struct recording *rec)
+{
+	if (!cuda_requested(&rec->opts)) {
+		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uprobe, false);
+		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uretprobe, false);
+		return 0;
+	}
+	cuda = calloc(1, sizeof(*cuda));
+	return cuda ? 0 : -ENOMEM;
+}
+
+
+/* Places the probes of every function the file has (pid -1: any process
+ * mapping it; BPF keeps the targets, children included). */
+static void place_in(struct recording *rec, const char *file)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+	bool any = false;
+
+	if (cuda->nfiles >= MAX_FILES)
+		return;
+	for (int i = 0; i < cuda->nfiles; i++)
+		if (!strcmp(cuda->files[i], file))
+			return;
+	for (size_t i = 0; i < NFNS; i++) {
+		const struct cuda_fn *f = &fns[i];
+		__u64 cookie = IT_CUDA_COOKIE(f->counter, f->arg) | (strcmp(f->lib, "libcudart") ? 0 : CUDA_RUNTIME);
+		uint64_t off;
+
+		if (!probe_spec__name_matches(f->lib, file) || elf_symbol_offset(file, f->symbol, &off))
+			continue;
+		for (int ret = 0; ret < 2; ret++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = cookie);
+			struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? s->progs.cuda_uretprobe :
+									      s->progs.cuda_uprobe, -1, file, off, &uo);
+
+			if (!l || tracer__keep_link(&rec->tracer, l)) {
+				fprintf(stderr, "infertrace: warning: probing %s in %s failed: %s\n", f->symbol, file,
+					strerror(l ? ENOMEM : errno));
+				break;
+			}
+		}
+		cuda->nprobes++;
+		any = true;
+	}
+	if (any) {
+		cuda->files[cuda->nfiles++] = strdup(file);
+		if (rec->opts.verbose)
+			fprintf(stderr, "infertrace: CUDA probes placed in %s\n", file);
+	}
+}
+
+static bool is_cuda_lib(const char *path)
+{
+	return probe_spec__name_matches("libcudart", path) || probe_spec__name_matches("libcuda", path);
+}
+
+static void place_if_cuda(const char *file, void *rec)
+{
+	if (is_cuda_lib(file))
+		place_in(rec, file);
+}
+
+static int cuda_attach(struct recording *rec)
+{
+	const struct record_opts *o = &rec->opts;
+	char exe[PATH_MAX], *closure[MAX_CLOSURE];
+	int n = -1;
+
+	if (!cuda)
+		return 0;
+	if (o->command && !resolve_command_path(o->command[0], exe, sizeof(exe)))
+		n = elf_needed_closure(exe, closure, MAX_CLOSURE);
+	for (int i = 0; i < n; i++) {
+		if (is_cuda_lib(closure[i]))
+			place_in(rec, closure[i]);
+		free(closure[i]);
+	}
+	for (int i = 0; i < o->npids; i++)
+		proc_exec_files(o->pids[i], place_if_cuda, rec);
+	return 0;
+}
+
+static int cuda_on_event(struct recording *rec, const void *data, size_t size)
+{
+	const struct it_event_header *h = data;
+
+	(void)size;
+	/* a target mapped code: a CUDA library loaded with dlopen */
+	if (cuda && h->type == IT_EV_MMAP && cuda->nfiles < 2)
+		proc_exec_files(h->tgid, place_if_cuda, rec);
+	return 0;
+}
+
+static struct it_cuda_total lookup(int fd, __u32 tgid, __u32 cycle, __u32 counter)
+{
+	struct it_cuda_key k = { .tgid = tgid, .cycle = cycle, .counter = counter };
+	struct it_cuda_total t = {};
+
+	bpf_map_lookup_elem(fd, &k, &t);
+	return t;
+}
+
+static json_t *totals_json(const struct it_cuda_total t[IT_CUDA_MAX])
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:f}",
+			 "kernel_launches", (json_int_t)t[IT_CUDA_LAUNCH].calls,
+			 "memcpy_calls", (json_int_t)t[IT_CUDA_MEMCPY].calls,
+			 "memcpy_bytes", (json_int_t)t[IT_CUDA_MEMCPY].sum,
+			 "sync_calls", (json_int_t)t[IT_CUDA_SYNC].calls,
+			 "sync_wait_ms", t[IT_CUDA_SYNC].sum / 1e6);
+}
+
+static int cuda_write(struct recording *rec, json_t *profile)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.cuda_counts);
+	json_t *cycles = json_object_get(profile, "cycles"), *gpu = json_object_get(profile, "gpu"), *c, *o, *libs;
+	struct it_cuda_total all[IT_CUDA_MAX] = {};
+	struct it_cuda_key key, next, *prev = NULL;
+	size_t i;
+
+	if (!cuda)
+		return 0;
+	json_array_foreach(cycles, i, c) {
+		json_t *bc = json_object_get(c, "bpf_cycle");
+		__u32 tgid = json_integer_value(json_object_get(c, "pid"));
+		__u32 cyc = json_is_integer(bc) ? json_integer_value(bc) : 0;
+		struct it_cuda_total t[IT_CUDA_MAX] = {};
+
+		for (__u32 k = 1; k < IT_CUDA_MAX; k++)
+			t[k] = lookup(fd, tgid, cyc, k);
+		json_object_set_new(c, "cuda", totals_json(t));
+	}
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct it_cuda_total t;
+
+		key = next;
+		prev = &key;
+		if (key.counter < IT_CUDA_MAX && !bpf_map_lookup_elem(fd, &key, &t)) {
+			all[key.counter].calls += t.calls;
+			all[key.counter].sum += t.sum;
+		}
+	}
+	o = totals_json(all);
+	libs = json_array();
+	for (int k = 0; k < cuda->nfiles; k++)
+		json_array_append_new(libs, json_string(cuda->files[k]));
+	json_object_set_new(o, "libraries", libs);
+	json_object_set_new(o, "functions_probed", json_integer(cuda->nprobes));
+	if (!cuda->nfiles)
+		fprintf(stderr, "infertrace: warning: --preset cuda: the target never loaded libcudart or libcuda\n");
+	if (!json_is_object(gpu)) {
+		gpu = json_object();
+		json_object_set_new(profile, "gpu", gpu);
+	}
+	json_object_set_new(gpu, "cuda", o);
+	return 0;
+}
+
+static void cuda_cleanup(struct recording *rec)
+{
+	(void)rec;
+	if (!cuda)
+		return;
+	for (int i = 0; i < cuda->nfiles; i++)
+		free(cuda->files[i]);
+	free(cuda);
+	cuda = NULL;
+}
+
+const struct concern cuda_concern = {
+	.name = "cuda",
+	.configure = cuda_configure,
+	.attach = cuda_attach,
+	.on_event = cuda_on_event,
+	.write = cuda_write,
+	.cleanup = cuda_cleanup,
+};

@@ -1,0 +1,1013 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Probes concern: cycles, phases and counts from uprobes and USDT probes.
+ * configure: expand presets, parse and resolve every spec (a clear error
+ * before anything is attached); attach: place the probes (one generic
+ * program, a cookie per probe); events: cycle edges and phase calls; write:
+ * `cycles`, `phases`, `aggregate_metrics`, `probes`. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "concerns.h"
+#include "infertrace.skel.h"
+#include "presets.h"
+#include "probe_spec.h"
+#include "probes.h"
+#include "stats.h"
+#include "vec.h"
+
+#define MAX_KNOWN_FILES 512
+#define MAX_PLACEMENTS 16      /* files one probe may be placed in */
+#define MAX_PHASE_CALLS (4u << 20) /* kept for percentiles and the trace */
+
+struct probe {
+	struct probe_spec spec;
+	int index;                 /* cookie probe index, also probe_hists key */
+	enum it_probe_role role;   /* CYCLE, CYCLE_MARKER, PHASE or COUNT */
+	int id;                    /* phase or count id */
+	bool lazy;                 /* preset probe: library may load later or lack the symbol */
+	char *files[MAX_PLACEMENTS];
+	int nfiles;
+	const char *error;         /* why it could not be placed (lazy probes) */
+};
+
+struct probes {
+	struct probe probes[IT_MAX_PROBES];
+	int n;
+	char *names[2][IT_MAX_PHASES]; /* [0] phases, [1] counts: owned names */
+	int nphase_ids, ncount_ids;
+	bool cycles_from_probes;
+	bool marker_mode;
+	char exe[PATH_MAX];
+	char *known[MAX_KNOWN_FILES]; /* libraries the target loads at start */
+	int nknown;
+	struct cycle_span *cycles;
+	size_t ncycles, capcycles;
+	struct phase_call *calls;
+	size_t ncalls, capcalls;
+	uint64_t calls_dropped;
+	uint64_t stops;              /* processes stopped to place pending probes */
+};
+
+/* ---- configuration ---------------------------------------------------- */
+
+static int name_id(struct probes *ps, int kind, const char *name)
+{
+	int *n = kind ? &ps->ncount_ids : &ps->nphase_ids;
+
+	for (int i = 1; i <= *n; i++)
+		if (!strcmp(ps->names[kind][i], name))
+			return i;
+	if (*n + 1 >= IT_MAX_PHASES)
+		return -E2BIG;
+	ps->names[kind][++*n] = strdup(name);
+	return *n;
+}
+
+static int add_probe(struct probes *ps, const char *spec, enum it_probe_role role, int id, bool lazy,
+		     const char *what)
+{
+	char err[512];
+	struct probe *p;
+
+	if (ps->n >= IT_MAX_PROBES) {
+		fprintf(stderr, "infertrace: too many probes (at most %d)\n", IT_MAX_PROBES);
+		return -E2BIG;
+	}
+	p = &ps->probes[ps->n];
+	memset(p, 0, sizeof(*p));
+	if (probe_spec__parse(spec, &p->spec, err, sizeof(err))) {
+		fprintf(stderr, "infertrace: %s: %s\n", what, err);
+		return -EINVAL;
+	}
+	if (p->spec.kind == SPEC_USDT && !p->spec.usdt_end && (role == IT_ROLE_PHASE || role == IT_ROLE_CYCLE)) {
+		fprintf(stderr, "infertrace: %s: a USDT probe marks a point in time; a phase or cycle needs "
+			"a pair: usdt:OBJECT:PROVIDER:BEGIN:END\n", what);
+		probe_spec__free(&p->spec);
+		return -EINVAL;
+	}
+	if (p->spec.kind == SPEC_USDT && p->spec.usdt_end && role != IT_ROLE_PHASE && role != IT_ROLE_CYCLE) {
+		fprintf(stderr, "infertrace: %s: a USDT pair (BEGIN:END) only makes sense for --phase or --cycle\n", what);
+		probe_spec__free(&p->spec);
+		return -EINVAL;
+	}
+	p->index = ps->n++;
+	p->role = role;
+	p->id = id;
+	p->lazy = lazy;
+	return 0;
+}
+
+/* Adds NAME=SPEC[,SPEC...] as probes of a phase (kind 0) or count (kind 1). */
+static int add_named(struct probes *ps, int kind, const char *name, const char *specs, bool lazy)
+{
+	char *copy = strdup(specs), *s, *save = NULL, what[256];
+	int id = name_id(ps, kind, name), err = 0;
+
+	if (id < 0) {
+		fprintf(stderr, "infertrace: too many %s (at most %d)\n", kind ? "counts" : "phases", IT_MAX_PHASES - 1);
+		free(copy);
+		return id;
+	}
+	snprintf(what, sizeof(what), "--%s %s", kind ? "count" : "phase", name);
+	for (s = strtok_r(copy, ",", &save); s && !err; s = strtok_r(NULL, ",", &save))
+		err = add_probe(ps, s, kind ? IT_ROLE_COUNT : IT_ROLE_PHASE, id, lazy, what);
+	free(copy);
+	return err;
+}
+
+static bool named_given(const struct named_spec *arr, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(arr[i].name, name))
+			return true;
+	return false;
+}
+
+static int collect_requests(struct probes *ps, const struct record_opts *o)
+{
+	int err = 0;
+
+	if (o->cycle_spec && o->cycle_marker_spec) {
+		fprintf(stderr, "infertrace: give either --cycle or --cycle-marker, not both\n");
+		return -EINVAL;
+	}
+	if (o->cycle_spec)
+		err = add_probe(ps, o->cycle_spec, IT_ROLE_CYCLE, 0, false, "--cycle");
+	if (!err && o->cycle_marker_spec)
+		err = add_probe(ps, o->cycle_marker_spec, IT_ROLE_CYCLE_MARKER, 0, false, "--cycle-marker");
+	for (int i = 0; i < o->nphases && !err; i++)
+		err = add_named(ps, 0, o->phases[i].name, o->phases[i].specs, false);
+	for (int i = 0; i < o->ncounts && !err; i++)
+		err = add_named(ps, 1, o->counts[i].name, o->counts[i].specs, false);
+	for (int i = 0; i < o->npresets && !err; i++) {
+		const struct preset *pr = preset__find(o->presets[i]);
+
+		if (!pr) {
+			fprintf(stderr, "infertrace: unknown preset '%s'; presets: %s\n", o->presets[i], preset__names());
+			return -EINVAL;
+		}
+		/* the user's own options win over the preset's */
+		if (pr->cycle_marker && !o->cycle_spec && !o->cycle_marker_spec)
+			err = add_probe(ps, pr->cycle_marker, IT_ROLE_CYCLE_MARKER, 0, true, pr->name);
+		for (int j = 0; j < 4 && pr->phases[j].name && !err; j++)
+			if (!named_given(o->phases, o->nphases, pr->phases[j].name))
+				err = add_named(ps, 0, pr->phases[j].name, pr->phases[j].specs, true);
+		for (int j = 0; j < 4 && pr->counts[j].name && !err; j++)
+			if (!named_given(o->counts, o->ncounts, pr->counts[j].name))
+				err = add_named(ps, 1, pr->counts[j].name, pr->counts[j].specs, true);
+	}
+	return err;
+}
+
+/* The executable whose code runs: the command (through PATH; a #! script's
+ * interpreter) or the first PID's /proc/PID/exe. */
+static int find_executable(struct probes *ps, const struct record_opts *o)
+{
+	char line[PATH_MAX], *nl;
+	FILE *f;
+	ssize_t n;
+
+	if (o->npids) {
+		char link[64];
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", o->pids[0]);
+		n = readlink(link, ps->exe, sizeof(ps->exe) - 1);
+		if (n < 0)
+			return -errno;
+		ps->exe[n] = 0;
+		return 0;
+	}
+	if (resolve_command_path(o->command[0], ps->exe, sizeof(ps->exe)))
+		return -ENOENT;
+	f = fopen(ps->exe, "r");
+	if (f && fgets(line, sizeof(line), f) && !strncmp(line, "#!", 2)) {
+		char *interp = line + 2, *sp;
+
+		while (*interp == ' ')
+			interp++;
+		if ((nl = strchr(interp, '\n')))
+			*nl = 0;
+		sp = strchr(interp, ' ');
+		/* "#!/usr/bin/env python3": the interpreter is env's argument */
+		if (sp && !strncmp(interp, "/usr/bin/env", sp - interp)) {
+			char *arg = sp + 1;
+
+			arg[strcspn(arg, " ")] = 0;
+			resolve_command_path(arg, ps->exe, sizeof(ps->exe));
+		} else {
+			if (sp)
+				*sp = 0;
+			snprintf(ps->exe, sizeof(ps->exe), "%s", interp);
+		}
+	}
+	if (f)
+		fclose(f);
+	return 0;
+}
+
+static void add_known(const char *path, void *ctx)
+{
+	struct probes *ps = ctx;
+
+	for (int i = 0; i < ps->nknown; i++)
+		if (!strcmp(ps->known[i], path))
+			return;
+	if (ps->nknown < MAX_KNOWN_FILES)
+		ps->known[ps->nknown++] = strdup(path);
+}
+
+/* Resolves the files a probe goes into now. 0 when at least one file holds
+ * the symbol/probe; otherwise -ENOENT with p->error set. */
+static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int ncands)
+{
+	const char *obj = p->spec.object;
+	static char msg[PATH_MAX + 512];
+	int found = 0, matched = 0;
+
+	for (int i = 0; i < ncands; i++) {
+		const char *file = cands[i];
+		uint64_t off;
+		bool dup = false;
+		int r;
+
+		if (!obj ? strcmp(file, ps->exe) :
+		    probe_spec__object_is_path(&p->spec) ? strcmp(file, obj) : !probe_spec__name_matches(obj, file))
+			continue;
+		matched++;
+		for (int j = 0; j < p->nfiles; j++)
+			if (!strcmp(p->files[j], file))
+				dup = true;
+		if (dup) {
+			found++;
+			continue;
+		}
+		if (p->spec.kind == SPEC_USDT) {
+			r = elf_has_usdt(file, p->spec.provider, p->spec.symbol);
+			if (!r && p->spec.usdt_end)
+				r = elf_has_usdt(file, p->spec.provider, p->spec.usdt_end);
+		} else {
+			r = elf_symbol_offset(file, p->spec.symbol, &off);
+		}
+		if (r == 0 && p->nfiles < MAX_PLACEMENTS) {
+			p->files[p->nfiles++] = strdup(file);
+			found++;
+		}
+	}
+	if (found)
+		return 0;
+	if (!matched)
+		snprintf(msg, sizeof(msg), "%s '%s' is not loaded by the target", obj ? "library" : "executable",
+			 obj ? obj : ps->exe);
+	else
+		snprintf(msg, sizeof(msg), "%s '%s' not found in %s", p->spec.kind == SPEC_USDT ? "USDT probe" : "symbol",
+			 p->spec.symbol, obj ? obj : ps->exe);
+	p->error = msg;
+	return -ENOENT;
+}
+
+static int probes_configure(struct recording *rec)
+{
+	struct probes *ps = calloc(1, sizeof(*ps));
+	const struct record_opts *o = &rec->opts;
+	int err;
+
+	if (!ps)
+		return -ENOMEM;
+	rec->probes = ps;
+	err = collect_requests(ps, o);
+	if (err)
+		return err;
+	ps->cycles_from_probes = o->cycle_spec || o->cycle_marker_spec;
+	for (int i = 0; i < ps->n; i++)
+		if (ps->probes[i].role == IT_ROLE_CYCLE_MARKER || ps->probes[i].role == IT_ROLE_CYCLE)
+			ps->cycles_from_probes = true;
+	for (int i = 0; i < ps->n; i++)
+		if (ps->probes[i].role == IT_ROLE_CYCLE_MARKER)
+			ps->marker_mode = true;
+	rec->tracer.skel->rodata->cfg_cycles_from_probes = ps->cycles_from_probes;
+	for (int i = 1; i <= ps->nphase_ids; i++)
+		rec->phase_names[i] = ps->names[0][i];
+	for (int i = 1; i <= ps->ncount_ids; i++)
+		rec->count_names[i] = ps->names[1][i];
+	/* programs nobody needs are not loaded: the verifier's time is start-up time */
+	bool any_usdt = false;
+
+	for (int i = 0; i < ps->n; i++)
+		any_usdt |= ps->probes[i].spec.kind == SPEC_USDT;
+	bpf_program__set_autoload(rec->tracer.skel->progs.it_usdt, any_usdt);
+	bpf_program__set_autoload(rec->tracer.skel->progs.it_uprobe, ps->n > 0);
+	bpf_program__set_autoload(rec->tracer.skel->progs.it_uretprobe, ps->n > 0);
+	if (!ps->n)
+		return 0;
+
+	if (find_executable(ps, o)) {
+		fprintf(stderr, "infertrace: cannot find the executable of '%s'; check the command\n",
+			o->command ? o->command[0] : "the target");
+		return -ENOENT;
+	}
+	/* candidates: the executable, its DT_NEEDED closure, what the PIDs map */
+	char *closure[MAX_KNOWN_FILES];
+	int nclosure = elf_needed_closure(ps->exe, closure, MAX_KNOWN_FILES);
+
+	add_known(ps->exe, ps);
+	for (int i = 0; i < nclosure; i++) {
+		add_known(closure[i], ps);
+		free(closure[i]);
+	}
+	for (int i = 0; i < o->npids; i++)
+		proc_exec_files(o->pids[i], add_known, ps);
+	for (int i = 0; i < ps->n; i++) {
+		struct probe *p = &ps->probes[i];
+		char *path_cand[1];
+		int r;
+
+		if (probe_spec__object_is_path(&p->spec)) {
+			char real[PATH_MAX];
+
+			if (!realpath(p->spec.object, real)) {
+				fprintf(stderr, "infertrace: probe '%s': %s: %s\n", p->spec.text, p->spec.object, strerror(errno));
+				return -ENOENT;
+			}
+			free(p->spec.object);
+			p->spec.object = strdup(real);
+			path_cand[0] = real;
+			r = resolve_probe(ps, p, path_cand, 1);
+		} else {
+			r = resolve_probe(ps, p, ps->known, ps->nknown);
+		}
+		if (r && !p->lazy) {
+			fprintf(stderr, "infertrace: probe '%s': %s; %s\n", p->spec.text, p->error,
+				p->spec.object && !probe_spec__object_is_path(&p->spec) ?
+				"for a library loaded later with dlopen, give its path as OBJECT" :
+				"check the name with 'nm -D' or 'readelf -n'");
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* ---- attaching -------------------------------------------------------- */
+
+static int attach_uprobe(struct recording *rec, struct probe *p, const char *file, enum it_probe_role role,
+			 bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = IT_COOKIE(p->index, role, p->id));
+	struct bpf_program *prog = ret ? rec->tracer.skel->progs.it_uretprobe : rec->tracer.skel->progs.it_uprobe;
+	struct bpf_link *l;
+	uint64_t off;
+	int err = elf_symbol_offset(file, p->spec.symbol, &off);
+
+	if (err)
+		return err;
+	/* pid -1: every process mapping the file; BPF keeps only targets, which
+	 * covers children forked later */
+	l = bpf_program__attach_uprobe_opts(prog, -1, file, off, &uo);
+	if (!l)
+		return -errno;
+	return tracer__keep_link(&rec->tracer, l);
+}
+
+static int attach_usdt(struct recording *rec, struct probe *p, const char *file, const char *name,
+		       enum it_probe_role role)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, uo, .usdt_cookie = IT_COOKIE(p->index, role, p->id));
+	struct bpf_link *l = bpf_program__attach_usdt(rec->tracer.skel->progs.it_usdt, -1, file,
+						       p->spec.provider, name, &uo);
+
+	if (!l)
+		return -errno;
+	return tracer__keep_link(&rec->tracer, l);
+}
+
+static int attach_in_file(struct recording *rec, struct probe *p, const char *file)
+{
+	bool pair = p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE;
+	int err;
+
+	if (p->spec.kind == SPEC_USDT) {
+		if (!p->spec.usdt_end)
+			return attach_usdt(rec, p, file, p->spec.symbol, p->role);
+		err = attach_usdt(rec, p, file, p->spec.symbol,
+				  p->role == IT_ROLE_CYCLE ? IT_ROLE_CYCLE_BEGIN : IT_ROLE_PHASE_BEGIN);
+		return err ? err : attach_usdt(rec, p, file, p->spec.usdt_end,
+					       p->role == IT_ROLE_CYCLE ? IT_ROLE_CYCLE_END : IT_ROLE_PHASE_END);
+	}
+	err = attach_uprobe(rec, p, file, p->role, false);
+	if (!err && pair)
+		err = attach_uprobe(rec, p, file, p->role, true);
+	return err;
+}
+
+static int lazy_pending(const struct probes *ps)
+{
+	int n = 0;
+
+	for (int i = 0; i < ps->n; i++)
+		if (!ps->probes[i].nfiles)
+			n++;
+	return n;
+}
+
+static int probes_attach(struct recording *rec)
+{
+	struct probes *ps = rec->probes;
+
+	for (int i = 0; i < ps->n; i++) {
+		struct probe *p = &ps->probes[i];
+
+		for (int j = 0; j < p->nfiles; j++) {
+			int err = attach_in_file(rec, p, p->files[j]);
+
+			if (err) {
+				fprintf(stderr, "infertrace: placing probe '%s' in %s failed: %s\n", p->spec.text,
+					p->files[j], strerror(-err));
+				return err;
+			}
+		}
+		if (!p->nfiles && p->lazy && rec->opts.verbose)
+			fprintf(stderr, "infertrace: probe '%s' waits for its library to be loaded\n", p->spec.text);
+	}
+	/* while preset probes wait for their library, a target that maps code is
+	 * stopped until they are placed, so no early call is missed */
+	rec->tracer.skel->bss->pending_probes = lazy_pending(ps);
+	return 0;
+}
+
+/* A target mapped code: place the probes whose library just appeared. */
+static void place_pending(struct recording *rec, pid_t pid)
+{
+	struct probes *ps = rec->probes;
+	int before = ps->nknown;
+
+	proc_exec_files(pid, add_known, ps);
+	if (ps->nknown == before)
+		return;
+	for (int i = 0; i < ps->n; i++) {
+		struct probe *p = &ps->probes[i];
+		int had = p->nfiles;
+
+		if (!p->lazy || probe_spec__object_is_path(&p->spec))
+			continue;
+		resolve_probe(ps, p, ps->known + before, ps->nknown - before);
+		for (int j = had; j < p->nfiles; j++) {
+			int err = attach_in_file(rec, p, p->files[j]);
+
+			if (err)
+				fprintf(stderr, "infertrace: warning: placing probe '%s' in %s failed: %s\n",
+					p->spec.text, p->files[j], strerror(-err));
+			else if (rec->opts.verbose)
+				fprintf(stderr, "infertrace: probe '%s' placed in %s\n", p->spec.text, p->files[j]);
+		}
+	}
+	rec->tracer.skel->bss->pending_probes = lazy_pending(ps);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static struct cycle_span *find_cycle(struct probes *ps, pid_t tgid, uint32_t index)
+{
+	for (size_t i = ps->ncycles; i-- > 0;)
+		if (ps->cycles[i].tgid == tgid && ps->cycles[i].bpf_index == index)
+			return &ps->cycles[i];
+	return NULL;
+}
+
+static int probes_on_event(struct recording *rec, const void *data, size_t size)
+{
+	struct probes *ps = rec->probes;
+	const struct it_event_header *h = data;
+
+	switch (h->type) {
+	case IT_EV_MMAP: {
+		const struct it_proc_event *e = data;
+
+		if (ps->n)
+			place_pending(rec, h->tgid);
+		if (e->stopped) {
+			ps->stops++;
+			kill(h->tgid, SIGCONT);
+		}
+		return 0; /* others may want it too */
+	}
+	case IT_EV_CYCLE_BEGIN: {
+		const struct it_cycle_event *e = data;
+		if (size < sizeof(*e) || VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))
+			return 1;
+		ps->cycles[ps->ncycles++] = (struct cycle_span){
+			.tgid = h->tgid, .bpf_index = e->cycle, .start_ns = h->ts_ns,
+		};
+		return 1;
+	}
+	case IT_EV_CYCLE_END: {
+		const struct it_cycle_event *e = data;
+		struct cycle_span *c = size >= sizeof(*e) ? find_cycle(ps, h->tgid, e->cycle) : NULL;
+
+		if (c) {
+			c->end_ns = h->ts_ns;
+			c->abandoned = e->abandoned;
+		}
+		return 1;
+	}
+	case IT_EV_PHASE_END: {
+		const struct it_phase_event *e = data;
+		if (size < sizeof(*e))
+			return 1;
+		if (ps->ncalls >= MAX_PHASE_CALLS || VEC_RESERVE(ps->calls, ps->capcalls, ps->ncalls, 64)) {
+			ps->calls_dropped++;
+			return 1;
+		}
+		ps->calls[ps->ncalls++] = (struct phase_call){
+			.tgid = h->tgid, .tid = h->tid, .cycle = e->cycle, .phase = e->phase,
+			.probe = e->probe, .entry_ns = e->entry_ns, .exit_ns = h->ts_ns,
+		};
+		return 1;
+	}
+	}
+	return 0;
+}
+
+/* ---- aggregation and output ------------------------------------------- */
+
+static int by_entry(const void *a, const void *b)
+{
+	const struct phase_call *x = a, *y = b;
+
+	return x->entry_ns < y->entry_ns ? -1 : x->entry_ns > y->entry_ns;
+}
+
+uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from, uint64_t to)
+{
+	uint64_t total = 0, cur_s = 0, cur_e = 0;
+	bool open = false;
+
+	if (!n)
+		return 0;
+	qsort(calls, n, sizeof(*calls), by_entry);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s = calls[i].entry_ns < from ? from : calls[i].entry_ns;
+		uint64_t e = calls[i].exit_ns > to ? to : calls[i].exit_ns;
+
+		if (e <= s)
+			continue;
+		if (open && s <= cur_e) {
+			if (e > cur_e)
+				cur_e = e;
+			continue;
+		}
+		if (open)
+			total += cur_e - cur_s;
+		cur_s = s;
+		cur_e = e;
+		open = true;
+	}
+	if (open)
+		total += cur_e - cur_s;
+	return total;
+}
+
+/* Ends cycles still open: at the process's exit, else the recording's end. */
+static void close_open_cycles(struct recording *rec)
+{
+	struct probes *ps = rec->probes;
+
+	for (size_t i = 0; i < ps->ncycles; i++) {
+		struct cycle_span *c = &ps->cycles[i];
+		struct traced_proc *p;
+
+		if (c->end_ns)
+			continue;
+		p = process_table__find(&rec->procs, c->tgid);
+		c->end_ns = p && p->exited && p->exit_ns ? p->exit_ns : rec->end_ns;
+		c->open_at_end = true;
+		if (!ps->marker_mode)
+			continue;
+		/* no next marker: the cycle's work ended with its last phase call
+		 * (what follows is the experiment's teardown, not a cycle) */
+		uint64_t last = 0;
+
+		for (size_t j = 0; j < ps->ncalls; j++)
+			if (ps->calls[j].tgid == c->tgid && ps->calls[j].cycle == c->bpf_index &&
+			    ps->calls[j].exit_ns > last)
+				last = ps->calls[j].exit_ns;
+		if (last > c->start_ns && last < c->end_ns) {
+			c->end_ns = last;
+			c->ended_at_last_phase = true;
+		}
+	}
+}
+
+const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n)
+{
+	*n = rec->probes ? rec->probes->ncalls : 0;
+	return rec->probes ? rec->probes->calls : NULL;
+}
+
+/* With no --cycle, each process's whole traced life is cycle 0. */
+static void whole_run_cycles(struct recording *rec)
+{
+	struct probes *ps = rec->probes;
+
+	for (size_t i = 0; i < rec->procs.n; i++) {
+		const struct traced_proc *p = &rec->procs.procs[i];
+		if (VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))
+			return;
+		ps->cycles[ps->ncycles++] = (struct cycle_span){
+			.tgid = p->pid, .bpf_index = 0,
+			.start_ns = p->start_ns > rec->start_ns ? p->start_ns : rec->start_ns,
+			.end_ns = p->exited && p->exit_ns ? p->exit_ns : rec->end_ns,
+		};
+	}
+}
+
+static uint64_t map_u64(int fd, const void *key)
+{
+	uint64_t v = 0;
+
+	bpf_map_lookup_elem(fd, key, &v);
+	return v;
+}
+
+/* The phase whose time tokens/s is measured against: `llm_inference`, else
+ * the first phase whose name contains "inference"; 0 = the whole cycle. */
+static int inference_phase(const struct recording *rec)
+{
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], "llm_inference"))
+			return i;
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (rec->phase_names[i] && strstr(rec->phase_names[i], "inference"))
+			return i;
+	return 0;
+}
+
+struct phase_acc {
+	double total_ms, thread_ms;
+	uint64_t calls;
+	double *durations; /* per call, ms */
+	size_t ndur;
+};
+
+static bool same_key(const struct phase_call *pc, pid_t tgid, uint32_t cycle, uint32_t phase)
+{
+	return pc->tgid == tgid && pc->cycle == cycle && pc->phase == phase;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	const struct phase_call *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->cycle != y->cycle)
+		return x->cycle < y->cycle ? -1 : 1;
+	if (x->phase != y->phase)
+		return x->phase < y->phase ? -1 : 1;
+	return x->entry_ns < y->entry_ns ? -1 : x->entry_ns > y->entry_ns;
+}
+
+/* First call with a key >= (tgid, cycle, phase) in the sorted calls. */
+static size_t calls_lower_bound(const struct probes *ps, pid_t tgid, uint32_t cycle, uint32_t phase)
+{
+	struct phase_call k = { .tgid = tgid, .cycle = cycle, .phase = phase, .entry_ns = 0 };
+	size_t lo = 0, hi = ps->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (by_key(&ps->calls[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int out_index,
+			  struct phase_acc *acc, double *tps, double *tps_wall)
+{
+	struct probes *ps = rec->probes;
+	struct infertrace_bpf *skel = rec->tracer.skel;
+	int tot_fd = bpf_map__fd(skel->maps.phase_totals), cnt_fd = bpf_map__fd(skel->maps.call_counts);
+	int smp_fd = bpf_map__fd(skel->maps.cycle_samples);
+	json_t *o = json_object(), *phases = json_object(), *counts = json_object();
+	double dur_ms = (c->end_ns - c->start_ns) / 1e6;
+	uint64_t samples = 0;
+	int inf = inference_phase(rec);
+	double inf_ms = -1;
+
+	json_object_set_new(o, "index", json_integer(out_index));
+	/* the cycle number the kernel tagged this cycle's data with (per process) */
+	json_object_set_new(o, "bpf_cycle", json_integer(c->bpf_index));
+	json_object_set_new(o, "pid", json_integer(c->tgid));
+	json_object_set_new(o, "start_ns", json_integer(c->start_ns));
+	json_object_set_new(o, "end_ns", json_integer(c->end_ns));
+	json_object_set_new(o, "duration_ms", json_real(dur_ms));
+	if (c->open_at_end)
+		json_object_set_new(o, "open_at_end", json_true());
+	if (c->abandoned)
+		json_object_set_new(o, "abandoned", json_true());
+	if (c->ended_at_last_phase)
+		json_object_set_new(o, "end", json_string("last_phase_call"));
+
+	for (int ph = 0; ph < IT_MAX_PHASES; ph++) {
+		struct it_cycle_key sk = { .tgid = c->tgid, .cycle = c->bpf_index, .phase = ph };
+
+		samples += map_u64(smp_fd, &sk);
+	}
+	json_object_set_new(o, "samples", json_integer(samples));
+
+	for (int ph = 1; ph <= ps->nphase_ids; ph++) {
+		struct it_phase_key k = { .tgid = c->tgid, .cycle = c->bpf_index, .phase = ph };
+		struct it_phase_total t = {};
+		struct phase_call *mine = NULL;
+		size_t n = 0;
+		double ms;
+
+		bpf_map_lookup_elem(tot_fd, &k, &t);
+		/* this cycle's calls of the phase (calls are sorted by tgid, cycle,
+		 * phase, entry), for the cross-thread union and the percentiles */
+		size_t first = calls_lower_bound(ps, c->tgid, c->bpf_index, ph);
+
+		while (first + n < ps->ncalls && same_key(&ps->calls[first + n], c->tgid, c->bpf_index, ph))
+			n++;
+		mine = ps->calls + first;
+		if (n) {
+			double *d = realloc(acc[ph].durations, (acc[ph].ndur + n) * sizeof(*d));
+
+			if (d) {
+				acc[ph].durations = d;
+				for (size_t i = 0; i < n; i++)
+					d[acc[ph].ndur++] = (mine[i].exit_ns - mine[i].entry_ns) / 1e6;
+			}
+		}
+		/* every call's event arrived: the union is exact; else the BPF sum */
+		ms = n == t.calls ? phase_calls__union_ns(mine, n, 0, UINT64_MAX) / 1e6 : t.ns / 1e6;
+		if (!t.calls)
+			continue;
+		json_t *po = json_object();
+
+		json_object_set_new(po, "ms", json_real(ms));
+		json_object_set_new(po, "calls", json_integer(t.calls));
+		json_object_set_new(po, "thread_ms", json_real(t.ns / 1e6));
+		json_object_set_new(phases, rec->phase_names[ph], po);
+		acc[ph].total_ms += ms;
+		acc[ph].thread_ms += t.ns / 1e6;
+		acc[ph].calls += t.calls;
+		if (ph == inf)
+			inf_ms = ms;
+	}
+	json_object_set_new(o, "phases", phases);
+
+	for (int id = 1; id <= ps->ncount_ids; id++) {
+		struct it_count_key k = { .tgid = c->tgid, .cycle = c->bpf_index, .count = id };
+		uint64_t n = map_u64(cnt_fd, &k);
+
+		json_object_set_new(counts, rec->count_names[id], json_integer(n));
+		if (!strcmp(rec->count_names[id], "tokens")) {
+			double base_ms = inf ? inf_ms : dur_ms;
+
+			*tps = base_ms > 0 ? n / (base_ms / 1000.0) : NAN;
+			json_object_set_new(o, "tokens_per_second", isnan(*tps) ? json_null() : json_real(*tps));
+			/* the experiment's view: tokens over the whole cycle */
+			*tps_wall = dur_ms > 0 ? n / (dur_ms / 1000.0) : NAN;
+			json_object_set_new(o, "tokens_per_second_wall", isnan(*tps_wall) ? json_null() : json_real(*tps_wall));
+		}
+	}
+	json_object_set_new(o, "counts", counts);
+	return o;
+}
+
+static bool cycle_is_empty(struct recording *rec, const struct cycle_span *c)
+{
+	struct infertrace_bpf *skel = rec->tracer.skel;
+	struct probes *ps = rec->probes;
+
+	for (int ph = 1; ph <= ps->nphase_ids; ph++) {
+		struct it_phase_key k = { .tgid = c->tgid, .cycle = c->bpf_index, .phase = ph };
+		struct it_phase_total t = {};
+
+		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.phase_totals), &k, &t) && t.calls)
+			return false;
+	}
+	for (int id = 1; id <= ps->ncount_ids; id++) {
+		struct it_count_key k = { .tgid = c->tgid, .cycle = c->bpf_index, .count = id };
+
+		if (map_u64(bpf_map__fd(skel->maps.call_counts), &k))
+			return false;
+	}
+	return ps->nphase_ids || ps->ncount_ids;
+}
+
+/* Time of a phase spent outside every cycle (e.g. a model loaded before the
+ * first marker), summed over processes and threads. */
+static json_t *outside_cycles_json(struct recording *rec, int ph)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.phase_totals);
+	struct it_phase_key key, next, *prev = NULL;
+	struct it_phase_total t, sum = {};
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.cycle != IT_CYCLE_NONE || key.phase != (__u32)ph || bpf_map_lookup_elem(fd, &key, &t))
+			continue;
+		sum.ns += t.ns;
+		sum.calls += t.calls;
+	}
+	return json_pack("{s:f,s:I}", "thread_ms", sum.ns / 1e6, "calls", (json_int_t)sum.calls);
+}
+
+static json_t *phase_summary_json(struct recording *rec, int ph, struct phase_acc *a, double cycles_ms)
+{
+	struct probes *ps = rec->probes;
+	int fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
+	uint64_t slots[IT_HIST_SLOTS] = {};
+	json_t *o = json_object();
+
+	for (int i = 0; i < ps->n; i++) {
+		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h;
+		__u32 k = ps->probes[i].index;
+
+		if (ps->probes[i].role != IT_ROLE_PHASE || ps->probes[i].id != ph ||
+		    bpf_map_lookup_elem(fd, &k, &h))
+			continue;
+		for (int s = 0; s < IT_HIST_SLOTS; s++)
+			slots[s] += h.slots[s];
+	}
+	json_object_set_new(o, "total_ms", json_real(a->total_ms));
+	json_object_set_new(o, "thread_ms", json_real(a->thread_ms));
+	json_object_set_new(o, "calls", json_integer(a->calls));
+	json_object_set_new(o, "percent_of_cycle", json_real(cycles_ms > 0 ? 100.0 * a->total_ms / cycles_ms : 0));
+	json_object_set_new(o, "outside_cycles", outside_cycles_json(rec, ph));
+	if (a->ndur) {
+		json_object_set_new(o, "p50_ms", json_real(stats__percentile(a->durations, a->ndur, 50)));
+		json_object_set_new(o, "p95_ms", json_real(stats__percentile(a->durations, a->ndur, 95)));
+		json_object_set_new(o, "p99_ms", json_real(stats__percentile(a->durations, a->ndur, 99)));
+		json_object_set_new(o, "percentiles_from", json_string("calls"));
+	} else if (!a->calls) {
+		json_object_set_new(o, "p50_ms", json_null());
+		json_object_set_new(o, "p95_ms", json_null());
+		json_object_set_new(o, "p99_ms", json_null());
+	} else {
+		/* events lost: estimate from the log2 histogram (µs) */
+		json_object_set_new(o, "p50_ms", json_real(stats__log2_hist_percentile(slots, IT_HIST_SLOTS, 50) / 1000));
+		json_object_set_new(o, "p95_ms", json_real(stats__log2_hist_percentile(slots, IT_HIST_SLOTS, 95) / 1000));
+		json_object_set_new(o, "p99_ms", json_real(stats__log2_hist_percentile(slots, IT_HIST_SLOTS, 99) / 1000));
+		json_object_set_new(o, "percentiles_from", json_string("histogram"));
+	}
+	json_object_set_new(o, "histogram", stats__log2_hist_json(slots, IT_HIST_SLOTS, "us"));
+	return o;
+}
+
+static json_t *probes_json(struct recording *rec)
+{
+	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count" };
+	struct probes *ps = rec->probes;
+	int fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
+	json_t *arr = json_array();
+
+	for (int i = 0; i < ps->n; i++) {
+		struct probe *p = &ps->probes[i];
+		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h = {};
+		__u32 k = p->index;
+		json_t *o = json_object(), *files = json_array();
+
+		bpf_map_lookup_elem(fd, &k, &h);
+		json_object_set_new(o, "spec", json_string(p->spec.text));
+		json_object_set_new(o, "role", json_string(roles[p->role]));
+		if (p->role == IT_ROLE_PHASE)
+			json_object_set_new(o, "phase", json_string(rec->phase_names[p->id]));
+		if (p->role == IT_ROLE_COUNT)
+			json_object_set_new(o, "count", json_string(rec->count_names[p->id]));
+		for (int j = 0; j < p->nfiles; j++)
+			json_array_append_new(files, json_string(p->files[j]));
+		json_object_set_new(o, "placed_in", files);
+		json_object_set_new(o, "hits", json_integer(h.hits));
+		json_object_set_new(o, "from_preset", json_boolean(p->lazy));
+		if (!p->nfiles)
+			json_object_set_new(o, "not_placed", json_string(p->error ? p->error : "library never loaded"));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct cycle_span *x = a, *y = b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static int probes_write(struct recording *rec, json_t *profile)
+{
+	struct probes *ps = rec->probes;
+	struct phase_acc acc[IT_MAX_PHASES] = {};
+	json_t *cycles = json_array(), *phases = json_object();
+	json_t *agg = json_object_get(profile, "aggregate_metrics");
+	double *durs = NULL, *tps_v = NULL, *tpsw_v = NULL, cycles_ms = 0;
+	size_t n = 0, ntps = 0, dropped_empty = 0;
+
+	if (!ps)
+		return 0;
+	if (ps->cycles_from_probes)
+		close_open_cycles(rec);
+	else
+		whole_run_cycles(rec);
+	qsort(ps->cycles, ps->ncycles, sizeof(*ps->cycles), by_start);
+	if (ps->ncalls)
+		qsort(ps->calls, ps->ncalls, sizeof(*ps->calls), by_key);
+	durs = calloc(ps->ncycles + 1, sizeof(*durs));
+	tps_v = calloc(ps->ncycles + 1, sizeof(*tps_v));
+	tpsw_v = calloc(ps->ncycles + 1, sizeof(*tpsw_v));
+	for (size_t i = 0; durs && tps_v && tpsw_v && i < ps->ncycles; i++) {
+		const struct cycle_span *c = &ps->cycles[i];
+		double tps = NAN, tpsw = NAN;
+
+		/* marker cycles with nothing of interest in them (e.g. prompts
+		 * tokenized while a model loads) are not experiment cycles */
+		if (ps->marker_mode && cycle_is_empty(rec, c)) {
+			dropped_empty++;
+			continue;
+		}
+		json_array_append_new(cycles, cycle_json(rec, c, n, acc, &tps, &tpsw));
+		durs[n] = (c->end_ns - c->start_ns) / 1e6;
+		cycles_ms += durs[n++];
+		if (!isnan(tps) && !isnan(tpsw)) {
+			tpsw_v[ntps] = tpsw;
+			tps_v[ntps++] = tps;
+		}
+	}
+	for (int ph = 1; ph <= ps->nphase_ids; ph++)
+		json_object_set_new(phases, rec->phase_names[ph], phase_summary_json(rec, ph, &acc[ph], cycles_ms));
+
+	json_object_set_new(agg, "total_cycles", json_integer(n));
+	json_object_set_new(agg, "cycles_source", json_string(!ps->cycles_from_probes ? "whole_run" :
+							      ps->marker_mode ? "cycle_marker" : "cycle"));
+	if (dropped_empty)
+		json_object_set_new(agg, "empty_marker_cycles_dropped", json_integer(dropped_empty));
+	json_object_set_new(agg, "avg_cycle_ms", n ? json_real(stats__mean(durs, n)) : json_null());
+	json_object_set_new(agg, "max_cycle_ms", n ? json_real(stats__percentile(durs, n, 100)) : json_null());
+	json_object_set_new(agg, "p50_cycle_ms", n ? json_real(stats__percentile(durs, n, 50)) : json_null());
+	json_object_set_new(agg, "p95_cycle_ms", n ? json_real(stats__percentile(durs, n, 95)) : json_null());
+	json_object_set_new(agg, "p99_cycle_ms", n ? json_real(stats__percentile(durs, n, 99)) : json_null());
+	json_object_set_new(agg, "avg_tokens_per_second", ntps ? json_real(stats__mean(tps_v, ntps)) : json_null());
+	json_object_set_new(agg, "avg_tokens_per_second_wall", ntps ? json_real(stats__mean(tpsw_v, ntps)) : json_null());
+	json_object_set_new(profile, "cycles", cycles);
+	json_object_set_new(profile, "phases", phases);
+	json_object_set_new(profile, "probes", probes_json(rec));
+	if (ps->calls_dropped) {
+		json_t *lost = json_object_get(profile, "lost");
+
+		json_object_set_new(lost, "phase_calls_not_kept", json_integer(ps->calls_dropped));
+	}
+	for (int ph = 0; ph < IT_MAX_PHASES; ph++)
+		free(acc[ph].durations);
+	free(durs);
+	free(tps_v);
+	free(tpsw_v);
+	for (int i = 0; i < ps->n; i++)
+		if (!ps->probes[i].nfiles)
+			fprintf(stderr, "infertrace: warning: probe '%s' was never placed: %s\n", ps->probes[i].spec.text,
+				ps->probes[i].error ? ps->probes[i].error : "its library was never loaded");
+	return 0;
+}
+
+static void probes_cleanup(struct recording *rec)
+{
+	struct probes *ps = rec->probes;
+
+	if (!ps)
+		return;
+	for (int i = 0; i < ps->n; i++) {
+		for (int j = 0; j < ps->probes[i].nfiles; j++)
+			free(ps->probes[i].files[j]);
+		probe_spec__free(&ps->probes[i].spec);
+	}
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < IT_MAX_PHASES; i++)
+			free(ps->names[k][i]);
+	for (int i = 0; i < ps->nknown; i++)
+		free(ps->known[i]);
+	free(ps->cycles);
+	free(ps->calls);
+	free(ps);
+	rec->probes = NULL;
+}
+
+const struct concern probes_concern = {
+	.name = "probes",
+	.configure = probes_configure,
+	.attach = probes_attach,
+	.on_event = probes_on_event,
+	.write = probes_write,
+	.cleanup = probes_cleanup,
+};

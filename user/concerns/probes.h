@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Probes concern: places the uprobes/uretprobes/USDT probes named by
+ * --cycle, --cycle-marker, --phase, --count and --preset, follows cycle and
+ * phase edges, and writes `cycles`, `phases`, `aggregate_metrics` and
+ * `probes` into profile.json. */
+#ifndef INFERTRACE_PROBES_H
+#define INFERTRACE_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One cycle as the probes saw it (CLOCK_MONOTONIC ns). */
+struct cycle_span {
+	pid_t tgid;
+	uint32_t bpf_index;  /* the cycle number the kernel tagged samples with */
+	uint64_t start_ns, end_ns;
+	bool open_at_end;    /* still open when the process or the recording ended */
+	bool abandoned;      /* closed because its call never returned */
+	bool ended_at_last_phase; /* last marker cycle: ends at its last phase call */
+};
+
+/* One outermost phase call on one thread. */
+struct phase_call {
+	pid_t tgid, tid;
+	uint32_t cycle, phase, probe;
+	uint64_t entry_ns, exit_ns;
+};
+
+/* Union of [entry, exit) intervals of calls (any thread), clipped to
+ * [from, to): the wall time during which at least one thread was in the
+ * phase. Sorts calls by entry. */
+uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from, uint64_t to);
+
+struct recording;
+/* Every outermost phase call kept (for trace.json); *n gets their number. */
+const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n);
+
+#endif

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Scheduler concern: attaches the sched tracepoint programs of
+ * bpf/sched.bpf.c, then reads their in-kernel aggregates and writes
+ * offcpu.folded (+ offcpu.<phase>.folded), profile.json's `sched` and
+ * `offcpu`, and each cycle's and phase's on-CPU / run-queue / blocked split. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "concerns.h"
+#include "infertrace.skel.h"
+#include "sched.h"
+#include "sched_logic.h"
+#include "stacks.h"
+#include "syms.h"
+
+#define TOP_STACKS 10
+
+struct sched_state {
+	bool enabled;
+	char missing[256]; /* tracepoints this kernel lacks, for the profile */
+};
+
+/* One program, its tracepoint, its link slot in the skeleton. */
+struct sched_prog {
+	const char *category, *event;
+	bool required;
+};
+
+static struct bpf_program *prog_at(struct infertrace_bpf *s, int i, struct bpf_link ***link)
+{
+	struct {
+		struct bpf_program *p;
+		struct bpf_link **l;
+	} t[] = {
+		{ s->progs.sched_on_switch, &s->links.sched_on_switch },
+		{ s->progs.sched_on_wakeup, &s->links.sched_on_wakeup },
+		{ s->progs.sched_on_wakeup_new, &s->links.sched_on_wakeup_new },
+		{ s->progs.sched_on_runtime, &s->links.sched_on_runtime },
+		{ s->progs.sched_on_exec, &s->links.sched_on_exec },
+		{ s->progs.sched_on_exit, &s->links.sched_on_exit },
+		{ s->progs.sched_on_oom_victim, &s->links.sched_on_oom_victim },
+		{ s->progs.sched_on_signal, &s->links.sched_on_signal },
+	};
+
+	*link = t[i].l;
+	return t[i].p;
+}
+
+static const struct sched_prog progs[] = {
+	{ "sched", "sched_switch", true },
+	{ "sched", "sched_wakeup", true },
+	{ "sched", "sched_wakeup_new", true },
+	{ "sched", "sched_stat_runtime", false },
+	{ "sched", "sched_process_exec", false },
+	{ "sched", "sched_process_exit", false },
+	{ "oom", "mark_victim", false },
+	{ "signal", "signal_generate", false },
+};
+#define NPROGS (sizeof(progs) / sizeof(progs[0]))
+
+bool sched__have_tracepoint(const char *category, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
+	char path[256];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int sched_configure(struct recording *rec)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+	struct sched_state *ss = calloc(1, sizeof(*ss));
+	bool all_required = true;
+
+	if (!ss)
+		return -ENOMEM;
+	rec->sched = ss;
+	for (size_t i = 0; i < NPROGS; i++) {
+		if (!sched__have_tracepoint(progs[i].category, progs[i].event) && progs[i].required)
+			all_required = false;
+	}
+	for (size_t i = 0; i < NPROGS; i++) {
+		struct bpf_link **l;
+		struct bpf_program *p = prog_at(s, i, &l);
+		bool have = sched__have_tracepoint(progs[i].category, progs[i].event);
+
+		if (!have) {
+			size_t n = strlen(ss->missing);
+
+			snprintf(ss->missing + n, sizeof(ss->missing) - n, "%s%s:%s", n ? " " : "",
+				 progs[i].category, progs[i].event);
+		}
+		if (!have || (!all_required && i < 4))
+			bpf_program__set_autoload(p, false);
+	}
+	ss->enabled = all_required;
+	if (!all_required)
+		fprintf(stderr, "infertrace: warning: this kernel lacks %s: no on/off-CPU split, "
+			"run-queue waits or off-CPU stacks\n", ss->missing);
+	else if (ss->missing[0])
+		fprintf(stderr, "infertrace: note: this kernel lacks %s; the rest of the scheduler, "
+			"memory and crash tracing works\n", ss->missing);
+	s->rodata->cfg_min_block_ns = (__u64)rec->opts.min_block_us * 1000;
+	if (rec->opts.comm) {
+		if (strlen(rec->opts.comm) >= IT_COMM_LEN)
+			fprintf(stderr, "infertrace: note: --comm '%s' is longer than the kernel keeps "
+				"(%d characters); matching its first %d\n", rec->opts.comm,
+				IT_COMM_LEN - 1, IT_COMM_LEN - 1);
+		strncpy((char *)s->rodata->cfg_comm, rec->opts.comm, IT_COMM_LEN - 1);
+	}
+	return 0;
+}
+
+static int sched_attach(struct recording *rec)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+
+	for (size_t i = 0; i < NPROGS; i++) {
+		struct bpf_link **l;
+		struct bpf_program *p = prog_at(s, i, &l);
+
+		if (!bpf_program__autoload(p))
+			continue;
+		*l = bpf_program__attach(p);
+		if (!*l) {
+			int err = -errno;
+
+			fprintf(stderr, "infertrace: attaching %s (%s:%s) failed: %s\n", bpf_program__name(p),
+				progs[i].category, progs[i].event, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
+{
+	int fd = bpf_map__fd(t->skel->maps.sched_times);
+	struct it_sched_key key, next, *prev = NULL;
+	struct sched_entry *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (*n == cap) {
+			struct sched_entry *g = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v));
+
+			if (!g) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = g;
+		}
+		if (bpf_map_lookup_elem(fd, &key, &v[*n].v))
+			continue;
+		v[*n].key = key;
+		(*n)++;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Context switches of followed threads that no BPF program saw (0: into a
+ * thread, 1: out of it), summed over CPUs. */
+static uint64_t unseen_sum(struct recording *rec, __u32 idx)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.sched_unseen), n = libbpf_num_possible_cpus();
+	uint64_t sum = 0;
+	__u64 *v;
+
+	if (fd < 0 || n <= 0 || !(v = calloc(n, sizeof(*v))))
+		return 0;
+	if (!bpf_map_lookup_elem(fd, &idx, v))
+		for (int i = 0; i < n; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+/* Sums of one selection of sched_times entries. */
+struct acc {
+	uint64_t oncpu, runq, blocked, nvcsw, nivcsw, waits, minflt, majflt;
+	uint64_t cls[BLOCKED_NCLASSES];
+};
+
+static void acc_add(struct acc *a, const struct it_sched_times *v)
+{
+	a->oncpu += v->oncpu_ns;
+	a->runq += v->runq_ns;
+	a->blocked += v->blocked_ns;
+	a->nvcsw += v->nvcsw;
+	a->nivcsw += v->nivcsw;
+	a->waits += v->runq_waits;
+	a->minflt += v->minflt;
+	a->majflt += v->majflt;
+}
+
+/* Classified blocked time: (key with kstack_id) → ns, and the class of each
+ * kernel stack id. */
+struct blocked_entry {
+	struct it_sched_key key;
+	uint64_t ns;
+	int cls;
+};
+
+struct view {
+	struct sched_entry *times;
+	size_t ntimes;
+	struct blocked_entry *blocked;
+	size_t nblocked;
+	uint64_t cls_total[BLOCKED_NCLASSES];
+};
+
+static int classify_kstack(struct recording *rec, int stack_fd, __s32 id)
+{
+	__u64 ips[IT_MAX_STACK_DEPTH] = {};
+	const char *frames[IT_MAX_STACK_DEPTH];
+	int n = 0;
+
+	if (id < 0 || bpf_map_lookup_elem(stack_fd, &id, ips))
+		return BLOCKED_OTHER;
+	for (; n < IT_MAX_STACK_DEPTH && ips[n]; n++) {
+		uint64_t off;
+
+		frames[n] = rec->ksyms ? ksyms__map_addr(rec->ksyms, ips[n], &off) : NULL;
+	}
+	return blocked_classify(frames, n);
+}
+
+static int read_blocked(struct recording *rec, struct view *vw)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+	int fd = bpf_map__fd(s->maps.blocked_kstacks), stack_fd = bpf_map__fd(s->maps.offcpu_stackmap);
+	struct it_sched_key key, next, *prev = NULL;
+	size_t cap = 0;
+	/* class per stack id, computed once */
+	struct {
+		__s32 id;
+		int cls;
+	} *memo = NULL;
+	size_t nmemo = 0;
+	int gpu_phase = -1;
+
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], "gpu_sync"))
+			gpu_phase = i;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct blocked_entry *e;
+		int cls = -1;
+
+		key = next;
+		prev = &key;
+		if (vw->nblocked == cap) {
+			void *g = realloc(vw->blocked, (cap = cap ? cap * 2 : 256) * sizeof(*vw->blocked));
+
+			if (!g)
+				goto nomem;
+			vw->blocked = g;
+			g = realloc(memo, cap * sizeof(*memo));
+			if (!g)
+				goto nomem;
+			memo = g;
+		}
+		e = &vw->blocked[vw->nblocked];
+		if (bpf_map_lookup_elem(fd, &key, &e->ns))
+			continue;
+		e->key = key;
+		for (size_t i = 0; i < nmemo; i++)
+			if (memo[i].id == key.kstack_id)
+				cls = memo[i].cls;
+		if (cls < 0) {
+			cls = classify_kstack(rec, stack_fd, key.kstack_id);
+			memo[nmemo].id = key.kstack_id;
+			memo[nmemo++].cls = cls;
+		}
+		/* blocked inside CUDA synchronisation (the cuda preset's gpu_sync
+		 * phase): the host waits on the GPU, whatever the kernel stack says */
+		if (gpu_phase > 0 && key.phase == (__u32)gpu_phase)
+			cls = BLOCKED_GPU;
+		e->cls = cls;
+		vw->cls_total[cls] += e->ns;
+		vw->nblocked++;
+	}
+	free(memo);
+	return 0;
+nomem:
+	free(memo);
+	return -ENOMEM;
+}
+
+/* Sums entries matching (tgid or -1, cycle or -1, phase or -1, main-thread-only). */
+static void select_sum(const struct view *vw, long tgid, long cycle, long phase, bool main_only,
+		       struct acc *a)
+{
+	memset(a, 0, sizeof(*a));
+	for (size_t i = 0; i < vw->ntimes; i++) {
+		const struct it_sched_key *k = &vw->times[i].key;
+
+		if ((tgid >= 0 && k->tgid != tgid) || (cycle >= 0 && k->cycle != cycle) ||
+		    (phase >= 0 && k->phase != phase) || (main_only && !(k->flags & IT_SCHED_MAIN_THREAD)))
+			continue;
+		acc_add(a, &vw->times[i].v);
+	}
+	for (size_t i = 0; i < vw->nblocked; i++) {
+		const struct it_sched_key *k = &vw->blocked[i].key;
+
+		if ((tgid >= 0 && k->tgid != tgid) || (cycle >= 0 && k->cycle != cycle) ||
+		    (phase >= 0 && k->phase != phase) || (main_only && !(k->flags & IT_SCHED_MAIN_THREAD)))
+			continue;
+		a->cls[vw->blocked[i].cls] += vw->blocked[i].ns;
+	}
+}
+
+static json_t *blocked_json(const uint64_t *cls)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < BLOCKED_NCLASSES; i++)
+		json_object_set_new(o, blocked_class_names[i], json_real(cls[i] / 1e6));
+	return o;
+}
+
+static json_t *hist_json(const uint64_t *slots)
+{
+	json_t *h = json_array();
+	int last = -1;
+
+	for (int i = 0; i < IT_HIST_SLOTS; i++)
+		if (slots[i])
+			last = i;
+	for (int i = 0; i <= last; i++) {
+		json_t *b = json_object();
+
+		json_object_set_new(b, "lo_us", json_integer(i ? 1ll << i : 0));
+		json_object_set_new(b, "hi_us", json_integer(1ll << (i + 1)));
+		json_object_set_new(b, "count", json_integer(slots[i]));
+		json_array_append_new(h, b);
+	}
+	return h;
+}
+
+static void runq_stats_json(json_t *o, const uint64_t *slots)
+{
+	json_object_set_new(o, "histogram_us", hist_json(slots));
+	json_object_set_new(o, "p50_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.50)));
+	json_object_set_new(o, "p95_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.95)));
+	json_object_set_new(o, "p99_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.99)));
+}
+
+/* Run-queue histogram of (tgid or -1, phase or -1), summed. */
+static void hist_sum(struct recording *rec, long tgid, long phase, uint64_t *slots)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.runq_hist);
+	struct it_hist_key key, next, *prev = NULL;
+	struct it_hist h;
+
+	memset(slots, 0, sizeof(__u64) * IT_HIST_SLOTS);
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if ((tgid >= 0 && key.tgid != tgid) || (phase >= 0 && key.phase != phase))
+			continue;
+		if (bpf_map_lookup_elem(fd, &key, &h))
+			continue;
+		for (int i = 0; i < IT_HIST_SLOTS; i++)
+			slots[i] += h.slots[i];
+	}
+}
+
+static void split_json(json_t *o, const struct acc *a, uint64_t wall_ns)
+{
+	struct wall_split w;
+
+	wall_split(&w, wall_ns, a->oncpu, a->runq, a->blocked);
+	json_object_set_new(o, "oncpu_ms", json_real(w.oncpu_ms));
+	json_object_set_new(o, "runq_wait_ms", json_real(w.runq_ms));
+	json_object_set_new(o, "offcpu_ms", json_real(w.blocked_ms));
+	json_object_set_new(o, "blocked", blocked_json(a->cls));
+	if (wall_ns) {
+		json_object_set_new(o, "unattributed_ms", json_real(w.unattributed_ms));
+		json_object_set_new(o, "unattributed_percent", json_real(w.unattributed_percent));
+	}
+}
+
+static int phase_id(const struct recording *rec, const char *name)
+{
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], name))
+			return i;
+	return -1;
+}
+
+static void annotate_cycles(struct recording *rec, const struct view *vw, json_t *cycles, double *worst)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(cycles, i, c) {
+		pid_t pid = json_integer_value(json_object_get(c, "pid"));
+		uint64_t start = json_integer_value(json_object_get(c, "start_ns"));
+		uint64_t end = json_integer_value(json_object_get(c, "end_ns"));
+		/* the index its data was tagged with in BPF */
+		long cyc = json_integer_value(json_object_get(c, "bpf_cycle"));
+		json_t *phases = json_object_get(c, "phases"), *pv, *thr = json_object();
+		const char *name;
+		struct acc a, all;
+
+		/* the wall split is of the main thread; all threads' sums beside */
+		select_sum(vw, pid, cyc, -1, true, &a);
+		split_json(c, &a, end > start ? end - start : 0);
+		select_sum(vw, pid, cyc, -1, false, &all);
+		json_object_set_new(thr, "oncpu_ms", json_real(all.oncpu / 1e6));
+		json_object_set_new(thr, "runq_wait_ms", json_real(all.runq / 1e6));
+		json_object_set_new(thr, "offcpu_ms", json_real(all.blocked / 1e6));
+		json_object_set_new(c, "all_threads", thr);
+		json_object_set_new(c, "page_faults", json_pack("{s:I,s:I}", "minor", (json_int_t)all.minflt,
+								"major", (json_int_t)all.majflt));
+		json_object_set_new(c, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)all.nvcsw,
+								     "involuntary", (json_int_t)all.nivcsw));
+		if (end > start) {
+			double u = json_real_value(json_object_get(c, "unattributed_percent"));
+
+			if (u > *worst)
+				*worst = u;
+		}
+		json_object_foreach(phases, name, pv) {
+			int ph = phase_id(rec, name);
+			struct acc p;
+
+			if (ph < 0)
+				continue;
+			select_sum(vw, pid, cyc, ph, false, &p);
+			split_json(pv, &p, (uint64_t)(json_number_value(json_object_get(pv, "ms")) * 1e6));
+		}
+	}
+}
+
+static json_t *per_process_json(struct recording *rec, const struct view *vw)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < rec->procs.n; i++) {
+		const struct traced_proc *p = &rec->procs.procs[i];
+		uint64_t start = p->start_ns > rec->start_ns ? p->start_ns : rec->start_ns;
+		uint64_t end = p->exited && p->exit_ns ? p->exit_ns : rec->end_ns;
+		json_t *o = json_object(), *main = json_object(), *runq = json_object();
+		uint64_t slots[IT_HIST_SLOTS];
+		struct acc a, m;
+
+		select_sum(vw, p->pid, -1, -1, false, &a);
+		select_sum(vw, p->pid, -1, -1, true, &m);
+		json_object_set_new(o, "pid", json_integer(p->pid));
+		json_object_set_new(o, "comm", json_string(p->comm));
+		json_object_set_new(o, "wall_ms", json_real(end > start ? (end - start) / 1e6 : 0));
+		json_object_set_new(o, "oncpu_ms", json_real(a.oncpu / 1e6));
+		json_object_set_new(o, "runq_wait_ms", json_real(a.runq / 1e6));
+		json_object_set_new(o, "offcpu_ms", json_real(a.blocked / 1e6));
+		json_object_set_new(o, "blocked", blocked_json(a.cls));
+		json_object_set_new(o, "runq_share_percent",
+				    json_real(a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0));
+		json_object_set_new(o, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
+								     "involuntary", (json_int_t)a.nivcsw));
+		split_json(main, &m, end > start ? end - start : 0);
+		json_object_set_new(o, "main_thread", main);
+		hist_sum(rec, p->pid, -1, slots);
+		json_object_set_new(runq, "waits", json_integer(a.waits));
+		runq_stats_json(runq, slots);
+		json_object_set_new(o, "runq", runq);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *per_phase_json(struct recording *rec, const struct view *vw)
+{
+	json_t *o = json_object();
+
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		json_t *p, *runq;
+		uint64_t slots[IT_HIST_SLOTS];
+		struct acc a;
+
+		if (!rec->phase_names[ph])
+			continue;
+		p = json_object();
+		runq = json_object();
+		select_sum(vw, -1, -1, ph, false, &a);
+		split_json(p, &a, 0);
+		hist_sum(rec, -1, ph, slots);
+		runq_stats_json(runq, slots);
+		json_object_set_new(p, "runq", runq);
+		json_object_set_new(o, rec->phase_names[ph], p);
+	}
+	return o;
+}
+
+static int write_offcpu(struct recording *rec, json_t *profile, const struct view *vw)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+	json_t *off = json_object(), *top = json_array();
+	struct stack_report sr;
+	uint64_t total_us = 0;
+	int err;
+
+	err = stacks__collect_maps(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_stackmap),
+				   rec->syms, rec->ksyms, rec->phase_names, &sr);
+	if (err) {
+		fprintf(stderr, "infertrace: reading the off-CPU stacks failed: %s\n", strerror(-err));
+		goto out;
+	}
+	/* the map counts nanoseconds; the folded files microseconds */
+	for (int ph = 0; ph < IT_MAX_PHASES; ph++) {
+		struct folded *f = ph ? &sr.by_phase[ph] : &sr.all;
+
+		folded__merge(f);
+		f->total = 0;
+		for (size_t i = 0; i < f->n; i++) {
+			f->entries[i].count /= 1000;
+			f->total += f->entries[i].count;
+		}
+	}
+	err = folded__write(&sr.all, rec->opts.output_dir, "offcpu.folded");
+	for (int ph = 1; ph < IT_MAX_PHASES && !err; ph++) {
+		char name[128];
+
+		if (!rec->phase_names[ph])
+			continue;
+		snprintf(name, sizeof(name), "offcpu.%s.folded", rec->phase_names[ph]);
+		err = folded__write(&sr.by_phase[ph], rec->opts.output_dir, name);
+	}
+	if (err)
+		fprintf(stderr, "infertrace: writing off-CPU stacks to '%s' failed: %s\n",
+			rec->opts.output_dir, strerror(-err));
+	total_us = sr.all.total;
+	folded__sort_by_count(&sr.all);
+	for (size_t i = 0; i < sr.all.n && i < TOP_STACKS; i++) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "stack", json_string(sr.all.entries[i].stack));
+		json_object_set_new(e, "ms", json_real(sr.all.entries[i].count / 1e3));
+		json_object_set_new(e, "percent", json_real(total_us ? 100.0 * sr.all.entries[i].count / total_us : 0));
+		json_array_append_new(top, e);
+	}
+out:
+	{
+		uint64_t blocked = 0;
+
+		for (int i = 0; i < BLOCKED_NCLASSES; i++)
+			blocked += vw->cls_total[i];
+		json_object_set_new(off, "total_ms", json_real(blocked / 1e6));
+		json_object_set_new(off, "in_stacks_ms", json_real(total_us / 1e3));
+		json_object_set_new(off, "min_block_us", json_integer(rec->opts.min_block_us));
+		json_object_set_new(off, "blocked", blocked_json(vw->cls_total));
+		json_object_set_new(off, "top_stacks", top);
+		json_object_set_new(profile, "offcpu", off);
+	}
+	stack_report__free(&sr);
+	return err;
+}
+
+static int sched_write(struct recording *rec, json_t *profile)
+{
+	struct sched_state *ss = rec->sched;
+	json_t *sched = json_object(), *runq = json_object(), *cycles = json_object_get(profile, "cycles");
+	struct view vw = {};
+	uint64_t slots[IT_HIST_SLOTS];
+	double worst = 0;
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct acc a;
+	int err;
+
+	if (!ss)
+		return 0;
+	json_object_set_new(sched, "available", json_boolean(ss->enabled));
+	json_object_set_new(sched, "missing_tracepoints", json_string(ss->missing));
+	if (!ss->enabled) {
+		json_object_set_new(profile, "sched", sched);
+		return 0;
+	}
+	err = sched__read_times(&rec->tracer, &vw.times, &vw.ntimes);
+	if (!err)
+		err = read_blocked(rec, &vw);
+	if (err) {
+		fprintf(stderr, "infertrace: reading the scheduler maps failed: %s\n", strerror(-err));
+		goto out;
+	}
+	{
+		__u64 st[IT_STAT_MAX];
+
+		tracer__stats(&rec->tracer, st);
+		json_object_set_new(sched, "lost", json_pack("{s:I,s:I,s:I,s:I}",
+			"threads_not_tracked", (json_int_t)st[IT_STAT_SCHED_THREADS_FULL],
+			"updates", (json_int_t)st[IT_STAT_SCHED_LOST],
+			"offcpu_kernel_stacks", (json_int_t)st[IT_STAT_OFFCPU_KSTACK_ERR],
+			"offcpu_user_stacks", (json_int_t)st[IT_STAT_OFFCPU_USTACK_ERR]));
+	}
+	/* recovered, not lost: the time comes from the kernel's own counters */
+	json_object_set_new(sched, "unseen_switches", json_pack("{s:I,s:I}",
+		"in", (json_int_t)unseen_sum(rec, 0), "out", (json_int_t)unseen_sum(rec, 1)));
+	select_sum(&vw, -1, -1, -1, false, &a);
+	json_object_set_new(sched, "cpus", json_integer(ncpus));
+	json_object_set_new(sched, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
+								 "involuntary", (json_int_t)a.nivcsw));
+	json_object_set_new(sched, "oncpu_ms", json_real(a.oncpu / 1e6));
+	json_object_set_new(sched, "offcpu_ms", json_real(a.blocked / 1e6));
+	json_object_set_new(sched, "runq_wait_ms", json_real(a.runq / 1e6));
+	json_object_set_new(sched, "runq_share_percent",
+			    json_real(a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0));
+	/* threads that wanted a CPU, on average, against the CPUs there are */
+	json_object_set_new(sched, "avg_runnable_threads",
+			    json_real(rec->end_ns > rec->start_ns ? (double)(a.oncpu + a.runq) /
+				      (rec->end_ns - rec->start_ns) : 0));
+	hist_sum(rec, -1, -1, slots);
+	json_object_set_new(runq, "waits", json_integer(a.waits));
+	runq_stats_json(runq, slots);
+	json_object_set_new(sched, "runq", runq);
+	json_object_set_new(sched, "per_process", per_process_json(rec, &vw));
+	json_object_set_new(sched, "per_phase", per_phase_json(rec, &vw));
+	if (json_is_array(cycles))
+		annotate_cycles(rec, &vw, cycles, &worst);
+	json_object_set_new(sched, "max_cycle_unattributed_percent", json_real(worst));
+	err = write_offcpu(rec, profile, &vw);
+out:
+	json_object_set_new(profile, "sched", sched);
+	free(vw.times);
+	free(vw.blocked);
+	return err;
+}
+
+static void sched_cleanup(struct recording *rec)
+{
+	free(rec->sched);
+	rec->sched = NULL;
+}
+
+const struct concern sched_concern = {
+	.name = "sched",
+	.configure = sched_configure,
+	.attach = sched_attach,
+	.write = sched_write,
+	.cleanup = sched_cleanup,
+};

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Scheduler concern's readers, shared with the memory concern (page faults
+ * travel with on-CPU time in `sched_times`). */
+#ifndef INFERTRACE_SCHED_H
+#define INFERTRACE_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "infertrace.h"
+
+struct tracer;
+
+struct sched_entry {
+	struct it_sched_key key;
+	struct it_sched_times v;
+};
+
+/* Reads the whole `sched_times` map. 0 or -errno; *out malloc'd. */
+int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n);
+/* Whether a tracefs event CATEGORY/NAME exists on this kernel. */
+bool sched__have_tracepoint(const char *category, const char *name);
+
+#endif

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Side-data concern: runs the side sampler (user/side_sampler.c: thermal
+ * zones, cpufreq, hwmon, MemAvailable, CPU load, disk free space, NVML or
+ * Jetson GPU) beside the run once the targets are known, attaches the
+ * thermal/power tracepoints (bpf/side.bpf.c) where this kernel has them,
+ * and writes `thermal`, `gpu`, `disk`, `host` and each cycle's averages. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "concerns.h"
+#include "infertrace.skel.h"
+#include "sched.h"
+#include "side.h"
+#include "side_sampler.h"
+
+#define POWER_EVENTS_MAX 100000   /* kept for the timeline and per-cycle counts */
+#define POWER_TIMELINE_MAX 512    /* written into profile.json */
+
+static const struct {
+	const char *category, *event, *key;
+	enum it_power_event_type type;
+} power_tps[] = {
+	{ "thermal", "thermal_temperature", "thermal_temperature", IT_EV_THERMAL_TEMP },
+	{ "thermal", "cdev_update", "cdev_update", IT_EV_CDEV_UPDATE },
+	{ "power", "cpu_frequency", "cpu_frequency", IT_EV_CPU_FREQ },
+	{ "power", "cpu_frequency_limits", "cpu_frequency_limits", IT_EV_CPU_FREQ_LIMITS },
+};
+#define NPOWER (sizeof(power_tps) / sizeof(power_tps[0]))
+
+struct side_state {
+	struct side_sampler *sampler;
+	enum side_gpu_mode gpu;
+	bool notice_printed;
+	size_t pids_added;              /* rec->procs entries handed to the sampler */
+	bool have_tp[NPOWER];
+	struct it_power_event *ev;      /* tracepoint records, in arrival order */
+	size_t nev, capev;
+	uint64_t ev_dropped;            /* beyond POWER_EVENTS_MAX */
+	uint64_t ev_count[NPOWER];
+	char cwd[PATH_MAX], outdir[PATH_MAX];
+};
+
+static struct bpf_program *power_prog(struct infertrace_bpf *s, size_t i)
+{
+	struct bpf_program *progs[NPOWER] = {
+		s->progs.power_thermal_temperature, s->progs.power_cdev_update,
+		s->progs.power_cpu_frequency, s->progs.power_cpu_frequency_limits,
+	};
+
+	return progs[i];
+}
+
+static int side_configure(struct recording *rec)
+{
+	struct side_state *ss = calloc(1, sizeof(*ss));
+
+	if (!ss)
+		return -ENOMEM;
+	rec->side = ss;
+	if (side_gpu_mode_parse(rec->opts.gpu_mode, &ss->gpu)) {
+		fprintf(stderr, "infertrace: --gpu: expected auto, nvml, jetson or none\n");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < NPOWER; i++) {
+		ss->have_tp[i] = sched__have_tracepoint(power_tps[i].category, power_tps[i].event);
+		if (!ss->have_tp[i])
+			bpf_program__set_autoload(power_prog(rec->tracer.skel, i), false);
+	}
+	return 0;
+}
+
+/* The working directory the target writes relative paths into. */
+static void target_cwd(struct recording *rec, char *out, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	out[0] = 0;
+	if (rec->opts.npids) {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", rec->opts.pids[0]);
+		n = readlink(link, out, len - 1);
+		if (n > 0)
+			out[n] = 0;
+		return;
+	}
+	if (!getcwd(out, len))
+		out[0] = 0; /* a launched command inherits ours */
+}
+
+static void add_new_pids(struct recording *rec)
+{
+	struct side_state *ss = rec->side;
+
+	for (; ss->pids_added < rec->procs.n; ss->pids_added++)
+		side_sampler__add_pid(ss->sampler, rec->procs.procs[ss->pids_added].pid);
+}
+
+static void print_notice_once(struct side_state *ss)
+{
+	const char *notice;
+
+	if (ss->notice_printed || !ss->sampler)
+		return;
+	notice = side_sampler__gpu_notice(ss->sampler);
+	if (notice) {
+		fprintf(stderr, "infertrace: %s\n", notice);
+		ss->notice_printed = true;
+	}
+}
+
+static int side_attach(struct recording *rec)
+{
+	struct side_state *ss = rec->side;
+	struct infertrace_bpf *s = rec->tracer.skel;
+	const char *disks[2];
+	pid_t pids[MAX_ROOT_PIDS];
+	int ndisks = 0, npids = 0;
+
+	for (size_t i = 0; i < NPOWER; i++) {
+		if (!ss->have_tp[i])
+			continue;
+		struct bpf_link *l = bpf_program__attach(power_prog(s, i));
+
+		if (!l || tracer__keep_link(&rec->tracer, l)) {
+			/* side data never stops a recording */
+			fprintf(stderr, "infertrace: warning: attaching %s:%s failed: %s\n", power_tps[i].category,
+				power_tps[i].event, strerror(errno));
+			ss->have_tp[i] = false;
+		}
+	}
+	if (realpath(rec->opts.output_dir, ss->outdir))
+		disks[ndisks++] = ss->outdir;
+	target_cwd(rec, ss->cwd, sizeof(ss->cwd));
+	if (ss->cwd[0] && (!ndisks || strcmp(ss->cwd, ss->outdir)))
+		disks[ndisks++] = ss->cwd;
+	for (size_t i = 0; i < rec->procs.n && npids < MAX_ROOT_PIDS; i++)
+		pids[npids++] = rec->procs.procs[i].pid;
+	ss->pids_added = rec->procs.n;
+
+	struct side_config cfg = {
+		.period_ms = (unsigned int)(rec->opts.side_period_s * 1000 + 0.5),
+		.gpu = ss->gpu,
+		.pids = pids,
+		.npids = npids,
+		.disk_paths = disks,
+		.ndisk_paths = ndisks,
+	};
+
+	ss->sampler = side_sampler__start(&cfg);
+	if (!ss->sampler)
+		fprintf(stderr, "infertrace: warning: side data sampler not started: %s; no thermal, GPU or "
+			"disk data\n", strerror(errno));
+	return 0;
+}
+
+static int side_on_event(struct recording *rec, const void *data, size_t size)
+{
+	struct side_state *ss = rec->side;
+	const struct it_event_header *h = data;
+
+	if (h->type < IT_EV_THERMAL_TEMP || h->type > IT_EV_CPU_FREQ_LIMITS)
+		return 0;
+	if (!ss || size < sizeof(struct it_power_event))
+		return 1;
+	for (size_t i = 0; i < NPOWER; i++)
+		if (power_tps[i].type == h->type)
+			ss->ev_count[i]++;
+	if (ss->nev >= POWER_EVENTS_MAX) {
+		ss->ev_dropped++;
+		return 1;
+	}
+	if (ss->nev == ss->capev) {
+		size_t cap = ss->capev ? ss->capev * 2 : 256;
+		struct it_power_event *v = realloc(ss->ev, cap * sizeof(*v));
+
+		if (!v) {
+			ss->ev_dropped++;
+			return 1;
+		}
+		ss->ev = v;
+		ss->capev = cap;
+	}
+	memcpy(&ss->ev[ss->nev++], data, sizeof(struct it_power_event));
+	return 1;
+}
+
+static void side_tick(struct recording *rec)
+{
+	struct side_state *ss = rec->side;
+
+	if (!ss || !ss->sampler)
+		return;
+	add_new_pids(rec);
+	print_notice_once(ss);
+}
+
+static const char *power_key(uint32_t type)
+{
+	for (size_t i = 0; i < NPOWER; i++)
+		if (power_tps[i].type == type)
+			return power_tps[i].key;
+	return "unknown";
+}
+
+static json_t *power_event_json(const struct it_power_event *e, uint64_t base_ns)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "t_s", json_real(e->hdr.ts_ns > base_ns ? (e->hdr.ts_ns - base_ns) / 1e9 : 0));
+	json_object_set_new(o, "type", json_string(power_key(e->hdr.type)));
+	switch (e->hdr.type) {
+	case IT_EV_THERMAL_TEMP:
+		json_object_set_new(o, "zone", json_string(e->name));
+		json_object_set_new(o, "zone_id", json_integer(e->id));
+		json_object_set_new(o, "temp_c", json_real(e->value / 1000.0));
+		json_object_set_new(o, "prev_temp_c", json_real(e->value2 / 1000.0));
+		break;
+	case IT_EV_CDEV_UPDATE:
+		json_object_set_new(o, "cdev", json_string(e->name));
+		json_object_set_new(o, "state", json_integer(e->value));
+		break;
+	case IT_EV_CPU_FREQ:
+		json_object_set_new(o, "cpu", json_integer(e->id));
+		json_object_set_new(o, "mhz", json_real(e->value / 1000.0));
+		break;
+	case IT_EV_CPU_FREQ_LIMITS:
+		json_object_set_new(o, "cpu", json_integer(e->id));
+		json_object_set_new(o, "min_mhz", json_real(e->value / 1000.0));
+		json_object_set_new(o, "max_mhz", json_real(e->value2 / 1000.0));
+		break;
+	}
+	return o;
+}
+
+/* thermal.kernel_events: which tracepoints were attached, counts, and a
+ * timeline of the first POWER_TIMELINE_MAX records. */
+static json_t *kernel_events_json(struct recording *rec)
+{
+	struct side_state *ss = rec->side;
+	json_t *o = json_object(), *att = json_array(), *missing = json_array(), *counts = json_object();
+	json_t *tl = json_array();
+
+	for (size_t i = 0; i < NPOWER; i++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "%s:%s", power_tps[i].category, power_tps[i].event);
+		json_array_append_new(ss->have_tp[i] ? att : missing, json_string(name));
+		json_object_set_new(counts, power_tps[i].key, json_integer(ss->ev_count[i]));
+	}
+	for (size_t i = 0; i < ss->nev && i < POWER_TIMELINE_MAX; i++)
+		json_array_append_new(tl, power_event_json(&ss->ev[i], rec->start_ns));
+	json_object_set_new(o, "attached", att);
+	json_object_set_new(o, "missing", missing);
+	json_object_set_new(o, "counts", counts);
+	json_object_set_new(o, "timeline", tl);
+	json_object_set_new(o, "timeline_max_points", json_integer(POWER_TIMELINE_MAX));
+	json_object_set_new(o, "not_kept", json_integer(ss->ev_dropped));
+	return o;
+}
+
+/* cycles[i].kernel_power: the tracepoint records inside the cycle, and the
+ * lowest CPU frequency the kernel reported in it. */
+static void annotate_cycle_events(struct side_state *ss, json_t *cycle, uint64_t start, uint64_t end)
+{
+	uint64_t n[NPOWER] = {};
+	double min_mhz = -1, max_temp = -1e9;
+	bool any = false;
+
+	for (size_t i = 0; i < ss->nev; i++) {
+		const struct it_power_event *e = &ss->ev[i];
+
+		if (e->hdr.ts_ns < start || e->hdr.ts_ns > end)
+			continue;
+		any = true;
+		for (size_t k = 0; k < NPOWER; k++)
+			if (power_tps[k].type == e->hdr.type)
+				n[k]++;
+		if (e->hdr.type == IT_EV_CPU_FREQ && (min_mhz < 0 || e->value / 1000.0 < min_mhz))
+			min_mhz = e->value / 1000.0;
+		if (e->hdr.type == IT_EV_THERMAL_TEMP && e->value / 1000.0 > max_temp)
+			max_temp = e->value / 1000.0;
+	}
+	if (!any)
+		return;
+	json_t *o = json_object();
+
+	for (size_t k = 0; k < NPOWER; k++)
+		if (n[k])
+			json_object_set_new(o, power_tps[k].key, json_integer(n[k]));
+	if (min_mhz >= 0)
+		json_object_set_new(o, "min_cpu_mhz", json_real(min_mhz));
+	if (max_temp > -1e9)
+		json_object_set_new(o, "max_temp_c", json_real(max_temp));
+	json_object_set_new(cycle, "kernel_power", o);
+}
+
+static int side_write(struct recording *rec, json_t *profile)
+{
+	struct side_state *ss = rec->side;
+	json_t *cycles = json_object_get(profile, "cycles"), *c, *sum, *thermal;
+	size_t i;
+
+	if (!ss)
+		return 0;
+	if (ss->sampler) {
+		side_sampler__stop(ss->sampler);
+		print_notice_once(ss);
+		sum = side_sampler__summary_json(ss->sampler);
+		json_object_set(profile, "gpu", json_object_get(sum, "gpu"));
+		json_object_set(profile, "disk", json_object_get(sum, "disk"));
+		json_object_set(profile, "host", json_object_get(sum, "host"));
+		thermal = json_object_get(sum, "thermal");
+		json_object_set(profile, "thermal", thermal);
+		json_decref(sum);
+	} else {
+		thermal = json_object();
+		json_object_set_new(profile, "thermal", thermal);
+	}
+	thermal = json_object_get(profile, "thermal");
+	json_object_set_new(thermal, "kernel_events", kernel_events_json(rec));
+	json_array_foreach(cycles, i, c) {
+		uint64_t start = json_integer_value(json_object_get(c, "start_ns"));
+		uint64_t end = json_integer_value(json_object_get(c, "end_ns"));
+
+		if (!end)
+			continue;
+		if (ss->sampler)
+			json_object_update_new(c, side_sampler__cycle_json(ss->sampler, start, end));
+		annotate_cycle_events(ss, c, start, end);
+	}
+	if (ss->ev_dropped) {
+		json_t *lost = json_object_get(profile, "lost");
+
+		if (json_is_object(lost))
+			json_object_set_new(lost, "power_events_not_kept", json_integer(ss->ev_dropped));
+	}
+	return 0;
+}
+
+int side__trace_counters(const struct recording *rec, json_t *events, int pid)
+{
+	const struct side_state *ss = rec->side;
+
+	if (!ss || !ss->sampler)
+		return 0;
+	return side_sampler__trace_counters(ss->sampler, events, pid, rec->start_ns);
+}
+
+static void side_cleanup(struct recording *rec)
+{
+	struct side_state *ss = rec->side;
+
+	if (!ss)
+		return;
+	side_sampler__free(ss->sampler);
+	free(ss->ev);
+	free(ss);
+	rec->side = NULL;
+}
+
+const struct concern side_concern = {
+	.name = "side",
+	.configure = side_configure,
+	.attach = side_attach,
+	.on_event = side_on_event,
+	.tick = side_tick,
+	.write = side_write,
+	.cleanup = side_cleanup,
+};

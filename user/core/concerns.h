@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The concerns a recording is made of, in the order they run (see
+ * struct concern in recording.h). */
+#ifndef INFERTRACE_CONCERNS_H
+#define INFERTRACE_CONCERNS_H
+
+#include "recording.h"
+
+extern const struct concern probes_concern;   /* uprobes/USDT: cycles, phases, counts */
+extern const struct concern sampling_concern; /* on-CPU samples: stacks.folded, samples */
+extern const struct concern sched_concern;    /* on/off-CPU, run-queue waits: sched, offcpu */
+extern const struct concern memory_concern;   /* RSS, page faults, growth: memory */
+extern const struct concern crash_concern;    /* OOM kills, fatal signals, --comm: crashes */
+extern const struct concern side_concern;     /* thermal, power, GPU, disk: side sampler + tracepoints */
+extern const struct concern network_concern;  /* TCP bytes per cycle, RTT, retransmits: network */
+extern const struct concern cuda_concern;     /* --preset cuda: launches, copies, sync waits per cycle */
+extern const struct concern overhead_concern; /* probe cost per hit: probes_overhead */
+extern const struct concern outputs_concern;  /* last: trace.json, flamegraph.svg, report.html */
+extern const struct concern rules_concern;    /* bottlenecks, recommendations (after the data) */
+
+#endif

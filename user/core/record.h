@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#ifndef INFERTRACE_RECORD_H
+#define INFERTRACE_RECORD_H
+
+int cmd_record(int argc, char **argv);
+
+#endif

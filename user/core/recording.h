@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The state of one `record` run, shared by the concerns that make it up
+ * (sampling, probes and cycles, scheduler and memory, side data, rules,
+ * outputs). Each concern plugs into the run through `struct concern`. */
+#ifndef INFERTRACE_RECORDING_H
+#define INFERTRACE_RECORDING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "options.h"
+#include "processes.h"
+#include "target.h"
+#include "tracer.h"
+
+struct syms_cache;
+struct ksyms;
+struct probes;
+struct sched_state;
+struct side_state;
+struct sampling_state;
+
+struct recording {
+	struct record_opts opts;
+	struct tracer tracer;
+	struct syms_cache *syms;
+	struct ksyms *ksyms;
+	struct launched cmd;
+	bool launched;
+	struct process_table procs;
+	double start_wall_s;
+	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
+	const char *stop_reason;
+	/* phase and count ids (1..IT_MAX_PHASES-1) → names; NULL when unused */
+	const char *phase_names[IT_MAX_PHASES];
+	const char *count_names[IT_MAX_PHASES];
+	/* per-concern state */
+	struct probes *probes;
+	struct sched_state *sched;
+	struct side_state *side;
+	struct sampling_state *sampling;
+};
+
+/* One concern of a recording. Every hook is optional. */
+struct concern {
+	const char *name;
+	/* after the skeleton is opened, before load: autoload choices, rodata,
+	 * map sizes; also validates its options (a one-line error, non-zero) */
+	int (*configure)(struct recording *rec);
+	/* after load, targets known, before the command is released */
+	int (*attach)(struct recording *rec);
+	/* a ring-buffer record whose type this concern owns; 1 if consumed */
+	int (*on_event)(struct recording *rec, const void *data, size_t size);
+	/* about every 100 ms in the run loop */
+	void (*tick)(struct recording *rec);
+	/* after the run, in concern order: fill its sections of profile.json
+	 * (later concerns see what earlier ones wrote, e.g. `cycles`) */
+	int (*write)(struct recording *rec, json_t *profile);
+	void (*cleanup)(struct recording *rec);
+};
+
+uint64_t recording__now_ns(void);
+
+#endif

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "target.h"
+
+int launched__fork(struct launched *l, char **argv)
+{
+	int gate[2], errp[2];
+	pid_t pid;
+
+	memset(l, 0, sizeof(*l));
+	if (pipe2(gate, O_CLOEXEC))
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC)) {
+		close(gate[0]);
+		close(gate[1]);
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(gate[0]); close(gate[1]); close(errp[0]); close(errp[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(gate[1]);
+		close(errp[0]);
+		/* wait for the tracer; EOF without a byte means it gave up */
+		if (read(gate[0], &c, 1) != 1)
+			_exit(127);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(gate[0]);
+	close(errp[1]);
+	l->pid = pid;
+	l->gate_fd = gate[1];
+	l->error_fd = errp[0];
+	return 0;
+}
+
+int launched__release(struct launched *l, const char *name)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(l->gate_fd, "g", 1) != 1)
+		return -errno;
+	close(l->gate_fd);
+	l->gate_fd = -1;
+	/* the error pipe closes on a successful exec (O_CLOEXEC) */
+	do {
+		n = read(l->error_fd, &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(l->error_fd);
+	l->error_fd = -1;
+	if (n == sizeof(e)) {
+		fprintf(stderr, "infertrace: cannot start '%s': %s; check the command name and PATH\n",
+			name, strerror(e));
+		waitpid(l->pid, &l->status, 0);
+		l->exited = true;
+		return -e;
+	}
+	return 0;
+}
+
+void launched__abort(struct launched *l)
+{
+	if (l->pid <= 0 || l->exited)
+		return;
+	if (l->gate_fd >= 0) {
+		close(l->gate_fd); /* child sees EOF and exits 127 */
+		l->gate_fd = -1;
+	} else {
+		kill(l->pid, SIGKILL);
+	}
+	if (l->error_fd >= 0) {
+		close(l->error_fd);
+		l->error_fd = -1;
+	}
+	waitpid(l->pid, &l->status, 0);
+	l->exited = true;
+}
+
+bool launched__poll(struct launched *l)
+{
+	struct rusage ru;
+	pid_t r;
+
+	if (l->exited)
+		return true;
+	r = wait4(l->pid, &l->status, WNOHANG, &ru);
+	if (r == l->pid) {
+		l->exited = true;
+		l->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	}
+	return l->exited;
+}
+
+int target__check_pid(pid_t pid)
+{
+	if (kill(pid, 0) == 0 || errno == EPERM)
+		return 0;
+	fprintf(stderr, "infertrace: no process with PID %d; check the PID with 'ps -p %d'\n", pid, pid);
+	return -ESRCH;
+}
+
+bool target__alive(pid_t pid)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	/* a zombie has exited: it only waits for its parent to reap it */
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state && state != 'Z' && state != 'X';
+}
+
+void target__comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+double target__cpu_seconds(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long utime, stime;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* comm may contain spaces and ')': fields resume after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+}

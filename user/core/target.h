@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The processes traced: a launched command (started stopped behind a gate,
+ * released once the probes are attached) or running PIDs. */
+#ifndef INFERTRACE_TARGET_H
+#define INFERTRACE_TARGET_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct launched {
+	pid_t pid;
+	int gate_fd;   /* write end: closing it releases the child */
+	int error_fd;  /* read end: the child writes errno here if exec fails */
+	bool exited;
+	int status;    /* wait status once exited */
+	double cpu_s;  /* user+sys CPU time of the command and its waited-for children */
+};
+
+/* Forks the command, stopped before exec until launched__release. The
+ * child's stdin/stdout/stderr are ours. 0 or -errno. */
+int launched__fork(struct launched *l, char **argv);
+/* Releases the child into exec. Returns 0, or -errno (with a message
+ * printed) when the command could not be started (not found, not executable). */
+int launched__release(struct launched *l, const char *name);
+/* Kills a child that was never released. */
+void launched__abort(struct launched *l);
+/* Non-blocking reap of the launched child. true once it has exited. */
+bool launched__poll(struct launched *l);
+
+/* Checks that pid exists and can be traced. 0, or -errno with a message. */
+int target__check_pid(pid_t pid);
+bool target__alive(pid_t pid);
+/* Reads /proc/PID/comm into buf (empty string when gone). */
+void target__comm(pid_t pid, char *buf, size_t len);
+/* CPU time (utime+stime) of a live process, all threads, in seconds; <0 if gone. */
+double target__cpu_seconds(pid_t pid);
+
+#endif

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "infertrace.skel.h"
+#include "tracer.h"
+#include "vec.h"
+
+static bool verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (!verbose)
+		return 0; /* errors are reported by us in one line; -v shows libbpf's */
+	return vfprintf(stderr, fmt, args);
+}
+
+bool tracer__have_btf(void)
+{
+	return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+}
+
+int tracer__ensure_tracefs(void)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0 ||
+	    stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		return 0;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY)
+		return -errno;
+	return 0;
+}
+
+bool tracer__have_privileges(void)
+{
+	/* CAP_BPF (39) + CAP_PERFMON (38) are enough on 5.8+; CAP_SYS_ADMIN otherwise */
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	if (data[0].effective & (1u << 21)) /* CAP_SYS_ADMIN */
+		return true;
+	return (data[1].effective & (1u << (39 - 32))) && (data[1].effective & (1u << (38 - 32)));
+}
+
+int tracer__open(struct tracer *t, const struct record_opts *opts)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	verbose = opts->verbose;
+	libbpf_set_print(libbpf_print);
+	if (!tracer__have_privileges()) {
+		fprintf(stderr, "infertrace: needs root (or CAP_BPF and CAP_PERFMON); run it with sudo\n");
+		return -EPERM;
+	}
+	if (!tracer__have_btf()) {
+		fprintf(stderr, "infertrace: this kernel has no BTF (/sys/kernel/btf/vmlinux missing); "
+			"use a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");
+		return -ENOTSUP;
+	}
+	err = tracer__ensure_tracefs();
+	if (err) {
+		fprintf(stderr, "infertrace: tracefs is not mounted and mounting it failed (%s); "
+			"run: mount -t tracefs nodev /sys/kernel/tracing\n", strerror(-err));
+		return err;
+	}
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0) {
+		fprintf(stderr, "infertrace: cannot count CPUs: %s\n", strerror(-t->ncpus));
+		return t->ncpus;
+	}
+	t->skel = infertrace_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		fprintf(stderr, "infertrace: cannot open the BPF object: %s\n", strerror(errno));
+		return err;
+	}
+	t->skel->rodata->cfg_follow_children = !opts->no_follow_children;
+	bpf_map__set_max_entries(t->skel->maps.stackmap, opts->stack_map_entries);
+	bpf_map__set_max_entries(t->skel->maps.stack_counts, opts->stack_map_entries * 2);
+	return 0;
+}
+
+int tracer__load(struct tracer *t)
+{
+	int err = infertrace_bpf__load(t->skel);
+
+	if (err) {
+		fprintf(stderr, "infertrace: loading BPF programs failed: %s; rerun with -v for the "
+			"verifier log\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int tracer__add_target(struct tracer *t, pid_t tgid, __u32 flags)
+{
+	struct it_target v = { .flags = flags };
+	__u32 key = tgid;
+
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.targets), &key, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int open_cpu_clock(int cpu, unsigned int freq)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		/* a fixed period is exact for the hrtimer-driven cpu-clock;
+		 * frequency mode would only approximate it */
+		.sample_period = 1000000000ull / freq,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int attach_sampling(struct tracer *t, unsigned int freq)
+{
+	int cpu, fd;
+
+	t->perf_links = calloc(t->ncpus, sizeof(*t->perf_links));
+	t->perf_fds = calloc(t->ncpus, sizeof(*t->perf_fds));
+	if (!t->perf_links || !t->perf_fds)
+		return -ENOMEM;
+	for (cpu = 0; cpu < t->ncpus; cpu++) {
+		t->perf_fds[cpu] = -1;
+		fd = open_cpu_clock(cpu, freq);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue; /* possible but offline CPU */
+			fprintf(stderr, "infertrace: perf_event_open(cpu-clock) failed on CPU %d: %s; "
+				"the kernel needs CONFIG_PERF_EVENTS (check /proc/sys/kernel/perf_event_paranoid)\n",
+				cpu, strerror(errno));
+			return -errno;
+		}
+		t->perf_fds[cpu] = fd;
+		t->perf_links[cpu] = bpf_program__attach_perf_event(t->skel->progs.on_cpu_sample, fd);
+		if (!t->perf_links[cpu]) {
+			fprintf(stderr, "infertrace: attaching the sampling program on CPU %d failed: %s\n",
+				cpu, strerror(errno));
+			return -errno;
+		}
+		t->nsampling_cpus++;
+	}
+	return 0;
+}
+
+int tracer__attach(struct tracer *t, unsigned int frequency)
+{
+	struct infertrace_bpf *s = t->skel;
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link; /* owned by the skeleton, destroyed with it */
+	} lifecycle[] = {
+		{ s->progs.on_fork, &s->links.on_fork },
+		{ s->progs.on_exec, &s->links.on_exec },
+		{ s->progs.on_exit, &s->links.on_exit },
+		{ s->progs.on_mmap_enter, &s->links.on_mmap_enter },
+		{ s->progs.on_mmap_exit, &s->links.on_mmap_exit },
+	};
+
+	for (size_t i = 0; i < sizeof(lifecycle) / sizeof(lifecycle[0]); i++) {
+		*lifecycle[i].link = bpf_program__attach(lifecycle[i].prog);
+		if (!*lifecycle[i].link) {
+			int err = -errno;
+
+			fprintf(stderr, "infertrace: attaching %s failed: %s\n",
+				bpf_program__name(lifecycle[i].prog), strerror(-err));
+			return err;
+		}
+	}
+	return attach_sampling(t, frequency);
+}
+
+int tracer__keep_link(struct tracer *t, struct bpf_link *link)
+{
+	if (VEC_RESERVE(t->links, t->caplinks, t->nlinks, 64)) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	t->links[t->nlinks++] = link;
+	return 0;
+}
+
+void tracer__freeze(struct tracer *t)
+{
+	t->skel->bss->recording_stopped = 1;
+}
+
+int tracer__set_event_handler(struct tracer *t, tracer_event_fn fn, void *ctx)
+{
+	t->on_event = fn;
+	t->event_ctx = ctx;
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), fn, ctx, NULL);
+	return t->rb ? 0 : -errno;
+}
+
+int tracer__poll(struct tracer *t, int timeout_ms)
+{
+	int n = ring_buffer__poll(t->rb, timeout_ms);
+
+	if (n == -EINTR)
+		n = 0;
+	/* records written without a wake-up (samples) are only seen by a consume */
+	if (n >= 0) {
+		int m = ring_buffer__consume(t->rb);
+
+		n = m < 0 ? m : n + m;
+	}
+	return n;
+}
+
+void tracer__stats(struct tracer *t, __u64 out[IT_STAT_MAX])
+{
+	int fd = bpf_map__fd(t->skel->maps.stats);
+	__u64 *vals = calloc(t->ncpus, sizeof(__u64));
+
+	memset(out, 0, sizeof(__u64) * IT_STAT_MAX);
+	if (!vals)
+		return;
+	for (__u32 k = 0; k < IT_STAT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < t->ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+void tracer__destroy(struct tracer *t)
+{
+	if (t->perf_links) {
+		for (int i = 0; i < t->ncpus; i++)
+			bpf_link__destroy(t->perf_links[i]);
+	}
+	if (t->perf_fds) {
+		for (int i = 0; i < t->ncpus; i++)
+			if (t->perf_fds[i] >= 0)
+				close(t->perf_fds[i]);
+	}
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
+	free(t->perf_links);
+	free(t->perf_fds);
+	ring_buffer__free(t->rb);
+	infertrace_bpf__destroy(t->skel);
+	memset(t, 0, sizeof(*t));
+}

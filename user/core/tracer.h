@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The BPF side's lifecycle: open the skeleton, configure, load, attach the
+ * sampling and process-tracking programs, poll the ring buffer, read the
+ * statistics, tear down. Later concerns (probes, sched, side data) attach
+ * their own programs of the same skeleton through tracer->skel. */
+#ifndef INFERTRACE_TRACER_H
+#define INFERTRACE_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <sys/types.h>
+
+#include "infertrace.h"
+#include "options.h"
+
+struct infertrace_bpf;
+struct bpf_link;
+struct ring_buffer;
+
+typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
+
+struct tracer {
+	struct infertrace_bpf *skel;
+	struct bpf_link **perf_links;
+	int *perf_fds;
+	int ncpus;
+	int nsampling_cpus;
+	struct ring_buffer *rb;
+	tracer_event_fn on_event;
+	void *event_ctx;
+	struct bpf_link **links;  /* attached by the concerns, destroyed here */
+	size_t nlinks, caplinks;
+};
+
+/* Checks privileges and kernel features, mounts tracefs when missing, opens
+ * the skeleton and sizes maps from opts. Prints a one-line error on failure. */
+int tracer__open(struct tracer *t, const struct record_opts *opts);
+int tracer__load(struct tracer *t);
+int tracer__add_target(struct tracer *t, pid_t tgid, __u32 flags);
+/* Attaches process tracking and the per-CPU cpu-clock sampling. */
+int tracer__attach(struct tracer *t, unsigned int frequency);
+/* Takes ownership of a link a concern attached: it is destroyed with the
+ * tracer. 0, or -ENOMEM with the link destroyed. */
+int tracer__keep_link(struct tracer *t, struct bpf_link *link);
+/* Every BPF program stops counting (the recording's end). */
+void tracer__freeze(struct tracer *t);
+int tracer__set_event_handler(struct tracer *t, tracer_event_fn fn, void *ctx);
+/* Consumes ring-buffer records for up to timeout_ms. <0 on error. */
+int tracer__poll(struct tracer *t, int timeout_ms);
+/* Sums the per-CPU statistics counters. */
+void tracer__stats(struct tracer *t, __u64 out[IT_STAT_MAX]);
+void tracer__destroy(struct tracer *t);
+
+/* Runtime feature checks, shared with other attachers. */
+bool tracer__have_btf(void);
+/* root, CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON */
+bool tracer__have_privileges(void);
+int tracer__ensure_tracefs(void);
+
+#endif

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Growing arrays, the one way every concern grows its tables. */
+#ifndef INFERTRACE_VEC_H
+#define INFERTRACE_VEC_H
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* Makes room for element n of an array of elem-sized items whose capacity is
+ * *cap (doubling, from `first`). 0, or -ENOMEM with the array untouched. */
+static inline int vec__reserve(void **arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : first;
+	p = realloc(*arr, c * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+#define VEC_RESERVE(arr, cap, n, first) vec__reserve((void **)&(arr), &(cap), (n), sizeof(*(arr)), (first))
+
+#endif

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Flame graph SVG from folded stacks: the stacks are merged into a tree
+ * (children sorted by name, as flamegraph.pl does, so equal prefixes sit
+ * side by side), then each node becomes a rectangle whose width is its share
+ * of the samples, root at the bottom. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outputs.h"
+
+#define SVG_WIDTH 1200.0
+#define FRAME_H 16
+#define PAD_TOP 40
+#define PAD_BOTTOM 20
+#define PAD_X 10
+#define MIN_WIDTH_PX 0.1
+#define CHAR_PX 6.6
+
+struct node {
+	char *name;
+	uint64_t count;
+	struct node **kids;
+	size_t nkids, cap;
+};
+
+static struct node *node_child(struct node *n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < n->nkids; i++)
+		if (strlen(n->kids[i]->name) == len && !strncmp(n->kids[i]->name, name, len))
+			return n->kids[i];
+	if (n->nkids == n->cap) {
+		size_t cap = n->cap ? n->cap * 2 : 4;
+		struct node **k = realloc(n->kids, cap * sizeof(*k));
+
+		if (!k)
+			return NULL;
+		n->kids = k;
+		n->cap = cap;
+	}
+	struct node *c = calloc(1, sizeof(*c));
+
+	if (!c || !(c->name = strndup(name, len))) {
+		free(c);
+		return NULL;
+	}
+	n->kids[n->nkids++] = c;
+	return c;
+}
+
+static void node_free(struct node *n)
+{
+	for (size_t i = 0; i < n->nkids; i++) {
+		node_free(n->kids[i]);
+		free(n->kids[i]);
+	}
+	free(n->kids);
+	free(n->name);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct node *const *)a)->name, (*(struct node *const *)b)->name);
+}
+
+static int node_depth(struct node *n)
+{
+	int d = 0;
+
+	if (n->nkids > 1)
+		qsort(n->kids, n->nkids, sizeof(*n->kids), by_name);
+	for (size_t i = 0; i < n->nkids; i++) {
+		int k = node_depth(n->kids[i]);
+
+		if (k > d)
+			d = k;
+	}
+	return d + 1;
+}
+
+/* A stable warm colour per name; kernel frames orange, unknown grey. */
+static void color_of(const char *name, char *buf, size_t len)
+{
+	uint32_t h = 2166136261u;
+	size_t n = strlen(name);
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	if (n > 4 && !strcmp(name + n - 4, "_[k]"))
+		snprintf(buf, len, "rgb(%u,%u,%u)", 230 + h % 20, 120 + (h >> 8) % 50, 40 + (h >> 16) % 30);
+	else if (strstr(name, "[unknown]") || strstr(name, "[missing"))
+		snprintf(buf, len, "rgb(%u,%u,%u)", 170 + h % 20, 170 + h % 20, 170 + h % 20);
+	else
+		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + h % 50, 80 + (h >> 8) % 130, 40 + (h >> 16) % 40);
+}
+
+struct svg_ctx {
+	FILE *out;
+	double scale; /* px per sample */
+	uint64_t total;
+	int height;
+	const char *unit;
+};
+
+static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
+{
+	double w = n->count * c->scale, cx = x;
+	double y = c->height - PAD_BOTTOM - (depth + 1) * FRAME_H;
+	char color[32];
+
+	if (w < MIN_WIDTH_PX)
+		return;
+	if (depth >= 0) {
+		color_of(n->name, color, sizeof(color));
+		fprintf(c->out, "<g><title>");
+		outputs__xml_escape(c->out, n->name);
+		fprintf(c->out, " (%llu %s, %.2f%%)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
+			"fill=\"%s\" rx=\"2\"/>", (unsigned long long)n->count, c->unit,
+			c->total ? 100.0 * n->count / c->total : 0, x, y, w, FRAME_H - 1, color);
+		size_t fit = w > 3 * CHAR_PX ? (size_t)((w - 6) / CHAR_PX) : 0;
+
+		if (fit >= 3) {
+			char label[512];
+			size_t len = strlen(n->name);
+
+			if (len > fit) {
+				snprintf(label, sizeof(label), "%.*s..", (int)(fit - 2 < sizeof(label) - 3 ? fit - 2 : sizeof(label) - 3),
+					 n->name);
+			} else {
+				snprintf(label, sizeof(label), "%s", n->name);
+			}
+			fprintf(c->out, "<text x=\"%.1f\" y=\"%.0f\">", x + 3, y + FRAME_H - 5);
+			outputs__xml_escape(c->out, label);
+			fprintf(c->out, "</text>");
+		}
+		fprintf(c->out, "</g>\n");
+	}
+	for (size_t i = 0; i < n->nkids; i++) {
+		emit(c, n->kids[i], cx, depth + 1);
+		cx += n->kids[i]->count * c->scale;
+	}
+}
+
+int flamegraph__write_svg(const struct folded *stacks, const char *title, const char *unit, FILE *out)
+{
+	struct node root = { .name = NULL };
+	struct svg_ctx c = { .out = out, .unit = unit ? unit : "samples" };
+	int err = 0, depth;
+
+	for (size_t i = 0; i < stacks->n && !err; i++) {
+		const char *s = stacks->entries[i].stack;
+		struct node *n = &root;
+
+		root.count += stacks->entries[i].count;
+		while (*s) {
+			size_t len = strcspn(s, ";");
+
+			n = node_child(n, s, len);
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			n->count += stacks->entries[i].count;
+			s += len + (s[len] == ';');
+		}
+	}
+	depth = node_depth(&root) - 1;
+	c.total = root.count;
+	c.height = PAD_TOP + PAD_BOTTOM + (depth > 0 ? depth : 1) * FRAME_H;
+	c.scale = root.count ? (SVG_WIDTH - 2 * PAD_X) / root.count : 0;
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%.0f\" height=\"%d\" viewBox=\"0 0 %.0f %d\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n"
+		"<style>text{font-family:Verdana,sans-serif;font-size:11px;fill:#000;pointer-events:none}"
+		"rect:hover{stroke:#000;stroke-width:0.5}</style>\n"
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
+		"<text x=\"%.0f\" y=\"24\" style=\"font-size:17px\" text-anchor=\"middle\">",
+		SVG_WIDTH, c.height, SVG_WIDTH, c.height, SVG_WIDTH / 2);
+	outputs__xml_escape(out, title ? title : "Flame Graph");
+	fprintf(out, "</text>\n");
+	if (!root.count)
+		fprintf(out, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">no samples</text>\n",
+			SVG_WIDTH / 2, PAD_TOP + FRAME_H);
+	if (root.count)
+		emit(&c, &root, PAD_X, -1); /* the root itself is not drawn */
+	fprintf(out, "</svg>\n");
+	node_free(&root);
+	if (!err && ferror(out))
+		err = -EIO;
+	return err;
+}
+
+void outputs__xml_escape(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\t')
+				fputc(*s, out);
+		}
+	}
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "profile.h"
+
+static const char *const sections_object[] = {
+	"phases", "aggregate_metrics", "samples", "offcpu", "sched", "memory",
+	"thermal", "gpu", "disk", "network", "lost",
+};
+static const char *const sections_array[] = {
+	"cycles", "crashes", "bottlenecks", "recommendations", "alerts",
+};
+
+static long mem_total_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+json_t *profile__system_json(void)
+{
+	json_t *s = json_object();
+	struct utsname u;
+	char host[256] = "";
+	long kb = mem_total_kb();
+
+	if (uname(&u) == 0) {
+		json_object_set_new(s, "kernel", json_string(u.release));
+		json_object_set_new(s, "arch", json_string(u.machine));
+	}
+	json_object_set_new(s, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(s, "mem_total_mb", kb > 0 ? json_real(kb / 1024.0) : json_null());
+	gethostname(host, sizeof(host) - 1);
+	json_object_set_new(s, "hostname", json_string(host));
+	return s;
+}
+
+json_t *profile__new(void)
+{
+	json_t *p = json_object(), *tool = json_object();
+
+	json_object_set_new(p, "schema_version", json_string(PROFILE_SCHEMA_VERSION));
+	json_object_set_new(tool, "name", json_string("infertrace"));
+	json_object_set_new(tool, "version", json_string(INFERTRACE_VERSION));
+	json_object_set_new(p, "tool", tool);
+	json_object_set_new(p, "system", profile__system_json());
+	for (size_t i = 0; i < sizeof(sections_object) / sizeof(sections_object[0]); i++)
+		json_object_set_new(p, sections_object[i], json_object());
+	for (size_t i = 0; i < sizeof(sections_array) / sizeof(sections_array[0]); i++)
+		json_object_set_new(p, sections_array[i], json_array());
+	return p;
+}
+
+int profile__write(json_t *profile, const char *dir)
+{
+	struct atomic_file *af = atomic_file__open(dir, "profile.json");
+
+	if (!af)
+		return -errno;
+	if (json_dumpf(profile, atomic_file__stream(af), JSON_INDENT(2) | JSON_REAL_PRECISION(10))) {
+		atomic_file__abort(af);
+		return -EIO;
+	}
+	fputc('\n', atomic_file__stream(af));
+	return atomic_file__commit(af);
+}
+
+json_t *profile__load(const char *dir_or_file)
+{
+	char path[4096];
+	struct stat st;
+	json_error_t jerr;
+	json_t *p;
+
+	if (stat(dir_or_file, &st)) {
+		fprintf(stderr, "infertrace: cannot read '%s': %s; give a record output directory "
+			"or its profile.json\n", dir_or_file, strerror(errno));
+		return NULL;
+	}
+	if (S_ISDIR(st.st_mode))
+		snprintf(path, sizeof(path), "%s/profile.json", dir_or_file);
+	else
+		snprintf(path, sizeof(path), "%s", dir_or_file);
+	p = json_load_file(path, 0, &jerr);
+	if (!p) {
+		fprintf(stderr, "infertrace: %s: line %d: %s; is it a profile.json written by "
+			"'infertrace record'?\n", path, jerr.line, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(p) || !json_is_string(json_object_get(p, "schema_version"))) {
+		fprintf(stderr, "infertrace: %s is not an infertrace profile (no schema_version)\n", path);
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+}
+
+const char *profile__iso_time(double epoch_s, char *buf, size_t len)
+{
+	time_t t = (time_t)epoch_s;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)((epoch_s - (double)t) * 1000));
+	return buf;
+}

@@ -1,6 +1,0 @@
-#ifndef INFERTRACE_RECORD_H
-#define INFERTRACE_RECORD_H
-
-int cmd_record(int argc, char **argv);
-
-#endif

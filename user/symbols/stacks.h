@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Reads the in-kernel stack counts after a recording, symbolizes them and
+ * builds the folded stacks (all, and per phase) and the stack-quality and
+ * per-process sample figures. */
+#ifndef INFERTRACE_STACKS_H
+#define INFERTRACE_STACKS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "folded.h"
+#include <linux/types.h>
+
+#include "infertrace.h"
+
+struct tracer;
+struct syms_cache;
+struct ksyms;
+
+struct proc_samples {
+	pid_t tgid;
+	char comm[IT_COMM_LEN];
+	uint64_t samples;
+};
+
+/* Per object (the object of the sampled leaf frame): how many of its samples
+ * have a user stack that reaches a root (main, _start, start_thread...). */
+struct object_quality {
+	char *object;
+	uint64_t samples;
+	uint64_t complete;
+};
+
+struct stack_report {
+	struct folded all;
+	struct folded by_phase[IT_MAX_PHASES];
+	uint64_t phase_samples[IT_MAX_PHASES];
+	struct proc_samples *procs;
+	size_t nprocs;
+	struct object_quality *objects;
+	size_t nobjects;
+	uint64_t total;
+	uint64_t complete;
+	uint64_t user_stack_missing; /* samples whose user stack could not be read */
+	uint64_t distinct_stacks;
+};
+
+/* Reads stack_counts/stackmap of the tracer and symbolizes every stack.
+ * phase_names[id] names phase id (NULL: none). 0 or -errno. */
+int stacks__collect(struct tracer *t, struct syms_cache *syms, struct ksyms *ksyms,
+		    const char *const *phase_names, struct stack_report *out);
+/* The same for any (struct it_stack_key -> __u64 count) map and the stack
+ * map its ids point into, e.g. the off-CPU microseconds. */
+int stacks__collect_maps(int counts_fd, int stack_fd, struct syms_cache *syms, struct ksyms *ksyms,
+			 const char *const *phase_names, struct stack_report *out);
+/* Adds count samples of one stack (e.g. unwound in user space) to a report
+ * that stacks__collect* filled: uips and kips leaf first, zero-terminated
+ * when shorter than IT_MAX_STACK_DEPTH; uips NULL with key->ustack_id < 0
+ * folds as [missing_user_stack]; kips may be NULL. 0 or -ENOMEM. */
+int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *ksyms,
+		const char *const *phase_names, const struct it_stack_key *key,
+		const __u64 *uips, const __u64 *kips, __u64 count);
+/* Whether a symbol is the root of a complete user stack. */
+int stacks__is_root_symbol(const char *name);
+/* profile.json's `samples.stack_quality` object. */
+json_t *stacks__quality_json(const struct stack_report *r);
+void stack_report__free(struct stack_report *r);
+
+#endif

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Symbolization of user and kernel addresses, built on elfutils libdwfl.
+ *
+ * A syms_cache holds, per process, the executable mappings captured from
+ * /proc/PID/maps while the process lived (so stacks of processes that have
+ * exited still symbolize), and per ELF file one opened module (shared by all
+ * processes mapping it). Debug info is found through build-id or
+ * .gnu_debuglink under /usr/lib/debug when installed; .symtab then .dynsym
+ * otherwise. C++ names are demangled. */
+#ifndef INFERTRACE_SYMS_H
+#define INFERTRACE_SYMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct syms_cache;
+
+struct sym_info {
+	const char *name;     /* demangled symbol name, NULL when unknown */
+	const char *object;   /* basename of the mapped file, NULL when the address is in no file mapping */
+	const char *path;     /* full path of the mapped file, NULL likewise */
+	uint64_t sym_offset;  /* address - symbol start, when name != NULL */
+	uint64_t obj_offset;  /* address as an offset into the object (ELF vaddr), for obj+0x... */
+};
+
+struct syms_cache *syms_cache__new(void);
+void syms_cache__free(struct syms_cache *cache); /* accepts NULL */
+
+/* Reads /proc/PID/maps now and keeps its executable file mappings (replacing
+ * an older capture of the same pid only when the read succeeds). 0 or -errno. */
+int syms_cache__capture(struct syms_cache *cache, pid_t pid);
+/* Whether a capture exists for pid. */
+bool syms_cache__has(const struct syms_cache *cache, pid_t pid);
+/* Copies the captured mappings of `from` to `to` (a forked child that exited
+ * before it could be read shares its parent's mappings). 0 or -errno. */
+int syms_cache__inherit(struct syms_cache *cache, pid_t from, pid_t to);
+
+/* One captured executable file mapping, for an unwinder that builds its own
+ * view of the process (libdwfl modules at process addresses). */
+struct syms_mapping {
+	uint64_t start, end;
+	uint64_t bias;        /* process address - ELF vaddr */
+	const char *path;     /* as /proc/PID/maps named it */
+	bool elf;             /* the file opened as ELF (bias is meaningful) */
+};
+
+/* Calls fn for each captured executable file mapping of pid, in address
+ * order. Returns the number of mappings, or -ENOENT when pid has none. */
+int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
+			 void (*fn)(void *arg, const struct syms_mapping *m), void *arg);
+
+/* Resolves a user address of pid. Returns 0 when the address falls in a
+ * captured mapping (out->name may still be NULL: no symbol covers it),
+ * -ENOENT otherwise (out->object NULL), -ENOMEM. Strings live as long as
+ * the cache. */
+int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out);
+
+/* Formats one user frame the way stacks.folded shows it (no ' ' or ';':
+ * FlameGraph splits on them; see frame__copy in syms.c for C++ names):
+ * the demangled name without offset; "libfoo.so+0x1234" (object basename +
+ * ELF vaddr, what addr2line takes) when no symbol covers the address; or
+ * "[unknown]" when the address is in no captured mapping. Always fills buf
+ * (truncating); returns what syms_cache__resolve returned. */
+int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char *buf, size_t len);
+
+/* Kernel symbols from /proc/kallsyms. */
+struct ksyms;
+/* NULL with errno set on failure; errno EPERM when every address reads 0
+ * (kptr_restrict, or no CAP_SYSLOG): the names alone are no use. */
+struct ksyms *ksyms__load(void);
+struct ksyms *ksyms__load_file(const char *path); /* same, another file (tests) */
+void ksyms__free(struct ksyms *ksyms);     /* accepts NULL */
+/* Name of the function containing addr, or NULL. */
+const char *ksyms__map_addr(const struct ksyms *ksyms, uint64_t addr, uint64_t *offset);
+
+/* Demangles a C++ (Itanium ABI) name into buf; returns buf, or `name` itself
+ * when it is not mangled. */
+const char *syms__demangle(const char *name, char *buf, size_t len);
+
+#endif
