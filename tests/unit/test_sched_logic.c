@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: BSD-2-Clause
 /* Unit tests for user/analysis/sched_logic.c: histogram quantiles, blocked-stack
  * classes, the wall-time split, slopes and timeline reduction. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: BSD-2-Clause
 /* Unit tests for user/symbols/syms.c and user/symbols/ksyms.c.
  *
  * Ground truth by construction: the group setup compiles the fixtures in

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
+/* `report` and `diff`: load profile.json into the recording model and print
+ * from it, with the same typed figures the recording computed. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "folded.h"
+#include "model.h"
 #include "profile.h"
 #include "report.h"
 
@@ -15,10 +19,33 @@ static double num(json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void print_samples(json_t *p)
+/* DIR/profile.json or a .json file, into m; the directory of the outputs
+ * into dir. 0, or non-zero with a message. */
+static int load_model(const char *arg, struct model *m, char *dir, size_t dirlen)
 {
-	json_t *s = json_object_get(p, "samples"), *q = json_object_get(s, "stack_quality");
-	json_t *objs = json_object_get(q, "by_leaf_object"), *v, *lost = json_object_get(p, "lost");
+	json_t *p = profile__load(arg);
+	int err;
+
+	if (!p)
+		return -EINVAL;
+	err = model__from_json(m, p, arg);
+	json_decref(p);
+	if (err) {
+		model__free(m);
+		return err;
+	}
+	snprintf(dir, dirlen, "%s", arg);
+	if (strlen(dir) > 13 && !strcmp(dir + strlen(dir) - 13, "/profile.json"))
+		dir[strlen(dir) - 13] = 0;
+	else if (!strcmp(dir, "profile.json"))
+		snprintf(dir, dirlen, ".");
+	return 0;
+}
+
+static void print_samples(const struct model *m)
+{
+	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
+	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
 	const char *key;
 
 	printf("Samples: %.0f at %.0f Hz requested, %.1f Hz achieved over %.2f s of target CPU time\n",
@@ -29,45 +56,65 @@ static void print_samples(json_t *p)
 			printf("  warning: %.0f%% of stacks in %s end early (no frame pointers?); "
 			       "try --call-graph dwarf\n", num(v, "truncated_percent"), key);
 	}
-	if (num(lost, "samples") > 0 || num(lost, "events") > 0)
-		printf("WARNING: %.0f samples and %.0f events were lost: numbers are incomplete\n",
-		       num(lost, "samples"), num(lost, "events"));
+	if (model__lost(m, "samples") || model__lost(m, "events"))
+		printf("WARNING: %llu samples and %llu events were lost: numbers are incomplete\n",
+		       (unsigned long long)model__lost(m, "samples"), (unsigned long long)model__lost(m, "events"));
 }
 
-static void print_cycles(json_t *p)
+/* A number, or a dash for a figure that does not exist: never `nan`. */
+static const char *fmt_ms(char *buf, size_t len, double v, int width, int prec)
 {
-	json_t *a = json_object_get(p, "aggregate_metrics"), *phases = json_object_get(p, "phases"), *v;
-	const char *key;
+	if (isfinite(v))
+		snprintf(buf, len, "%*.*f", width, prec, v);
+	else
+		snprintf(buf, len, "%*s", width, "-");
+	return buf;
+}
 
-	if (!json_object_size(a))
-		return;
-	printf("\nCycles: %.0f   avg %.2f ms   p50 %.2f   p95 %.2f   p99 %.2f   max %.2f ms\n",
-	       num(a, "total_cycles"), num(a, "avg_cycle_ms"), num(a, "p50_cycle_ms"),
-	       num(a, "p95_cycle_ms"), num(a, "p99_cycle_ms"), num(a, "max_cycle_ms"));
-	if (!isnan(num(a, "avg_tokens_per_second")))
+static void print_cycles(const struct model *m)
+{
+	const struct model_aggregates *a = &m->agg;
+	char b[6][32];
+	bool any = false;
+
+	printf("\nCycles: %llu   avg %s ms   p50 %s   p95 %s   p99 %s   max %s ms\n",
+	       (unsigned long long)a->total_cycles, fmt_ms(b[0], 32, a->avg_cycle_ms, 0, 2),
+	       fmt_ms(b[1], 32, a->p50_cycle_ms, 0, 2), fmt_ms(b[2], 32, a->p95_cycle_ms, 0, 2),
+	       fmt_ms(b[3], 32, a->p99_cycle_ms, 0, 2), fmt_ms(b[4], 32, a->max_cycle_ms, 0, 2));
+	if (isfinite(a->avg_tokens_per_second))
 		printf("Tokens/s: %.2f during the inference phase, %.2f over the whole cycle\n",
-		       num(a, "avg_tokens_per_second"), num(a, "avg_tokens_per_second_wall"));
-	if (!isnan(num(a, "peak_memory_mb")))
-		printf("Peak memory: %.1f MB\n", num(a, "peak_memory_mb"));
-	if (!json_object_size(phases))
+		       a->avg_tokens_per_second, a->avg_tokens_per_second_wall);
+	if (isfinite(a->peak_memory_mb))
+		printf("Peak memory: %.1f MB\n", a->peak_memory_mb);
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+		any |= m->phases[ph].present;
+	if (!any)
 		return;
 	printf("\n%-20s %10s %8s %8s %10s %10s %10s %16s\n", "phase", "total_ms", "calls", "%cycle",
 	       "p50_ms", "p95_ms", "p99_ms", "outside_cycles");
-	json_object_foreach(phases, key, v) {
-		json_t *out = json_object_get(v, "outside_cycles");
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		const struct model_phase_summary *v = &m->phases[ph];
 		char outside[64] = "-";
 
-		if (num(out, "calls") > 0)
-			snprintf(outside, sizeof(outside), "%.1f ms/%.0f", num(out, "thread_ms"), num(out, "calls"));
-		printf("%-20s %10.2f %8.0f %7.1f%% %10.3f %10.3f %10.3f %16s\n", key, num(v, "total_ms"),
-		       num(v, "calls"), num(v, "percent_of_cycle"), num(v, "p50_ms"), num(v, "p95_ms"),
-		       num(v, "p99_ms"), outside);
+		if (!v->present)
+			continue;
+		if (v->outside_calls > 0)
+			snprintf(outside, sizeof(outside), "%.1f ms/%llu", v->outside_thread_ms,
+				 (unsigned long long)v->outside_calls);
+		if (!v->calls) {
+			printf("%-20s %10s %8s %8s %10s %10s %10s %16s\n", m->phase_names[ph], "-", "0", "-",
+			       "-", "-", "-", outside);
+			continue;
+		}
+		printf("%-20s %10.2f %8llu %7.1f%% %s %s %s %16s\n", m->phase_names[ph], v->total_ms,
+		       (unsigned long long)v->calls, v->percent_of_cycle, fmt_ms(b[0], 32, v->p50_ms, 10, 3),
+		       fmt_ms(b[1], 32, v->p95_ms, 10, 3), fmt_ms(b[2], 32, v->p99_ms, 10, 3), outside);
 	}
 }
 
-static void print_probe_overhead(json_t *p)
+static void print_probe_overhead(const struct model *m)
 {
-	json_t *o = json_object_get(p, "probes_overhead"), *phases = json_object_get(o, "phases"), *v;
+	json_t *o = model__section(m, MODEL_SEC_PROBES_OVERHEAD), *phases = json_object_get(o, "phases"), *v;
 	const char *key;
 
 	if (!json_is_object(o) || isnan(num(o, "cost_ns_per_hit")))
@@ -81,29 +128,39 @@ static void print_probe_overhead(json_t *p)
 		       "probe fewer or coarser functions\n", num(o, "max_percent"));
 }
 
-static void print_list(json_t *p, const char *section, const char *title)
+static void print_findings(const struct model *m)
 {
-	json_t *arr = json_object_get(p, section), *v;
+	if (m->nfindings)
+		printf("\nBottlenecks:\n");
+	for (size_t i = 0; i < m->nfindings; i++)
+		printf("  - [%s] %s\n", m->findings[i].severity, m->findings[i].type);
+	if (m->nrecs)
+		printf("\nRecommendations:\n");
+	for (size_t i = 0; i < m->nrecs; i++)
+		printf("  - [%s] %s%s%s\n", m->recs[i].priority ? m->recs[i].priority : "-",
+		       m->recs[i].title ? m->recs[i].title : "?", m->recs[i].description ? ": " : "",
+		       m->recs[i].description ? m->recs[i].description : "");
+}
+
+static void print_alerts(const struct model *m)
+{
+	json_t *v;
 	size_t i;
 
-	if (!json_array_size(arr))
+	if (!json_array_size(m->alerts))
 		return;
-	printf("\n%s:\n", title);
-	json_array_foreach(arr, i, v) {
-		json_t *t = json_object_get(v, "type"), *title_v = json_object_get(v, "title");
-		json_t *sev = json_object_get(v, "severity"), *prio = json_object_get(v, "priority");
-		json_t *desc = json_object_get(v, "description");
+	printf("\nAlerts:\n");
+	json_array_foreach(m->alerts, i, v) {
+		json_t *t = json_object_get(v, "type"), *d = json_object_get(v, "description");
 
-		printf("  - [%s] %s%s%s\n", json_is_string(sev) ? json_string_value(sev) :
-		       json_is_string(prio) ? json_string_value(prio) : "-",
-		       json_is_string(t) ? json_string_value(t) : json_is_string(title_v) ? json_string_value(title_v) : "?",
-		       json_is_string(desc) ? ": " : "", json_is_string(desc) ? json_string_value(desc) : "");
+		printf("  - %s%s%s\n", json_is_string(t) ? json_string_value(t) : "?", json_is_string(d) ? ": " : "",
+		       json_is_string(d) ? json_string_value(d) : "");
 	}
 }
 
 static void print_top_functions(const char *dir)
 {
-	char path[4096];
+	char path[4200];
 	struct folded st, leaf = {};
 
 	snprintf(path, sizeof(path), "%s/stacks.folded", dir);
@@ -120,9 +177,8 @@ static void print_top_functions(const char *dir)
 
 int cmd_report(int argc, char **argv)
 {
-	json_t *p, *cmd, *v;
+	struct model m;
 	char dir[4096];
-	size_t i;
 
 	if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fprintf(argc == 2 ? stdout : stderr,
@@ -131,38 +187,39 @@ int cmd_report(int argc, char **argv)
 			"phases, bottlenecks and recommendations, top functions.\n");
 		return argc == 2 ? 0 : 2;
 	}
-	p = profile__load(argv[1]);
-	if (!p)
+	if (load_model(argv[1], &m, dir, sizeof(dir)))
 		return 1;
-	snprintf(dir, sizeof(dir), "%s", argv[1]);
-	if (strlen(dir) > 13 && !strcmp(dir + strlen(dir) - 13, "/profile.json"))
-		dir[strlen(dir) - 13] = 0;
-	else if (!strcmp(dir, "profile.json"))
-		strcpy(dir, ".");
 	printf("infertrace report — %s\n", argv[1]);
-	cmd = json_object_get(p, "command");
 	printf("Command:");
-	json_array_foreach(cmd, i, v)
-		printf(" %s", json_string_value(v));
-	printf("%s\nDuration: %.2f s   stopped by: %s\n", json_array_size(cmd) ? "" : " (attached to PIDs)",
-	       num(p, "duration_s"), json_string_value(json_object_get(p, "stop_reason")) ?: "?");
-	print_samples(p);
-	print_cycles(p);
-	print_probe_overhead(p);
-	print_list(p, "bottlenecks", "Bottlenecks");
-	print_list(p, "recommendations", "Recommendations");
-	print_list(p, "alerts", "Alerts");
+	for (char **a = m.run.command; a && *a; a++)
+		printf(" %s", *a);
+	printf("%s\nDuration: %.2f s   stopped by: %s\n", m.run.command ? "" : " (attached to PIDs)",
+	       m.run.duration_s, m.run.stop_reason ? m.run.stop_reason : "?");
+	print_samples(&m);
+	print_cycles(&m);
+	print_probe_overhead(&m);
+	print_findings(&m);
+	print_alerts(&m);
 	print_top_functions(dir);
-	json_decref(p);
+	model__free(&m);
 	return 0;
 }
 
-/* One compared figure; lower is better for all of them. */
+/* One compared figure; lower is better for all of them. A figure present
+ * in one profile and missing (or not finite) in the other fails the gate:
+ * a gate that cannot see a figure cannot pass it. */
 static int diff_row(const char *name, double base, double new_v, double threshold_pct)
 {
 	double change;
 
-	if (isnan(base) || isnan(new_v) || base <= 0)
+	if (!isfinite(base) && !isfinite(new_v))
+		return 0;
+	if (!isfinite(base) || !isfinite(new_v)) {
+		printf("%-28s %12s %12s %10s %9s  MISSING in %s\n", name, isfinite(base) ? "" : "-",
+		       isfinite(new_v) ? "" : "-", "", "", isfinite(base) ? "new" : "base");
+		return 1;
+	}
+	if (base <= 0)
 		return 0;
 	change = 100.0 * (new_v - base) / base;
 	printf("%-28s %12.3f %12.3f %+9.1f%% %8.2fx  %s\n", name, base, new_v, change, base / (new_v > 0 ? new_v : 1e-9),
@@ -170,18 +227,49 @@ static int diff_row(const char *name, double base, double new_v, double threshol
 	return change > threshold_pct;
 }
 
+/* The figures `diff` compares, from a model. */
+int diff__compare(const struct model *b, const struct model *n, double threshold)
+{
+	const struct model_aggregates *ba = &b->agg, *na = &n->agg;
+	int regressions = 0;
+
+	printf("%-28s %12s %12s %10s %9s\n", "metric", "base", "new", "change", "speedup");
+	regressions += diff_row("duration_s", b->run.duration_s, n->run.duration_s, threshold);
+	regressions += diff_row("avg_cycle_ms", ba->avg_cycle_ms, na->avg_cycle_ms, threshold);
+	regressions += diff_row("p50_cycle_ms", ba->p50_cycle_ms, na->p50_cycle_ms, threshold);
+	regressions += diff_row("p95_cycle_ms", ba->p95_cycle_ms, na->p95_cycle_ms, threshold);
+	regressions += diff_row("p99_cycle_ms", ba->p99_cycle_ms, na->p99_cycle_ms, threshold);
+	regressions += diff_row("max_cycle_ms", ba->max_cycle_ms, na->max_cycle_ms, threshold);
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		const struct model_phase_summary *bv = &b->phases[ph], *nv;
+		int nid;
+		char label[64];
+
+		if (!bv->present)
+			continue;
+		nid = model__phase_id(n, b->phase_names[ph]);
+		nv = nid > 0 ? &n->phases[nid] : NULL;
+		snprintf(label, sizeof(label), "phase %s ms/call", b->phase_names[ph]);
+		if (!bv->calls)
+			continue;
+		regressions += diff_row(label, bv->total_ms / bv->calls,
+					nv && nv->present && nv->calls ? nv->total_ms / nv->calls : NAN, threshold);
+	}
+	return regressions;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	double threshold = 5.0;
-	json_t *b, *n, *bp, *np, *v;
-	const char *key;
-	int regressions = 0;
+	struct model b, n;
+	char dir[4096];
+	int regressions;
 	char *end;
 
 	/* diff [--threshold PCT] BASE NEW */
 	if (argc == 5 && !strcmp(argv[1], "--threshold")) {
 		threshold = strtod(argv[2], &end);
-		if (*end || end == argv[2] || threshold < 0) {
+		if (*end || end == argv[2] || !isfinite(threshold) || threshold < 0) {
 			fprintf(stderr, "infertrace: invalid --threshold '%s': expected a percentage >= 0\n", argv[2]);
 			return 2;
 		}
@@ -190,37 +278,21 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (argc != 3) {
 		fprintf(stderr, "Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
-			"Exits 1 when any time grew by more than PCT%% (default 5).\n");
+			"Exits 1 when any time grew by more than PCT%% (default 5), or a figure is missing from one side.\n");
 		return 2;
 	}
-	b = profile__load(argv[1]);
-	n = b ? profile__load(argv[2]) : NULL;
-	if (!b || !n) {
-		json_decref(b);
+	if (load_model(argv[1], &b, dir, sizeof(dir)))
+		return 2;
+	if (load_model(argv[2], &n, dir, sizeof(dir))) {
+		model__free(&b);
 		return 2;
 	}
-	printf("%-28s %12s %12s %10s %9s\n", "metric", "base", "new", "change", "speedup");
-	regressions += diff_row("duration_s", num(b, "duration_s"), num(n, "duration_s"), threshold);
-	static const char *const agg[] = { "avg_cycle_ms", "p50_cycle_ms", "p95_cycle_ms", "p99_cycle_ms", "max_cycle_ms" };
-	for (size_t i = 0; i < sizeof(agg) / sizeof(agg[0]); i++)
-		regressions += diff_row(agg[i], num(json_object_get(b, "aggregate_metrics"), agg[i]),
-					num(json_object_get(n, "aggregate_metrics"), agg[i]), threshold);
-	bp = json_object_get(b, "phases");
-	np = json_object_get(n, "phases");
-	json_object_foreach(bp, key, v) {
-		char label[64];
-		json_t *nv = json_object_get(np, key);
-		double bc = num(v, "calls"), nc = num(nv, "calls");
-
-		snprintf(label, sizeof(label), "phase %s ms/call", key);
-		if (bc > 0 && nc > 0)
-			regressions += diff_row(label, num(v, "total_ms") / bc, num(nv, "total_ms") / nc, threshold);
-	}
+	regressions = diff__compare(&b, &n, threshold);
 	if (regressions)
-		printf("regression: some times grew by more than %.1f%%\n", threshold);
+		printf("regression: some times grew by more than %.1f%%, or a figure is missing\n", threshold);
 	else
 		printf("no regression\n");
-	json_decref(b);
-	json_decref(n);
+	model__free(&b);
+	model__free(&n);
 	return regressions ? 1 : 0;
 }

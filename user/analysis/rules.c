@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "concerns.h"
 #include "folded.h"
+#include "model.h"
 #include "rules.h"
 
 void rule_thresholds__defaults(struct rule_thresholds *t)
@@ -56,34 +56,27 @@ static const char *priority_of(const char *sev)
 	return !strcmp(sev, "critical") || !strcmp(sev, "high") ? "high" : sev;
 }
 
-/* The first phase whose name is `exact`, else one containing `part`. */
-static const char *find_phase(json_t *phases, const char *exact, const char *part)
+/* The first phase whose name is `exact`, else one containing `part`; 0 if none. */
+static int find_phase(const struct model *m, const char *exact, const char *part)
 {
-	const char *key;
-	json_t *v;
+	int id = model__phase_id(m, exact);
 
-	if (json_object_get(phases, exact))
-		return exact;
-	json_object_foreach(phases, key, v)
-		if (strstr(key, part))
-			return key;
-	return NULL;
+	if (id > 0 && m->phases[id].present)
+		return id;
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (m->phases[i].present && strstr(m->phase_names[i], part))
+			return i;
+	return 0;
 }
 
-/* The leaf functions with most samples in a folded file, as evidence. */
-static json_t *top_leaves(const char *dir, const char *file, int n)
+/* The leaf functions with most samples in a set of stacks, as evidence. */
+static json_t *top_leaves(const struct folded *st, int n)
 {
-	char path[4096];
-	struct folded st, leaves = {};
+	struct folded leaves = {};
 	json_t *arr = json_array();
 
-	if (!dir)
+	if (folded__leaves(st, &leaves))
 		return arr;
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (folded__read(path, &st))
-		return arr;
-	folded__leaves(&st, &leaves);
-	folded__free(&st);
 	for (size_t i = 0; i < leaves.n && (int)i < n; i++) {
 		json_t *e = json_object();
 
@@ -98,53 +91,6 @@ static json_t *top_leaves(const char *dir, const char *file, int n)
 struct advice {
 	const char *title, *description, *recommended;
 };
-
-static void add_finding(json_t *profile, const char *type, const char *sev, double pct, json_t *evidence,
-			const struct advice *adv, size_t nadv, const char *current)
-{
-	json_t *b = json_object(), *recs = json_object_get(profile, "recommendations");
-
-	json_object_set_new(b, "type", json_string(type));
-	json_object_set_new(b, "severity", json_string(sev));
-	json_object_set_new(b, "percentage_of_cycle", isnan(pct) ? json_null() : json_real(pct));
-	json_object_set_new(b, "evidence", evidence);
-	json_array_append_new(json_object_get(profile, "bottlenecks"), b);
-	for (size_t i = 0; i < nadv; i++) {
-		json_t *r = json_object();
-
-		json_object_set_new(r, "title", json_string(adv[i].title));
-		json_object_set_new(r, "priority", json_string(i == 0 ? priority_of(sev) : "medium"));
-		json_object_set_new(r, "description", json_string(adv[i].description));
-		json_object_set_new(r, "current_value", json_string(current));
-		json_object_set_new(r, "recommended_value", json_string(adv[i].recommended));
-		json_object_set_new(r, "bottleneck", json_string(type));
-		json_array_append_new(recs, r);
-	}
-}
-
-static void phase_rule(json_t *profile, const char *dir, const char *type, const char *exact, const char *part,
-		       double threshold, const struct advice *adv, size_t nadv)
-{
-	json_t *phases = json_object_get(profile, "phases"), *ev;
-	const char *name = find_phase(phases, exact, part);
-	double pct;
-	char file[300], current[128];
-
-	if (!name)
-		return;
-	pct = num(json_object_get(phases, name), "percent_of_cycle");
-	if (isnan(pct) || pct <= threshold)
-		return;
-	ev = json_object();
-	json_object_set_new(ev, "phase", json_string(name));
-	json_object_set_new(ev, "percent_of_cycle", json_real(pct));
-	json_object_set_new(ev, "threshold_percent", json_real(threshold));
-	json_object_set_new(ev, "total_ms", json_real(num(json_object_get(phases, name), "total_ms")));
-	snprintf(file, sizeof(file), "stacks.%s.folded", name);
-	json_object_set_new(ev, "top_functions", top_leaves(dir, file, 5));
-	snprintf(current, sizeof(current), "%s takes %.1f%% of the cycle", name, pct);
-	add_finding(profile, type, severity(pct, threshold), pct, ev, adv, nadv, current);
-}
 
 static const struct advice inference_advice[] = {
 	{ "Reduce the context window", "A smaller context makes each decode cheaper.", "halve n_ctx (e.g. 4096 -> 2048)" },
@@ -186,21 +132,54 @@ static const struct advice gpu_sync_advice[] = {
 	{ "Overlap host work with the GPU", "The host waits on GPU synchronisation a large share of the cycle.", "asynchronous copies and fewer synchronisations" },
 };
 
-static void memory_rules(json_t *profile, const struct rule_thresholds *t)
+static void add_finding(struct model *m, const char *type, const char *sev, double pct, json_t *evidence,
+			const struct advice *adv, size_t nadv, const char *current)
 {
-	json_t *mem = json_object_get(profile, "memory"), *crashes = json_object_get(profile, "crashes"), *c;
-	double peak = num(mem, "peak_mb"), total = num(json_object_get(profile, "system"), "mem_total_mb");
-	double growth = num(mem, "growth_mb_per_cycle");
-	double cycles = num(json_object_get(profile, "aggregate_metrics"), "total_cycles");
-	size_t i, ooms = 0;
+	model__add_finding(m, type, sev, pct, evidence);
+	for (size_t i = 0; i < nadv; i++) {
+		struct model_recommendation r = {
+			.title = (char *)adv[i].title,
+			.priority = (char *)(i == 0 ? priority_of(sev) : "medium"),
+			.description = (char *)adv[i].description,
+			.current_value = (char *)current,
+			.recommended_value = (char *)adv[i].recommended,
+			.bottleneck = (char *)type,
+		};
+
+		model__add_recommendation(m, &r);
+	}
+}
+
+static void phase_rule(struct model *m, const char *type, const char *exact, const char *part,
+		       double threshold, const struct advice *adv, size_t nadv)
+{
+	int ph = find_phase(m, exact, part);
+	double pct;
+	char current[128];
+	json_t *ev;
+
+	if (!ph)
+		return;
+	pct = m->phases[ph].percent_of_cycle;
+	if (isnan(pct) || pct <= threshold)
+		return;
+	ev = json_object();
+	json_object_set_new(ev, "phase", json_string(m->phase_names[ph]));
+	json_object_set_new(ev, "percent_of_cycle", json_real(pct));
+	json_object_set_new(ev, "threshold_percent", json_real(threshold));
+	json_object_set_new(ev, "total_ms", json_real(m->phases[ph].total_ms));
+	json_object_set_new(ev, "top_functions", top_leaves(&m->oncpu_by_phase[ph], 5));
+	snprintf(current, sizeof(current), "%s takes %.1f%% of the cycle", m->phase_names[ph], pct);
+	add_finding(m, type, severity(pct, threshold), pct, ev, adv, nadv, current);
+}
+
+static void memory_rules(struct model *m, const struct rule_thresholds *t)
+{
+	double peak = m->memory.peak_mb, total = num(m->run.system, "mem_total_mb");
+	double growth = m->memory.growth_mb_per_cycle;
+	uint64_t ooms = m->oom_kills;
 	char current[128];
 
-	json_array_foreach(crashes, i, c) {
-		json_t *cause = json_object_get(c, "cause");
-
-		if (json_is_string(cause) && !strcmp(json_string_value(cause), "oom_kill"))
-			ooms++;
-	}
 	if ((!isnan(peak) && total > 0 && 100 * peak / total > t->memory_pct) || ooms) {
 		json_t *ev = json_object();
 		double pct = total > 0 && !isnan(peak) ? 100 * peak / total : NAN;
@@ -210,89 +189,85 @@ static void memory_rules(json_t *profile, const struct rule_thresholds *t)
 		json_object_set_new(ev, "percent_of_ram", isnan(pct) ? json_null() : json_real(pct));
 		json_object_set_new(ev, "oom_kills", json_integer(ooms));
 		snprintf(current, sizeof(current), "peak %.0f MB of %.0f MB%s", peak, total, ooms ? ", OOM kills" : "");
-		add_finding(profile, "memory_pressure", ooms ? "critical" : severity(pct, t->memory_pct), NAN, ev,
+		add_finding(m, "memory_pressure", ooms ? "critical" : severity(pct, t->memory_pct), NAN, ev,
 			    memory_advice, 2, current);
 	}
-	if (!isnan(growth) && cycles >= 3 && growth > t->leak_mb_per_cycle) {
+	if (!isnan(growth) && m->agg.total_cycles >= 3 && growth > t->leak_mb_per_cycle) {
 		json_t *ev = json_object();
 
 		json_object_set_new(ev, "growth_mb_per_cycle", json_real(growth));
-		json_object_set_new(ev, "cycles", json_real(cycles));
+		json_object_set_new(ev, "cycles", json_real((double)m->agg.total_cycles));
 		json_object_set_new(ev, "threshold_mb_per_cycle", json_real(t->leak_mb_per_cycle));
 		snprintf(current, sizeof(current), "RSS grows %.2f MB per cycle", growth);
-		add_finding(profile, "memory_leak", severity(growth, t->leak_mb_per_cycle), NAN, ev, leak_advice, 1, current);
+		add_finding(m, "memory_leak", severity(growth, t->leak_mb_per_cycle), NAN, ev, leak_advice, 1, current);
 	}
 }
 
-static void sched_rules(json_t *profile, const struct rule_thresholds *t)
+static void sched_rules(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *sched = json_object_get(profile, "sched"), *phases = json_object_get(profile, "phases");
-	json_t *cycles = json_object_get(profile, "cycles"), *c;
-	double share = num(sched, "runq_share_percent");
-	const char *name;
-	json_t *v;
+	double share = m->sched.available ? m->sched.runq_share_percent : NAN;
 	char current[160];
 
 	if (!isnan(share) && share > t->runq_pct) {
 		json_t *ev = json_object();
 
 		json_object_set_new(ev, "runq_share_percent", json_real(share));
-		json_object_set_new(ev, "avg_runnable_threads", json_real(num(sched, "avg_runnable_threads")));
-		json_object_set_new(ev, "cpus", json_real(num(sched, "cpus")));
-		json_object_set_new(ev, "runq_wait_ms", json_real(num(sched, "runq_wait_ms")));
+		json_object_set_new(ev, "avg_runnable_threads", json_real(m->sched.avg_runnable_threads));
+		json_object_set_new(ev, "cpus", json_real(m->sched.cpus));
+		json_object_set_new(ev, "runq_wait_ms", json_real(m->sched.runq_wait_ms));
 		snprintf(current, sizeof(current), "%.0f%% of runnable time waiting for a CPU", share);
-		add_finding(profile, "cpu_contention", severity(share, t->runq_pct), share, ev, contention_advice, 2, current);
+		add_finding(m, "cpu_contention", severity(share, t->runq_pct), share, ev, contention_advice, 2, current);
 	}
 	/* a phase mostly blocked: sum its off-CPU time over the cycles */
-	json_object_foreach(phases, name, v) {
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
 		double ms = 0, off = 0, io = 0;
-		size_t i;
 
-		json_array_foreach(cycles, i, c) {
-			json_t *p = json_object_get(json_object_get(c, "phases"), name);
-			double o = num(p, "offcpu_ms");
+		if (!m->phases[ph].present)
+			continue;
+		for (size_t i = 0; i < m->ncycles; i++) {
+			const struct model_cycle_phase *p = &m->cycles[i].phases[ph];
 
-			if (isnan(o))
+			if (!p->present || !p->split.present)
 				continue;
-			ms += num(p, "ms");
-			off += o;
-			io += num(json_object_get(p, "blocked"), "io");
+			ms += p->ms;
+			off += p->split.offcpu_ms;
+			io += p->split.blocked_ms[BLOCKED_IO];
 		}
 		if (ms <= 0 || 100 * off / ms <= t->offcpu_pct)
 			continue;
 		json_t *ev = json_object();
 
-		json_object_set_new(ev, "phase", json_string(name));
+		json_object_set_new(ev, "phase", json_string(m->phase_names[ph]));
 		json_object_set_new(ev, "offcpu_percent_of_phase", json_real(100 * off / ms));
 		json_object_set_new(ev, "offcpu_ms", json_real(off));
 		json_object_set_new(ev, "io_ms", json_real(io));
-		json_object_set_new(ev, "top_stacks", json_deep_copy(json_object_get(json_object_get(profile, "offcpu"), "top_stacks")));
-		snprintf(current, sizeof(current), "phase %s blocked %.0f%% of its time", name, 100 * off / ms);
-		add_finding(profile, io > off / 2 ? "io_wait" : "off_cpu", severity(100 * off / ms, t->offcpu_pct),
-			    num(v, "percent_of_cycle"), ev, offcpu_advice, 1, current);
+		json_object_set_new(ev, "top_stacks",
+				    json_deep_copy(json_object_get(model__section(m, MODEL_SEC_OFFCPU), "top_stacks")));
+		snprintf(current, sizeof(current), "phase %s blocked %.0f%% of its time", m->phase_names[ph], 100 * off / ms);
+		add_finding(m, io > off / 2 ? "io_wait" : "off_cpu", severity(100 * off / ms, t->offcpu_pct),
+			    m->phases[ph].percent_of_cycle, ev, offcpu_advice, 1, current);
 	}
 }
 
-static void side_rules(json_t *profile, const struct rule_thresholds *t)
+static void side_rules(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *thermal = json_object_get(profile, "thermal"), *gpu = json_object_get(profile, "gpu");
-	json_t *phases = json_object_get(profile, "phases");
-	const char *inf = find_phase(phases, "llm_inference", "inference");
-	const char *sync = find_phase(phases, "gpu_sync", "gpu_sync");
-	double inf_pct = inf ? num(json_object_get(phases, inf), "percent_of_cycle") : NAN;
+	json_t *thermal = model__section(m, MODEL_SEC_THERMAL);
+	int inf = find_phase(m, "llm_inference", "inference");
+	int sync = find_phase(m, "gpu_sync", "gpu_sync");
+	double inf_pct = inf ? m->phases[inf].percent_of_cycle : NAN;
 	char current[160];
 
-	if (json_is_true(json_object_get(thermal, "throttled"))) {
+	if (m->side.throttled) {
 		json_t *ev = json_object();
 
-		json_object_set_new(ev, "max_temp_c", json_real(num(thermal, "max_temp_c")));
+		json_object_set_new(ev, "max_temp_c", json_real(m->side.max_temp_c));
 		json_object_set_new(ev, "episodes", json_deep_copy(json_object_get(thermal, "throttling")));
 		snprintf(current, sizeof(current), "%zu throttling episode(s), up to %.0f C",
-			 json_array_size(json_object_get(thermal, "throttling")), num(thermal, "max_temp_c"));
-		add_finding(profile, "thermal_throttling", "high", NAN, ev, thermal_advice, 2, current);
+			 json_array_size(json_object_get(thermal, "throttling")), m->side.max_temp_c);
+		add_finding(m, "thermal_throttling", "high", NAN, ev, thermal_advice, 2, current);
 	}
-	if (json_is_true(json_object_get(gpu, "available")) && !isnan(inf_pct) && inf_pct > 50) {
-		double util = num(json_object_get(gpu, "util_pct"), "avg");
+	if (m->side.gpu_available && !isnan(inf_pct) && inf_pct > 50) {
+		double util = m->side.gpu_util_avg_pct;
 
 		if (!isnan(util) && util < t->gpu_util_pct) {
 			json_t *ev = json_object();
@@ -300,49 +275,38 @@ static void side_rules(json_t *profile, const struct rule_thresholds *t)
 			json_object_set_new(ev, "gpu_util_avg_pct", json_real(util));
 			json_object_set_new(ev, "inference_percent_of_cycle", json_real(inf_pct));
 			snprintf(current, sizeof(current), "GPU %.0f%% busy while inference takes %.0f%% of the cycle", util, inf_pct);
-			add_finding(profile, "gpu_underutilized", severity(t->gpu_util_pct, util > 1 ? util : 1), inf_pct, ev,
+			add_finding(m, "gpu_underutilized", severity(t->gpu_util_pct, util > 1 ? util : 1), inf_pct, ev,
 				    gpu_util_advice, 1, current);
 		}
 	}
 	if (sync) {
-		double pct = num(json_object_get(phases, sync), "percent_of_cycle");
+		double pct = m->phases[sync].percent_of_cycle;
 
 		if (!isnan(pct) && pct > t->gpu_sync_pct) {
 			json_t *ev = json_object();
 
-			json_object_set_new(ev, "phase", json_string(sync));
+			json_object_set_new(ev, "phase", json_string(m->phase_names[sync]));
 			json_object_set_new(ev, "percent_of_cycle", json_real(pct));
 			snprintf(current, sizeof(current), "host waits on the GPU %.0f%% of the cycle", pct);
-			add_finding(profile, "gpu_bound", severity(pct, t->gpu_sync_pct), pct, ev, gpu_sync_advice, 1, current);
+			add_finding(m, "gpu_bound", severity(pct, t->gpu_sync_pct), pct, ev, gpu_sync_advice, 1, current);
 		}
 	}
 }
 
-void rules__evaluate(json_t *profile, const struct rule_thresholds *t, const char *dir)
+int rules__evaluate(struct model *m, const struct rule_thresholds *t)
 {
-	json_object_set_new(profile, "bottlenecks", json_array());
-	json_object_set_new(profile, "recommendations", json_array());
-	phase_rule(profile, dir, "llm_inference", "llm_inference", "inference", t->inference_pct, inference_advice, 4);
-	phase_rule(profile, dir, "database", "database", "database", t->database_pct, database_advice, 3);
-	phase_rule(profile, dir, "mode_overhead", "mode", "mode", t->mode_pct, mode_advice, 2);
-	memory_rules(profile, t);
-	sched_rules(profile, t);
-	side_rules(profile, t);
-}
+	int err = model__require(m, MODEL_DERIVED, "rules__evaluate");
 
-static int rules_write(struct recording *rec, json_t *profile)
-{
-	rules__evaluate(profile, &rec->opts.thresholds, rec->opts.output_dir);
-	json_object_set_new(json_object_get(profile, "config"), "thresholds", json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
-		"inference_pct", rec->opts.thresholds.inference_pct, "database_pct", rec->opts.thresholds.database_pct,
-		"mode_pct", rec->opts.thresholds.mode_pct, "memory_pct", rec->opts.thresholds.memory_pct,
-		"runq_pct", rec->opts.thresholds.runq_pct, "offcpu_pct", rec->opts.thresholds.offcpu_pct,
-		"gpu_util_pct", rec->opts.thresholds.gpu_util_pct, "gpu_sync_pct", rec->opts.thresholds.gpu_sync_pct,
-		"leak_mb_per_cycle", rec->opts.thresholds.leak_mb_per_cycle));
-	return 0;
+	if (err)
+		return err;
+	model__clear_findings(m);
+	phase_rule(m, "llm_inference", "llm_inference", "inference", t->inference_pct, inference_advice, 4);
+	phase_rule(m, "database", "database", "database", t->database_pct, database_advice, 3);
+	phase_rule(m, "mode_overhead", "mode", "mode", t->mode_pct, mode_advice, 2);
+	memory_rules(m, t);
+	sched_rules(m, t);
+	side_rules(m, t);
+	m->thresholds = *t;
+	m->have_thresholds = true;
+	return m->stage == MODEL_DERIVED ? model__advance(m, MODEL_ANALYSED, "rules__evaluate") : 0;
 }
-
-const struct concern rules_concern = {
-	.name = "rules",
-	.write = rules_write,
-};

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Bottleneck rules: read a finished profile.json tree and derive
- * `bottlenecks` and `recommendations` (the seeds' rules, thresholds
- * configurable with --threshold NAME=VALUE). Pure: unit-tested on JSON. */
+/* Bottleneck rules: read a derived model and add its findings
+ * (`bottlenecks` and `recommendations`: the seeds' rules, thresholds
+ * configurable with --threshold NAME=VALUE). Pure: unit-tested on models. */
 #ifndef INFERTRACE_RULES_H
 #define INFERTRACE_RULES_H
 
-#include <jansson.h>
 
 struct rule_thresholds {
 	double inference_pct;       /* llm_inference phase share of the cycle (60) */
@@ -22,8 +21,10 @@ struct rule_thresholds {
 void rule_thresholds__defaults(struct rule_thresholds *t);
 /* Sets one threshold by name (inference_pct, database_pct, ...). 0 or -EINVAL. */
 int rule_thresholds__set(struct rule_thresholds *t, const char *name, double value);
-/* Evaluates the rules on profile; replaces its `bottlenecks` and
- * `recommendations`. DIR holds stacks.<phase>.folded for evidence (may be NULL). */
-void rules__evaluate(json_t *profile, const struct rule_thresholds *t, const char *dir);
+struct model;
+/* Evaluates the rules on a model at MODEL_DERIVED (or later: the findings
+ * are replaced) and moves it to MODEL_ANALYSED. 0, or -EINVAL for a model
+ * that is not derived yet. */
+int rules__evaluate(struct model *m, const struct rule_thresholds *t);
 
 #endif

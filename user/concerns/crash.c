@@ -64,29 +64,28 @@ static void on_crash(const struct it_crash_event *e)
 	}
 }
 
-static int crash_on_event(struct recording *rec, const void *data, size_t size)
+static void crash_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_crash_event *e = data;
 	struct traced_proc *p;
 
 	if (size < sizeof(*e))
-		return 0;
+		return;
 	switch (e->hdr.type) {
 	case IT_EV_CRASH:
 		on_crash(e);
-		return 1;
+		return;
 	case IT_EV_OOM:
 	case IT_EV_FATAL_SIGNAL:
 		remember(e);
-		return 1;
+		return;
 	case IT_EV_COMM:
 		p = process_table__add(&rec->procs, e->hdr.tgid, e->sender_pid, false, e->hdr.ts_ns);
 		if (p)
 			memcpy(p->comm, e->comm, IT_COMM_LEN);
 		syms_cache__capture(rec->syms, e->hdr.tgid);
-		return 1;
+		return;
 	}
-	return 0;
 }
 
 static const char *cause_of(const struct crash *c)
@@ -98,7 +97,7 @@ static const char *cause_of(const struct crash *c)
 	return "exit_status";
 }
 
-static int crash_write(struct recording *rec, json_t *profile)
+static int crash_collect(struct recording *rec, struct model *m)
 {
 	json_t *arr = json_array();
 
@@ -116,6 +115,8 @@ static int crash_write(struct recording *rec, json_t *profile)
 		json_object_set_new(o, "phase", c->ev.phase && c->ev.phase < IT_MAX_PHASES && rec->phase_names[c->ev.phase]
 				    ? json_string(rec->phase_names[c->ev.phase]) : json_null());
 		json_object_set_new(o, "cause", json_string(cause_of(c)));
+		if (!strcmp(cause_of(c), "oom_kill"))
+			m->oom_kills++;
 		if (c->ev.signal) {
 			const char *abbrev = sigabbrev_np(c->ev.signal);
 
@@ -134,8 +135,8 @@ static int crash_write(struct recording *rec, json_t *profile)
 		json_object_set_new(o, "rss_mb", json_real(c->ev.rss_bytes / (1024.0 * 1024.0)));
 		json_array_append_new(arr, o);
 	}
-	json_object_set_new(profile, "crashes", arr);
-	if (crashes.n)
+	model__set_section(m, MODEL_SEC_CRASHES, arr);
+	if (crashes.n && !m->snapshot)
 		fprintf(stderr, "infertrace: %zu followed process%s crashed or exited abnormally (see crashes)\n",
 			crashes.n, crashes.n == 1 ? "" : "es");
 	return 0;
@@ -151,6 +152,6 @@ static void crash_cleanup(struct recording *rec)
 const struct concern crash_concern = {
 	.name = "crash",
 	.on_event = crash_on_event,
-	.write = crash_write,
+	.collect = crash_collect,
 	.cleanup = crash_cleanup,
 };

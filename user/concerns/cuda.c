@@ -164,7 +164,7 @@ static int cuda_attach(struct recording *rec)
 	return 0;
 }
 
-static int cuda_on_event(struct recording *rec, const void *data, size_t size)
+static void cuda_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_event_header *h = data;
 
@@ -172,7 +172,6 @@ static int cuda_on_event(struct recording *rec, const void *data, size_t size)
 	/* a target mapped code: a CUDA library loaded with dlopen */
 	if (cuda && h->type == IT_EV_MMAP && cuda->nfiles < 2)
 		proc_exec_files(h->tgid, place_if_cuda, rec);
-	return 0;
 }
 
 static struct it_cuda_total lookup(int fd, __u32 tgid, __u32 cycle, __u32 counter)
@@ -194,25 +193,24 @@ static json_t *totals_json(const struct it_cuda_total t[IT_CUDA_MAX])
 			 "sync_wait_ms", t[IT_CUDA_SYNC].sum / 1e6);
 }
 
-static int cuda_write(struct recording *rec, json_t *profile)
+/* `gpu.cuda` is this concern's: the gpu section's owner (side) leaves it
+ * to the writer to put it there. */
+static int cuda_collect(struct recording *rec, struct model *m)
 {
 	int fd = bpf_map__fd(rec->tracer.skel->maps.cuda_counts);
-	json_t *cycles = json_object_get(profile, "cycles"), *gpu = json_object_get(profile, "gpu"), *c, *o, *libs;
+	json_t *o, *libs;
 	struct it_cuda_total all[IT_CUDA_MAX] = {};
 	struct it_cuda_key key, next, *prev = NULL;
-	size_t i;
 
 	if (!cuda)
 		return 0;
-	json_array_foreach(cycles, i, c) {
-		json_t *bc = json_object_get(c, "bpf_cycle");
-		__u32 tgid = json_integer_value(json_object_get(c, "pid"));
-		__u32 cyc = json_is_integer(bc) ? json_integer_value(bc) : 0;
+	for (size_t i = 0; i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
 		struct it_cuda_total t[IT_CUDA_MAX] = {};
 
 		for (__u32 k = 1; k < IT_CUDA_MAX; k++)
-			t[k] = lookup(fd, tgid, cyc, k);
-		json_object_set_new(c, "cuda", totals_json(t));
+			t[k] = lookup(fd, c->pid, c->bpf_cycle, k);
+		model__cycle_detail(c, "cuda", totals_json(t));
 	}
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct it_cuda_total t;
@@ -230,13 +228,10 @@ static int cuda_write(struct recording *rec, json_t *profile)
 		json_array_append_new(libs, json_string(cuda->files[k]));
 	json_object_set_new(o, "libraries", libs);
 	json_object_set_new(o, "functions_probed", json_integer(cuda->nprobes));
-	if (!cuda->nfiles)
+	if (!cuda->nfiles && !m->snapshot)
 		fprintf(stderr, "infertrace: warning: --preset cuda: the target never loaded libcudart or libcuda\n");
-	if (!json_is_object(gpu)) {
-		gpu = json_object();
-		json_object_set_new(profile, "gpu", gpu);
-	}
-	json_object_set_new(gpu, "cuda", o);
+	json_decref(m->cuda);
+	m->cuda = o;
 	return 0;
 }
 
@@ -256,6 +251,6 @@ const struct concern cuda_concern = {
 	.configure = cuda_configure,
 	.attach = cuda_attach,
 	.on_event = cuda_on_event,
-	.write = cuda_write,
+	.collect = cuda_collect,
 	.cleanup = cuda_cleanup,
 };

@@ -2,8 +2,8 @@
 /* Memory concern: RSS of the followed processes from kmem:rss_stat (see
  * bpf/memory.bpf.c), sampled for a bounded timeline every tick, peaks per
  * process and per cycle, page faults (counted with the scheduler's on-CPU
- * time) and the growth of RSS across cycles. Writes `memory`,
- * `cycles[i].rss_peak_mb` and `aggregate_metrics.peak_memory_mb`. */
+ * time). Fills the model's `memory` section, peak and each cycle's RSS; the
+ * growth across cycles is derived from those (analysis/derive.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,68 +110,50 @@ static bool mem_lookup(int fd, __u32 tgid, __u32 cycle, struct it_mem_value *v)
 	return bpf_map_lookup_elem(fd, &k, v) == 0;
 }
 
-/* cycles[i].rss_peak_mb; the growth across each process's cycles (RSS at
- * each cycle's last change), the steepest process's figure returned. */
-static double annotate_cycles(struct recording *rec, json_t *cycles, int fd, bool *have)
+/* Each cycle's RSS peak and end: the kernel's per-cycle values, and for a
+ * cycle in which RSS never changed, where it stood at the previous one. The
+ * cycles are in start order. */
+static void fill_cycles(struct model *m, int fd)
 {
-	double best = 0, *ys = calloc(json_array_size(cycles) + 1, sizeof(double));
-	size_t i;
-	json_t *c;
-
-	*have = false;
-	if (!ys)
-		return 0;
-	/* each cycle names the index its data was tagged with in BPF */
-	for (size_t pi = 0; pi < rec->procs.n; pi++) {
-		pid_t pid = rec->procs.procs[pi].pid;
-		size_t ny = 0;
+	for (size_t pi = 0; pi < m->nprocs; pi++) {
+		pid_t pid = m->procs[pi].pid;
 		uint64_t last = 0;
 		bool have_last = false;
 
-		json_array_foreach(cycles, i, c) {
+		for (size_t i = 0; i < m->ncycles; i++) {
+			struct model_cycle *c = &m->cycles[i];
 			struct it_mem_value v;
-			__u32 cyc;
 
-			if (json_integer_value(json_object_get(c, "pid")) != pid)
+			if (c->pid != pid)
 				continue;
-			cyc = json_integer_value(json_object_get(c, "bpf_cycle"));
-			/* no change of RSS in the cycle: it stayed where it was */
-			if (!mem_lookup(fd, pid, cyc, &v)) {
+			if (!mem_lookup(fd, pid, c->bpf_cycle, &v)) {
 				if (!have_last)
 					continue;
 				v.peak_bytes = v.rss_bytes = last;
 			}
 			last = v.rss_bytes;
 			have_last = true;
-			json_object_set_new(c, "rss_peak_mb", json_real(v.peak_bytes / MB));
-			json_object_set_new(c, "rss_end_mb", json_real(v.rss_bytes / MB));
-			ys[ny++] = v.rss_bytes / MB;
-		}
-		if (ny >= 2) {
-			double s = slope_per_index(ys, ny);
-
-			if (!*have || s > best)
-				best = s;
-			*have = true;
+			c->has_rss = true;
+			c->rss_peak_mb = v.peak_bytes / MB;
+			c->rss_end_mb = v.rss_bytes / MB;
 		}
 	}
-	free(ys);
-	return best;
 }
 
-static int memory_write(struct recording *rec, json_t *profile)
+static int memory_collect(struct recording *rec, struct model *m)
 {
-	json_t *mem = json_object(), *per = json_array(), *tl = json_array();
-	json_t *agg = json_object_get(profile, "aggregate_metrics"), *cycles = json_object_get(profile, "cycles");
+	json_t *mem, *per, *tl;
 	int fd = bpf_map__fd(rec->tracer.skel->maps.mem_rss);
 	struct sched_entry *times = NULL;
-	size_t ntimes = 0;
-	uint64_t peak = 0, minflt = 0, majflt = 0;
-	double growth = 0;
-	bool have_growth = false;
+	size_t ntimes = 0, n;
+	uint64_t peak = 0, minflt = 0, majflt = 0, *t = NULL;
+	double *mb = NULL;
 
 	if (!mem_state)
 		return 0;
+	mem = json_object();
+	per = json_array();
+	tl = json_array();
 	json_object_set_new(mem, "source", json_string(mem_state->enabled ? "mm counters (CO-RE) at switches, ticks and kmem:rss_stat" : "mm counters (CO-RE) at switches and ticks"));
 	for (size_t i = 0; i < rec->procs.n; i++) {
 		const struct traced_proc *p = &rec->procs.procs[i];
@@ -196,23 +178,31 @@ static int memory_write(struct recording *rec, json_t *profile)
 		}
 		free(times);
 	}
-	memory_tick(rec);
-	mem_state->n = timeline_reduce(mem_state->t, mem_state->mb, mem_state->n, TIMELINE_MAX);
-	for (size_t i = 0; i < mem_state->n; i++)
-		json_array_append_new(tl, json_pack("{s:f,s:f}", "t_s", mem_state->t[i] / 1e9,
-						    "rss_mb", mem_state->mb[i]));
-	if (json_is_array(cycles))
-		growth = annotate_cycles(rec, cycles, fd, &have_growth);
+	if (!m->snapshot)
+		memory_tick(rec); /* the last point of the timeline */
+	/* reduced on a copy: the recording's own timeline keeps every point */
+	n = mem_state->n;
+	t = n ? malloc(n * sizeof(*t)) : NULL;
+	mb = n ? malloc(n * sizeof(*mb)) : NULL;
+	if (n && t && mb) {
+		memcpy(t, mem_state->t, n * sizeof(*t));
+		memcpy(mb, mem_state->mb, n * sizeof(*mb));
+		n = timeline_reduce(t, mb, n, TIMELINE_MAX);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(tl, json_pack("{s:f,s:f}", "t_s", t[i] / 1e9, "rss_mb", mb[i]));
+	}
+	free(t);
+	free(mb);
+	fill_cycles(m, fd);
+	m->memory.available = true;
+	m->memory.peak_mb = peak / MB;
 	json_object_set_new(mem, "peak_mb", json_real(peak / MB));
 	json_object_set_new(mem, "per_process", per);
 	json_object_set_new(mem, "timeline", tl);
 	json_object_set_new(mem, "timeline_max_points", json_integer(TIMELINE_MAX));
 	json_object_set_new(mem, "faults", json_pack("{s:I,s:I}", "minor", (json_int_t)minflt,
 						     "major", (json_int_t)majflt));
-	json_object_set_new(mem, "growth_mb_per_cycle", have_growth ? json_real(growth) : json_null());
-	if (json_is_object(agg))
-		json_object_set_new(agg, "peak_memory_mb", json_real(peak / MB));
-	json_object_set_new(profile, "memory", mem);
+	model__set_section(m, MODEL_SEC_MEMORY, mem);
 	return 0;
 }
 
@@ -232,6 +222,6 @@ const struct concern memory_concern = {
 	.configure = memory_configure,
 	.attach = memory_attach,
 	.tick = memory_tick,
-	.write = memory_write,
+	.collect = memory_collect,
 	.cleanup = memory_cleanup,
 };

@@ -123,15 +123,15 @@ static int network_attach(struct recording *rec)
 	return 0;
 }
 
-static int network_on_event(struct recording *rec, const void *data, size_t size)
+static void network_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_net_event *e = data;
 
 	(void)rec;
 	if (e->hdr.type < IT_EV_NET_CONN || e->hdr.type > IT_EV_NET_RETRANSMIT)
-		return 0;
+		return;
 	if (!net || size < sizeof(*e))
-		return 1;
+		return;
 	switch (e->hdr.type) {
 	case IT_EV_NET_CONN:
 		net->connections_seen++;
@@ -165,7 +165,6 @@ static int network_on_event(struct recording *rec, const void *data, size_t size
 		}
 		break;
 	}
-	return 1;
 }
 
 static void addr_str(const struct it_conn *c, const uint8_t *addr, uint16_t port, char *out, size_t len)
@@ -208,17 +207,19 @@ static json_t *conn_json(const struct recording *rec, const struct it_conn *c, b
 	return o;
 }
 
-static int network_write(struct recording *rec, json_t *profile)
+static int network_collect(struct recording *rec, struct model *m)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 	int socks_fd = bpf_map__fd(s->maps.net_socks), cyc_fd = bpf_map__fd(s->maps.net_cycles);
-	json_t *o = json_object(), *conns = json_array(), *cycles = json_object_get(profile, "cycles"), *c;
+	json_t *o, *conns;
 	uint64_t sent = 0, recv = 0, retrans = 0, key, next, *prev = NULL;
 	struct it_conn v;
 	size_t i, nconn = 0;
 
 	if (!net)
 		return 0;
+	o = json_object();
+	conns = json_array();
 	for (i = 0; i < net->nclosed; i++, nconn++) {
 		const struct it_conn *cc = &net->closed[i].c;
 
@@ -238,18 +239,13 @@ static int network_write(struct recording *rec, json_t *profile)
 		retrans += v.retransmits;
 		nconn++;
 	}
-	json_array_foreach(cycles, i, c) {
-		json_t *bc = json_object_get(c, "bpf_cycle");
-		struct it_net_key k = {
-			.tgid = json_integer_value(json_object_get(c, "pid")),
-			.cycle = json_is_integer(bc) ? json_integer_value(bc) : 0,
-		};
+	for (i = 0; net->source && i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
+		struct it_net_key k = { .tgid = c->pid, .cycle = c->bpf_cycle };
 		struct it_net_total t = {};
 
-		if (!net->source)
-			break;
 		bpf_map_lookup_elem(cyc_fd, &k, &t);
-		json_object_set_new(c, "network", json_pack("{s:I,s:I,s:I,s:I,s:I}",
+		model__cycle_detail(c, "network", json_pack("{s:I,s:I,s:I,s:I,s:I}",
 			"sent_bytes", (json_int_t)t.sent, "recv_bytes", (json_int_t)t.recv,
 			"sends", (json_int_t)t.sends, "recvs", (json_int_t)t.recvs,
 			"retransmits", (json_int_t)t.retransmits));
@@ -271,7 +267,7 @@ static int network_write(struct recording *rec, json_t *profile)
 	json_object_set_new(o, "retransmit_events", rt);
 	if (net->closed_dropped)
 		json_object_set_new(o, "closed_connections_not_kept", json_integer(net->closed_dropped));
-	json_object_set_new(profile, "network", o);
+	model__set_section(m, MODEL_SEC_NETWORK, o);
 	return 0;
 }
 
@@ -290,6 +286,6 @@ const struct concern network_concern = {
 	.configure = network_configure,
 	.attach = network_attach,
 	.on_event = network_on_event,
-	.write = network_write,
+	.collect = network_collect,
 	.cleanup = network_cleanup,
 };

@@ -4,10 +4,11 @@
  * uprobe/uretprobe pair of the probes concern is placed on a calibration
  * function of this very binary, which is called N times with and without
  * it; the difference per call, halved, is the cost of one hit on this
- * machine (kernel trap, uprobe dispatch, the BPF program). After the run it
- * is multiplied by the hits each phase took: profile.json's
+ * machine (kernel trap, uprobe dispatch, the BPF program). The model
+ * multiplies it by the hits each phase took (model__derive): profile.json's
  * `probes_overhead`, which `report` prints with a warning over 5%. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,68 +92,21 @@ out:
 	return 0; /* an estimate that failed never stops a recording */
 }
 
-static double num(json_t *o, const char *key)
+/* The measured cost per hit; the model derives each phase's share from it. */
+static int overhead_collect(struct recording *rec, struct model *m)
 {
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : 0;
-}
-
-static json_t *estimate(double hits, double base_ms, double *max_pct)
-{
-	json_t *o = json_object();
-	double ms = hits * overhead.cost_ns / 1e6, pct = base_ms > 0 ? 100.0 * ms / base_ms : 0;
-
-	json_object_set_new(o, "hits", json_real(hits));
-	json_object_set_new(o, "estimated_ms", json_real(ms));
-	json_object_set_new(o, "percent", json_real(pct));
-	if (pct > *max_pct)
-		*max_pct = pct;
-	return o;
-}
-
-static int overhead_write(struct recording *rec, json_t *profile)
-{
-	json_t *o, *per = json_object(), *phases = json_object_get(profile, "phases");
-	json_t *probes = json_object_get(profile, "probes"), *cycles = json_object_get(profile, "cycles");
-	json_t *v;
-	const char *name;
-	double all_hits = 0, cycles_ms = 0, max_pct = 0;
-	size_t i;
-
 	if (!rec->probes)
 		return 0;
-	o = json_object();
-	json_object_set_new(o, "cost_ns_per_hit", overhead.cost_ns >= 0 ? json_real(overhead.cost_ns) : json_null());
-	json_object_set_new(o, "calibration_calls", json_integer(CALIBRATION_CALLS));
-	if (overhead.error)
-		json_object_set_new(o, "error", json_string(overhead.error));
-	/* a phase's own entry and return probes fall about half inside the
-	 * interval each: one hit per call; nested probes are not added */
-	json_object_foreach(phases, name, v)
-		json_object_set_new(per, name, estimate(num(v, "calls"), num(v, "total_ms"), &max_pct));
-	json_object_set_new(o, "phases", per);
-	/* every hit inside a cycle lengthens it: entry + return for timed probes */
-	json_array_foreach(probes, i, v) {
-		const char *role = json_string_value(json_object_get(v, "role"));
-		double hits = num(v, "hits");
-
-		all_hits += role && (!strcmp(role, "phase") || !strcmp(role, "cycle")) ? 2 * hits : hits;
-	}
-	json_array_foreach(cycles, i, v)
-		cycles_ms += num(v, "duration_ms");
-	json_object_set_new(o, "cycles", estimate(all_hits, cycles_ms, &max_pct));
-	json_object_set_new(o, "max_percent", json_real(max_pct));
-	json_object_set_new(o, "warning", json_boolean(max_pct > WARN_PERCENT));
-	json_object_set_new(profile, "probes_overhead", o);
-	if (max_pct > WARN_PERCENT)
-		fprintf(stderr, "infertrace: warning: the probes themselves took about %.1f%% of a phase "
-			"(%.1f µs per hit); probe fewer or coarser functions\n", max_pct, overhead.cost_ns / 1e3);
+	m->probe_cost.present = true;
+	m->probe_cost.cost_ns = overhead.cost_ns >= 0 ? overhead.cost_ns : NAN;
+	m->probe_cost.calibration_calls = CALIBRATION_CALLS;
+	m->probe_cost.error = overhead.error;
+	m->probe_cost.warn_percent = WARN_PERCENT;
 	return 0;
 }
 
 const struct concern overhead_concern = {
 	.name = "overhead",
 	.attach = overhead_attach,
-	.write = overhead_write,
+	.collect = overhead_collect,
 };

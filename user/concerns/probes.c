@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Probes concern: cycles, phases and counts from uprobes and USDT probes.
+ * Longer than 600 lines: resolving specs, placing probes in libraries that
+ * load later (with the SIGSTOP gate) and turning edges into the model's
+ * cycles share the probe table and its placement state.
  * configure: expand presets, parse and resolve every spec (a clear error
  * before anything is attached); attach: place the probes (one generic
- * program, a cookie per probe); events: cycle edges and phase calls; write:
- * `cycles`, `phases`, `aggregate_metrics`, `probes`. */
+ * program, a cookie per probe); events: cycle edges and phase calls; spans:
+ * the model's cycles with their phases and counts, and the `probes` section. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -481,10 +484,13 @@ static struct cycle_span *find_cycle(struct probes *ps, pid_t tgid, uint32_t ind
 	return NULL;
 }
 
-static int probes_on_event(struct recording *rec, const void *data, size_t size)
+static void probes_on_event(struct recording *rec, const void *data, size_t size)
 {
 	struct probes *ps = rec->probes;
 	const struct it_event_header *h = data;
+
+	if (!ps)
+		return;
 
 	switch (h->type) {
 	case IT_EV_MMAP: {
@@ -496,16 +502,16 @@ static int probes_on_event(struct recording *rec, const void *data, size_t size)
 			ps->stops++;
 			kill(h->tgid, SIGCONT);
 		}
-		return 0; /* others may want it too */
+		return;
 	}
 	case IT_EV_CYCLE_BEGIN: {
 		const struct it_cycle_event *e = data;
 		if (size < sizeof(*e) || VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))
-			return 1;
+			return;
 		ps->cycles[ps->ncycles++] = (struct cycle_span){
 			.tgid = h->tgid, .bpf_index = e->cycle, .start_ns = h->ts_ns,
 		};
-		return 1;
+		return;
 	}
 	case IT_EV_CYCLE_END: {
 		const struct it_cycle_event *e = data;
@@ -515,24 +521,23 @@ static int probes_on_event(struct recording *rec, const void *data, size_t size)
 			c->end_ns = h->ts_ns;
 			c->abandoned = e->abandoned;
 		}
-		return 1;
+		return;
 	}
 	case IT_EV_PHASE_END: {
 		const struct it_phase_event *e = data;
 		if (size < sizeof(*e))
-			return 1;
+			return;
 		if (ps->ncalls >= MAX_PHASE_CALLS || VEC_RESERVE(ps->calls, ps->capcalls, ps->ncalls, 64)) {
 			ps->calls_dropped++;
-			return 1;
+			return;
 		}
 		ps->calls[ps->ncalls++] = (struct phase_call){
 			.tgid = h->tgid, .tid = h->tid, .cycle = e->cycle, .phase = e->phase,
 			.probe = e->probe, .entry_ns = e->entry_ns, .exit_ns = h->ts_ns,
 		};
-		return 1;
+		return;
 	}
 	}
-	return 0;
 }
 
 /* ---- aggregation and output ------------------------------------------- */
@@ -574,19 +579,20 @@ uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from
 	return total;
 }
 
-/* Ends cycles still open: at the process's exit, else the recording's end. */
-static void close_open_cycles(struct recording *rec)
+/* Ends cycles still open (on a copy: a snapshot leaves them open): at the
+ * process's exit, else the recording's end (or now, mid-recording). */
+static void close_open_cycles(const struct recording *rec, struct cycle_span *cycles, size_t n, uint64_t now)
 {
-	struct probes *ps = rec->probes;
+	const struct probes *ps = rec->probes;
 
-	for (size_t i = 0; i < ps->ncycles; i++) {
-		struct cycle_span *c = &ps->cycles[i];
-		struct traced_proc *p;
+	for (size_t i = 0; i < n; i++) {
+		struct cycle_span *c = &cycles[i];
+		const struct traced_proc *p;
 
 		if (c->end_ns)
 			continue;
-		p = process_table__find(&rec->procs, c->tgid);
-		c->end_ns = p && p->exited && p->exit_ns ? p->exit_ns : rec->end_ns;
+		p = process_table__find((struct process_table *)&rec->procs, c->tgid);
+		c->end_ns = p && p->exited && p->exit_ns ? p->exit_ns : now;
 		c->open_at_end = true;
 		if (!ps->marker_mode)
 			continue;
@@ -605,60 +611,12 @@ static void close_open_cycles(struct recording *rec)
 	}
 }
 
-const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n)
-{
-	*n = rec->probes ? rec->probes->ncalls : 0;
-	return rec->probes ? rec->probes->calls : NULL;
-}
-
-/* With no --cycle, each process's whole traced life is cycle 0. */
-static void whole_run_cycles(struct recording *rec)
-{
-	struct probes *ps = rec->probes;
-
-	for (size_t i = 0; i < rec->procs.n; i++) {
-		const struct traced_proc *p = &rec->procs.procs[i];
-		if (VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))
-			return;
-		ps->cycles[ps->ncycles++] = (struct cycle_span){
-			.tgid = p->pid, .bpf_index = 0,
-			.start_ns = p->start_ns > rec->start_ns ? p->start_ns : rec->start_ns,
-			.end_ns = p->exited && p->exit_ns ? p->exit_ns : rec->end_ns,
-		};
-	}
-}
-
 static uint64_t map_u64(int fd, const void *key)
 {
 	uint64_t v = 0;
 
 	bpf_map_lookup_elem(fd, key, &v);
 	return v;
-}
-
-/* The phase whose time tokens/s is measured against: `llm_inference`, else
- * the first phase whose name contains "inference"; 0 = the whole cycle. */
-static int inference_phase(const struct recording *rec)
-{
-	for (int i = 1; i < IT_MAX_PHASES; i++)
-		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], "llm_inference"))
-			return i;
-	for (int i = 1; i < IT_MAX_PHASES; i++)
-		if (rec->phase_names[i] && strstr(rec->phase_names[i], "inference"))
-			return i;
-	return 0;
-}
-
-struct phase_acc {
-	double total_ms, thread_ms;
-	uint64_t calls;
-	double *durations; /* per call, ms */
-	size_t ndur;
-};
-
-static bool same_key(const struct phase_call *pc, pid_t tgid, uint32_t cycle, uint32_t phase)
-{
-	return pc->tgid == tgid && pc->cycle == cycle && pc->phase == phase;
 }
 
 static int by_key(const void *a, const void *b)
@@ -674,16 +632,17 @@ static int by_key(const void *a, const void *b)
 	return x->entry_ns < y->entry_ns ? -1 : x->entry_ns > y->entry_ns;
 }
 
-/* First call with a key >= (tgid, cycle, phase) in the sorted calls. */
-static size_t calls_lower_bound(const struct probes *ps, pid_t tgid, uint32_t cycle, uint32_t phase)
+/* First call with a key >= (tgid, cycle, phase) in calls sorted by_key. */
+static size_t calls_lower_bound(const struct phase_call *calls, size_t n, pid_t tgid, uint32_t cycle,
+				uint32_t phase)
 {
 	struct phase_call k = { .tgid = tgid, .cycle = cycle, .phase = phase, .entry_ns = 0 };
-	size_t lo = 0, hi = ps->ncalls;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (by_key(&ps->calls[mid], &k) < 0)
+		if (by_key(&calls[mid], &k) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -691,105 +650,10 @@ static size_t calls_lower_bound(const struct probes *ps, pid_t tgid, uint32_t cy
 	return lo;
 }
 
-static json_t *cycle_json(struct recording *rec, const struct cycle_span *c, int out_index,
-			  struct phase_acc *acc, double *tps, double *tps_wall)
-{
-	struct probes *ps = rec->probes;
-	struct infertrace_bpf *skel = rec->tracer.skel;
-	int tot_fd = bpf_map__fd(skel->maps.phase_totals), cnt_fd = bpf_map__fd(skel->maps.call_counts);
-	int smp_fd = bpf_map__fd(skel->maps.cycle_samples);
-	json_t *o = json_object(), *phases = json_object(), *counts = json_object();
-	double dur_ms = (c->end_ns - c->start_ns) / 1e6;
-	uint64_t samples = 0;
-	int inf = inference_phase(rec);
-	double inf_ms = -1;
-
-	json_object_set_new(o, "index", json_integer(out_index));
-	/* the cycle number the kernel tagged this cycle's data with (per process) */
-	json_object_set_new(o, "bpf_cycle", json_integer(c->bpf_index));
-	json_object_set_new(o, "pid", json_integer(c->tgid));
-	json_object_set_new(o, "start_ns", json_integer(c->start_ns));
-	json_object_set_new(o, "end_ns", json_integer(c->end_ns));
-	json_object_set_new(o, "duration_ms", json_real(dur_ms));
-	if (c->open_at_end)
-		json_object_set_new(o, "open_at_end", json_true());
-	if (c->abandoned)
-		json_object_set_new(o, "abandoned", json_true());
-	if (c->ended_at_last_phase)
-		json_object_set_new(o, "end", json_string("last_phase_call"));
-
-	for (int ph = 0; ph < IT_MAX_PHASES; ph++) {
-		struct it_cycle_key sk = { .tgid = c->tgid, .cycle = c->bpf_index, .phase = ph };
-
-		samples += map_u64(smp_fd, &sk);
-	}
-	json_object_set_new(o, "samples", json_integer(samples));
-
-	for (int ph = 1; ph <= ps->nphase_ids; ph++) {
-		struct it_phase_key k = { .tgid = c->tgid, .cycle = c->bpf_index, .phase = ph };
-		struct it_phase_total t = {};
-		struct phase_call *mine = NULL;
-		size_t n = 0;
-		double ms;
-
-		bpf_map_lookup_elem(tot_fd, &k, &t);
-		/* this cycle's calls of the phase (calls are sorted by tgid, cycle,
-		 * phase, entry), for the cross-thread union and the percentiles */
-		size_t first = calls_lower_bound(ps, c->tgid, c->bpf_index, ph);
-
-		while (first + n < ps->ncalls && same_key(&ps->calls[first + n], c->tgid, c->bpf_index, ph))
-			n++;
-		mine = ps->calls + first;
-		if (n) {
-			double *d = realloc(acc[ph].durations, (acc[ph].ndur + n) * sizeof(*d));
-
-			if (d) {
-				acc[ph].durations = d;
-				for (size_t i = 0; i < n; i++)
-					d[acc[ph].ndur++] = (mine[i].exit_ns - mine[i].entry_ns) / 1e6;
-			}
-		}
-		/* every call's event arrived: the union is exact; else the BPF sum */
-		ms = n == t.calls ? phase_calls__union_ns(mine, n, 0, UINT64_MAX) / 1e6 : t.ns / 1e6;
-		if (!t.calls)
-			continue;
-		json_t *po = json_object();
-
-		json_object_set_new(po, "ms", json_real(ms));
-		json_object_set_new(po, "calls", json_integer(t.calls));
-		json_object_set_new(po, "thread_ms", json_real(t.ns / 1e6));
-		json_object_set_new(phases, rec->phase_names[ph], po);
-		acc[ph].total_ms += ms;
-		acc[ph].thread_ms += t.ns / 1e6;
-		acc[ph].calls += t.calls;
-		if (ph == inf)
-			inf_ms = ms;
-	}
-	json_object_set_new(o, "phases", phases);
-
-	for (int id = 1; id <= ps->ncount_ids; id++) {
-		struct it_count_key k = { .tgid = c->tgid, .cycle = c->bpf_index, .count = id };
-		uint64_t n = map_u64(cnt_fd, &k);
-
-		json_object_set_new(counts, rec->count_names[id], json_integer(n));
-		if (!strcmp(rec->count_names[id], "tokens")) {
-			double base_ms = inf ? inf_ms : dur_ms;
-
-			*tps = base_ms > 0 ? n / (base_ms / 1000.0) : NAN;
-			json_object_set_new(o, "tokens_per_second", isnan(*tps) ? json_null() : json_real(*tps));
-			/* the experiment's view: tokens over the whole cycle */
-			*tps_wall = dur_ms > 0 ? n / (dur_ms / 1000.0) : NAN;
-			json_object_set_new(o, "tokens_per_second_wall", isnan(*tps_wall) ? json_null() : json_real(*tps_wall));
-		}
-	}
-	json_object_set_new(o, "counts", counts);
-	return o;
-}
-
-static bool cycle_is_empty(struct recording *rec, const struct cycle_span *c)
+static bool cycle_is_empty(const struct recording *rec, const struct cycle_span *c)
 {
 	struct infertrace_bpf *skel = rec->tracer.skel;
-	struct probes *ps = rec->probes;
+	const struct probes *ps = rec->probes;
 
 	for (int ph = 1; ph <= ps->nphase_ids; ph++) {
 		struct it_phase_key k = { .tgid = c->tgid, .cycle = c->bpf_index, .phase = ph };
@@ -807,76 +671,89 @@ static bool cycle_is_empty(struct recording *rec, const struct cycle_span *c)
 	return ps->nphase_ids || ps->ncount_ids;
 }
 
-/* Time of a phase spent outside every cycle (e.g. a model loaded before the
- * first marker), summed over processes and threads. */
-static json_t *outside_cycles_json(struct recording *rec, int ph)
+/* One cycle's phases and counts from the kernel's per-cycle totals; the
+ * union over threads from the calls when every call's event arrived. */
+static int fill_cycle(const struct recording *rec, struct model *m, struct model_cycle *mc,
+		      struct phase_call *sorted, size_t ncalls)
 {
-	int fd = bpf_map__fd(rec->tracer.skel->maps.phase_totals);
-	struct it_phase_key key, next, *prev = NULL;
-	struct it_phase_total t, sum = {};
+	const struct probes *ps = rec->probes;
+	struct infertrace_bpf *skel = rec->tracer.skel;
+	int tot_fd = bpf_map__fd(skel->maps.phase_totals), cnt_fd = bpf_map__fd(skel->maps.call_counts);
+	int smp_fd = bpf_map__fd(skel->maps.cycle_samples);
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (key.cycle != IT_CYCLE_NONE || key.phase != (__u32)ph || bpf_map_lookup_elem(fd, &key, &t))
-			continue;
-		sum.ns += t.ns;
-		sum.calls += t.calls;
+	for (int ph = 0; ph < IT_MAX_PHASES; ph++) {
+		struct it_cycle_key sk = { .tgid = mc->pid, .cycle = mc->bpf_cycle, .phase = ph };
+
+		mc->samples += map_u64(smp_fd, &sk);
 	}
-	return json_pack("{s:f,s:I}", "thread_ms", sum.ns / 1e6, "calls", (json_int_t)sum.calls);
+	for (int ph = 1; ph <= ps->nphase_ids; ph++) {
+		struct it_phase_key k = { .tgid = mc->pid, .cycle = mc->bpf_cycle, .phase = ph };
+		struct it_phase_total t = {};
+		size_t first = calls_lower_bound(sorted, ncalls, mc->pid, mc->bpf_cycle, ph), n = 0;
+		struct model_cycle_phase *p = &mc->phases[ph];
+
+		bpf_map_lookup_elem(tot_fd, &k, &t);
+		while (first + n < ncalls && sorted[first + n].tgid == mc->pid &&
+		       sorted[first + n].cycle == mc->bpf_cycle && sorted[first + n].phase == (uint32_t)ph)
+			n++;
+		for (size_t i = 0; i < n; i++)
+			if (model__add_call_ms(m, ph, (sorted[first + i].exit_ns - sorted[first + i].entry_ns) / 1e6))
+				return -ENOMEM;
+		if (!t.calls)
+			continue;
+		p->present = true;
+		p->calls = t.calls;
+		p->thread_ms = t.ns / 1e6;
+		/* every call's event arrived: the union is exact; else the BPF sum */
+		p->ms = n == t.calls ? phase_calls__union_ns(sorted + first, n, 0, UINT64_MAX) / 1e6 : t.ns / 1e6;
+	}
+	for (int id = 1; id <= ps->ncount_ids; id++) {
+		struct it_count_key k = { .tgid = mc->pid, .cycle = mc->bpf_cycle, .count = id };
+
+		mc->has_count[id] = true;
+		mc->counts[id] = map_u64(cnt_fd, &k);
+	}
+	return 0;
 }
 
-static json_t *phase_summary_json(struct recording *rec, int ph, struct phase_acc *a, double cycles_ms)
+/* Per phase: its call-duration histogram, and its time outside every cycle
+ * (e.g. a model loaded before the first marker). */
+static void phase_facts(const struct recording *rec, struct model *m)
 {
-	struct probes *ps = rec->probes;
-	int fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
-	uint64_t slots[IT_HIST_SLOTS] = {};
-	json_t *o = json_object();
+	const struct probes *ps = rec->probes;
+	int hist_fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
+	int tot_fd = bpf_map__fd(rec->tracer.skel->maps.phase_totals);
+	struct it_phase_key key, next, *prev = NULL;
+	struct it_phase_total t;
 
 	for (int i = 0; i < ps->n; i++) {
 		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h;
 		__u32 k = ps->probes[i].index;
 
-		if (ps->probes[i].role != IT_ROLE_PHASE || ps->probes[i].id != ph ||
-		    bpf_map_lookup_elem(fd, &k, &h))
+		if (ps->probes[i].role != IT_ROLE_PHASE || bpf_map_lookup_elem(hist_fd, &k, &h))
 			continue;
 		for (int s = 0; s < IT_HIST_SLOTS; s++)
-			slots[s] += h.slots[s];
+			m->phase_hist_us[ps->probes[i].id][s] += h.slots[s];
 	}
-	json_object_set_new(o, "total_ms", json_real(a->total_ms));
-	json_object_set_new(o, "thread_ms", json_real(a->thread_ms));
-	json_object_set_new(o, "calls", json_integer(a->calls));
-	json_object_set_new(o, "percent_of_cycle", json_real(cycles_ms > 0 ? 100.0 * a->total_ms / cycles_ms : 0));
-	json_object_set_new(o, "outside_cycles", outside_cycles_json(rec, ph));
-	if (a->ndur) {
-		json_object_set_new(o, "p50_ms", json_real(stats__percentile(a->durations, a->ndur, 50)));
-		json_object_set_new(o, "p95_ms", json_real(stats__percentile(a->durations, a->ndur, 95)));
-		json_object_set_new(o, "p99_ms", json_real(stats__percentile(a->durations, a->ndur, 99)));
-		json_object_set_new(o, "percentiles_from", json_string("calls"));
-	} else if (!a->calls) {
-		json_object_set_new(o, "p50_ms", json_null());
-		json_object_set_new(o, "p95_ms", json_null());
-		json_object_set_new(o, "p99_ms", json_null());
-	} else {
-		/* events lost: estimate from the log2 histogram (µs) */
-		json_object_set_new(o, "p50_ms", json_real(stats__log2_hist_percentile(slots, IT_HIST_SLOTS, 50) / 1000));
-		json_object_set_new(o, "p95_ms", json_real(stats__log2_hist_percentile(slots, IT_HIST_SLOTS, 95) / 1000));
-		json_object_set_new(o, "p99_ms", json_real(stats__log2_hist_percentile(slots, IT_HIST_SLOTS, 99) / 1000));
-		json_object_set_new(o, "percentiles_from", json_string("histogram"));
+	while (bpf_map_get_next_key(tot_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.cycle != IT_CYCLE_NONE || key.phase >= IT_MAX_PHASES || bpf_map_lookup_elem(tot_fd, &key, &t))
+			continue;
+		m->phase_outside_thread_ms[key.phase] += t.ns / 1e6;
+		m->phase_outside_calls[key.phase] += t.calls;
 	}
-	json_object_set_new(o, "histogram", stats__log2_hist_json(slots, IT_HIST_SLOTS, "us"));
-	return o;
 }
 
-static json_t *probes_json(struct recording *rec)
+static json_t *probes_json(const struct recording *rec, struct model *m)
 {
 	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count" };
-	struct probes *ps = rec->probes;
+	const struct probes *ps = rec->probes;
 	int fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
 	json_t *arr = json_array();
 
 	for (int i = 0; i < ps->n; i++) {
-		struct probe *p = &ps->probes[i];
+		const struct probe *p = &ps->probes[i];
 		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h = {};
 		__u32 k = p->index;
 		json_t *o = json_object(), *files = json_array();
@@ -892,6 +769,11 @@ static json_t *probes_json(struct recording *rec)
 			json_array_append_new(files, json_string(p->files[j]));
 		json_object_set_new(o, "placed_in", files);
 		json_object_set_new(o, "hits", json_integer(h.hits));
+		/* every hit inside a cycle lengthens it: entry + return for timed probes */
+		if (p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE)
+			m->probe_cost.timed_hits += 2 * h.hits;
+		else
+			m->probe_cost.point_hits += h.hits;
 		json_object_set_new(o, "from_preset", json_boolean(p->lazy));
 		if (!p->nfiles)
 			json_object_set_new(o, "not_placed", json_string(p->error ? p->error : "library never loaded"));
@@ -907,78 +789,100 @@ static int by_start(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-static int probes_write(struct recording *rec, json_t *profile)
+/* The cycles of the recording so far: from the probes' edges, or with no
+ * --cycle each process's whole traced life as cycle 0. Works on copies of
+ * the concern's tables, so that it can run at every snapshot. */
+static int probes_spans(struct recording *rec, struct model *m)
 {
 	struct probes *ps = rec->probes;
-	struct phase_acc acc[IT_MAX_PHASES] = {};
-	json_t *cycles = json_array(), *phases = json_object();
-	json_t *agg = json_object_get(profile, "aggregate_metrics");
-	double *durs = NULL, *tps_v = NULL, *tpsw_v = NULL, cycles_ms = 0;
-	size_t n = 0, ntps = 0, dropped_empty = 0;
+	uint64_t now = rec->end_ns ? rec->end_ns : recording__now_ns();
+	struct cycle_span *spans = NULL;
+	struct phase_call *sorted = NULL;
+	size_t nspans = 0, cap = 0;
+	int err = -ENOMEM;
 
-	if (!ps)
-		return 0;
-	if (ps->cycles_from_probes)
-		close_open_cycles(rec);
-	else
-		whole_run_cycles(rec);
-	qsort(ps->cycles, ps->ncycles, sizeof(*ps->cycles), by_start);
-	if (ps->ncalls)
-		qsort(ps->calls, ps->ncalls, sizeof(*ps->calls), by_key);
-	durs = calloc(ps->ncycles + 1, sizeof(*durs));
-	tps_v = calloc(ps->ncycles + 1, sizeof(*tps_v));
-	tpsw_v = calloc(ps->ncycles + 1, sizeof(*tpsw_v));
-	for (size_t i = 0; durs && tps_v && tpsw_v && i < ps->ncycles; i++) {
-		const struct cycle_span *c = &ps->cycles[i];
-		double tps = NAN, tpsw = NAN;
+	if (ps && ps->cycles_from_probes) {
+		if (ps->ncycles) {
+			spans = malloc(ps->ncycles * sizeof(*spans));
+			if (!spans)
+				goto out;
+			memcpy(spans, ps->cycles, ps->ncycles * sizeof(*spans));
+		}
+		nspans = ps->ncycles;
+		close_open_cycles(rec, spans, nspans, now);
+	} else {
+		for (size_t i = 0; i < rec->procs.n; i++) {
+			const struct traced_proc *p = &rec->procs.procs[i];
+
+			if (VEC_RESERVE(spans, cap, nspans, 16))
+				goto out;
+			spans[nspans++] = (struct cycle_span){
+				.tgid = p->pid, .bpf_index = 0,
+				.start_ns = p->start_ns > m->run.start_ns ? p->start_ns : m->run.start_ns,
+				.end_ns = p->exited && p->exit_ns ? p->exit_ns : now,
+			};
+		}
+	}
+	qsort(spans, nspans, sizeof(*spans), by_start);
+	if (ps && ps->ncalls) {
+		sorted = malloc(ps->ncalls * sizeof(*sorted));
+		if (!sorted)
+			goto out;
+		memcpy(sorted, ps->calls, ps->ncalls * sizeof(*sorted));
+		qsort(sorted, ps->ncalls, sizeof(*sorted), by_key);
+	}
+	m->cycles_source = !ps || !ps->cycles_from_probes ? "whole_run" : ps->marker_mode ? "cycle_marker" : "cycle";
+	for (size_t i = 0; i < nspans; i++) {
+		const struct cycle_span *c = &spans[i];
+		struct model_cycle *mc;
 
 		/* marker cycles with nothing of interest in them (e.g. prompts
 		 * tokenized while a model loads) are not experiment cycles */
-		if (ps->marker_mode && cycle_is_empty(rec, c)) {
-			dropped_empty++;
+		if (ps && ps->marker_mode && cycle_is_empty(rec, c)) {
+			m->empty_marker_cycles_dropped++;
 			continue;
 		}
-		json_array_append_new(cycles, cycle_json(rec, c, n, acc, &tps, &tpsw));
-		durs[n] = (c->end_ns - c->start_ns) / 1e6;
-		cycles_ms += durs[n++];
-		if (!isnan(tps) && !isnan(tpsw)) {
-			tpsw_v[ntps] = tpsw;
-			tps_v[ntps++] = tps;
+		mc = model__add_cycle(m, c->tgid, c->bpf_index, c->start_ns, c->end_ns);
+		if (!mc)
+			goto out;
+		mc->open_at_end = c->open_at_end;
+		mc->abandoned = c->abandoned;
+		mc->ended_at_last_phase = c->ended_at_last_phase;
+		if (ps && fill_cycle(rec, m, mc, sorted, ps->ncalls))
+			goto out;
+	}
+	if (ps) {
+		for (size_t i = 0; i < ps->ncalls; i++) {
+			const struct phase_call *pc = &ps->calls[i];
+			struct model_phase_call mpc = {
+				.tgid = pc->tgid, .tid = pc->tid, .bpf_cycle = pc->cycle, .phase = pc->phase,
+				.entry_ns = pc->entry_ns, .exit_ns = pc->exit_ns,
+			};
+
+			if (model__add_phase_call(m, &mpc))
+				goto out;
 		}
+		phase_facts(rec, m);
+		model__set_section(m, MODEL_SEC_PROBES, probes_json(rec, m));
+		if (ps->calls_dropped)
+			model__add_lost(m, "phase_calls_not_kept", ps->calls_dropped);
 	}
-	for (int ph = 1; ph <= ps->nphase_ids; ph++)
-		json_object_set_new(phases, rec->phase_names[ph], phase_summary_json(rec, ph, &acc[ph], cycles_ms));
+	err = model__advance(m, MODEL_SPANS, "probes");
+out:
+	free(spans);
+	free(sorted);
+	return err;
+}
 
-	json_object_set_new(agg, "total_cycles", json_integer(n));
-	json_object_set_new(agg, "cycles_source", json_string(!ps->cycles_from_probes ? "whole_run" :
-							      ps->marker_mode ? "cycle_marker" : "cycle"));
-	if (dropped_empty)
-		json_object_set_new(agg, "empty_marker_cycles_dropped", json_integer(dropped_empty));
-	json_object_set_new(agg, "avg_cycle_ms", n ? json_real(stats__mean(durs, n)) : json_null());
-	json_object_set_new(agg, "max_cycle_ms", n ? json_real(stats__percentile(durs, n, 100)) : json_null());
-	json_object_set_new(agg, "p50_cycle_ms", n ? json_real(stats__percentile(durs, n, 50)) : json_null());
-	json_object_set_new(agg, "p95_cycle_ms", n ? json_real(stats__percentile(durs, n, 95)) : json_null());
-	json_object_set_new(agg, "p99_cycle_ms", n ? json_real(stats__percentile(durs, n, 99)) : json_null());
-	json_object_set_new(agg, "avg_tokens_per_second", ntps ? json_real(stats__mean(tps_v, ntps)) : json_null());
-	json_object_set_new(agg, "avg_tokens_per_second_wall", ntps ? json_real(stats__mean(tpsw_v, ntps)) : json_null());
-	json_object_set_new(profile, "cycles", cycles);
-	json_object_set_new(profile, "phases", phases);
-	json_object_set_new(profile, "probes", probes_json(rec));
-	if (ps->calls_dropped) {
-		json_t *lost = json_object_get(profile, "lost");
+/* The recording ended: say which probes never found their function. */
+static void probes_stop(struct recording *rec)
+{
+	struct probes *ps = rec->probes;
 
-		json_object_set_new(lost, "phase_calls_not_kept", json_integer(ps->calls_dropped));
-	}
-	for (int ph = 0; ph < IT_MAX_PHASES; ph++)
-		free(acc[ph].durations);
-	free(durs);
-	free(tps_v);
-	free(tpsw_v);
-	for (int i = 0; i < ps->n; i++)
+	for (int i = 0; ps && i < ps->n; i++)
 		if (!ps->probes[i].nfiles)
 			fprintf(stderr, "infertrace: warning: probe '%s' was never placed: %s\n", ps->probes[i].spec.text,
 				ps->probes[i].error ? ps->probes[i].error : "its library was never loaded");
-	return 0;
 }
 
 static void probes_cleanup(struct recording *rec)
@@ -1008,6 +912,7 @@ const struct concern probes_concern = {
 	.configure = probes_configure,
 	.attach = probes_attach,
 	.on_event = probes_on_event,
-	.write = probes_write,
+	.spans = probes_spans,
+	.stop = probes_stop,
 	.cleanup = probes_cleanup,
 };

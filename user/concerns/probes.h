@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Probes concern: places the uprobes/uretprobes/USDT probes named by
  * --cycle, --cycle-marker, --phase, --count and --preset, follows cycle and
- * phase edges, and writes `cycles`, `phases`, `aggregate_metrics` and
- * `probes` into profile.json. */
+ * phase edges, and gives the model its cycles, their phases and counts,
+ * and the `probes` section. */
 #ifndef INFERTRACE_PROBES_H
 #define INFERTRACE_PROBES_H
 
@@ -33,8 +33,5 @@ struct phase_call {
  * phase. Sorts calls by entry. */
 uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from, uint64_t to);
 
-struct recording;
-/* Every outermost phase call kept (for trace.json); *n gets their number. */
-const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* On-CPU sampling concern: after the run, reads the stack counts from BPF,
- * writes stacks.folded and stacks.<phase>.folded, and profile.json's
- * `samples` and `lost`. (The perf_event programs are attached by tracer.c.)
+/* On-CPU sampling concern: reads the stack counts from BPF and gives the
+ * model its on-CPU stacks (all and per phase), the `samples` section and the
+ * sampling's lost counters. (The perf_event programs are attached by tracer.c.)
  * With --call-graph dwarf, samples arrive as IT_EV_USTACK records during
  * the run; each is unwound at once (the copy is too large to keep) and its
  * stack counted here, beside the kernel's counts. */
@@ -22,6 +22,8 @@
 /* Ring buffer in dwarf mode: room for about 500 stack copies of 64 KiB,
  * seconds of samples at 99 Hz on many CPUs should unwinding fall behind. */
 #define DWARF_RINGBUF_BYTES (32u << 20)
+/* samples kept with their time for trace.json (16 MiB of marks) */
+#define MAX_TRACE_SAMPLES (1u << 20)
 
 /* One distinct unwound stack. */
 struct ustack_ent {
@@ -125,7 +127,23 @@ static int sampling_configure(struct recording *rec)
 	return 0;
 }
 
-static int sampling_on_event(struct recording *rec, const void *data, size_t size)
+/* Each streamed sample's time and place, for trace.json's timeline. */
+static void log_trace_sample(struct recording *rec, const struct it_ustack_event *e)
+{
+	struct model_trace_sample ts = {
+		.ts_ns = e->hdr.ts_ns, .tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = e->phase, .frame = -1,
+#if defined(__x86_64__)
+		.ip = e->regs[16],
+#elif defined(__aarch64__)
+		.ip = e->regs[32],
+#endif
+	};
+
+	if (rec->model.ntrace_samples >= MAX_TRACE_SAMPLES || model__add_trace_sample(&rec->model, &ts))
+		model__add_lost(&rec->model, "trace_samples_not_kept", 1);
+}
+
+static void sampling_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_event_header *h = data;
 	const struct it_ustack_event *e = data;
@@ -136,15 +154,14 @@ static int sampling_on_event(struct recording *rec, const void *data, size_t siz
 
 	if (h->type == IT_EV_EXIT && s)
 		unwinder__forget(s->unwinder, h->tgid);
-	if (h->type != IT_EV_USTACK)
-		return 0;
-	if (!s)
-		return 1;
+	if (h->type != IT_EV_USTACK || !s)
+		return;
 	s->records++;
 	if (size < sizeof(*e) || size < sizeof(*e) + e->stack_size) {
 		s->bad_records++;
-		return 1;
+		return;
 	}
+	log_trace_sample(rec, e);
 	key.tgid = h->tgid;
 	key.phase = e->phase;
 	key.kstack_id = e->kstack_id;
@@ -157,7 +174,6 @@ static int sampling_on_event(struct recording *rec, const void *data, size_t siz
 	s->unwound_frames += n;
 	if (count_stack(s, &key, ips, n))
 		s->bad_records++;
-	return 0; /* the outputs concern puts samples on the trace's timeline */
 }
 
 /* Adds the stacks unwound in user space to the report. */
@@ -252,46 +268,31 @@ static json_t *samples_json(const struct recording *rec, const struct stack_repo
 	return s;
 }
 
-static json_t *lost_json(const __u64 *stats)
+static void add_lost(struct model *m, const __u64 *stats)
 {
-	json_t *l = json_object();
-
-	json_object_set_new(l, "samples", json_integer(stats[IT_STAT_LOST_SAMPLES] + stats[IT_STAT_USTACK_LOST]));
-	json_object_set_new(l, "events", json_integer(stats[IT_STAT_RINGBUF_LOST] +
-						     stats[IT_STAT_LOST_EVENTS] +
-						     stats[IT_STAT_THREADS_FULL]));
-	json_object_set_new(l, "stack_collisions",
-			    json_integer(stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]));
-	json_object_set_new(l, "children_not_followed", json_integer(stats[IT_STAT_TARGETS_FULL]));
-	return l;
+	model__add_lost(m, "samples", stats[IT_STAT_LOST_SAMPLES] + stats[IT_STAT_USTACK_LOST]);
+	model__add_lost(m, "events", stats[IT_STAT_RINGBUF_LOST] + stats[IT_STAT_LOST_EVENTS] +
+			stats[IT_STAT_THREADS_FULL]);
+	model__add_lost(m, "stack_collisions", stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]);
+	model__add_lost(m, "children_not_followed", stats[IT_STAT_TARGETS_FULL]);
 }
 
-static int write_folded(const struct recording *rec, struct stack_report *sr)
+/* Hands the report's folded sets to the model (the report keeps empty ones). */
+static void move_folded(struct folded *to, struct folded *from)
 {
-	int err = folded__write(&sr->all, rec->opts.output_dir, "stacks.folded");
-
-	for (int i = 1; i < IT_MAX_PHASES && !err; i++) {
-		char name[128];
-
-		if (!rec->phase_names[i])
-			continue;
-		snprintf(name, sizeof(name), "stacks.%s.folded", rec->phase_names[i]);
-		err = folded__write(&sr->by_phase[i], rec->opts.output_dir, name);
-	}
-	if (err)
-		fprintf(stderr, "infertrace: writing folded stacks to '%s' failed: %s\n",
-			rec->opts.output_dir, strerror(-err));
-	return err;
+	folded__free(to);
+	*to = *from;
+	memset(from, 0, sizeof(*from));
 }
 
-static int sampling_write(struct recording *rec, json_t *profile)
+static int sampling_collect(struct recording *rec, struct model *m)
 {
 	struct stack_report sr;
 	__u64 stats[IT_STAT_MAX];
 	int err;
 
 	tracer__stats(&rec->tracer, stats);
-	json_object_set_new(profile, "lost", lost_json(stats));
+	add_lost(m, stats);
 	err = stacks__collect(&rec->tracer, rec->syms, rec->ksyms, rec->phase_names, &sr);
 	if (!err)
 		err = add_unwound(rec, &sr);
@@ -299,8 +300,27 @@ static int sampling_write(struct recording *rec, json_t *profile)
 		fprintf(stderr, "infertrace: reading the stack counts failed: %s\n", strerror(-err));
 		goto out;
 	}
-	json_object_set_new(profile, "samples", samples_json(rec, &sr, rec->phase_names, stats));
-	err = write_folded(rec, &sr);
+	model__set_section(m, MODEL_SEC_SAMPLES, samples_json(rec, &sr, rec->phase_names, stats));
+	folded__merge(&sr.all);
+	move_folded(&m->oncpu, &sr.all);
+	for (int i = 1; i < IT_MAX_PHASES; i++) {
+		m->phase_samples[i] = sr.phase_samples[i];
+		if (rec->phase_names[i]) {
+			folded__merge(&sr.by_phase[i]);
+			move_folded(&m->oncpu_by_phase[i], &sr.by_phase[i]);
+		}
+	}
+	m->have_oncpu = true;
+	/* each timed sample's leaf, named for the trace */
+	for (size_t i = 0; i < m->ntrace_samples; i++) {
+		struct model_trace_sample *ts = &m->trace_samples[i];
+		char frame[256];
+
+		syms_cache__format(rec->syms, ts->tgid, ts->ip, frame, sizeof(frame));
+		ts->frame = model__intern(m, frame);
+	}
+	if (m->snapshot)
+		goto out;
 	fprintf(stderr, "infertrace: %llu samples\n", (unsigned long long)sr.total);
 	if (stats[IT_STAT_LOST_SAMPLES] || stats[IT_STAT_RINGBUF_LOST] || stats[IT_STAT_USTACK_LOST])
 		fprintf(stderr, "infertrace: warning: %llu samples and %llu events lost; numbers are incomplete\n",
@@ -329,6 +349,6 @@ const struct concern sampling_concern = {
 	.name = "sampling",
 	.configure = sampling_configure,
 	.on_event = sampling_on_event,
-	.write = sampling_write,
+	.collect = sampling_collect,
 	.cleanup = sampling_cleanup,
 };

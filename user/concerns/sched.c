@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Scheduler concern: attaches the sched tracepoint programs of
- * bpf/sched.bpf.c, then reads their in-kernel aggregates and writes
- * offcpu.folded (+ offcpu.<phase>.folded), profile.json's `sched` and
- * `offcpu`, and each cycle's and phase's on-CPU / run-queue / blocked split. */
+ * bpf/sched.bpf.c, then reads their in-kernel aggregates into the model:
+ * the off-CPU stacks (all and per phase), the `sched` and `offcpu`
+ * sections, and each cycle's and phase's on-CPU / run-queue / blocked split.
+ * Longer than 600 lines: attach, the map readers and the blocked-time
+ * classification share one private view of the maps (struct view). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,67 +397,66 @@ static void split_json(json_t *o, const struct acc *a, uint64_t wall_ns)
 	}
 }
 
-static int phase_id(const struct recording *rec, const char *name)
+static void split_fill(struct model_split *o, const struct acc *a, uint64_t wall_ns)
 {
-	for (int i = 1; i < IT_MAX_PHASES; i++)
-		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], name))
-			return i;
-	return -1;
+	struct wall_split w;
+
+	wall_split(&w, wall_ns, a->oncpu, a->runq, a->blocked);
+	o->present = true;
+	o->oncpu_ms = w.oncpu_ms;
+	o->runq_ms = w.runq_ms;
+	o->offcpu_ms = w.blocked_ms;
+	for (int i = 0; i < BLOCKED_NCLASSES; i++)
+		o->blocked_ms[i] = a->cls[i] / 1e6;
+	o->has_wall = wall_ns != 0;
+	o->unattributed_ms = w.unattributed_ms;
+	o->unattributed_percent = w.unattributed_percent;
 }
 
-static void annotate_cycles(struct recording *rec, const struct view *vw, json_t *cycles, double *worst)
+/* Each cycle's split: the main thread against the cycle's wall time, all
+ * threads' sums beside it, and each phase against the phase's wall time. */
+static double fill_cycles(const struct view *vw, struct model *m)
 {
-	size_t i;
-	json_t *c;
+	double worst = 0;
 
-	json_array_foreach(cycles, i, c) {
-		pid_t pid = json_integer_value(json_object_get(c, "pid"));
-		uint64_t start = json_integer_value(json_object_get(c, "start_ns"));
-		uint64_t end = json_integer_value(json_object_get(c, "end_ns"));
-		/* the index its data was tagged with in BPF */
-		long cyc = json_integer_value(json_object_get(c, "bpf_cycle"));
-		json_t *phases = json_object_get(c, "phases"), *pv, *thr = json_object();
-		const char *name;
+	for (size_t i = 0; i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
+		uint64_t wall = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
 		struct acc a, all;
 
-		/* the wall split is of the main thread; all threads' sums beside */
-		select_sum(vw, pid, cyc, -1, true, &a);
-		split_json(c, &a, end > start ? end - start : 0);
-		select_sum(vw, pid, cyc, -1, false, &all);
-		json_object_set_new(thr, "oncpu_ms", json_real(all.oncpu / 1e6));
-		json_object_set_new(thr, "runq_wait_ms", json_real(all.runq / 1e6));
-		json_object_set_new(thr, "offcpu_ms", json_real(all.blocked / 1e6));
-		json_object_set_new(c, "all_threads", thr);
-		json_object_set_new(c, "page_faults", json_pack("{s:I,s:I}", "minor", (json_int_t)all.minflt,
-								"major", (json_int_t)all.majflt));
-		json_object_set_new(c, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)all.nvcsw,
-								     "involuntary", (json_int_t)all.nivcsw));
-		if (end > start) {
-			double u = json_real_value(json_object_get(c, "unattributed_percent"));
-
-			if (u > *worst)
-				*worst = u;
-		}
-		json_object_foreach(phases, name, pv) {
-			int ph = phase_id(rec, name);
+		select_sum(vw, c->pid, c->bpf_cycle, -1, true, &a);
+		split_fill(&c->split, &a, wall);
+		select_sum(vw, c->pid, c->bpf_cycle, -1, false, &all);
+		c->has_all_threads = true;
+		c->all_oncpu_ms = all.oncpu / 1e6;
+		c->all_runq_ms = all.runq / 1e6;
+		c->all_offcpu_ms = all.blocked / 1e6;
+		c->minflt = all.minflt;
+		c->majflt = all.majflt;
+		c->nvcsw = all.nvcsw;
+		c->nivcsw = all.nivcsw;
+		if (wall && c->split.unattributed_percent > worst)
+			worst = c->split.unattributed_percent;
+		for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
 			struct acc p;
 
-			if (ph < 0)
+			if (!c->phases[ph].present)
 				continue;
-			select_sum(vw, pid, cyc, ph, false, &p);
-			split_json(pv, &p, (uint64_t)(json_number_value(json_object_get(pv, "ms")) * 1e6));
+			select_sum(vw, c->pid, c->bpf_cycle, ph, false, &p);
+			split_fill(&c->phases[ph].split, &p, (uint64_t)(c->phases[ph].ms * 1e6));
 		}
 	}
+	return worst;
 }
 
-static json_t *per_process_json(struct recording *rec, const struct view *vw)
+static json_t *per_process_json(struct recording *rec, const struct view *vw, uint64_t now)
 {
 	json_t *arr = json_array();
 
 	for (size_t i = 0; i < rec->procs.n; i++) {
 		const struct traced_proc *p = &rec->procs.procs[i];
 		uint64_t start = p->start_ns > rec->start_ns ? p->start_ns : rec->start_ns;
-		uint64_t end = p->exited && p->exit_ns ? p->exit_ns : rec->end_ns;
+		uint64_t end = p->exited && p->exit_ns ? p->exit_ns : now;
 		json_t *o = json_object(), *main = json_object(), *runq = json_object();
 		uint64_t slots[IT_HIST_SLOTS];
 		struct acc a, m;
@@ -507,12 +508,14 @@ static json_t *per_phase_json(struct recording *rec, const struct view *vw)
 	return o;
 }
 
-static int write_offcpu(struct recording *rec, json_t *profile, const struct view *vw)
+/* Off-CPU stacks into the model (microseconds), and the `offcpu` section. */
+static int collect_offcpu(struct recording *rec, struct model *m, const struct view *vw)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 	json_t *off = json_object(), *top = json_array();
 	struct stack_report sr;
-	uint64_t total_us = 0;
+	struct folded sorted = {};
+	uint64_t total_us = 0, blocked = 0;
 	int err;
 
 	err = stacks__collect_maps(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_stackmap),
@@ -521,73 +524,72 @@ static int write_offcpu(struct recording *rec, json_t *profile, const struct vie
 		fprintf(stderr, "infertrace: reading the off-CPU stacks failed: %s\n", strerror(-err));
 		goto out;
 	}
-	/* the map counts nanoseconds; the folded files microseconds */
+	/* the map counts nanoseconds; the folded stacks microseconds */
 	for (int ph = 0; ph < IT_MAX_PHASES; ph++) {
 		struct folded *f = ph ? &sr.by_phase[ph] : &sr.all;
+		struct folded *to = ph ? &m->offcpu_us_by_phase[ph] : &m->offcpu_us;
 
+		if (ph && !rec->phase_names[ph])
+			continue;
 		folded__merge(f);
 		f->total = 0;
 		for (size_t i = 0; i < f->n; i++) {
 			f->entries[i].count /= 1000;
 			f->total += f->entries[i].count;
 		}
+		folded__free(to);
+		*to = *f;
+		memset(f, 0, sizeof(*f));
 	}
-	err = folded__write(&sr.all, rec->opts.output_dir, "offcpu.folded");
-	for (int ph = 1; ph < IT_MAX_PHASES && !err; ph++) {
-		char name[128];
-
-		if (!rec->phase_names[ph])
-			continue;
-		snprintf(name, sizeof(name), "offcpu.%s.folded", rec->phase_names[ph]);
-		err = folded__write(&sr.by_phase[ph], rec->opts.output_dir, name);
-	}
-	if (err)
-		fprintf(stderr, "infertrace: writing off-CPU stacks to '%s' failed: %s\n",
-			rec->opts.output_dir, strerror(-err));
-	total_us = sr.all.total;
-	folded__sort_by_count(&sr.all);
-	for (size_t i = 0; i < sr.all.n && i < TOP_STACKS; i++) {
+	m->have_offcpu = true;
+	total_us = m->offcpu_us.total;
+	for (size_t i = 0; i < m->offcpu_us.n; i++)
+		folded__add(&sorted, m->offcpu_us.entries[i].stack, m->offcpu_us.entries[i].count);
+	folded__merge(&sorted);
+	folded__sort_by_count(&sorted);
+	for (size_t i = 0; i < sorted.n && i < TOP_STACKS; i++) {
 		json_t *e = json_object();
 
-		json_object_set_new(e, "stack", json_string(sr.all.entries[i].stack));
-		json_object_set_new(e, "ms", json_real(sr.all.entries[i].count / 1e3));
-		json_object_set_new(e, "percent", json_real(total_us ? 100.0 * sr.all.entries[i].count / total_us : 0));
+		json_object_set_new(e, "stack", json_string(sorted.entries[i].stack));
+		json_object_set_new(e, "ms", json_real(sorted.entries[i].count / 1e3));
+		json_object_set_new(e, "percent", json_real(total_us ? 100.0 * sorted.entries[i].count / total_us : 0));
 		json_array_append_new(top, e);
 	}
+	folded__free(&sorted);
 out:
-	{
-		uint64_t blocked = 0;
-
-		for (int i = 0; i < BLOCKED_NCLASSES; i++)
-			blocked += vw->cls_total[i];
-		json_object_set_new(off, "total_ms", json_real(blocked / 1e6));
-		json_object_set_new(off, "in_stacks_ms", json_real(total_us / 1e3));
-		json_object_set_new(off, "min_block_us", json_integer(rec->opts.min_block_us));
-		json_object_set_new(off, "blocked", blocked_json(vw->cls_total));
-		json_object_set_new(off, "top_stacks", top);
-		json_object_set_new(profile, "offcpu", off);
-	}
+	for (int i = 0; i < BLOCKED_NCLASSES; i++)
+		blocked += vw->cls_total[i];
+	json_object_set_new(off, "total_ms", json_real(blocked / 1e6));
+	json_object_set_new(off, "in_stacks_ms", json_real(total_us / 1e3));
+	json_object_set_new(off, "min_block_us", json_integer(rec->opts.min_block_us));
+	json_object_set_new(off, "blocked", blocked_json(vw->cls_total));
+	json_object_set_new(off, "top_stacks", top);
+	model__set_section(m, MODEL_SEC_OFFCPU, off);
 	stack_report__free(&sr);
 	return err;
 }
 
-static int sched_write(struct recording *rec, json_t *profile)
+static int sched_collect(struct recording *rec, struct model *m)
 {
 	struct sched_state *ss = rec->sched;
-	json_t *sched = json_object(), *runq = json_object(), *cycles = json_object_get(profile, "cycles");
+	json_t *sched = json_object(), *runq = json_object();
 	struct view vw = {};
 	uint64_t slots[IT_HIST_SLOTS];
-	double worst = 0;
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct acc a;
 	int err;
 
-	if (!ss)
+	if (!ss) {
+		json_decref(sched);
+		json_decref(runq);
 		return 0;
+	}
 	json_object_set_new(sched, "available", json_boolean(ss->enabled));
 	json_object_set_new(sched, "missing_tracepoints", json_string(ss->missing));
+	m->sched.available = ss->enabled;
 	if (!ss->enabled) {
-		json_object_set_new(profile, "sched", sched);
+		json_decref(runq);
+		model__set_section(m, MODEL_SEC_SCHED, sched);
 		return 0;
 	}
 	err = sched__read_times(&rec->tracer, &vw.times, &vw.ntimes);
@@ -595,6 +597,7 @@ static int sched_write(struct recording *rec, json_t *profile)
 		err = read_blocked(rec, &vw);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the scheduler maps failed: %s\n", strerror(-err));
+		json_decref(runq);
 		goto out;
 	}
 	{
@@ -611,30 +614,32 @@ static int sched_write(struct recording *rec, json_t *profile)
 	json_object_set_new(sched, "unseen_switches", json_pack("{s:I,s:I}",
 		"in", (json_int_t)unseen_sum(rec, 0), "out", (json_int_t)unseen_sum(rec, 1)));
 	select_sum(&vw, -1, -1, -1, false, &a);
+	m->sched.cpus = (int)ncpus;
+	m->sched.oncpu_ms = a.oncpu / 1e6;
+	m->sched.offcpu_ms = a.blocked / 1e6;
+	m->sched.runq_wait_ms = a.runq / 1e6;
+	m->sched.runq_share_percent = a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0;
+	/* threads that wanted a CPU, on average, against the CPUs there are */
+	m->sched.avg_runnable_threads = m->run.end_ns > m->run.start_ns ?
+		(double)(a.oncpu + a.runq) / (m->run.end_ns - m->run.start_ns) : 0;
 	json_object_set_new(sched, "cpus", json_integer(ncpus));
 	json_object_set_new(sched, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
 								 "involuntary", (json_int_t)a.nivcsw));
-	json_object_set_new(sched, "oncpu_ms", json_real(a.oncpu / 1e6));
-	json_object_set_new(sched, "offcpu_ms", json_real(a.blocked / 1e6));
-	json_object_set_new(sched, "runq_wait_ms", json_real(a.runq / 1e6));
-	json_object_set_new(sched, "runq_share_percent",
-			    json_real(a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0));
-	/* threads that wanted a CPU, on average, against the CPUs there are */
-	json_object_set_new(sched, "avg_runnable_threads",
-			    json_real(rec->end_ns > rec->start_ns ? (double)(a.oncpu + a.runq) /
-				      (rec->end_ns - rec->start_ns) : 0));
+	json_object_set_new(sched, "oncpu_ms", json_real(m->sched.oncpu_ms));
+	json_object_set_new(sched, "offcpu_ms", json_real(m->sched.offcpu_ms));
+	json_object_set_new(sched, "runq_wait_ms", json_real(m->sched.runq_wait_ms));
+	json_object_set_new(sched, "runq_share_percent", json_real(m->sched.runq_share_percent));
+	json_object_set_new(sched, "avg_runnable_threads", json_real(m->sched.avg_runnable_threads));
 	hist_sum(rec, -1, -1, slots);
 	json_object_set_new(runq, "waits", json_integer(a.waits));
 	runq_stats_json(runq, slots);
 	json_object_set_new(sched, "runq", runq);
-	json_object_set_new(sched, "per_process", per_process_json(rec, &vw));
+	json_object_set_new(sched, "per_process", per_process_json(rec, &vw, m->run.end_ns));
 	json_object_set_new(sched, "per_phase", per_phase_json(rec, &vw));
-	if (json_is_array(cycles))
-		annotate_cycles(rec, &vw, cycles, &worst);
-	json_object_set_new(sched, "max_cycle_unattributed_percent", json_real(worst));
-	err = write_offcpu(rec, profile, &vw);
+	json_object_set_new(sched, "max_cycle_unattributed_percent", json_real(fill_cycles(&vw, m)));
+	err = collect_offcpu(rec, m, &vw);
 out:
-	json_object_set_new(profile, "sched", sched);
+	model__set_section(m, MODEL_SEC_SCHED, sched);
 	free(vw.times);
 	free(vw.blocked);
 	return err;
@@ -650,6 +655,6 @@ const struct concern sched_concern = {
 	.name = "sched",
 	.configure = sched_configure,
 	.attach = sched_attach,
-	.write = sched_write,
+	.collect = sched_collect,
 	.cleanup = sched_cleanup,
 };

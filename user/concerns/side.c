@@ -6,6 +6,7 @@
  * and writes `thermal`, `gpu`, `disk`, `host` and each cycle's averages. */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,6 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "sched.h"
-#include "side.h"
 #include "side_sampler.h"
 
 #define POWER_EVENTS_MAX 100000   /* kept for the timeline and per-cycle counts */
@@ -159,21 +159,21 @@ static int side_attach(struct recording *rec)
 	return 0;
 }
 
-static int side_on_event(struct recording *rec, const void *data, size_t size)
+static void side_on_event(struct recording *rec, const void *data, size_t size)
 {
 	struct side_state *ss = rec->side;
 	const struct it_event_header *h = data;
 
 	if (h->type < IT_EV_THERMAL_TEMP || h->type > IT_EV_CPU_FREQ_LIMITS)
-		return 0;
+		return;
 	if (!ss || size < sizeof(struct it_power_event))
-		return 1;
+		return;
 	for (size_t i = 0; i < NPOWER; i++)
 		if (power_tps[i].type == h->type)
 			ss->ev_count[i]++;
 	if (ss->nev >= POWER_EVENTS_MAX) {
 		ss->ev_dropped++;
-		return 1;
+		return;
 	}
 	if (ss->nev == ss->capev) {
 		size_t cap = ss->capev ? ss->capev * 2 : 256;
@@ -181,13 +181,12 @@ static int side_on_event(struct recording *rec, const void *data, size_t size)
 
 		if (!v) {
 			ss->ev_dropped++;
-			return 1;
+			return;
 		}
 		ss->ev = v;
 		ss->capev = cap;
 	}
 	memcpy(&ss->ev[ss->nev++], data, sizeof(struct it_power_event));
-	return 1;
 }
 
 static void side_tick(struct recording *rec)
@@ -266,7 +265,7 @@ static json_t *kernel_events_json(struct recording *rec)
 
 /* cycles[i].kernel_power: the tracepoint records inside the cycle, and the
  * lowest CPU frequency the kernel reported in it. */
-static void annotate_cycle_events(struct side_state *ss, json_t *cycle, uint64_t start, uint64_t end)
+static void annotate_cycle_events(struct side_state *ss, struct model_cycle *cycle, uint64_t start, uint64_t end)
 {
 	uint64_t n[NPOWER] = {};
 	double min_mhz = -1, max_temp = -1e9;
@@ -297,59 +296,75 @@ static void annotate_cycle_events(struct side_state *ss, json_t *cycle, uint64_t
 		json_object_set_new(o, "min_cpu_mhz", json_real(min_mhz));
 	if (max_temp > -1e9)
 		json_object_set_new(o, "max_temp_c", json_real(max_temp));
-	json_object_set_new(cycle, "kernel_power", o);
+	model__cycle_detail(cycle, "kernel_power", o);
 }
 
-static int side_write(struct recording *rec, json_t *profile)
+static double num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void side_stop(struct recording *rec)
 {
 	struct side_state *ss = rec->side;
-	json_t *cycles = json_object_get(profile, "cycles"), *c, *sum, *thermal;
-	size_t i;
+
+	if (ss && ss->sampler) {
+		side_sampler__stop(ss->sampler);
+		print_notice_once(ss);
+	}
+}
+
+static int side_collect(struct recording *rec, struct model *m)
+{
+	struct side_state *ss = rec->side;
+	json_t *thermal, *gpu;
+	int pid = m->nprocs ? m->procs[0].pid : 0;
 
 	if (!ss)
 		return 0;
 	if (ss->sampler) {
-		side_sampler__stop(ss->sampler);
-		print_notice_once(ss);
-		sum = side_sampler__summary_json(ss->sampler);
-		json_object_set(profile, "gpu", json_object_get(sum, "gpu"));
-		json_object_set(profile, "disk", json_object_get(sum, "disk"));
-		json_object_set(profile, "host", json_object_get(sum, "host"));
-		thermal = json_object_get(sum, "thermal");
-		json_object_set(profile, "thermal", thermal);
+		json_t *sum = side_sampler__summary_json(ss->sampler);
+
+		model__set_section(m, MODEL_SEC_GPU, json_incref(json_object_get(sum, "gpu")));
+		model__set_section(m, MODEL_SEC_DISK, json_incref(json_object_get(sum, "disk")));
+		model__set_section(m, MODEL_SEC_HOST, json_incref(json_object_get(sum, "host")));
+		model__set_section(m, MODEL_SEC_THERMAL, json_incref(json_object_get(sum, "thermal")));
 		json_decref(sum);
-	} else {
+		json_decref(m->trace_counters);
+		m->trace_counters = json_array();
+		side_sampler__trace_counters(ss->sampler, m->trace_counters, pid, m->run.start_ns);
+	}
+	thermal = model__section(m, MODEL_SEC_THERMAL);
+	if (!json_is_object(thermal)) {
 		thermal = json_object();
-		json_object_set_new(profile, "thermal", thermal);
+		model__set_section(m, MODEL_SEC_THERMAL, thermal);
 	}
-	thermal = json_object_get(profile, "thermal");
 	json_object_set_new(thermal, "kernel_events", kernel_events_json(rec));
-	json_array_foreach(cycles, i, c) {
-		uint64_t start = json_integer_value(json_object_get(c, "start_ns"));
-		uint64_t end = json_integer_value(json_object_get(c, "end_ns"));
+	m->side.throttled = json_is_true(json_object_get(thermal, "throttled"));
+	m->side.max_temp_c = num(thermal, "max_temp_c");
+	gpu = model__section(m, MODEL_SEC_GPU);
+	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
+	m->side.gpu_util_avg_pct = num(json_object_get(gpu, "util_pct"), "avg");
+	for (size_t i = 0; i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
 
-		if (!end)
+		if (!c->end_ns)
 			continue;
-		if (ss->sampler)
-			json_object_update_new(c, side_sampler__cycle_json(ss->sampler, start, end));
-		annotate_cycle_events(ss, c, start, end);
-	}
-	if (ss->ev_dropped) {
-		json_t *lost = json_object_get(profile, "lost");
+		if (ss->sampler) {
+			json_t *d = side_sampler__cycle_json(ss->sampler, c->start_ns, c->end_ns), *v;
+			const char *k;
 
-		if (json_is_object(lost))
-			json_object_set_new(lost, "power_events_not_kept", json_integer(ss->ev_dropped));
+			json_object_foreach(d, k, v)
+				model__cycle_detail(c, k, json_incref(v));
+			json_decref(d);
+		}
+		annotate_cycle_events(ss, c, c->start_ns, c->end_ns);
 	}
+	if (ss->ev_dropped)
+		model__add_lost(m, "power_events_not_kept", ss->ev_dropped);
 	return 0;
-}
-
-int side__trace_counters(const struct recording *rec, json_t *events, int pid)
-{
-	const struct side_state *ss = rec->side;
-
-	if (!ss || !ss->sampler)
-		return 0;
-	return side_sampler__trace_counters(ss->sampler, events, pid, rec->start_ns);
 }
 
 static void side_cleanup(struct recording *rec)
@@ -370,6 +385,7 @@ const struct concern side_concern = {
 	.attach = side_attach,
 	.on_event = side_on_event,
 	.tick = side_tick,
-	.write = side_write,
+	.collect = side_collect,
+	.stop = side_stop,
 	.cleanup = side_cleanup,
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The concerns a recording is made of, in the order they run (see
- * struct concern in recording.h). */
+/* The concerns a recording is made of (struct concern in recording.h).
+ * Each fills its part of the model; the model's stages, not this list,
+ * order the work. */
 #ifndef INFERTRACE_CONCERNS_H
 #define INFERTRACE_CONCERNS_H
 
@@ -15,7 +16,5 @@ extern const struct concern side_concern;     /* thermal, power, GPU, disk: side
 extern const struct concern network_concern;  /* TCP bytes per cycle, RTT, retransmits: network */
 extern const struct concern cuda_concern;     /* --preset cuda: launches, copies, sync waits per cycle */
 extern const struct concern overhead_concern; /* probe cost per hit: probes_overhead */
-extern const struct concern outputs_concern;  /* last: trace.json, flamegraph.svg, report.html */
-extern const struct concern rules_concern;    /* bottlenecks, recommendations (after the data) */
 
 #endif

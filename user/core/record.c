@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* `infertrace record`: parse → set up → attach → run → collect → write. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +12,13 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "model.h"
 #include "options.h"
+#include "outputs.h"
 #include "processes.h"
 #include "profile.h"
 #include "concerns.h"
+#include "rules.h"
 #include "record.h"
 #include "recording.h"
 #include "stacks.h"
@@ -23,18 +27,18 @@
 #include "tracer.h"
 
 
+/* Any order works: the model's stages carry the order (spans, then every
+ * concern's figures, then derived figures, findings and the writers). */
 static const struct concern *const concerns[] = {
-	&probes_concern,   /* first: names phases, builds `cycles` */
+	&probes_concern,
 	&sampling_concern,
 	&sched_concern,
 	&memory_concern,
 	&crash_concern,
-	&side_concern,     /* after the cycles are written: side data averaged into each */
+	&side_concern,
 	&network_concern,
-	&cuda_concern,     /* after side: adds gpu.cuda */
-	&overhead_concern, /* after probes: reads `phases`, `probes`, `cycles` */
-	&rules_concern,    /* after every concern that fills a section */
-	&outputs_concern,  /* last: writes from what the others put in profile.json */
+	&cuda_concern,
+	&overhead_concern,
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)
@@ -131,12 +135,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	default:
 		break;
 	}
-	/* every record is offered to the concerns; one that owns it stops the search */
+	/* every record goes to every concern that listens (concerns.h) */
 	const struct concern *c;
 
 	for_each_concern(c)
-		if (c->on_event && c->on_event(rec, data, size))
-			break;
+		if (c->on_event)
+			c->on_event(rec, data, size);
 	return 0;
 }
 
@@ -252,54 +256,103 @@ static int run(struct recording *rec)
 	return 0;
 }
 
-static json_t *command_json(const struct recording *rec)
+/* Run facts the model holds from the start: the command, targets, clocks,
+ * configuration, system, and the names of phases and counts. */
+static int model_start(struct recording *rec)
 {
-	json_t *cmd;
+	struct model *m = &rec->model;
+	int err = model__set_command(m, rec->opts.command);
 
-	if (!rec->opts.command)
-		return json_null();
-	cmd = json_array();
-	for (char **a = rec->opts.command; *a; a++)
-		json_array_append_new(cmd, json_string(*a));
-	return cmd;
+	m->run.start_ns = rec->start_ns;
+	m->run.start_wall_s = rec->start_wall_s;
+	m->run.config = record_opts__json(&rec->opts);
+	m->run.system = profile__system_json();
+	m->run.output_dir = strdup(rec->opts.output_dir);
+	for (int i = 1; i < IT_MAX_PHASES && !err; i++) {
+		err = model__set_phase_name(m, i, rec->phase_names[i]);
+		if (!err)
+			err = model__set_count_name(m, i, rec->count_names[i]);
+	}
+	return err;
+}
+
+static int model_processes(const struct recording *rec, struct model *m)
+{
+	m->run.npids = 0;
+	free(m->run.pids);
+	m->run.pids = calloc(rec->procs.n + 1, sizeof(pid_t));
+	if (!m->run.pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < rec->procs.n; i++) {
+		const struct traced_proc *p = &rec->procs.procs[i];
+		struct model_process *mp = model__add_process(m, p->pid);
+
+		if (!mp)
+			return -ENOMEM;
+		mp->ppid = p->parent;
+		memcpy(mp->comm, p->comm, IT_COMM_LEN);
+		mp->root = p->root;
+		mp->exited = p->exited;
+		mp->exit_status = p->exit_status;
+		mp->start_ns = p->start_ns;
+		mp->exit_ns = p->exit_ns;
+		mp->cpu_s = p->cpu_first >= 0 ? p->cpu_last - p->cpu_first : NAN;
+		if (p->root)
+			m->run.pids[m->run.npids++] = p->pid;
+	}
+	model__set_section(m, MODEL_SEC_PROCESSES, process_table__json(&rec->procs));
+	return 0;
+}
+
+int recording__build(struct recording *rec, struct model *out, bool final)
+{
+	const struct concern *c;
+	uint64_t now = final ? rec->end_ns : recording__now_ns();
+	int err = model__copy(out, &rec->model);
+
+	if (err)
+		return err;
+	out->run.end_ns = now;
+	out->run.duration_s = (now - rec->start_ns) / 1e9;
+	out->run.stop_reason = strdup(final ? (rec->stop_reason ? rec->stop_reason : "unknown") : "snapshot");
+	out->snapshot = !final;
+	err = model_processes(rec, out);
+	for_each_concern(c)
+		if (!err && c->spans)
+			err = c->spans(rec, out);
+	for_each_concern(c)
+		if (!err && c->collect)
+			err = c->collect(rec, out);
+	if (!err)
+		err = model__advance(out, MODEL_COLLECTED, "record");
+	if (!err)
+		err = model__derive(out);
+	if (!err)
+		err = rules__evaluate(out, &rec->opts.thresholds);
+	if (err)
+		model__free(out);
+	return err;
 }
 
 static int write_outputs(struct recording *rec)
 {
 	const struct concern *c;
-	json_t *profile = profile__new(), *pids = json_array();
-	char when[64];
-	int err = 0;
+	struct model m;
+	int err;
 
-	json_object_set_new(profile, "command", command_json(rec));
-	for (size_t i = 0; i < rec->procs.n; i++)
-		if (rec->procs.procs[i].root)
-			json_array_append_new(pids, json_integer(rec->procs.procs[i].pid));
-	json_object_set_new(profile, "pids", pids);
-	json_object_set_new(profile, "processes", process_table__json(&rec->procs));
-	json_object_set_new(profile, "started_at",
-			    json_string(profile__iso_time(rec->start_wall_s, when, sizeof(when))));
-	json_object_set_new(profile, "duration_s", json_real((rec->end_ns - rec->start_ns) / 1e9));
-	json_object_set_new(profile, "stop_reason", json_string(rec->stop_reason ? rec->stop_reason : "unknown"));
-	json_object_set_new(profile, "config", record_opts__json(&rec->opts));
-	/* every concern writes what it can; one failure does not lose the rest */
-	for_each_concern(c) {
-		int e = c->write ? c->write(rec, profile) : 0;
-
-		if (e && !err)
-			err = e;
+	for_each_concern(c)
+		if (c->stop)
+			c->stop(rec);
+	err = recording__build(rec, &m, true);
+	if (err) {
+		fprintf(stderr, "infertrace: building the recording's model failed: %s\n", strerror(-err));
+		return err;
 	}
-	int e = profile__write(profile, rec->opts.output_dir);
-
-	if (e) {
-		fprintf(stderr, "infertrace: writing profile.json to '%s' failed: %s\n",
-			rec->opts.output_dir, strerror(-e));
-		err = e;
-	} else {
+	err = outputs__write_all(&m, rec->opts.output_dir);
+	if (!err)
 		fprintf(stderr, "infertrace: recording ended (%s); outputs in %s/\n",
 			rec->stop_reason ? rec->stop_reason : "?", rec->opts.output_dir);
-	}
-	json_decref(profile);
+	model__free(&m);
 	return err;
 }
 
@@ -313,9 +366,12 @@ int cmd_record(int argc, char **argv)
 	/* from the start: a signal during set-up ends the run cleanly too */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	model__init(&rec.model);
 	err = record_opts__parse(&rec.opts, argc, argv);
-	if (err)
+	if (err) {
+		model__free(&rec.model);
 		return 2;
+	}
 	if (!tracer__have_privileges()) {
 		fprintf(stderr, "infertrace: needs root (or CAP_BPF and CAP_PERFMON); run it with sudo\n");
 		err = -EPERM;
@@ -364,6 +420,9 @@ int cmd_record(int argc, char **argv)
 
 	rec.start_ns = recording__now_ns();
 	rec.start_wall_s = wall_s();
+	err = model_start(&rec);
+	if (err)
+		goto cleanup;
 	if (rec.launched) {
 		err = launched__release(&rec.cmd, rec.opts.command[0]);
 		if (err)
@@ -397,6 +456,7 @@ cleanup:
 	ksyms__free(rec.ksyms);
 	syms_cache__free(rec.syms);
 	process_table__free(&rec.procs);
+	model__free(&rec.model);
 	record_opts__free(&rec.opts);
 	return err ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "model.h"
 #include "options.h"
 #include "processes.h"
 #include "target.h"
@@ -35,6 +36,9 @@ struct recording {
 	/* phase and count ids (1..IT_MAX_PHASES-1) → names; NULL when unused */
 	const char *phase_names[IT_MAX_PHASES];
 	const char *count_names[IT_MAX_PHASES];
+	/* the live model: run facts and what arrives as events; the figures
+	 * kept in BPF maps join it at collect time (recording__build) */
+	struct model model;
 	/* per-concern state */
 	struct probes *probes;
 	struct sched_state *sched;
@@ -50,16 +54,28 @@ struct concern {
 	int (*configure)(struct recording *rec);
 	/* after load, targets known, before the command is released */
 	int (*attach)(struct recording *rec);
-	/* a ring-buffer record whose type this concern owns; 1 if consumed */
-	int (*on_event)(struct recording *rec, const void *data, size_t size);
+	/* every ring-buffer record is delivered to every concern that has this
+	 * hook (after the tracer's own process tracking); each acts on the
+	 * types it knows. Events that make the model are added to rec->model. */
+	void (*on_event)(struct recording *rec, const void *data, size_t size);
 	/* about every 100 ms in the run loop */
 	void (*tick)(struct recording *rec);
-	/* after the run, in concern order: fill its sections of profile.json
-	 * (later concerns see what earlier ones wrote, e.g. `cycles`) */
-	int (*write)(struct recording *rec, json_t *profile);
+	/* model MODEL_EMPTY -> MODEL_SPANS: the cycles, their phases and counts
+	 * (the probes concern: cycle and phase attribution) */
+	int (*spans)(struct recording *rec, struct model *m);
+	/* at MODEL_SPANS: this concern's figures, keyed by cycle, and its
+	 * sections. Reads its own state and maps only, never changes them:
+	 * it runs for every snapshot as well as at the end. */
+	int (*collect)(struct recording *rec, struct model *m);
+	/* the recording ended: stop what runs on its own (sampler threads) */
+	void (*stop)(struct recording *rec);
 	void (*cleanup)(struct recording *rec);
 };
 
 uint64_t recording__now_ns(void);
+/* A model of the recording so far, at MODEL_ANALYSED: a copy of the live
+ * model, joined with what every concern collects now, derived and
+ * analysed. The recording goes on untouched. 0 or -errno. */
+int recording__build(struct recording *rec, struct model *out, bool final);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Outputs concern, last of the recording: from what the other concerns kept
- * and wrote into profile.json, writes
+/* The writers of a recording's outputs, each reading only the model:
+ *   profile.json    the contract (profile_json.c);
+ *   *.folded        on-CPU and off-CPU stacks, all and per phase;
  *   trace.json      Chrome trace events (Perfetto, chrome://tracing): cycles
  *                   and phase calls as spans per thread, samples as instant
  *                   events (--call-graph dwarf streams each sample with its
@@ -16,62 +17,15 @@
 #include <string.h>
 
 #include "atomic_file.h"
-#include "concerns.h"
+#include "model.h"
 #include "outputs.h"
-#include "probes.h"
-#include "side.h"
-#include "syms.h"
-
-#define MAX_LOGGED_SAMPLES (1u << 20)
-
-struct sample_mark {
-	uint64_t ts_ns;
-	uint64_t ip;
-	pid_t tgid, tid;
-	uint32_t phase;
-};
-
-static struct {
-	struct sample_mark *marks;
-	size_t n, cap;
-	uint64_t dropped;
-} samples_log;
-
-static int outputs_on_event(struct recording *rec, const void *data, size_t size)
-{
-	const struct it_ustack_event *e = data;
-
-	(void)rec;
-	if (e->hdr.type != IT_EV_USTACK || size < sizeof(*e))
-		return 0;
-	if (samples_log.n == samples_log.cap) {
-		size_t cap = samples_log.cap ? samples_log.cap * 2 : 4096;
-		struct sample_mark *m = cap <= MAX_LOGGED_SAMPLES ?
-			realloc(samples_log.marks, cap * sizeof(*m)) : NULL;
-
-		if (!m) {
-			samples_log.dropped++;
-			return 1;
-		}
-		samples_log.marks = m;
-		samples_log.cap = cap;
-	}
-	samples_log.marks[samples_log.n++] = (struct sample_mark){
-		.ts_ns = e->hdr.ts_ns, .tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = e->phase,
-#if defined(__x86_64__)
-		.ip = e->regs[16],
-#elif defined(__aarch64__)
-		.ip = e->regs[32],
-#endif
-	};
-	return 1;
-}
+#include "profile.h"
 
 /* ---- trace.json ---- */
 
-static double rel_us(const struct recording *rec, uint64_t ns)
+static double rel_us(const struct model *m, uint64_t ns)
 {
-	return ((double)ns - (double)rec->start_ns) / 1e3;
+	return ((double)ns - (double)m->run.start_ns) / 1e3;
 }
 
 static void json_str(FILE *f, const char *s)
@@ -91,13 +45,12 @@ static double num(json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static int write_trace(struct recording *rec, json_t *profile)
+static int write_trace(const struct model *m, const char *dir)
 {
-	struct atomic_file *af = atomic_file__open(rec->opts.output_dir, "trace.json");
-	json_t *cycles = json_object_get(profile, "cycles"), *c;
-	const struct phase_call *calls = NULL;
-	size_t ncalls = 0, i;
+	struct atomic_file *af = atomic_file__open(dir, "trace.json");
 	const char *sep = "";
+	json_t *ev;
+	size_t i;
 	FILE *f;
 
 	if (!af)
@@ -105,9 +58,9 @@ static int write_trace(struct recording *rec, json_t *profile)
 	f = atomic_file__stream(af);
 	fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"tool\":\"infertrace\",\"time_origin\":"
 		"\"recording start (CLOCK_MONOTONIC %llu ns)\"},\"traceEvents\":[\n",
-		(unsigned long long)rec->start_ns);
-	for (i = 0; i < rec->procs.n; i++) {
-		const struct traced_proc *p = &rec->procs.procs[i];
+		(unsigned long long)m->run.start_ns);
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_process *p = &m->procs[i];
 
 		fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
 			sep, p->pid, p->pid);
@@ -116,72 +69,64 @@ static int write_trace(struct recording *rec, json_t *profile)
 		sep = ",\n";
 	}
 	/* cycles: on the process's main-thread track (a marker may fire on any thread) */
-	json_array_foreach(cycles, i, c) {
-		double start = num(c, "start_ns"), end = num(c, "end_ns");
-		int pid = (int)num(c, "pid");
+	for (i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
 
-		if (isnan(start) || isnan(end))
+		if (!c->end_ns)
 			continue;
-		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"cycle\",\"name\":\"cycle %zu\",\"pid\":%d,\"tid\":%d,"
-			"\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"index\":%zu,\"duration_ms\":%.3f,\"samples\":%.0f",
-			sep, i, pid, pid, rel_us(rec, (uint64_t)start), (end - start) / 1e3, i,
-			(end - start) / 1e6, isnan(num(c, "samples")) ? 0 : num(c, "samples"));
-		if (!isnan(num(c, "tokens_per_second")))
-			fprintf(f, ",\"tokens_per_second\":%.3f", num(c, "tokens_per_second"));
+		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"cycle\",\"name\":\"cycle %u\",\"pid\":%d,\"tid\":%d,"
+			"\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"index\":%u,\"duration_ms\":%.3f,\"samples\":%llu",
+			sep, c->index, c->pid, c->pid, rel_us(m, c->start_ns), (c->end_ns - c->start_ns) / 1e3, c->index,
+			c->duration_ms, (unsigned long long)c->samples);
+		if (isfinite(c->tokens_per_second))
+			fprintf(f, ",\"tokens_per_second\":%.3f", c->tokens_per_second);
 		fprintf(f, "}}");
 		sep = ",\n";
 		/* without per-sample times: samples per cycle as a counter */
-		if (!samples_log.n && !isnan(num(c, "samples"))) {
+		if (!m->ntrace_samples) {
 			fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"samples per cycle\",\"pid\":%d,\"ts\":%.3f,"
-				"\"args\":{\"samples\":%.0f}}", pid, rel_us(rec, (uint64_t)start), num(c, "samples"));
+				"\"args\":{\"samples\":%llu}}", c->pid, rel_us(m, c->start_ns), (unsigned long long)c->samples);
 			fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"samples per cycle\",\"pid\":%d,\"ts\":%.3f,"
-				"\"args\":{\"samples\":0}}", pid, rel_us(rec, (uint64_t)end));
+				"\"args\":{\"samples\":0}}", c->pid, rel_us(m, c->end_ns));
 		}
 	}
-	calls = probes__phase_calls(rec, &ncalls);
-	for (i = 0; calls && i < ncalls; i++) {
-		const struct phase_call *pc = &calls[i];
-		const char *name = pc->phase < IT_MAX_PHASES ? rec->phase_names[pc->phase] : NULL;
+	for (i = 0; i < m->ncalls; i++) {
+		const struct model_phase_call *pc = &m->calls[i];
+		const char *name = pc->phase < IT_MAX_PHASES ? m->phase_names[pc->phase] : NULL;
 
 		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"phase\",\"name\":", sep);
 		json_str(f, name ? name : "phase");
 		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"cycle\":%u}}",
-			pc->tgid, pc->tid, rel_us(rec, pc->entry_ns), (pc->exit_ns - pc->entry_ns) / 1e3, pc->cycle);
+			pc->tgid, pc->tid, rel_us(m, pc->entry_ns), (pc->exit_ns - pc->entry_ns) / 1e3, pc->bpf_cycle);
 		sep = ",\n";
 	}
-	for (i = 0; i < samples_log.n; i++) {
-		const struct sample_mark *m = &samples_log.marks[i];
-		char frame[256];
+	for (i = 0; i < m->ntrace_samples; i++) {
+		const struct model_trace_sample *ts = &m->trace_samples[i];
 
-		syms_cache__format(rec->syms, m->tgid, m->ip, frame, sizeof(frame));
 		fprintf(f, "%s{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":", sep);
-		json_str(f, frame);
-		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"phase\":", m->tgid, m->tid,
-			rel_us(rec, m->ts_ns));
-		json_str(f, m->phase && m->phase < IT_MAX_PHASES && rec->phase_names[m->phase] ?
-			 rec->phase_names[m->phase] : "");
+		json_str(f, ts->frame >= 0 && (size_t)ts->frame < m->nnames ? m->names[ts->frame] : "[unknown]");
+		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"phase\":", ts->tgid, ts->tid,
+			rel_us(m, ts->ts_ns));
+		json_str(f, ts->phase && ts->phase < IT_MAX_PHASES && m->phase_names[ts->phase] ?
+			 m->phase_names[ts->phase] : "");
 		fprintf(f, "}}");
 		sep = ",\n";
 	}
 	/* side data (temperatures, clocks, load, GPU) as counter tracks */
-	json_t *counters = json_array(), *ev;
-
-	side__trace_counters(rec, counters, rec->procs.n ? rec->procs.procs[0].pid : 0);
-	json_array_foreach(counters, i, ev) {
+	json_array_foreach(m->trace_counters, i, ev) {
 		fputs(sep, f);
 		json_dumpf(ev, f, JSON_COMPACT);
 		sep = ",\n";
 	}
-	json_decref(counters);
 	fprintf(f, "\n]}\n");
 	return atomic_file__commit(af);
 }
 
 /* ---- flamegraph.svg ---- */
 
-static int write_svg_file(const struct recording *rec, const struct folded *st, const char *title)
+static int write_svg_file(const char *dir, const struct folded *st, const char *title)
 {
-	struct atomic_file *af = atomic_file__open(rec->opts.output_dir, "flamegraph.svg");
+	struct atomic_file *af = atomic_file__open(dir, "flamegraph.svg");
 	int err;
 
 	if (!af)
@@ -201,98 +146,119 @@ static void h(FILE *f, const char *s)
 	outputs__xml_escape(f, s ? s : "");
 }
 
+/* A table cell with a number, or a dash: never `nan`. */
+static void cell(FILE *f, double v, const char *fmt)
+{
+	fprintf(f, "<td>");
+	if (isfinite(v))
+		fprintf(f, fmt, v);
+	else
+		fprintf(f, "-");
+	fprintf(f, "</td>");
+}
+
 static void row_num(FILE *f, const char *name, double v, const char *fmt)
 {
 	fprintf(f, "<tr><th>");
 	h(f, name);
 	fprintf(f, "</th><td>");
-	if (isnan(v))
-		fprintf(f, "-");
-	else
+	if (isfinite(v))
 		fprintf(f, fmt, v);
+	else
+		fprintf(f, "-");
 	fprintf(f, "</td></tr>\n");
 }
 
-static void html_phases(FILE *f, json_t *profile)
+static void html_phases(FILE *f, const struct model *m)
 {
-	json_t *phases = json_object_get(profile, "phases"), *v;
-	json_t *po = json_object_get(json_object_get(profile, "probes_overhead"), "phases");
-	const char *name;
+	json_t *po = json_object_get(model__section(m, MODEL_SEC_PROBES_OVERHEAD), "phases");
+	bool any = false;
 
-	if (!json_object_size(phases))
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+		any |= m->phases[ph].present;
+	if (!any)
 		return;
 	fprintf(f, "<h2>Phases</h2><table><tr><th>phase</th><th>total ms</th><th>calls</th><th>%% of cycle</th>"
 		"<th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>probe cost %%</th></tr>\n");
-	json_object_foreach(phases, name, v) {
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		const struct model_phase_summary *v = &m->phases[ph];
+
+		if (!v->present)
+			continue;
 		fprintf(f, "<tr><td>");
-		h(f, name);
-		fprintf(f, "</td><td>%.2f</td><td>%.0f</td><td>%.1f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
-			"<td>%.2f</td></tr>\n", num(v, "total_ms"), num(v, "calls"), num(v, "percent_of_cycle"),
-			num(v, "p50_ms"), num(v, "p95_ms"), num(v, "p99_ms"),
-			num(json_object_get(po, name), "percent"));
+		h(f, m->phase_names[ph]);
+		fprintf(f, "</td><td>%.2f</td><td>%llu</td><td>%.1f</td>", v->total_ms, (unsigned long long)v->calls,
+			v->percent_of_cycle);
+		cell(f, v->p50_ms, "%.3f");
+		cell(f, v->p95_ms, "%.3f");
+		cell(f, v->p99_ms, "%.3f");
+		cell(f, num(json_object_get(po, m->phase_names[ph]), "percent"), "%.2f");
+		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n");
 }
 
-static void html_cycles(FILE *f, json_t *profile)
+static void html_cycles(FILE *f, const struct model *m)
 {
-	json_t *a = json_object_get(profile, "aggregate_metrics"), *cycles = json_object_get(profile, "cycles"), *c;
-	size_t i;
+	const struct model_aggregates *a = &m->agg;
 
 	fprintf(f, "<h2>Cycles</h2><table>\n");
-	row_num(f, "cycles", num(a, "total_cycles"), "%.0f");
-	row_num(f, "average ms", num(a, "avg_cycle_ms"), "%.3f");
-	row_num(f, "p50 ms", num(a, "p50_cycle_ms"), "%.3f");
-	row_num(f, "p95 ms", num(a, "p95_cycle_ms"), "%.3f");
-	row_num(f, "p99 ms", num(a, "p99_cycle_ms"), "%.3f");
-	row_num(f, "max ms", num(a, "max_cycle_ms"), "%.3f");
-	row_num(f, "tokens/s (average)", num(a, "avg_tokens_per_second"), "%.2f");
-	row_num(f, "peak memory MB", num(a, "peak_memory_mb"), "%.1f");
+	row_num(f, "cycles", (double)a->total_cycles, "%.0f");
+	row_num(f, "average ms", a->avg_cycle_ms, "%.3f");
+	row_num(f, "p50 ms", a->p50_cycle_ms, "%.3f");
+	row_num(f, "p95 ms", a->p95_cycle_ms, "%.3f");
+	row_num(f, "p99 ms", a->p99_cycle_ms, "%.3f");
+	row_num(f, "max ms", a->max_cycle_ms, "%.3f");
+	row_num(f, "tokens/s (average)", a->avg_tokens_per_second, "%.2f");
+	row_num(f, "peak memory MB", a->peak_memory_mb, "%.1f");
 	fprintf(f, "</table>\n");
-	if (!json_array_size(cycles))
+	if (!m->ncycles)
 		return;
 	fprintf(f, "<details><summary>per cycle</summary><table><tr><th>#</th><th>pid</th><th>ms</th>"
 		"<th>samples</th><th>tokens/s</th></tr>\n");
-	json_array_foreach(cycles, i, c) {
-		if (i >= 1000)
-			break;
-		fprintf(f, "<tr><td>%zu</td><td>%.0f</td><td>%.3f</td><td>%.0f</td><td>%.2f</td></tr>\n", i,
-			num(c, "pid"), num(c, "duration_ms"), num(c, "samples"), num(c, "tokens_per_second"));
+	for (size_t i = 0; i < m->ncycles && i < 1000; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+
+		fprintf(f, "<tr><td>%u</td><td>%d</td><td>%.3f</td><td>%llu</td>", c->index, c->pid, c->duration_ms,
+			(unsigned long long)c->samples);
+		cell(f, c->tokens_per_second, "%.2f");
+		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table></details>\n");
 }
 
-static void html_list(FILE *f, json_t *profile, const char *section, const char *title)
+static void html_findings(FILE *f, const struct model *m)
 {
-	json_t *arr = json_object_get(profile, section), *v;
-	size_t i;
-
-	if (!json_array_size(arr))
-		return;
-	fprintf(f, "<h2>");
-	h(f, title);
-	fprintf(f, "</h2><ul>\n");
-	json_array_foreach(arr, i, v) {
-		json_t *t = json_object_get(v, "type"), *ti = json_object_get(v, "title");
-		json_t *sev = json_object_get(v, "severity"), *pr = json_object_get(v, "priority");
-		json_t *d = json_object_get(v, "description");
-
-		fprintf(f, "<li><b>[");
-		h(f, json_string_value(sev) ? json_string_value(sev) : json_string_value(pr));
-		fprintf(f, "] ");
-		h(f, json_string_value(t) ? json_string_value(t) : json_string_value(ti));
-		fprintf(f, "</b> ");
-		h(f, json_string_value(d));
-		fprintf(f, "</li>\n");
+	if (m->nfindings) {
+		fprintf(f, "<h2>Bottlenecks</h2><ul>\n");
+		for (size_t i = 0; i < m->nfindings; i++) {
+			fprintf(f, "<li><b>[");
+			h(f, m->findings[i].severity);
+			fprintf(f, "] ");
+			h(f, m->findings[i].type);
+			fprintf(f, "</b></li>\n");
+		}
+		fprintf(f, "</ul>\n");
 	}
-	fprintf(f, "</ul>\n");
+	if (m->nrecs) {
+		fprintf(f, "<h2>Recommendations</h2><ul>\n");
+		for (size_t i = 0; i < m->nrecs; i++) {
+			fprintf(f, "<li><b>[");
+			h(f, m->recs[i].priority);
+			fprintf(f, "] ");
+			h(f, m->recs[i].title);
+			fprintf(f, "</b> ");
+			h(f, m->recs[i].description);
+			fprintf(f, "</li>\n");
+		}
+		fprintf(f, "</ul>\n");
+	}
 }
 
-static void html_samples(FILE *f, json_t *profile, const struct folded *st)
+static void html_samples(FILE *f, const struct model *m, const struct folded *st)
 {
-	json_t *s = json_object_get(profile, "samples"), *q = json_object_get(s, "stack_quality");
+	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
 	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
-	json_t *lost = json_object_get(profile, "lost");
 	struct folded leaf = {};
 	const char *name;
 
@@ -304,8 +270,8 @@ static void html_samples(FILE *f, json_t *profile, const struct folded *st)
 	h(f, json_string_value(json_object_get(s, "call_graph")));
 	fprintf(f, "</td></tr>\n");
 	row_num(f, "complete stacks %", num(q, "complete_percent"), "%.1f");
-	row_num(f, "lost samples", num(lost, "samples"), "%.0f");
-	row_num(f, "lost events", num(lost, "events"), "%.0f");
+	row_num(f, "lost samples", (double)model__lost(m, "samples"), "%.0f");
+	row_num(f, "lost events", (double)model__lost(m, "events"), "%.0f");
 	fprintf(f, "</table>\n<h3>Stack quality by leaf object</h3><table><tr><th>object</th><th>samples</th>"
 		"<th>truncated %%</th></tr>\n");
 	json_object_foreach(objs, name, v) {
@@ -331,12 +297,10 @@ static void html_samples(FILE *f, json_t *profile, const struct folded *st)
 	folded__free(&leaf);
 }
 
-static int write_html(struct recording *rec, json_t *profile, const struct folded *st)
+static int write_html(const struct model *m, const char *dir)
 {
-	struct atomic_file *af = atomic_file__open(rec->opts.output_dir, "report.html");
-	json_t *cmd = json_object_get(profile, "command"), *v;
-	json_t *po = json_object_get(profile, "probes_overhead");
-	size_t i;
+	struct atomic_file *af = atomic_file__open(dir, "report.html");
+	json_t *po = model__section(m, MODEL_SEC_PROBES_OVERHEAD);
 	FILE *f;
 
 	if (!af)
@@ -346,69 +310,94 @@ static int write_html(struct recording *rec, json_t *profile, const struct folde
 		"<style>body{font-family:sans-serif;margin:20px;max-width:1240px}table{border-collapse:collapse;"
 		"margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f0f0f0}"
 		".warn{color:#b00;font-weight:bold}</style></head><body>\n<h1>infertrace report</h1>\n<p>Command: <code>");
-	json_array_foreach(cmd, i, v) {
-		h(f, json_string_value(v));
+	for (char **a = m->run.command; a && *a; a++) {
+		h(f, *a);
 		fputc(' ', f);
 	}
-	fprintf(f, "</code><br>Duration: %.2f s, stopped by ", num(profile, "duration_s"));
-	h(f, json_string_value(json_object_get(profile, "stop_reason")));
+	fprintf(f, "</code><br>Duration: %.2f s, stopped by ", m->run.duration_s);
+	h(f, m->run.stop_reason ? m->run.stop_reason : "?");
 	fprintf(f, "</p>\n");
-	html_cycles(f, profile);
-	html_phases(f, profile);
-	if (po && !isnan(num(po, "cost_ns_per_hit"))) {
+	html_cycles(f, m);
+	html_phases(f, m);
+	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "
-			"of a phase at most%s</p>\n", json_is_true(json_object_get(po, "warning")) ? " class=\"warn\"" : "",
-			num(po, "cost_ns_per_hit") / 1e3, num(po, "max_percent"),
-			json_is_true(json_object_get(po, "warning")) ? ": phase times are inflated" : ".");
+			"of a phase at most%s</p>\n", m->probe_cost.warning ? " class=\"warn\"" : "",
+			m->probe_cost.cost_ns / 1e3, num(po, "max_percent"),
+			m->probe_cost.warning ? ": phase times are inflated" : ".");
 	}
-	html_list(f, profile, "bottlenecks", "Bottlenecks");
-	html_list(f, profile, "recommendations", "Recommendations");
-	html_samples(f, profile, st);
+	html_findings(f, m);
+	html_samples(f, m, &m->oncpu);
 	fprintf(f, "<h2>On-CPU flame graph</h2>\n<div style=\"overflow-x:auto\">\n");
-	flamegraph__write_svg(st, "On-CPU flame graph", "samples", f);
+	flamegraph__write_svg(&m->oncpu, "On-CPU flame graph", "samples", f);
 	fprintf(f, "</div>\n<p>Outputs beside this page: profile.json, stacks.folded, offcpu.folded, "
 		"trace.json (open in https://ui.perfetto.dev), flamegraph.svg.</p>\n</body></html>\n");
 	return atomic_file__commit(af);
 }
 
-static int outputs_write(struct recording *rec, json_t *profile)
+/* ---- folded stacks ---- */
+
+/* folded__write merges and sorts in place: write a copy, the model stays as it is. */
+static int write_folded_copy(const struct folded *src, const char *dir, const char *name)
 {
-	char path[4096];
-	struct folded st = {};
-	int err, e;
+	struct folded copy = {};
+	int err = 0;
 
-	snprintf(path, sizeof(path), "%s/stacks.folded", rec->opts.output_dir);
-	if (folded__read(path, &st))
-		folded__free(&st); /* no stacks: empty graph */
-	err = write_trace(rec, profile);
-	e = write_svg_file(rec, &st, "On-CPU flame graph");
+	for (size_t i = 0; i < src->n && !err; i++)
+		err = folded__add(&copy, src->entries[i].stack, src->entries[i].count);
 	if (!err)
-		err = e;
-	e = write_html(rec, profile, &st);
-	if (!err)
-		err = e;
-	if (err)
-		fprintf(stderr, "infertrace: writing trace.json, flamegraph.svg or report.html to '%s' failed: %s\n",
-			rec->opts.output_dir, strerror(-err));
-	if (samples_log.dropped) {
-		json_t *lost = json_object_get(profile, "lost");
-
-		json_object_set_new(lost, "trace_samples_not_kept", json_integer(samples_log.dropped));
-	}
-	folded__free(&st);
+		err = folded__write(&copy, dir, name);
+	folded__free(&copy);
 	return err;
 }
 
-static void outputs_cleanup(struct recording *rec)
+static int write_folded_set(const char *dir, const char *base, const struct folded *all,
+			    const struct folded *by_phase, const struct model *m)
 {
-	(void)rec;
-	free(samples_log.marks);
-	memset(&samples_log, 0, sizeof(samples_log));
+	char name[128];
+	int err;
+
+	snprintf(name, sizeof(name), "%s.folded", base);
+	err = write_folded_copy(all, dir, name);
+	for (int ph = 1; ph < IT_MAX_PHASES && !err; ph++) {
+		if (!m->phase_names[ph])
+			continue;
+		snprintf(name, sizeof(name), "%s.%s.folded", base, m->phase_names[ph]);
+		err = write_folded_copy(&by_phase[ph], dir, name);
+	}
+	return err;
 }
 
-const struct concern outputs_concern = {
-	.name = "outputs",
-	.on_event = outputs_on_event,
-	.write = outputs_write,
-	.cleanup = outputs_cleanup,
-};
+int outputs__write_all(const struct model *m, const char *dir)
+{
+	json_t *profile;
+	int err = model__require(m, MODEL_ANALYSED, "the writers"), e;
+
+	if (err)
+		return err;
+	profile = model__to_json(m);
+	err = profile ? profile__write(profile, dir) : -ENOMEM;
+	json_decref(profile);
+	if (err)
+		fprintf(stderr, "infertrace: writing profile.json to '%s' failed: %s\n", dir, strerror(-err));
+	if (m->have_oncpu) {
+		e = write_folded_set(dir, "stacks", &m->oncpu, m->oncpu_by_phase, m);
+		if (e)
+			fprintf(stderr, "infertrace: writing folded stacks to '%s' failed: %s\n", dir, strerror(-e));
+		err = err ? err : e;
+	}
+	if (m->have_offcpu) {
+		e = write_folded_set(dir, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+		if (e)
+			fprintf(stderr, "infertrace: writing off-CPU stacks to '%s' failed: %s\n", dir, strerror(-e));
+		err = err ? err : e;
+	}
+	e = write_trace(m, dir);
+	if (!e)
+		e = write_svg_file(dir, &m->oncpu, "On-CPU flame graph");
+	if (!e)
+		e = write_html(m, dir);
+	if (e)
+		fprintf(stderr, "infertrace: writing trace.json, flamegraph.svg or report.html to '%s' failed: %s\n",
+			dir, strerror(-e));
+	return err ? err : e;
+}

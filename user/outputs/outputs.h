@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The outputs concern's writers: trace.json (Chrome trace events, which
- * Perfetto and chrome://tracing open), flamegraph.svg (from the folded
- * stacks) and report.html (summary tables and the flame graph, one file). */
+/* The writers of a recording's outputs, each reading only the model:
+ * profile.json, the folded stacks, trace.json (Chrome trace events, which
+ * Perfetto and chrome://tracing open), flamegraph.svg and report.html. */
 #ifndef INFERTRACE_OUTPUTS_H
 #define INFERTRACE_OUTPUTS_H
 
 #include <stdio.h>
 
 #include "folded.h"
+
+struct model;
+
+/* Writes every output of an analysed model into dir (atomically, each
+ * file). Writes all it can; returns the first error, or -EINVAL for a
+ * model that is not analysed. */
+int outputs__write_all(const struct model *m, const char *dir);
 
 /* Writes a flame graph of the stacks as a standalone SVG document: one
  * rectangle per frame, width proportional to its samples, the root at the

@@ -10,14 +10,6 @@
 #include "atomic_file.h"
 #include "profile.h"
 
-static const char *const sections_object[] = {
-	"phases", "aggregate_metrics", "samples", "offcpu", "sched", "memory",
-	"thermal", "gpu", "disk", "network", "lost",
-};
-static const char *const sections_array[] = {
-	"cycles", "crashes", "bottlenecks", "recommendations", "alerts",
-};
-
 static long mem_total_kb(void)
 {
 	char line[256];
@@ -49,22 +41,6 @@ json_t *profile__system_json(void)
 	gethostname(host, sizeof(host) - 1);
 	json_object_set_new(s, "hostname", json_string(host));
 	return s;
-}
-
-json_t *profile__new(void)
-{
-	json_t *p = json_object(), *tool = json_object();
-
-	json_object_set_new(p, "schema_version", json_string(PROFILE_SCHEMA_VERSION));
-	json_object_set_new(tool, "name", json_string("infertrace"));
-	json_object_set_new(tool, "version", json_string(INFERTRACE_VERSION));
-	json_object_set_new(p, "tool", tool);
-	json_object_set_new(p, "system", profile__system_json());
-	for (size_t i = 0; i < sizeof(sections_object) / sizeof(sections_object[0]); i++)
-		json_object_set_new(p, sections_object[i], json_object());
-	for (size_t i = 0; i < sizeof(sections_array) / sizeof(sections_array[0]); i++)
-		json_object_set_new(p, sections_array[i], json_array());
-	return p;
 }
 
 int profile__write(json_t *profile, const char *dir)

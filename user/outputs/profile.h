@@ -8,9 +8,6 @@
 
 #define PROFILE_SCHEMA_VERSION "1.0"
 
-/* A new profile with every top-level section of the contract present and
- * empty, `tool` and `system` filled. */
-json_t *profile__new(void);
 /* `system`: kernel, cpus, mem_total_mb, hostname. */
 json_t *profile__system_json(void);
 /* Writes DIR/profile.json atomically. 0 or -errno. */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+// SPDX-License-Identifier: BSD-2-Clause
 #include "gpu_jetson.h"
 
 #include <dirent.h>

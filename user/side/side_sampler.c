@@ -1,4 +1,7 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+// SPDX-License-Identifier: BSD-2-Clause
+/* The side-data sampler thread: see side_sampler.h. Longer than 600 lines:
+ * the sampler thread, its ring of samples and the per-cycle and summary
+ * reductions share the ring's locking. */
 #include "side_sampler.h"
 
 #include <errno.h>

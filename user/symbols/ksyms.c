@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: BSD-2-Clause
 /* Kernel symbols from /proc/kallsyms: text symbols only, sorted by address,
  * looked up by binary search. Names live in one pool so that loading the
  * ~200k symbols of a distribution kernel is a handful of allocations. */

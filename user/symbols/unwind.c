@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: BSD-2-Clause
 /* DWARF unwinding of copied user stacks with libdwfl; see unwind.h.
  *
  * One Dwfl per process, rebuilt only when the syms cache's capture of its

@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The recording model's lifecycle, stage checks and fill functions. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "vec.h"
+
+const char *const model_section_names[MODEL_NSECTIONS] = {
+	[MODEL_SEC_SAMPLES] = "samples",
+	[MODEL_SEC_OFFCPU] = "offcpu",
+	[MODEL_SEC_SCHED] = "sched",
+	[MODEL_SEC_MEMORY] = "memory",
+	[MODEL_SEC_THERMAL] = "thermal",
+	[MODEL_SEC_GPU] = "gpu",
+	[MODEL_SEC_DISK] = "disk",
+	[MODEL_SEC_HOST] = "host",
+	[MODEL_SEC_NETWORK] = "network",
+	[MODEL_SEC_CRASHES] = "crashes",
+	[MODEL_SEC_PROBES] = "probes",
+	[MODEL_SEC_PROBES_OVERHEAD] = "probes_overhead",
+	[MODEL_SEC_PROCESSES] = "processes",
+};
+
+static const char *const stage_names[] = {
+	"empty", "spans", "collected", "derived", "analysed",
+};
+
+void model__init(struct model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->memory.growth_mb_per_cycle = NAN;
+	m->side.max_temp_c = NAN;
+	m->side.gpu_util_avg_pct = NAN;
+	m->memory.peak_mb = NAN;
+	/* the contract's two lost counters exist from the start */
+	model__add_lost(m, "samples", 0);
+	model__add_lost(m, "events", 0);
+}
+
+static void free_strv(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+static void free_findings(struct model *m)
+{
+	for (size_t i = 0; i < m->nfindings; i++) {
+		free(m->findings[i].type);
+		free(m->findings[i].severity);
+		json_decref(m->findings[i].evidence);
+	}
+	for (size_t i = 0; i < m->nrecs; i++) {
+		struct model_recommendation *r = &m->recs[i];
+
+		free(r->title);
+		free(r->priority);
+		free(r->description);
+		free(r->current_value);
+		free(r->recommended_value);
+		free(r->bottleneck);
+		json_decref(r->evidence);
+	}
+	m->nfindings = m->nrecs = 0;
+}
+
+void model__clear_findings(struct model *m)
+{
+	free_findings(m);
+}
+
+void model__free(struct model *m)
+{
+	if (!m)
+		return;
+	free_strv(m->run.command);
+	free(m->run.pids);
+	free(m->run.started_at);
+	free(m->run.stop_reason);
+	free(m->run.tool_version);
+	free(m->run.schema_version);
+	free(m->run.output_dir);
+	json_decref(m->run.config);
+	json_decref(m->run.system);
+	free(m->procs);
+	for (int i = 0; i < IT_MAX_PHASES; i++) {
+		free(m->phase_names[i]);
+		free(m->count_names[i]);
+		free(m->call_ms[i]);
+		folded__free(&m->oncpu_by_phase[i]);
+		folded__free(&m->offcpu_us_by_phase[i]);
+	}
+	for (size_t i = 0; i < m->ncycles; i++)
+		json_decref(m->cycles[i].detail);
+	free(m->cycles);
+	free(m->calls);
+	folded__free(&m->oncpu);
+	folded__free(&m->offcpu_us);
+	free(m->trace_samples);
+	json_decref(m->trace_counters);
+	for (size_t i = 0; i < m->nnames; i++)
+		free(m->names[i]);
+	free(m->names);
+	free(m->name_index);
+	for (int i = 0; i < MODEL_NSECTIONS; i++)
+		json_decref(m->sections[i]);
+	json_decref(m->cuda);
+	for (size_t i = 0; i < m->nlost; i++)
+		free(m->lost[i].name);
+	free(m->lost);
+	json_decref(m->self);
+	free_findings(m);
+	free(m->findings);
+	free(m->recs);
+	json_decref(m->alerts);
+	json_decref(m->tail_cycles);
+	memset(m, 0, sizeof(*m));
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static json_t *copy_json(json_t *j)
+{
+	return j ? json_deep_copy(j) : NULL;
+}
+
+static int copy_folded(struct folded *dst, const struct folded *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (size_t i = 0; i < src->n; i++)
+		if (folded__add(dst, src->entries[i].stack, src->entries[i].count))
+			return -ENOMEM;
+	dst->total = src->total;
+	return 0;
+}
+
+#define COPY_ARRAY(dst, src, field, n)                                                   \
+	do {                                                                             \
+		(dst)->field = NULL;                                                     \
+		if ((src)->n) {                                                          \
+			(dst)->field = malloc((src)->n * sizeof(*(src)->field));         \
+			if (!(dst)->field)                                               \
+				goto nomem;                                              \
+			memcpy((dst)->field, (src)->field, (src)->n * sizeof(*(src)->field)); \
+		}                                                                        \
+	} while (0)
+
+int model__copy(struct model *dst, const struct model *src)
+{
+	*dst = *src;
+	/* every owned pointer is replaced below; clear them first so a failure
+	 * part-way frees only what this copy owns */
+	dst->run = (struct model_run){ .start_wall_s = src->run.start_wall_s, .start_ns = src->run.start_ns,
+				       .end_ns = src->run.end_ns, .duration_s = src->run.duration_s };
+	dst->procs = NULL;
+	dst->cycles = NULL;
+	dst->calls = NULL;
+	dst->trace_samples = NULL;
+	dst->lost = NULL;
+	dst->findings = NULL;
+	dst->recs = NULL;
+	dst->nfindings = dst->nrecs = dst->nlost = 0;
+	dst->capfindings = dst->caprecs = dst->caplost = 0;
+	dst->ncycles = 0;
+	memset(dst->phase_names, 0, sizeof(dst->phase_names));
+	memset(dst->count_names, 0, sizeof(dst->count_names));
+	memset(dst->call_ms, 0, sizeof(dst->call_ms));
+	memset(&dst->oncpu, 0, sizeof(dst->oncpu));
+	memset(&dst->offcpu_us, 0, sizeof(dst->offcpu_us));
+	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
+	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
+	memset(dst->sections, 0, sizeof(dst->sections));
+	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = NULL;
+	dst->names = NULL;
+	dst->name_index = NULL;
+	dst->nnames = dst->capnames = dst->name_cap = 0;
+
+	if (src->run.command) {
+		size_t n = 0;
+
+		while (src->run.command[n])
+			n++;
+		dst->run.command = calloc(n + 1, sizeof(char *));
+		if (!dst->run.command)
+			goto nomem;
+		for (size_t i = 0; i < n; i++)
+			if (!(dst->run.command[i] = strdup(src->run.command[i])))
+				goto nomem;
+	}
+	dst->run.npids = src->run.npids;
+	COPY_ARRAY(&dst->run, &src->run, pids, npids);
+	dst->run.started_at = dup_or_null(src->run.started_at);
+	dst->run.stop_reason = dup_or_null(src->run.stop_reason);
+	dst->run.tool_version = dup_or_null(src->run.tool_version);
+	dst->run.schema_version = dup_or_null(src->run.schema_version);
+	dst->run.output_dir = dup_or_null(src->run.output_dir);
+	dst->run.config = copy_json(src->run.config);
+	dst->run.system = copy_json(src->run.system);
+	COPY_ARRAY(dst, src, procs, nprocs);
+	dst->capprocs = src->nprocs;
+	for (int i = 0; i < IT_MAX_PHASES; i++) {
+		dst->phase_names[i] = dup_or_null(src->phase_names[i]);
+		dst->count_names[i] = dup_or_null(src->count_names[i]);
+		if (src->ncall_ms[i]) {
+			dst->call_ms[i] = malloc(src->ncall_ms[i] * sizeof(double));
+			if (!dst->call_ms[i])
+				goto nomem;
+			memcpy(dst->call_ms[i], src->call_ms[i], src->ncall_ms[i] * sizeof(double));
+		}
+		dst->capcall_ms[i] = src->ncall_ms[i];
+		if (copy_folded(&dst->oncpu_by_phase[i], &src->oncpu_by_phase[i]) ||
+		    copy_folded(&dst->offcpu_us_by_phase[i], &src->offcpu_us_by_phase[i]))
+			goto nomem;
+	}
+	if (src->ncycles) {
+		dst->cycles = malloc(src->ncycles * sizeof(*dst->cycles));
+		if (!dst->cycles)
+			goto nomem;
+		memcpy(dst->cycles, src->cycles, src->ncycles * sizeof(*dst->cycles));
+		for (size_t i = 0; i < src->ncycles; i++)
+			dst->cycles[i].detail = copy_json(src->cycles[i].detail);
+	}
+	dst->ncycles = dst->capcycles = src->ncycles;
+	if (copy_folded(&dst->oncpu, &src->oncpu) || copy_folded(&dst->offcpu_us, &src->offcpu_us))
+		goto nomem;
+	dst->ncalls = src->ncalls;
+	COPY_ARRAY(dst, src, calls, ncalls);
+	dst->capcalls = src->ncalls;
+	dst->ntrace_samples = src->ntrace_samples;
+	COPY_ARRAY(dst, src, trace_samples, ntrace_samples);
+	dst->captrace_samples = src->ntrace_samples;
+	dst->trace_counters = copy_json(src->trace_counters);
+	dst->names = NULL;
+	dst->name_index = NULL;
+	dst->nnames = dst->capnames = dst->name_cap = 0;
+	for (size_t i = 0; i < src->nnames; i++)
+		if (model__intern(dst, src->names[i]) < 0)
+			goto nomem;
+	for (int i = 0; i < MODEL_NSECTIONS; i++)
+		dst->sections[i] = copy_json(src->sections[i]);
+	dst->cuda = copy_json(src->cuda);
+	for (size_t i = 0; i < src->nlost; i++)
+		if (model__add_lost(dst, src->lost[i].name, src->lost[i].value))
+			goto nomem;
+	dst->self = copy_json(src->self);
+	for (size_t i = 0; i < src->nfindings; i++) {
+		const struct model_finding *f = &src->findings[i];
+
+		if (model__add_finding(dst, f->type, f->severity, f->percentage_of_cycle, copy_json(f->evidence)))
+			goto nomem;
+	}
+	for (size_t i = 0; i < src->nrecs; i++) {
+		struct model_recommendation r = src->recs[i];
+
+		r.evidence = copy_json(r.evidence);
+		if (model__add_recommendation(dst, &r)) {
+			json_decref(r.evidence);
+			goto nomem;
+		}
+	}
+	dst->alerts = copy_json(src->alerts);
+	dst->tail_cycles = copy_json(src->tail_cycles);
+	return 0;
+nomem:
+	model__free(dst);
+	return -ENOMEM;
+}
+
+int model__require(const struct model *m, enum model_stage need, const char *who)
+{
+	if (m->stage >= need)
+		return 0;
+	fprintf(stderr, "infertrace: internal error: %s needs the model at stage %s; it is at %s\n", who,
+		stage_names[need], stage_names[m->stage]);
+	return -EINVAL;
+}
+
+int model__advance(struct model *m, enum model_stage to, const char *who)
+{
+	if (m->stage + 1 != to) {
+		fprintf(stderr, "infertrace: internal error: %s moves the model from stage %s to %s\n", who,
+			stage_names[m->stage], stage_names[to]);
+		return -EINVAL;
+	}
+	m->stage = to;
+	return 0;
+}
+
+static int set_name(char **slot, int id, const char *name)
+{
+	if (id <= 0 || id >= IT_MAX_PHASES)
+		return -EINVAL;
+	free(slot[id]);
+	slot[id] = name ? strdup(name) : NULL;
+	return name && !slot[id] ? -ENOMEM : 0;
+}
+
+int model__set_phase_name(struct model *m, int id, const char *name)
+{
+	return set_name(m->phase_names, id, name);
+}
+
+int model__set_count_name(struct model *m, int id, const char *name)
+{
+	return set_name(m->count_names, id, name);
+}
+
+int model__phase_id(const struct model *m, const char *name)
+{
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (m->phase_names[i] && !strcmp(m->phase_names[i], name))
+			return i;
+	return -1;
+}
+
+struct model_process *model__add_process(struct model *m, pid_t pid)
+{
+	struct model_process *p;
+
+	if (VEC_RESERVE(m->procs, m->capprocs, m->nprocs, 16))
+		return NULL;
+	p = &m->procs[m->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+const struct model_process *model__find_process(const struct model *m, pid_t pid)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
+static void split_init(struct model_split *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle, uint64_t start_ns,
+				     uint64_t end_ns)
+{
+	struct model_cycle *c;
+
+	if (VEC_RESERVE(m->cycles, m->capcycles, m->ncycles, 64))
+		return NULL;
+	c = &m->cycles[m->ncycles++];
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->bpf_cycle = bpf_cycle;
+	c->start_ns = start_ns;
+	c->end_ns = end_ns;
+	c->rss_peak_mb = c->rss_end_mb = NAN;
+	c->tokens_per_second = c->tokens_per_second_wall = NAN;
+	split_init(&c->split);
+	return c;
+}
+
+struct model_cycle *model__find_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle)
+{
+	for (size_t i = 0; i < m->ncycles; i++)
+		if (m->cycles[i].pid == pid && m->cycles[i].bpf_cycle == bpf_cycle)
+			return &m->cycles[i];
+	return NULL;
+}
+
+int model__add_call_ms(struct model *m, int phase, double ms)
+{
+	if (phase <= 0 || phase >= IT_MAX_PHASES)
+		return -EINVAL;
+	if (VEC_RESERVE(m->call_ms[phase], m->capcall_ms[phase], m->ncall_ms[phase], 256))
+		return -ENOMEM;
+	m->call_ms[phase][m->ncall_ms[phase]++] = ms;
+	return 0;
+}
+
+int model__add_phase_call(struct model *m, const struct model_phase_call *c)
+{
+	if (VEC_RESERVE(m->calls, m->capcalls, m->ncalls, 1024))
+		return -ENOMEM;
+	m->calls[m->ncalls++] = *c;
+	return 0;
+}
+
+int model__add_lost(struct model *m, const char *name, uint64_t n)
+{
+	for (size_t i = 0; i < m->nlost; i++) {
+		if (!strcmp(m->lost[i].name, name)) {
+			m->lost[i].value += n;
+			return 0;
+		}
+	}
+	if (VEC_RESERVE(m->lost, m->caplost, m->nlost, 8))
+		return -ENOMEM;
+	m->lost[m->nlost].name = strdup(name);
+	if (!m->lost[m->nlost].name)
+		return -ENOMEM;
+	m->lost[m->nlost++].value = n;
+	return 0;
+}
+
+uint64_t model__lost(const struct model *m, const char *name)
+{
+	for (size_t i = 0; i < m->nlost; i++)
+		if (!strcmp(m->lost[i].name, name))
+			return m->lost[i].value;
+	return 0;
+}
+
+void model__set_section(struct model *m, enum model_section s, json_t *doc)
+{
+	json_decref(m->sections[s]);
+	m->sections[s] = doc;
+}
+
+json_t *model__section(const struct model *m, enum model_section s)
+{
+	return m->sections[s];
+}
+
+void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v)
+{
+	if (!c->detail)
+		c->detail = json_object();
+	json_object_set_new(c->detail, key, v);
+}
+
+int model__add_trace_sample(struct model *m, const struct model_trace_sample *s)
+{
+	if (VEC_RESERVE(m->trace_samples, m->captrace_samples, m->ntrace_samples, 4096))
+		return -ENOMEM;
+	m->trace_samples[m->ntrace_samples++] = *s;
+	return 0;
+}
+
+int model__add_finding(struct model *m, const char *type, const char *severity, double pct, json_t *evidence)
+{
+	struct model_finding *f;
+
+	if (VEC_RESERVE(m->findings, m->capfindings, m->nfindings, 8)) {
+		json_decref(evidence);
+		return -ENOMEM;
+	}
+	f = &m->findings[m->nfindings++];
+	f->type = strdup(type);
+	f->severity = strdup(severity);
+	f->percentage_of_cycle = pct;
+	f->evidence = evidence ? evidence : json_object();
+	return f->type && f->severity ? 0 : -ENOMEM;
+}
+
+int model__add_recommendation(struct model *m, const struct model_recommendation *r)
+{
+	struct model_recommendation *d;
+
+	if (VEC_RESERVE(m->recs, m->caprecs, m->nrecs, 8))
+		return -ENOMEM;
+	d = &m->recs[m->nrecs++];
+	d->title = dup_or_null(r->title);
+	d->priority = dup_or_null(r->priority);
+	d->description = dup_or_null(r->description);
+	d->current_value = dup_or_null(r->current_value);
+	d->recommended_value = dup_or_null(r->recommended_value);
+	d->bottleneck = dup_or_null(r->bottleneck);
+	d->evidence = r->evidence;
+	return 0;
+}
+
+int model__set_command(struct model *m, char *const *argv)
+{
+	size_t n = 0;
+
+	free_strv(m->run.command);
+	m->run.command = NULL;
+	if (!argv)
+		return 0;
+	while (argv[n])
+		n++;
+	m->run.command = calloc(n + 1, sizeof(char *));
+	if (!m->run.command)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(m->run.command[i] = strdup(argv[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int rehash_names(struct model *m, size_t cap)
+{
+	int32_t *idx = malloc(cap * sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		idx[i] = -1;
+	for (size_t i = 0; i < m->nnames; i++) {
+		size_t h = name_hash(m->names[i]) & (cap - 1);
+
+		while (idx[h] >= 0)
+			h = (h + 1) & (cap - 1);
+		idx[h] = (int32_t)i;
+	}
+	free(m->name_index);
+	m->name_index = idx;
+	m->name_cap = cap;
+	return 0;
+}
+
+int32_t model__intern(struct model *m, const char *name)
+{
+	size_t h;
+
+	if ((m->nnames + 1) * 2 > m->name_cap && rehash_names(m, m->name_cap ? m->name_cap * 2 : 256))
+		return -1;
+	for (h = name_hash(name) & (m->name_cap - 1); m->name_index[h] >= 0; h = (h + 1) & (m->name_cap - 1))
+		if (!strcmp(m->names[m->name_index[h]], name))
+			return m->name_index[h];
+	if (VEC_RESERVE(m->names, m->capnames, m->nnames, 256))
+		return -1;
+	if (!(m->names[m->nnames] = strdup(name)))
+		return -1;
+	m->name_index[h] = (int32_t)m->nnames;
+	return (int32_t)m->nnames++;
+}

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The recording model: everything a recording learned, typed and in memory.
+ *
+ * One owner per part:
+ *   run, processes ............ the recording (record.c) and `report` loading
+ *   cycles (spans, phases, counts) ... the probes concern: cycle and phase
+ *                               attribution, the tracer's shared service
+ *   cycle and phase splits .... sched          samples per cycle ... sampling
+ *   cycle memory .............. memory         cycle side data .... side
+ *   stacks .................... sampling (on-CPU), sched (off-CPU)
+ *   sections .................. one detail document per concern (e.g.
+ *                               `network`, `thermal`), written as given
+ *   lost, self ................ every concern adds its own counters
+ *   derived figures ........... model__derive (analysis/derive.c)
+ *   findings .................. rules__evaluate (analysis/rules.c)
+ *
+ * Order is carried by the data, in stages: concerns fill the cycle spans
+ * (MODEL_SPANS), then their figures keyed by cycle (MODEL_COLLECTED); derived
+ * figures are computed from that (MODEL_DERIVED), findings from those
+ * (MODEL_ANALYSED), and only then may a writer run. Each step checks the
+ * stage it needs and refuses (-EINVAL) a model that is not ready, so a wrong
+ * order fails loudly, in tests too.
+ *
+ * Writers (profile.json, folded files, trace.json, SVG, HTML) read only the
+ * model; `report` and `diff` load profile.json back into it
+ * (model__from_json). A snapshot (model__snapshot) is a deep copy taken at
+ * any moment while recording, for the live view, /metrics and checkpoints. */
+#ifndef INFERTRACE_MODEL_H
+#define INFERTRACE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include <linux/types.h>
+
+#include "infertrace.h"
+#include "folded.h"
+#include "rules.h"
+#include "sched_logic.h"
+
+enum model_stage {
+	MODEL_EMPTY = 0,     /* run facts only */
+	MODEL_SPANS = 1,     /* cycle spans, phases and counts are final */
+	MODEL_COLLECTED = 2, /* every concern filled its figures */
+	MODEL_DERIVED = 3,   /* aggregates, phase summaries, growth */
+	MODEL_ANALYSED = 4,  /* findings: ready for the writers */
+};
+
+/* Detail documents, one per concern, written into profile.json as given. */
+enum model_section {
+	MODEL_SEC_SAMPLES = 0,
+	MODEL_SEC_OFFCPU,
+	MODEL_SEC_SCHED,
+	MODEL_SEC_MEMORY,
+	MODEL_SEC_THERMAL,
+	MODEL_SEC_GPU,
+	MODEL_SEC_DISK,
+	MODEL_SEC_HOST,
+	MODEL_SEC_NETWORK,
+	MODEL_SEC_CRASHES,
+	MODEL_SEC_PROBES,
+	MODEL_SEC_PROBES_OVERHEAD,
+	MODEL_SEC_PROCESSES,
+	MODEL_NSECTIONS
+};
+extern const char *const model_section_names[MODEL_NSECTIONS];
+
+/* A wall interval split by the scheduler: on-CPU, waiting for a CPU, blocked
+ * (by reason), and what no accounting covered. */
+struct model_split {
+	bool present;
+	double oncpu_ms, runq_ms, offcpu_ms;
+	double blocked_ms[BLOCKED_NCLASSES];
+	bool has_wall; /* unattributed_* computed against a wall time */
+	double unattributed_ms, unattributed_percent;
+};
+
+struct model_cycle_phase {
+	bool present;   /* the phase ran in this cycle (calls > 0) */
+	double ms;      /* union over the process's threads */
+	double thread_ms;
+	uint64_t calls;
+	struct model_split split;
+};
+
+struct model_cycle {
+	/* spans (probes concern) */
+	pid_t pid;
+	uint32_t bpf_cycle;     /* the cycle number the kernel tagged its data with */
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	bool open_at_end, abandoned, ended_at_last_phase;
+	struct model_cycle_phase phases[IT_MAX_PHASES];
+	bool has_count[IT_MAX_PHASES];
+	uint64_t counts[IT_MAX_PHASES];
+	/* collected by other concerns, keyed by (pid, bpf_cycle) */
+	uint64_t samples;
+	struct model_split split;      /* the main thread, against the cycle's wall */
+	bool has_all_threads;
+	double all_oncpu_ms, all_runq_ms, all_offcpu_ms;
+	uint64_t minflt, majflt, nvcsw, nivcsw;
+	bool has_rss;
+	double rss_peak_mb, rss_end_mb;
+	json_t *detail;  /* per-cycle extras by concern: side data, network, cuda */
+	/* derived */
+	uint32_t index;
+	double duration_ms;
+	double tokens_per_second, tokens_per_second_wall; /* NAN without tokens */
+};
+
+struct model_phase_summary {
+	bool present;
+	double total_ms, thread_ms, percent_of_cycle;
+	uint64_t calls;
+	double p50_ms, p95_ms, p99_ms; /* NAN when never called */
+	const char *percentiles_from;  /* "calls" or "histogram" */
+	uint64_t hist_us[IT_HIST_SLOTS]; /* log2 histogram of call durations, µs */
+	double outside_thread_ms;      /* time of the phase outside every cycle */
+	uint64_t outside_calls;
+	uint64_t samples;              /* on-CPU samples whose innermost phase this is */
+};
+
+struct model_aggregates {
+	uint64_t total_cycles;
+	const char *cycles_source;     /* "cycle", "cycle_marker", "whole_run" */
+	uint64_t empty_marker_cycles_dropped;
+	double avg_cycle_ms, p50_cycle_ms, p95_cycle_ms, p99_cycle_ms, max_cycle_ms;
+	double avg_tokens_per_second, avg_tokens_per_second_wall;
+	double peak_memory_mb;
+	double cycles_ms;              /* sum of cycle durations */
+};
+
+struct model_process {
+	pid_t pid, ppid;
+	char comm[IT_COMM_LEN];
+	bool root, exited;
+	int exit_status;
+	uint64_t start_ns, exit_ns;
+	double cpu_s;
+};
+
+/* A named counter of something lost or dropped; `samples` and `events` are
+ * always present (the contract), others only when non-zero. */
+struct model_counter {
+	char *name;
+	uint64_t value;
+};
+
+struct model_finding {
+	char *type, *severity;
+	double percentage_of_cycle; /* NAN when it does not apply */
+	json_t *evidence;
+};
+
+struct model_recommendation {
+	char *title, *priority, *description, *current_value, *recommended_value, *bottleneck;
+	json_t *evidence;
+};
+
+/* Typed figures the rules read, filled by their owning concern. */
+struct model_sched_figures {
+	bool available;
+	double runq_share_percent, avg_runnable_threads, runq_wait_ms, oncpu_ms, offcpu_ms;
+	int cpus;
+};
+
+struct model_memory_figures {
+	bool available;
+	double peak_mb;
+	double growth_mb_per_cycle; /* NAN: fewer than two cycles with RSS */
+};
+
+struct model_side_figures {
+	bool throttled;
+	double max_temp_c;      /* NAN: no temperature seen */
+	bool gpu_available;
+	double gpu_util_avg_pct; /* NAN: no utilisation seen */
+};
+
+/* One outermost phase call on one thread (for trace.json). */
+struct model_phase_call {
+	pid_t tgid, tid;
+	uint32_t bpf_cycle, phase;
+	uint64_t entry_ns, exit_ns;
+};
+
+/* What the probes cost: measured per hit at start-up (overhead concern),
+ * hits counted by the probes concern, shares derived. */
+struct model_probe_cost {
+	bool present;
+	double cost_ns;            /* per hit; NAN: not measured */
+	int calibration_calls;
+	const char *error;         /* static string */
+	double warn_percent;
+	uint64_t timed_hits;       /* entry + return of cycle and phase probes */
+	uint64_t point_hits;       /* markers and counts */
+	/* derived */
+	double max_percent;
+	bool warning;
+};
+
+struct model_trace_sample {
+	uint64_t ts_ns, ip;
+	pid_t tgid, tid;
+	uint32_t phase;
+	int32_t frame;      /* the leaf's name in model.names; -1 until named */
+};
+
+struct model_run {
+	char **command;          /* NULL-terminated; NULL for -p */
+	pid_t *pids;
+	size_t npids;
+	double start_wall_s;
+	char *started_at;        /* ISO 8601, as loaded from a profile */
+	uint64_t start_ns, end_ns;
+	double duration_s;
+	char *stop_reason;
+	json_t *config;          /* what was asked */
+	json_t *system;
+	char *tool_version;
+	char *schema_version;
+	char *output_dir;        /* NULL when loaded from a file */
+};
+
+struct model {
+	enum model_stage stage;
+	bool snapshot;  /* taken while recording: concerns stay quiet */
+	struct model_run run;
+	struct model_process *procs;
+	size_t nprocs, capprocs;
+	char *phase_names[IT_MAX_PHASES]; /* id 1..IT_MAX_PHASES-1 → name; NULL unused */
+	char *count_names[IT_MAX_PHASES];
+	int inference_phase;              /* derived: 0 = the whole cycle */
+
+	struct model_cycle *cycles;
+	size_t ncycles, capcycles;
+	struct model_phase_call *calls;
+	size_t ncalls, capcalls;
+	/* per-phase call durations (ms) for percentiles */
+	double *call_ms[IT_MAX_PHASES];
+	size_t ncall_ms[IT_MAX_PHASES], capcall_ms[IT_MAX_PHASES];
+	/* pre-derive phase facts from the probes concern */
+	uint64_t phase_hist_us[IT_MAX_PHASES][IT_HIST_SLOTS];
+	double phase_outside_thread_ms[IT_MAX_PHASES];
+	uint64_t phase_outside_calls[IT_MAX_PHASES];
+	uint64_t phase_samples[IT_MAX_PHASES];
+	const char *cycles_source;
+	uint64_t empty_marker_cycles_dropped;
+
+	struct model_phase_summary phases[IT_MAX_PHASES]; /* derived */
+	struct model_aggregates agg;                      /* derived */
+
+	struct folded oncpu, offcpu_us;
+	struct folded oncpu_by_phase[IT_MAX_PHASES], offcpu_us_by_phase[IT_MAX_PHASES];
+	bool have_oncpu, have_offcpu;
+	struct model_trace_sample *trace_samples;
+	size_t ntrace_samples, captrace_samples;
+	json_t *trace_counters;   /* side-data counter events for trace.json */
+	/* interned frame names (trace samples' leaves) */
+	char **names;
+	size_t nnames, capnames;
+	int32_t *name_index;      /* open addressing over names, capacity name_cap */
+	size_t name_cap;
+
+	struct model_probe_cost probe_cost;
+	struct model_sched_figures sched;
+	struct model_memory_figures memory;
+	struct model_side_figures side;
+	uint64_t oom_kills;
+
+	json_t *sections[MODEL_NSECTIONS];
+	json_t *cuda;             /* gpu.cuda: the CUDA concern's totals */
+
+	struct model_counter *lost;
+	size_t nlost, caplost;
+	json_t *self;             /* the tracer's own cost */
+
+	struct rule_thresholds thresholds; /* the rules' thresholds (config.thresholds) */
+	bool have_thresholds;
+	struct model_finding *findings;
+	size_t nfindings, capfindings;
+	struct model_recommendation *recs;
+	size_t nrecs, caprecs;
+	json_t *alerts;
+	json_t *tail_cycles;
+};
+
+void model__init(struct model *m);
+void model__free(struct model *m);
+/* A deep copy: a consistent view that the recording goes on without. */
+int model__copy(struct model *dst, const struct model *src);
+
+/* The stage check every step makes; prints the culprit and returns -EINVAL
+ * when the model is not at least at `need`. */
+int model__require(const struct model *m, enum model_stage need, const char *who);
+/* Moves the model to `to`, which must be the next stage. */
+int model__advance(struct model *m, enum model_stage to, const char *who);
+
+/* Filling (concerns, `report` loading, tests replaying synthetic events). */
+int model__set_phase_name(struct model *m, int id, const char *name);
+int model__set_count_name(struct model *m, int id, const char *name);
+int model__phase_id(const struct model *m, const char *name);
+struct model_process *model__add_process(struct model *m, pid_t pid);
+const struct model_process *model__find_process(const struct model *m, pid_t pid);
+struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle,
+				     uint64_t start_ns, uint64_t end_ns);
+/* The cycle the kernel tagged (pid, bpf_cycle); NULL when none (e.g. a
+ * marker cycle dropped as empty). */
+struct model_cycle *model__find_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle);
+int model__add_call_ms(struct model *m, int phase, double ms);
+int model__add_phase_call(struct model *m, const struct model_phase_call *c);
+int model__add_lost(struct model *m, const char *name, uint64_t n);
+uint64_t model__lost(const struct model *m, const char *name);
+/* Sets a detail section (takes the reference). */
+void model__set_section(struct model *m, enum model_section s, json_t *doc);
+json_t *model__section(const struct model *m, enum model_section s);
+/* Adds per-cycle detail under key (takes the reference). */
+void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v);
+int model__add_trace_sample(struct model *m, const struct model_trace_sample *s);
+/* The index of name in model.names, added if new; -1 on ENOMEM. */
+int32_t model__intern(struct model *m, const char *name);
+int model__add_finding(struct model *m, const char *type, const char *severity, double pct,
+		       json_t *evidence);
+int model__add_recommendation(struct model *m, const struct model_recommendation *r);
+void model__clear_findings(struct model *m);
+int model__set_command(struct model *m, char *const *argv);
+
+/* Derived figures (analysis/derive.c): a plain function of the model. */
+int model__derive(struct model *m);
+
+/* profile.json ↔ model (outputs/profile_json.c). */
+json_t *model__to_json(const struct model *m);
+/* A model at MODEL_ANALYSED from a parsed profile.json. 0 or -EINVAL with a
+ * message naming what is wrong. */
+int model__from_json(struct model *m, json_t *profile, const char *source);
+
+#endif
