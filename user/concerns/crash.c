@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Crash concern: OOM kills, fatal signals and abnormal exits of the followed
  * processes (bpf/sched.bpf.c sends them), and processes matching --comm
- * that started meanwhile. Writes profile.json's `crashes`. */
+ * that started meanwhile. Fills the model's `crashes` section. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,40 +18,40 @@ struct crash {
 	bool have_sig;
 };
 
-static struct {
+struct crash_state {
 	struct crash *v;
 	size_t n, cap;
 	struct it_crash_event pending[64]; /* OOM marks and fatal signals not yet followed by an exit */
 	size_t npending;
-} crashes;
+};
 
-static void remember(const struct it_crash_event *e)
+static void remember(struct crash_state *crashes, const struct it_crash_event *e)
 {
-	if (crashes.npending == sizeof(crashes.pending) / sizeof(crashes.pending[0])) {
-		memmove(crashes.pending, crashes.pending + 1, sizeof(crashes.pending) - sizeof(crashes.pending[0]));
-		crashes.npending--;
+	if (crashes->npending == sizeof(crashes->pending) / sizeof(crashes->pending[0])) {
+		memmove(crashes->pending, crashes->pending + 1, sizeof(crashes->pending) - sizeof(crashes->pending[0]));
+		crashes->npending--;
 	}
-	crashes.pending[crashes.npending++] = *e;
+	crashes->pending[crashes->npending++] = *e;
 }
 
-static void on_crash(const struct it_crash_event *e)
+static void on_crash(struct crash_state *crashes, const struct it_crash_event *e)
 {
 	struct crash *c;
 
-	if (crashes.n == crashes.cap) {
-		size_t cap = crashes.cap ? crashes.cap * 2 : 16;
-		struct crash *g = realloc(crashes.v, cap * sizeof(*g));
+	if (crashes->n == crashes->cap) {
+		size_t cap = crashes->cap ? crashes->cap * 2 : 16;
+		struct crash *g = realloc(crashes->v, cap * sizeof(*g));
 
 		if (!g)
 			return;
-		crashes.v = g;
-		crashes.cap = cap;
+		crashes->v = g;
+		crashes->cap = cap;
 	}
-	c = &crashes.v[crashes.n++];
+	c = &crashes->v[crashes->n++];
 	memset(c, 0, sizeof(*c));
 	c->ev = *e;
-	for (size_t i = 0; i < crashes.npending; i++) {
-		const struct it_crash_event *p = &crashes.pending[i];
+	for (size_t i = 0; i < crashes->npending; i++) {
+		const struct it_crash_event *p = &crashes->pending[i];
 
 		if (p->hdr.tgid != e->hdr.tgid)
 			continue;
@@ -66,6 +66,8 @@ static void on_crash(const struct it_crash_event *e)
 
 static void crash_on_event(struct recording *rec, const void *data, size_t size)
 {
+	struct crash_state *crashes = rec->crash;
+
 	const struct it_crash_event *e = data;
 	struct traced_proc *p;
 
@@ -73,11 +75,11 @@ static void crash_on_event(struct recording *rec, const void *data, size_t size)
 		return;
 	switch (e->hdr.type) {
 	case IT_EV_CRASH:
-		on_crash(e);
+		on_crash(crashes, e);
 		return;
 	case IT_EV_OOM:
 	case IT_EV_FATAL_SIGNAL:
-		remember(e);
+		remember(crashes, e);
 		return;
 	case IT_EV_COMM:
 		p = process_table__add(&rec->procs, e->hdr.tgid, e->sender_pid, false, e->hdr.ts_ns);
@@ -99,10 +101,11 @@ static const char *cause_of(const struct crash *c)
 
 static int crash_collect(struct recording *rec, struct model *m)
 {
+	struct crash_state *crashes = rec->crash;
 	json_t *arr = json_array();
 
-	for (size_t i = 0; i < crashes.n; i++) {
-		const struct crash *c = &crashes.v[i];
+	for (size_t i = 0; i < crashes->n; i++) {
+		const struct crash *c = &crashes->v[i];
 		json_t *o = json_object();
 		char name[16];
 
@@ -136,21 +139,33 @@ static int crash_collect(struct recording *rec, struct model *m)
 		json_array_append_new(arr, o);
 	}
 	model__set_section(m, MODEL_SEC_CRASHES, arr);
-	if (crashes.n && !m->snapshot)
+	if (crashes->n && !m->snapshot)
 		fprintf(stderr, "infertrace: %zu followed process%s crashed or exited abnormally (see crashes)\n",
-			crashes.n, crashes.n == 1 ? "" : "es");
+			crashes->n, crashes->n == 1 ? "" : "es");
 	return 0;
+}
+
+static int crash_configure(struct recording *rec)
+{
+	rec->crash = calloc(1, sizeof(*rec->crash));
+	return rec->crash ? 0 : -ENOMEM;
 }
 
 static void crash_cleanup(struct recording *rec)
 {
+	struct crash_state *crashes = rec->crash;
+
 	(void)rec;
-	free(crashes.v);
-	memset(&crashes, 0, sizeof(crashes));
+	if (!crashes)
+		return;
+	free(crashes->v);
+	free(crashes);
+	rec->crash = NULL;
 }
 
 const struct concern crash_concern = {
 	.name = "crash",
+	.configure = crash_configure,
 	.on_event = crash_on_event,
 	.collect = crash_collect,
 	.cleanup = crash_cleanup,

@@ -71,7 +71,6 @@ struct cuda_state {
 	int nprobes;              /* functions probed */
 };
 
-static struct cuda_state *cuda;
 
 static bool cuda_requested(const struct record_opts *o)
 {
@@ -88,8 +87,8 @@ static int cuda_configure(struct recording *rec)
 		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uretprobe, false);
 		return 0;
 	}
-	cuda = calloc(1, sizeof(*cuda));
-	return cuda ? 0 : -ENOMEM;
+	rec->cuda = calloc(1, sizeof(*rec->cuda));
+	return rec->cuda ? 0 : -ENOMEM;
 }
 
 
@@ -100,10 +99,10 @@ static void place_in(struct recording *rec, const char *file)
 	struct infertrace_bpf *s = rec->tracer.skel;
 	bool any = false;
 
-	if (cuda->nfiles >= MAX_FILES)
+	if (rec->cuda->nfiles >= MAX_FILES)
 		return;
-	for (int i = 0; i < cuda->nfiles; i++)
-		if (!strcmp(cuda->files[i], file))
+	for (int i = 0; i < rec->cuda->nfiles; i++)
+		if (!strcmp(rec->cuda->files[i], file))
 			return;
 	for (size_t i = 0; i < NFNS; i++) {
 		const struct cuda_fn *f = &fns[i];
@@ -123,11 +122,11 @@ static void place_in(struct recording *rec, const char *file)
 				break;
 			}
 		}
-		cuda->nprobes++;
+		rec->cuda->nprobes++;
 		any = true;
 	}
 	if (any) {
-		cuda->files[cuda->nfiles++] = strdup(file);
+		rec->cuda->files[rec->cuda->nfiles++] = strdup(file);
 		if (rec->opts.verbose)
 			fprintf(stderr, "infertrace: CUDA probes placed in %s\n", file);
 	}
@@ -150,7 +149,7 @@ static int cuda_attach(struct recording *rec)
 	char exe[PATH_MAX], *closure[MAX_CLOSURE];
 	int n = -1;
 
-	if (!cuda)
+	if (!rec->cuda)
 		return 0;
 	if (o->command && !resolve_command_path(o->command[0], exe, sizeof(exe)))
 		n = elf_needed_closure(exe, closure, MAX_CLOSURE);
@@ -170,7 +169,7 @@ static void cuda_on_event(struct recording *rec, const void *data, size_t size)
 
 	(void)size;
 	/* a target mapped code: a CUDA library loaded with dlopen */
-	if (cuda && h->type == IT_EV_MMAP && cuda->nfiles < 2)
+	if (rec->cuda && h->type == IT_EV_MMAP && rec->cuda->nfiles < 2)
 		proc_exec_files(h->tgid, place_if_cuda, rec);
 }
 
@@ -202,7 +201,7 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	struct it_cuda_total all[IT_CUDA_MAX] = {};
 	struct it_cuda_key key, next, *prev = NULL;
 
-	if (!cuda)
+	if (!rec->cuda)
 		return 0;
 	for (size_t i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
@@ -224,11 +223,11 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	}
 	o = totals_json(all);
 	libs = json_array();
-	for (int k = 0; k < cuda->nfiles; k++)
-		json_array_append_new(libs, json_string(cuda->files[k]));
+	for (int k = 0; k < rec->cuda->nfiles; k++)
+		json_array_append_new(libs, json_string(rec->cuda->files[k]));
 	json_object_set_new(o, "libraries", libs);
-	json_object_set_new(o, "functions_probed", json_integer(cuda->nprobes));
-	if (!cuda->nfiles && !m->snapshot)
+	json_object_set_new(o, "functions_probed", json_integer(rec->cuda->nprobes));
+	if (!rec->cuda->nfiles && !m->snapshot)
 		fprintf(stderr, "infertrace: warning: --preset cuda: the target never loaded libcudart or libcuda\n");
 	json_decref(m->cuda);
 	m->cuda = o;
@@ -238,12 +237,12 @@ static int cuda_collect(struct recording *rec, struct model *m)
 static void cuda_cleanup(struct recording *rec)
 {
 	(void)rec;
-	if (!cuda)
+	if (!rec->cuda)
 		return;
-	for (int i = 0; i < cuda->nfiles; i++)
-		free(cuda->files[i]);
-	free(cuda);
-	cuda = NULL;
+	for (int i = 0; i < rec->cuda->nfiles; i++)
+		free(rec->cuda->files[i]);
+	free(rec->cuda);
+	rec->cuda = NULL;
 }
 
 const struct concern cuda_concern = {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Memory concern: RSS of the followed processes from kmem:rss_stat (see
  * bpf/memory.bpf.c), sampled for a bounded timeline every tick, peaks per
- * process and per cycle, page faults (counted with the scheduler's on-CPU
- * time). Fills the model's `memory` section, peak and each cycle's RSS; the
+ * process and per cycle. (Page faults are counted with the scheduler's
+ * on-CPU time: the sched concern's.) Fills the model's `memory` section, peak and each cycle's RSS; the
  * growth across cycles is derived from those (analysis/derive.c). */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +15,6 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
-#include "sched.h"
 #include "sched_logic.h"
 
 #define TIMELINE_MAX 512
@@ -28,18 +27,17 @@ struct mem_state {
 	size_t n, cap;
 };
 
-static struct mem_state *mem_state;
 
 static int memory_configure(struct recording *rec)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 
-	mem_state = calloc(1, sizeof(*mem_state));
-	if (!mem_state)
+	rec->memory = calloc(1, sizeof(*rec->memory));
+	if (!rec->memory)
 		return -ENOMEM;
 	s->rodata->cfg_page_size = sysconf(_SC_PAGESIZE);
-	mem_state->enabled = sched__have_tracepoint("kmem", "rss_stat");
-	if (!mem_state->enabled) {
+	rec->memory->enabled = tracer__have_tracepoint("kmem", "rss_stat");
+	if (!rec->memory->enabled) {
 		bpf_program__set_autoload(s->progs.mem_on_rss_stat, false);
 		fprintf(stderr, "infertrace: note: this kernel lacks kmem:rss_stat; RSS is read at "
 			"context switches and scheduler ticks only\n");
@@ -51,7 +49,7 @@ static int memory_attach(struct recording *rec)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 
-	if (!mem_state->enabled)
+	if (!rec->memory->enabled)
 		return 0;
 	s->links.mem_on_rss_stat = bpf_program__attach(s->progs.mem_on_rss_stat);
 	if (!s->links.mem_on_rss_stat) {
@@ -71,7 +69,7 @@ static void memory_tick(struct recording *rec)
 	struct it_mem_value v;
 	uint64_t sum = 0, now = recording__now_ns();
 
-	if (!mem_state || !mem_state->enabled)
+	if (!rec->memory || !rec->memory->enabled)
 		return;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct traced_proc *p;
@@ -85,22 +83,22 @@ static void memory_tick(struct recording *rec)
 			continue;
 		sum += v.rss_bytes;
 	}
-	if (mem_state->n == mem_state->cap) {
-		size_t cap = mem_state->cap ? mem_state->cap * 2 : 1024;
-		uint64_t *t = realloc(mem_state->t, cap * sizeof(*t));
+	if (rec->memory->n == rec->memory->cap) {
+		size_t cap = rec->memory->cap ? rec->memory->cap * 2 : 1024;
+		uint64_t *t = realloc(rec->memory->t, cap * sizeof(*t));
 		double *mb;
 
 		if (!t)
 			return;
-		mem_state->t = t;
-		mb = realloc(mem_state->mb, cap * sizeof(*mb));
+		rec->memory->t = t;
+		mb = realloc(rec->memory->mb, cap * sizeof(*mb));
 		if (!mb)
 			return;
-		mem_state->mb = mb;
-		mem_state->cap = cap;
+		rec->memory->mb = mb;
+		rec->memory->cap = cap;
 	}
-	mem_state->t[mem_state->n] = now > rec->start_ns ? now - rec->start_ns : 0;
-	mem_state->mb[mem_state->n++] = sum / MB;
+	rec->memory->t[rec->memory->n] = now > rec->start_ns ? now - rec->start_ns : 0;
+	rec->memory->mb[rec->memory->n++] = sum / MB;
 }
 
 static bool mem_lookup(int fd, __u32 tgid, __u32 cycle, struct it_mem_value *v)
@@ -144,17 +142,16 @@ static int memory_collect(struct recording *rec, struct model *m)
 {
 	json_t *mem, *per, *tl;
 	int fd = bpf_map__fd(rec->tracer.skel->maps.mem_rss);
-	struct sched_entry *times = NULL;
-	size_t ntimes = 0, n;
-	uint64_t peak = 0, minflt = 0, majflt = 0, *t = NULL;
+	size_t n;
+	uint64_t peak = 0, *t = NULL;
 	double *mb = NULL;
 
-	if (!mem_state)
+	if (!rec->memory)
 		return 0;
 	mem = json_object();
 	per = json_array();
 	tl = json_array();
-	json_object_set_new(mem, "source", json_string(mem_state->enabled ? "mm counters (CO-RE) at switches, ticks and kmem:rss_stat" : "mm counters (CO-RE) at switches and ticks"));
+	json_object_set_new(mem, "source", json_string(rec->memory->enabled ? "mm counters (CO-RE) at switches, ticks and kmem:rss_stat" : "mm counters (CO-RE) at switches and ticks"));
 	for (size_t i = 0; i < rec->procs.n; i++) {
 		const struct traced_proc *p = &rec->procs.procs[i];
 		struct it_mem_value v;
@@ -171,22 +168,15 @@ static int memory_collect(struct recording *rec, struct model *m)
 		if (v.peak_bytes > peak)
 			peak = v.peak_bytes;
 	}
-	if (!sched__read_times(&rec->tracer, &times, &ntimes)) {
-		for (size_t i = 0; i < ntimes; i++) {
-			minflt += times[i].v.minflt;
-			majflt += times[i].v.majflt;
-		}
-		free(times);
-	}
 	if (!m->snapshot)
 		memory_tick(rec); /* the last point of the timeline */
 	/* reduced on a copy: the recording's own timeline keeps every point */
-	n = mem_state->n;
+	n = rec->memory->n;
 	t = n ? malloc(n * sizeof(*t)) : NULL;
 	mb = n ? malloc(n * sizeof(*mb)) : NULL;
 	if (n && t && mb) {
-		memcpy(t, mem_state->t, n * sizeof(*t));
-		memcpy(mb, mem_state->mb, n * sizeof(*mb));
+		memcpy(t, rec->memory->t, n * sizeof(*t));
+		memcpy(mb, rec->memory->mb, n * sizeof(*mb));
 		n = timeline_reduce(t, mb, n, TIMELINE_MAX);
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(tl, json_pack("{s:f,s:f}", "t_s", t[i] / 1e9, "rss_mb", mb[i]));
@@ -200,8 +190,6 @@ static int memory_collect(struct recording *rec, struct model *m)
 	json_object_set_new(mem, "per_process", per);
 	json_object_set_new(mem, "timeline", tl);
 	json_object_set_new(mem, "timeline_max_points", json_integer(TIMELINE_MAX));
-	json_object_set_new(mem, "faults", json_pack("{s:I,s:I}", "minor", (json_int_t)minflt,
-						     "major", (json_int_t)majflt));
 	model__set_section(m, MODEL_SEC_MEMORY, mem);
 	return 0;
 }
@@ -209,12 +197,12 @@ static int memory_collect(struct recording *rec, struct model *m)
 static void memory_cleanup(struct recording *rec)
 {
 	(void)rec;
-	if (!mem_state)
+	if (!rec->memory)
 		return;
-	free(mem_state->t);
-	free(mem_state->mb);
-	free(mem_state);
-	mem_state = NULL;
+	free(rec->memory->t);
+	free(rec->memory->mb);
+	free(rec->memory);
+	rec->memory = NULL;
 }
 
 const struct concern memory_concern = {

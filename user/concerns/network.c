@@ -41,22 +41,21 @@ struct net_state {
 	size_t nretrans;
 };
 
-static struct net_state *net;
 
 static int network_configure(struct recording *rec)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 	const char *force = getenv("INFERTRACE_NET_SOURCE");
-	bool tps = sched__have_tracepoint("sock", "sock_send_length") &&
-		   sched__have_tracepoint("sock", "sock_recv_length");
+	bool tps = tracer__have_tracepoint("sock", "sock_send_length") &&
+		   tracer__have_tracepoint("sock", "sock_recv_length");
 
-	net = calloc(1, sizeof(*net));
-	if (!net)
+	rec->network = calloc(1, sizeof(*rec->network));
+	if (!rec->network)
 		return -ENOMEM;
 	if (force && !strcmp(force, "syscalls"))
 		tps = false;
 	if (tps) {
-		net->source = "sock_tracepoints";
+		rec->network->source = "sock_tracepoints";
 		bpf_program__set_autoload(s->progs.net_sys_enter, false);
 		bpf_program__set_autoload(s->progs.net_sys_exit, false);
 	} else {
@@ -64,26 +63,26 @@ static int network_configure(struct recording *rec)
 		const long snd[4] = { __NR_write, __NR_writev, __NR_sendto, __NR_sendmsg };
 		const long rcv[4] = { __NR_read, __NR_readv, __NR_recvfrom, __NR_recvmsg };
 
-		net->source = "syscalls";
+		rec->network->source = "syscalls";
 		for (int i = 0; i < 4; i++) {
 			s->rodata->cfg_nr_send[i] = snd[i];
 			s->rodata->cfg_nr_recv[i] = rcv[i];
 		}
 		bpf_program__set_autoload(s->progs.net_sock_send_length, false);
 		bpf_program__set_autoload(s->progs.net_sock_recv_length, false);
-		if (!sched__have_tracepoint("raw_syscalls", "sys_enter")) {
+		if (!tracer__have_tracepoint("raw_syscalls", "sys_enter")) {
 			bpf_program__set_autoload(s->progs.net_sys_enter, false);
 			bpf_program__set_autoload(s->progs.net_sys_exit, false);
 		}
 	}
-	net->have_rtt = sched__have_tracepoint("tcp", "tcp_probe");
-	net->have_retrans = sched__have_tracepoint("tcp", "tcp_retransmit_skb");
-	net->have_close = sched__have_tracepoint("sock", "inet_sock_set_state");
-	if (!net->have_rtt)
+	rec->network->have_rtt = tracer__have_tracepoint("tcp", "tcp_probe");
+	rec->network->have_retrans = tracer__have_tracepoint("tcp", "tcp_retransmit_skb");
+	rec->network->have_close = tracer__have_tracepoint("sock", "inet_sock_set_state");
+	if (!rec->network->have_rtt)
 		bpf_program__set_autoload(s->progs.net_tcp_probe, false);
-	if (!net->have_retrans)
+	if (!rec->network->have_retrans)
 		bpf_program__set_autoload(s->progs.net_tcp_retransmit_skb, false);
-	if (!net->have_close)
+	if (!rec->network->have_close)
 		bpf_program__set_autoload(s->progs.net_inet_sock_set_state, false);
 	return 0;
 }
@@ -104,22 +103,22 @@ static int network_attach(struct recording *rec)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 
-	if (!strcmp(net->source, "syscalls")) {
+	if (!strcmp(rec->network->source, "syscalls")) {
 		if (!bpf_program__autoload(s->progs.net_sys_enter) ||
 		    !attach_one(rec, s->progs.net_sys_enter) || !attach_one(rec, s->progs.net_sys_exit)) {
 			fprintf(stderr, "infertrace: warning: no TCP byte counts: this kernel lacks "
 				"sock:sock_send_length and raw_syscalls\n");
-			net->source = NULL;
+			rec->network->source = NULL;
 		}
 	} else if (!attach_one(rec, s->progs.net_sock_send_length) || !attach_one(rec, s->progs.net_sock_recv_length)) {
-		net->source = NULL;
+		rec->network->source = NULL;
 	}
-	if (net->have_rtt)
-		net->have_rtt = attach_one(rec, s->progs.net_tcp_probe);
-	if (net->have_retrans)
-		net->have_retrans = attach_one(rec, s->progs.net_tcp_retransmit_skb);
-	if (net->have_close)
-		net->have_close = attach_one(rec, s->progs.net_inet_sock_set_state);
+	if (rec->network->have_rtt)
+		rec->network->have_rtt = attach_one(rec, s->progs.net_tcp_probe);
+	if (rec->network->have_retrans)
+		rec->network->have_retrans = attach_one(rec, s->progs.net_tcp_retransmit_skb);
+	if (rec->network->have_close)
+		rec->network->have_close = attach_one(rec, s->progs.net_inet_sock_set_state);
 	return 0;
 }
 
@@ -130,38 +129,38 @@ static void network_on_event(struct recording *rec, const void *data, size_t siz
 	(void)rec;
 	if (e->hdr.type < IT_EV_NET_CONN || e->hdr.type > IT_EV_NET_RETRANSMIT)
 		return;
-	if (!net || size < sizeof(*e))
+	if (!rec->network || size < sizeof(*e))
 		return;
 	switch (e->hdr.type) {
 	case IT_EV_NET_CONN:
-		net->connections_seen++;
+		rec->network->connections_seen++;
 		break;
 	case IT_EV_NET_CLOSE:
-		if (net->nclosed >= MAX_CLOSED) {
-			net->closed_dropped++;
+		if (rec->network->nclosed >= MAX_CLOSED) {
+			rec->network->closed_dropped++;
 			break;
 		}
-		if (net->nclosed == net->capclosed) {
-			size_t cap = net->capclosed ? net->capclosed * 2 : 32;
-			struct closed_conn *v = realloc(net->closed, cap * sizeof(*v));
+		if (rec->network->nclosed == rec->network->capclosed) {
+			size_t cap = rec->network->capclosed ? rec->network->capclosed * 2 : 32;
+			struct closed_conn *v = realloc(rec->network->closed, cap * sizeof(*v));
 
 			if (!v) {
-				net->closed_dropped++;
+				rec->network->closed_dropped++;
 				break;
 			}
-			net->closed = v;
-			net->capclosed = cap;
+			rec->network->closed = v;
+			rec->network->capclosed = cap;
 		}
-		net->closed[net->nclosed++] = (struct closed_conn){ .sk = e->sk, .close_ns = e->hdr.ts_ns,
+		rec->network->closed[rec->network->nclosed++] = (struct closed_conn){ .sk = e->sk, .close_ns = e->hdr.ts_ns,
 								    .c = e->conn };
 		break;
 	case IT_EV_NET_RETRANSMIT:
-		if (net->nretrans < MAX_RETRANSMITS) {
-			net->retrans[net->nretrans].ts_ns = e->hdr.ts_ns;
-			net->retrans[net->nretrans].tgid = e->conn.tgid;
-			net->retrans[net->nretrans].cycle = e->cycle;
-			net->retrans[net->nretrans].sport = e->conn.sport;
-			net->retrans[net->nretrans++].dport = e->conn.dport;
+		if (rec->network->nretrans < MAX_RETRANSMITS) {
+			rec->network->retrans[rec->network->nretrans].ts_ns = e->hdr.ts_ns;
+			rec->network->retrans[rec->network->nretrans].tgid = e->conn.tgid;
+			rec->network->retrans[rec->network->nretrans].cycle = e->cycle;
+			rec->network->retrans[rec->network->nretrans].sport = e->conn.sport;
+			rec->network->retrans[rec->network->nretrans++].dport = e->conn.dport;
 		}
 		break;
 	}
@@ -216,14 +215,14 @@ static int network_collect(struct recording *rec, struct model *m)
 	struct it_conn v;
 	size_t i, nconn = 0;
 
-	if (!net)
+	if (!rec->network)
 		return 0;
 	o = json_object();
 	conns = json_array();
-	for (i = 0; i < net->nclosed; i++, nconn++) {
-		const struct it_conn *cc = &net->closed[i].c;
+	for (i = 0; i < rec->network->nclosed; i++, nconn++) {
+		const struct it_conn *cc = &rec->network->closed[i].c;
 
-		json_array_append_new(conns, conn_json(rec, cc, true, net->closed[i].close_ns));
+		json_array_append_new(conns, conn_json(rec, cc, true, rec->network->closed[i].close_ns));
 		sent += cc->sent;
 		recv += cc->recv;
 		retrans += cc->retransmits;
@@ -239,7 +238,7 @@ static int network_collect(struct recording *rec, struct model *m)
 		retrans += v.retransmits;
 		nconn++;
 	}
-	for (i = 0; net->source && i < m->ncycles; i++) {
+	for (i = 0; rec->network->source && i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 		struct it_net_key k = { .tgid = c->pid, .cycle = c->bpf_cycle };
 		struct it_net_total t = {};
@@ -250,23 +249,23 @@ static int network_collect(struct recording *rec, struct model *m)
 			"sends", (json_int_t)t.sends, "recvs", (json_int_t)t.recvs,
 			"retransmits", (json_int_t)t.retransmits));
 	}
-	json_object_set_new(o, "source", net->source ? json_string(net->source) : json_null());
-	json_object_set_new(o, "rtt_source", json_string(net->have_rtt ? "tcp:tcp_probe" : "none"));
-	json_object_set_new(o, "retransmit_source", json_string(net->have_retrans ? "tcp:tcp_retransmit_skb" : "none"));
+	json_object_set_new(o, "source", rec->network->source ? json_string(rec->network->source) : json_null());
+	json_object_set_new(o, "rtt_source", json_string(rec->network->have_rtt ? "tcp:tcp_probe" : "none"));
+	json_object_set_new(o, "retransmit_source", json_string(rec->network->have_retrans ? "tcp:tcp_retransmit_skb" : "none"));
 	json_object_set_new(o, "connections", conns);
 	json_object_set_new(o, "totals", json_pack("{s:I,s:I,s:I,s:I}", "connections", (json_int_t)nconn,
 						  "sent_bytes", (json_int_t)sent, "recv_bytes", (json_int_t)recv,
 						  "retransmits", (json_int_t)retrans));
 	json_t *rt = json_array();
 
-	for (i = 0; i < net->nretrans; i++)
+	for (i = 0; i < rec->network->nretrans; i++)
 		json_array_append_new(rt, json_pack("{s:f,s:i,s:i,s:i}", "t_s",
-			net->retrans[i].ts_ns > rec->start_ns ? (net->retrans[i].ts_ns - rec->start_ns) / 1e9 : 0.0,
-			"pid", (int)net->retrans[i].tgid, "local_port", net->retrans[i].sport,
-			"remote_port", net->retrans[i].dport));
+			rec->network->retrans[i].ts_ns > rec->start_ns ? (rec->network->retrans[i].ts_ns - rec->start_ns) / 1e9 : 0.0,
+			"pid", (int)rec->network->retrans[i].tgid, "local_port", rec->network->retrans[i].sport,
+			"remote_port", rec->network->retrans[i].dport));
 	json_object_set_new(o, "retransmit_events", rt);
-	if (net->closed_dropped)
-		json_object_set_new(o, "closed_connections_not_kept", json_integer(net->closed_dropped));
+	if (rec->network->closed_dropped)
+		json_object_set_new(o, "closed_connections_not_kept", json_integer(rec->network->closed_dropped));
 	model__set_section(m, MODEL_SEC_NETWORK, o);
 	return 0;
 }
@@ -274,11 +273,11 @@ static int network_collect(struct recording *rec, struct model *m)
 static void network_cleanup(struct recording *rec)
 {
 	(void)rec;
-	if (!net)
+	if (!rec->network)
 		return;
-	free(net->closed);
-	free(net);
-	net = NULL;
+	free(rec->network->closed);
+	free(rec->network);
+	rec->network = NULL;
 }
 
 const struct concern network_concern = {

@@ -28,7 +28,6 @@ struct overhead_state {
 	const char *error;
 };
 
-static struct overhead_state overhead = { .cost_ns = -1 };
 
 /* The calibration target: a global function so libbpf finds it in .symtab. */
 __attribute__((noinline)) int infertrace_probe_calibration(int x);
@@ -75,17 +74,21 @@ static int overhead_attach(struct recording *rec)
 
 	if (!rec->probes)
 		return 0; /* no probes: nothing to estimate */
+	rec->overhead = calloc(1, sizeof(*rec->overhead));
+	if (!rec->overhead)
+		return -ENOMEM;
+	rec->overhead->cost_ns = -1;
 	bare = time_calls();
 	/* pid 0: this process only; the programs see a non-target and return
 	 * early, so the map work of a real hit (~1 µs) is not in the figure */
 	l1 = bpf_program__attach_uprobe_opts(skel->progs.it_uprobe, 0, "/proc/self/exe", 0, &entry);
 	l2 = l1 ? bpf_program__attach_uprobe_opts(skel->progs.it_uretprobe, 0, "/proc/self/exe", 0, &ret) : NULL;
 	if (!l1 || !l2) {
-		overhead.error = "calibration probe could not be placed";
+		rec->overhead->error = "calibration probe could not be placed";
 		goto out;
 	}
 	probed = time_calls();
-	overhead.cost_ns = probed > bare ? (probed - bare) / 2 : 0;
+	rec->overhead->cost_ns = probed > bare ? (probed - bare) / 2 : 0;
 out:
 	bpf_link__destroy(l2);
 	bpf_link__destroy(l1);
@@ -95,18 +98,25 @@ out:
 /* The measured cost per hit; the model derives each phase's share from it. */
 static int overhead_collect(struct recording *rec, struct model *m)
 {
-	if (!rec->probes)
+	if (!rec->probes || !rec->overhead)
 		return 0;
 	m->probe_cost.present = true;
-	m->probe_cost.cost_ns = overhead.cost_ns >= 0 ? overhead.cost_ns : NAN;
+	m->probe_cost.cost_ns = rec->overhead->cost_ns >= 0 ? rec->overhead->cost_ns : NAN;
 	m->probe_cost.calibration_calls = CALIBRATION_CALLS;
-	m->probe_cost.error = overhead.error;
+	m->probe_cost.error = rec->overhead->error;
 	m->probe_cost.warn_percent = WARN_PERCENT;
 	return 0;
+}
+
+static void overhead_cleanup(struct recording *rec)
+{
+	free(rec->overhead);
+	rec->overhead = NULL;
 }
 
 const struct concern overhead_concern = {
 	.name = "overhead",
 	.attach = overhead_attach,
 	.collect = overhead_collect,
+	.cleanup = overhead_cleanup,
 };

@@ -66,19 +66,6 @@ static const struct sched_prog progs[] = {
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
-bool sched__have_tracepoint(const char *category, const char *name)
-{
-	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
-	char path[256];
-
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
-		if (access(path, F_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
 static int sched_configure(struct recording *rec)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
@@ -89,13 +76,13 @@ static int sched_configure(struct recording *rec)
 		return -ENOMEM;
 	rec->sched = ss;
 	for (size_t i = 0; i < NPROGS; i++) {
-		if (!sched__have_tracepoint(progs[i].category, progs[i].event) && progs[i].required)
+		if (!tracer__have_tracepoint(progs[i].category, progs[i].event) && progs[i].required)
 			all_required = false;
 	}
 	for (size_t i = 0; i < NPROGS; i++) {
 		struct bpf_link **l;
 		struct bpf_program *p = prog_at(s, i, &l);
-		bool have = sched__have_tracepoint(progs[i].category, progs[i].event);
+		bool have = tracer__have_tracepoint(progs[i].category, progs[i].event);
 
 		if (!have) {
 			size_t n = strlen(ss->missing);
@@ -615,6 +602,9 @@ static int sched_collect(struct recording *rec, struct model *m)
 		"in", (json_int_t)unseen_sum(rec, 0), "out", (json_int_t)unseen_sum(rec, 1)));
 	select_sum(&vw, -1, -1, -1, false, &a);
 	m->sched.cpus = (int)ncpus;
+	m->sched.has_faults = true;
+	m->sched.minflt = a.minflt;
+	m->sched.majflt = a.majflt;
 	m->sched.oncpu_ms = a.oncpu / 1e6;
 	m->sched.offcpu_ms = a.blocked / 1e6;
 	m->sched.runq_wait_ms = a.runq / 1e6;

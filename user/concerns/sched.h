@@ -19,7 +19,6 @@ struct sched_entry {
 
 /* Reads the whole `sched_times` map. 0 or -errno; *out malloc'd. */
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n);
-/* Whether a tracefs event CATEGORY/NAME exists on this kernel. */
-bool sched__have_tracepoint(const char *category, const char *name);
+
 
 #endif

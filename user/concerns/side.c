@@ -68,7 +68,7 @@ static int side_configure(struct recording *rec)
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < NPOWER; i++) {
-		ss->have_tp[i] = sched__have_tracepoint(power_tps[i].category, power_tps[i].event);
+		ss->have_tp[i] = tracer__have_tracepoint(power_tps[i].category, power_tps[i].event);
 		if (!ss->have_tp[i])
 			bpf_program__set_autoload(power_prog(rec->tracer.skel, i), false);
 	}

@@ -163,6 +163,8 @@ struct model_sched_figures {
 	bool available;
 	double runq_share_percent, avg_runnable_threads, runq_wait_ms, oncpu_ms, offcpu_ms;
 	int cpus;
+	bool has_faults;          /* page faults travel with on-CPU time */
+	uint64_t minflt, majflt;
 };
 
 struct model_memory_figures {

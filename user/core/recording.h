@@ -21,6 +21,11 @@ struct probes;
 struct sched_state;
 struct side_state;
 struct sampling_state;
+struct mem_state;
+struct net_state;
+struct cuda_state;
+struct crash_state;
+struct overhead_state;
 
 struct recording {
 	struct record_opts opts;
@@ -39,11 +44,17 @@ struct recording {
 	/* the live model: run facts and what arrives as events; the figures
 	 * kept in BPF maps join it at collect time (recording__build) */
 	struct model model;
-	/* per-concern state */
+	/* per-concern state: each concern allocates its own in configure (or
+	 * attach) and frees it in cleanup; no concern keeps state in statics */
 	struct probes *probes;
 	struct sched_state *sched;
 	struct side_state *side;
 	struct sampling_state *sampling;
+	struct mem_state *memory;
+	struct net_state *network;
+	struct cuda_state *cuda;
+	struct crash_state *crash;
+	struct overhead_state *overhead;
 };
 
 /* One concern of a recording. Every hook is optional. */

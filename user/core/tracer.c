@@ -268,3 +268,16 @@ void tracer__destroy(struct tracer *t)
 	infertrace_bpf__destroy(t->skel);
 	memset(t, 0, sizeof(*t));
 }
+
+bool tracer__have_tracepoint(const char *category, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
+	char path[256];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}

@@ -57,5 +57,7 @@ bool tracer__have_btf(void);
 /* root, CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON */
 bool tracer__have_privileges(void);
 int tracer__ensure_tracefs(void);
+/* Whether this kernel has the tracepoint CATEGORY:NAME (tracefs, or debugfs). */
+bool tracer__have_tracepoint(const char *category, const char *name);
 
 #endif

@@ -230,8 +230,12 @@ json_t *model__to_json(const struct model *m)
 	json_object_set_new(p, "offcpu", section_or(m, MODEL_SEC_OFFCPU, false));
 	json_object_set_new(p, "sched", section_or(m, MODEL_SEC_SCHED, false));
 	v = section_or(m, MODEL_SEC_MEMORY, false);
-	if (m->memory.available)
+	if (m->memory.available) {
 		json_object_set_new(v, "growth_mb_per_cycle", real_or_null(m->memory.growth_mb_per_cycle));
+		if (m->sched.has_faults)
+			json_object_set_new(v, "faults", json_pack("{s:I,s:I}", "minor", (json_int_t)m->sched.minflt,
+								   "major", (json_int_t)m->sched.majflt));
+	}
 	json_object_set_new(p, "memory", v);
 	json_object_set_new(p, "thermal", section_or(m, MODEL_SEC_THERMAL, false));
 	v = section_or(m, MODEL_SEC_GPU, false);
@@ -525,8 +529,15 @@ static void figures_load(struct model *m)
 	m->memory.available = json_is_object(mem) && json_object_size(mem);
 	m->memory.peak_mb = num(mem, "peak_mb");
 	m->memory.growth_mb_per_cycle = num(mem, "growth_mb_per_cycle");
-	if (json_is_object(mem))
-		json_object_del(mem, "growth_mb_per_cycle"); /* typed: the writer puts it back */
+	if (json_is_object(json_object_get(mem, "faults"))) {
+		m->sched.has_faults = true;
+		m->sched.minflt = u64(json_object_get(mem, "faults"), "minor");
+		m->sched.majflt = u64(json_object_get(mem, "faults"), "major");
+	}
+	if (json_is_object(mem)) { /* typed: the writer puts them back */
+		json_object_del(mem, "growth_mb_per_cycle");
+		json_object_del(mem, "faults");
+	}
 	m->side.throttled = json_is_true(json_object_get(thermal, "throttled"));
 	m->side.max_temp_c = num(thermal, "max_temp_c");
 	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
