@@ -83,8 +83,12 @@ class CrashTest(unittest.TestCase):
     def test_comm_follows_unrelated_process(self):
         out = tempfile.mkdtemp(prefix="it-out-")
         rec = subprocess.Popen([common.INFERTRACE, "record", "-o", out, "--comm", "sched_fix",
-                                "--", "/bin/sleep", "1.5"], stderr=subprocess.PIPE, text=True)
-        time.sleep(0.7)
+                                "--", "/bin/sleep", "3"], stderr=subprocess.PIPE, text=True)
+        # the crashing process starts once everything is attached (the
+        # tracer says so), however long attaching takes on a busy machine
+        for line in rec.stderr:
+            if "recording" in line:
+                break
         subprocess.run([fixture(), "segv", "50"])
         rec.wait(timeout=30)
         r = common.Recording(out, rec)

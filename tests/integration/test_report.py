@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""`infertrace report` and `infertrace diff` on real recordings of the
-experiment fixture, whose phase times differ by construction."""
+"""`infertrace report` on a real recording of the experiment fixture (counts
+and shape only), and `infertrace diff` on fixed profiles whose changes are
+known by construction (two live runs would compare the machine's load)."""
+import json
+import os
 import subprocess
+import tempfile
 import unittest
 
 from common import INFERTRACE, build, need_root, record
@@ -18,9 +22,7 @@ def experiment():
 class TestReportDiff(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        # base: 20 ms inference; slow: 40 ms inference (a 2x regression)
         cls.base = record(ARGS, [experiment(), "5", "20", "4", "5", "2"])
-        cls.slow = record(ARGS, [experiment(), "5", "40", "4", "5", "2"])
 
     def test_report_summarizes(self):
         p = subprocess.run([INFERTRACE, "report", self.base.dir], text=True, stdout=subprocess.PIPE,
@@ -36,23 +38,83 @@ class TestReportDiff(unittest.TestCase):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("/nonexistent", p.stderr)
 
-    def test_diff_regression_and_speedup(self):
-        p = subprocess.run([INFERTRACE, "diff", self.base.dir, self.slow.dir], text=True, stdout=subprocess.PIPE)
+
+
+def profile(avg_cycle_ms, phases):
+    """A profile.json whose figures are known: phases {name: (total_ms, calls)}."""
+    return {
+        "schema_version": "1.0", "tool": {"name": "infertrace", "version": "test"}, "duration_s": 1.0,
+        "aggregate_metrics": {"total_cycles": 10, "avg_cycle_ms": avg_cycle_ms, "p50_cycle_ms": avg_cycle_ms,
+                              "p95_cycle_ms": avg_cycle_ms, "p99_cycle_ms": avg_cycle_ms,
+                              "max_cycle_ms": avg_cycle_ms},
+        "phases": {n: {"total_ms": t, "calls": c, "percent_of_cycle": 10.0} for n, (t, c) in phases.items()},
+        "cycles": [], "bottlenecks": [], "recommendations": [], "lost": {"samples": 0, "events": 0},
+    }
+
+
+class TestDiffOnKnownProfiles(unittest.TestCase):
+    """diff on fixed inputs whose changes are known: any machine, any load."""
+
+    def write(self, p):
+        d = tempfile.mkdtemp(prefix="it-diff-")
+        with open(os.path.join(d, "profile.json"), "w") as f:
+            json.dump(p, f)
+        return d
+
+    def diff(self, *args):
+        return subprocess.run([INFERTRACE, "diff", *args], text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+
+    def line(self, out, prefix):
+        return [l for l in out.splitlines() if l.startswith(prefix)][0]
+
+    def test_regression_and_speedup(self):
+        base = self.write(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
+        slow = self.write(profile(120.0, {"llm_inference": (400.0, 10), "database": (50.0, 10)}))
+        p = self.diff(base, slow)
         self.assertEqual(p.returncode, 1, p.stdout)
-        line = [l for l in p.stdout.splitlines() if l.startswith("phase llm_inference")][0]
+        line = self.line(p.stdout, "phase llm_inference")
         self.assertIn("REGRESSION", line)
-        # 20 ms -> 40 ms of CPU per call: +100% on an idle machine; preemption
-        # by other load only adds wall time, so at least +50% whatever the load
-        change = float(line.split()[5].rstrip("%"))
-        self.assertGreater(change, 50)
-        # the other way round: faster; the short sleep/spin phases may vary
-        # by some tens of percent on a loaded machine, hence the threshold
-        p = subprocess.run([INFERTRACE, "diff", "--threshold", "40", self.slow.dir, self.base.dir], text=True,
-                           stdout=subprocess.PIPE)
+        self.assertAlmostEqual(float(line.split()[5].rstrip("%")), 100.0, places=1)
+        self.assertNotIn("REGRESSION", self.line(p.stdout, "phase database"))
+        self.assertAlmostEqual(float(self.line(p.stdout, "avg_cycle_ms").split()[3].rstrip("%")), 20.0, places=1)
+        # the other way round: faster, and within a 25% threshold no regression
+        p = self.diff("--threshold", "25", slow, base)
         self.assertEqual(p.returncode, 0, p.stdout)
-        line = [l for l in p.stdout.splitlines() if l.startswith("phase llm_inference")][0]
+        line = self.line(p.stdout, "phase llm_inference")
         self.assertIn("faster", line)
-        self.assertLess(float(line.split()[5].rstrip("%")), -30)
+        self.assertAlmostEqual(float(line.split()[5].rstrip("%")), -50.0, places=1)
+
+    def test_missing_or_null_figure_fails_the_gate(self):
+        base = self.write(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
+        gone = self.write(profile(100.0, {"llm_inference": (200.0, 10)}))
+        p = self.diff(base, gone)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("MISSING", self.line(p.stdout, "phase database"))
+        nul = profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)})
+        nul["aggregate_metrics"]["p95_cycle_ms"] = None
+        p = self.diff(base, self.write(nul))
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("MISSING", self.line(p.stdout, "p95_cycle_ms"))
+
+    def test_malformed_and_other_version(self):
+        base = self.write(profile(100.0, {}))
+        bad = tempfile.mkdtemp(prefix="it-diff-")
+        with open(os.path.join(bad, "profile.json"), "w") as f:
+            f.write('{"cycles": [1, 2')
+        p = self.diff(base, bad)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(bad, p.stderr)
+        other = profile(100.0, {})
+        other["schema_version"] = "9.0"
+        p = self.diff(base, self.write(other))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("schema_version 9.0", p.stderr)
+        other = profile(100.0, {})
+        other["cycles"] = {"not": "an array"}
+        p = self.diff(base, self.write(other))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("cycles", p.stderr)
 
 
 if __name__ == "__main__":
