@@ -17,6 +17,7 @@
 #include "infertrace.skel.h"
 #include "sched.h"
 #include "sched_logic.h"
+#include "stats.h"
 
 #define TIMELINE_MAX 512
 #define MB (1024.0 * 1024.0)
@@ -148,7 +149,7 @@ static double annotate_cycles(struct recording *rec, json_t *cycles, int fd, boo
 			ys[ny++] = v.rss_bytes / MB;
 		}
 		if (ny >= 2) {
-			double s = slope_per_index(ys, ny);
+			double s = stats__slope(ys, ny);
 
 			if (!*have || s > best)
 				best = s;

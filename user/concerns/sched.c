@@ -4,6 +4,7 @@
  * offcpu.folded (+ offcpu.<phase>.folded), profile.json's `sched` and
  * `offcpu`, and each cycle's and phase's on-CPU / run-queue / blocked split. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "sched.h"
 #include "sched_logic.h"
 #include "stacks.h"
+#include "stats.h"
 #include "syms.h"
 
 #define TOP_STACKS 10
@@ -352,12 +354,20 @@ static json_t *hist_json(const uint64_t *slots)
 	return h;
 }
 
+/* Percentile p of a run-queue histogram; an empty one reads 0. */
+static double runq_percentile(const uint64_t *slots, double p)
+{
+	double v = stats__log2_hist_percentile(slots, IT_HIST_SLOTS, p);
+
+	return isnan(v) ? 0 : v;
+}
+
 static void runq_stats_json(json_t *o, const uint64_t *slots)
 {
 	json_object_set_new(o, "histogram_us", hist_json(slots));
-	json_object_set_new(o, "p50_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.50)));
-	json_object_set_new(o, "p95_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.95)));
-	json_object_set_new(o, "p99_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.99)));
+	json_object_set_new(o, "p50_us", json_real(runq_percentile(slots, 50)));
+	json_object_set_new(o, "p95_us", json_real(runq_percentile(slots, 95)));
+	json_object_set_new(o, "p99_us", json_real(runq_percentile(slots, 99)));
 }
 
 /* Run-queue histogram of (tgid or -1, phase or -1), summed. */
