@@ -45,9 +45,6 @@ static struct bpf_program *prog_at(struct infertrace_bpf *s, int i, struct bpf_l
 		{ s->progs.sched_on_wakeup_new, &s->links.sched_on_wakeup_new },
 		{ s->progs.sched_on_runtime, &s->links.sched_on_runtime },
 		{ s->progs.sched_on_exec, &s->links.sched_on_exec },
-		{ s->progs.sched_on_exit, &s->links.sched_on_exit },
-		{ s->progs.sched_on_oom_victim, &s->links.sched_on_oom_victim },
-		{ s->progs.sched_on_signal, &s->links.sched_on_signal },
 	};
 
 	*link = t[i].l;
@@ -60,9 +57,6 @@ static const struct sched_prog progs[] = {
 	{ "sched", "sched_wakeup_new", true },
 	{ "sched", "sched_stat_runtime", false },
 	{ "sched", "sched_process_exec", false },
-	{ "sched", "sched_process_exit", false },
-	{ "oom", "mark_victim", false },
-	{ "signal", "signal_generate", false },
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
@@ -114,13 +108,6 @@ static int sched_configure(struct recording *rec)
 		fprintf(stderr, "infertrace: note: this kernel lacks %s; the rest of the scheduler, "
 			"memory and crash tracing works\n", ss->missing);
 	s->rodata->cfg_min_block_ns = (__u64)rec->opts.min_block_us * 1000;
-	if (rec->opts.comm) {
-		if (strlen(rec->opts.comm) >= IT_COMM_LEN)
-			fprintf(stderr, "infertrace: note: --comm '%s' is longer than the kernel keeps "
-				"(%d characters); matching its first %d\n", rec->opts.comm,
-				IT_COMM_LEN - 1, IT_COMM_LEN - 1);
-		strncpy((char *)s->rodata->cfg_comm, rec->opts.comm, IT_COMM_LEN - 1);
-	}
 	return 0;
 }
 
