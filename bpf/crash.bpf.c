@@ -10,6 +10,17 @@
 
 const volatile char cfg_comm[IT_COMM_LEN] = {};  /* --comm; empty: off */
 
+/* vmlinux.h has the kernel's types, not its macros */
+#define SIGILL 4
+#define SIGABRT 6
+#define SIGBUS 7
+#define SIGFPE 8
+#define SIGKILL 9
+#define SIGSEGV 11
+#define SIGSYS 31
+#define NSIG_STD 32            /* signals below this fit in a 32-bit mask */
+#define EXIT_SIGNAL_MASK 0x7f  /* exit_code: the killing signal, else 0 (wait(2) status) */
+
 /* Defined in bpf/sched.bpf.c, which keeps the tid -> tgid of every thread it
  * has seen; the static linker resolves it. */
 extern __u32 sched_tgid_of_tid(__u32 tid);
@@ -90,7 +101,7 @@ int crash_on_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!e)
 		return 0;
 	e->exit_code = code;
-	e->signal = code & 0x7f;
+	e->signal = code & EXIT_SIGNAL_MASK;
 	e->rss_bytes = mm_rss_bytes(BPF_CORE_READ(task, mm));
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	bpf_ringbuf_submit(e, 0);
@@ -108,7 +119,7 @@ int crash_on_oom_victim(struct trace_event_raw_mark_victim *ctx)
 	e = reserve(IT_EV_OOM, tgid, tid);
 	if (!e)
 		return 0;
-	e->signal = 9;
+	e->signal = SIGKILL;
 	e->rss_bytes = ((__u64)ctx->anon_rss + ctx->file_rss + ctx->shmem_rss) * 1024; /* kB */
 	bpf_ringbuf_submit(e, 0);
 	return 0;
@@ -116,8 +127,8 @@ int crash_on_oom_victim(struct trace_event_raw_mark_victim *ctx)
 
 /* Signals that end a process unless handled; recorded with their sender so
  * that a crash can say who sent it. */
-#define FATAL_SIGNALS ((1u << 4) | (1u << 6) | (1u << 7) | (1u << 8) | (1u << 9) | \
-		       (1u << 11) | (1u << 31))
+#define FATAL_SIGNALS ((1u << SIGILL) | (1u << SIGABRT) | (1u << SIGBUS) | (1u << SIGFPE) | \
+		       (1u << SIGKILL) | (1u << SIGSEGV) | (1u << SIGSYS))
 
 SEC("tracepoint/signal/signal_generate")
 int crash_on_signal(struct trace_event_raw_signal_generate *ctx)
@@ -126,7 +137,7 @@ int crash_on_signal(struct trace_event_raw_signal_generate *ctx)
 	int sig = ctx->sig;
 	struct it_crash_event *e;
 
-	if (sig <= 0 || sig >= 32 || !(FATAL_SIGNALS & (1u << sig)) || ctx->result != 0)
+	if (sig <= 0 || sig >= NSIG_STD || !(FATAL_SIGNALS & (1u << sig)) || ctx->result != 0)
 		return 0;
 	if (!target_of(tgid))
 		return 0;

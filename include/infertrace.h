@@ -11,6 +11,7 @@
 #define IT_PHASE_STACK 8        /* nesting depth tracked per thread */
 #define IT_MAX_PROBES 256
 #define IT_HIST_SLOTS 32        /* log2 buckets */
+#define IT_NET_DATA_CALLS 4     /* syscalls per direction that move socket data (network, no sock tracepoints) */
 
 #define IT_PHASE_NONE 0
 #define IT_CYCLE_NONE 0xffffffffu /* no cycle open (before the first marker) */
@@ -347,7 +348,8 @@ struct it_net_event {
 };
 
 /* CUDA host-side counters (bpf/cuda.bpf.c): uprobe cookie = counter id
- * (bits 0..7) | argument whose value is summed, 1-based, 0 = none (8..15). */
+ * (bits 0..7) | argument whose value is summed, 1-based, 0 = none (8..15)
+ * | IT_CUDA_COOKIE_RUNTIME for a libcudart (not libcuda) function. */
 enum it_cuda_counter {
 	IT_CUDA_LAUNCH = 1,   /* cudaLaunchKernel, cuLaunchKernel */
 	IT_CUDA_MEMCPY = 2,   /* cudaMemcpy*, cuMemcpy*: bytes from the size argument */
@@ -357,6 +359,7 @@ enum it_cuda_counter {
 #define IT_CUDA_COOKIE(counter, arg) ((__u64)(counter) | ((__u64)(arg) << 8))
 #define IT_CUDA_COOKIE_COUNTER(c) ((__u32)(c) & 0xff)
 #define IT_CUDA_COOKIE_ARG(c) (((__u32)(c) >> 8) & 0xff)
+#define IT_CUDA_COOKIE_RUNTIME (1u << 16)
 
 /* Key of `cuda_counts`: per (process, cycle, counter); value struct it_cuda_total. */
 struct it_cuda_key {

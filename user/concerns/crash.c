@@ -22,10 +22,12 @@ struct crash {
 	bool have_sig;
 };
 
+#define MAX_PENDING 64
+
 static struct {
 	struct crash *v;
 	size_t n, cap;
-	struct it_crash_event pending[64]; /* OOM marks and fatal signals not yet followed by an exit */
+	struct it_crash_event pending[MAX_PENDING]; /* OOM marks and fatal signals not yet followed by an exit */
 	size_t npending;
 } crashes;
 
@@ -108,7 +110,7 @@ static int crash_attach(struct recording *rec)
 
 static void remember(const struct it_crash_event *e)
 {
-	if (crashes.npending == sizeof(crashes.pending) / sizeof(crashes.pending[0])) {
+	if (crashes.npending == MAX_PENDING) {
 		memmove(crashes.pending, crashes.pending + 1, sizeof(crashes.pending) - sizeof(crashes.pending[0]));
 		crashes.npending--;
 	}

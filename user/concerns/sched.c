@@ -59,13 +59,16 @@ static const struct sched_prog progs[] = {
 	{ "sched", "sched_process_exec", false },
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
+/* The first rows make the on/off-CPU split: loaded together, or not at all
+ * when a required tracepoint is missing. */
+#define SPLIT_PROGS 4
 
 bool sched__have_tracepoint(const char *category, const char *name)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
 	char path[256];
 
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
 		if (access(path, F_OK) == 0)
 			return true;
@@ -97,7 +100,7 @@ static int sched_configure(struct recording *rec)
 			snprintf(ss->missing + n, sizeof(ss->missing) - n, "%s%s:%s", n ? " " : "",
 				 progs[i].category, progs[i].event);
 		}
-		if (!have || (!all_required && i < 4))
+		if (!have || (!all_required && i < SPLIT_PROGS))
 			bpf_program__set_autoload(p, false);
 	}
 	ss->enabled = all_required;
