@@ -13,8 +13,6 @@
 #include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
 
-#define IT_CUDA_RUNTIME (1u << 16) /* cookie bit: a libcudart function */
-
 struct cuda_thread {
 	__u32 rt_depth;    /* open runtime calls */
 	__u32 sync_depth;  /* open synchronizations */
@@ -71,7 +69,7 @@ int cuda_uprobe(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = id >> 32, tid = (__u32)id, counter = IT_CUDA_COOKIE_COUNTER(cookie);
-	bool runtime = cookie & IT_CUDA_RUNTIME;
+	bool runtime = cookie & IT_CUDA_COOKIE_RUNTIME;
 	struct cuda_thread zero = {}, *st;
 
 	if (!target_of(tgid))
@@ -103,7 +101,7 @@ int cuda_uretprobe(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	bool runtime = cookie & IT_CUDA_RUNTIME;
+	bool runtime = cookie & IT_CUDA_COOKIE_RUNTIME;
 	struct cuda_thread *st = bpf_map_lookup_elem(&cuda_threads, &tid);
 
 	if (!st || (!runtime && st->rt_depth))

@@ -183,8 +183,9 @@ int net_sock_recv_length(void *ctx)
  * read/write/readv/writev/sendto/recvfrom/sendmsg/recvmsg (numbers set by
  * user space for its architecture) on a TCP socket. Misses sendfile,
  * splice and io_uring, which the tracepoints also miss. */
-const volatile __s64 cfg_nr_send[4] = { -1, -1, -1, -1 };
-const volatile __s64 cfg_nr_recv[4] = { -1, -1, -1, -1 };
+const volatile __s64 cfg_nr_send[IT_NET_DATA_CALLS] = { -1, -1, -1, -1 };
+const volatile __s64 cfg_nr_recv[IT_NET_DATA_CALLS] = { -1, -1, -1, -1 };
+#define NET_NOT_DATA_CALL 2 /* net_call.send: neither a send (1) nor a receive (0) */
 
 struct net_call {
 	__u32 fd;
@@ -216,17 +217,17 @@ int net_sys_enter(void *ctx)
 {
 	struct trace_event_raw_sys_enter___it *r = ctx;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, send = 2;
+	__u32 tid = (__u32)id, send = NET_NOT_DATA_CALL;
 	long nr = BPF_CORE_READ(r, id);
 	struct net_call c;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < IT_NET_DATA_CALLS; i++) {
 		if (nr == cfg_nr_send[i])
 			send = 1;
 		if (nr == cfg_nr_recv[i])
 			send = 0;
 	}
-	if (send == 2 || !target_of(id >> 32))
+	if (send == NET_NOT_DATA_CALL || !target_of(id >> 32))
 		return 0;
 	c.fd = BPF_CORE_READ(r, args[0]);
 	c.send = send;

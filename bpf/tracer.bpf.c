@@ -10,6 +10,7 @@
 
 #define PROT_EXEC 0x4
 #define SIGSTOP 19
+#define MAX_ERRNO 4095 /* a syscall's return in [-MAX_ERRNO, 0) is an error */
 
 /* tids inside an mmap(PROT_EXEC) call, between sys_enter and sys_exit */
 struct {
@@ -124,7 +125,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	if (!bpf_map_lookup_elem(&mmap_exec, &tid))
 		return 0;
 	bpf_map_delete_elem(&mmap_exec, &tid);
-	if (ctx->ret < 0 && ctx->ret >= -4095)
+	if (ctx->ret < 0 && ctx->ret >= -MAX_ERRNO)
 		return 0;
 	struct it_proc_event *e = emit_reserve();
 

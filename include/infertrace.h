@@ -11,9 +11,58 @@
 #define IT_PHASE_STACK 8        /* nesting depth tracked per thread */
 #define IT_MAX_PROBES 256
 #define IT_HIST_SLOTS 32        /* log2 buckets */
+#define IT_NET_DATA_CALLS 4     /* syscalls per direction that move socket data (network, no sock tracepoints) */
 
 #define IT_PHASE_NONE 0
 #define IT_CYCLE_NONE 0xffffffffu /* no cycle open (before the first marker) */
+
+/*
+ * Enums, by kind. Every value is explicit and never reused once retired:
+ * the record types are a versioned format read back by user space, the
+ * stats indexes and roles are shared by BPF and user space.
+ */
+
+/* --- Ring-buffer record types, in value order --- */
+
+/* Ring-buffer records: every one starts with `type`. Value ranges by concern:
+ * 1..9 processes, 10..19 probes (cycles, phases), 20..29 scheduler, memory
+ * and crashes, 30..39 thermal/power, 40..49 network, 50..59 sampling. */
+enum it_event_type {
+	IT_EV_FORK = 1,   /* a followed process forked a child process */
+	IT_EV_EXEC = 2,   /* a followed process called exec */
+	IT_EV_EXIT = 3,   /* a followed process exited (group leader) */
+	IT_EV_MMAP = 4,   /* a followed process mapped executable memory */
+	IT_EV_CYCLE_BEGIN = 10,
+	IT_EV_CYCLE_END = 11,
+	IT_EV_PHASE_END = 12,  /* an outermost phase call returned */
+	IT_EV_CRASH = 20, /* a followed process died of a signal or exited non-zero */
+	IT_EV_OOM = 21,   /* the OOM killer chose a followed process */
+	IT_EV_COMM = 22,  /* a process matching --comm exec'd: now followed */
+	IT_EV_FATAL_SIGNAL = 23, /* a fatal signal was generated for a target */
+};
+
+/* Records of the thermal/power tracepoints (values 30..39):
+ * system-wide facts on the cycle timeline, not tied to a target. */
+enum it_power_event_type {
+	IT_EV_THERMAL_TEMP = 30,      /* thermal:thermal_temperature */
+	IT_EV_CDEV_UPDATE = 31,       /* thermal:cdev_update (cooling device state) */
+	IT_EV_CPU_FREQ = 32,          /* power:cpu_frequency */
+	IT_EV_CPU_FREQ_LIMITS = 33,   /* power:cpu_frequency_limits */
+};
+
+/* Records of the network concern: a target's TCP traffic (values 40..49). */
+enum it_net_event_type {
+	IT_EV_NET_CONN = 40,       /* a target's TCP socket seen for the first time */
+	IT_EV_NET_CLOSE = 41,      /* a tracked socket closed: its final figures */
+	IT_EV_NET_RETRANSMIT = 42, /* tcp:tcp_retransmit_skb on a tracked socket */
+};
+
+/* Records of the sampling concern (values 50..59). */
+enum it_sample_event_type {
+	IT_EV_USTACK = 50, /* --call-graph dwarf: a sample with its user registers and stack copy */
+};
+
+/* --- Counters of the per-CPU `stats` map --- */
 
 /* Index into the per-CPU `stats` array: everything that can be lost or
  * that tells how trustworthy the numbers are. Never reuse a retired value. */
@@ -47,25 +96,14 @@ enum it_stat {
 	IT_STAT_MAX = 40,
 };
 
+/* --- Roles, flags, states and counter ids --- */
+
 /* Why a process is followed. */
 enum it_target_flags {
 	IT_TARGET_ROOT = 1,     /* named by the user (-p or the command) */
 	IT_TARGET_CHILD = 2,    /* forked by a followed process */
 	IT_TARGET_COMM = 4,     /* matched --comm */
 	IT_TARGET_AWAIT_EXEC = 8, /* launched, not yet exec'd: still the tracer's code */
-};
-
-struct it_target {
-	__u32 flags;
-	__u32 parent_tgid;
-	__u64 start_ns;
-};
-
-/* Per process (tgid): the cycle that is open. */
-struct it_proc_state {
-	__u32 cycle;       /* current cycle index, IT_CYCLE_NONE before the first */
-	__u32 cycle_depth; /* recursion depth of the --cycle function */
-	__u64 cycle_start_ns;
 };
 
 /* What a probe does when it fires (bits 16..23 of its cookie). */
@@ -85,6 +123,43 @@ enum it_probe_role {
 #define IT_COOKIE_PROBE(c) ((__u32)((c) >> 32) & 0xffff)
 #define IT_COOKIE_ROLE(c) ((__u32)((c) >> 16) & 0xff)
 #define IT_COOKIE_ID(c) ((__u32)(c) & 0xffff)
+
+/* Scheduler: a thread's state between two sched events. */
+enum it_sched_state {
+	IT_SCHED_UNKNOWN = 0, /* not seen yet: time before is unattributed */
+	IT_SCHED_ONCPU = 1,
+	IT_SCHED_RUNQ = 2,    /* runnable, waiting for a CPU */
+	IT_SCHED_BLOCKED = 3, /* sleeping: voluntary switch, until woken */
+};
+
+/* CUDA host-side counters (bpf/cuda.bpf.c): uprobe cookie = counter id
+ * (bits 0..7) | argument whose value is summed, 1-based, 0 = none (8..15)
+ * | IT_CUDA_COOKIE_RUNTIME for a libcudart (not libcuda) function. */
+enum it_cuda_counter {
+	IT_CUDA_LAUNCH = 1,   /* cudaLaunchKernel, cuLaunchKernel */
+	IT_CUDA_MEMCPY = 2,   /* cudaMemcpy*, cuMemcpy*: bytes from the size argument */
+	IT_CUDA_SYNC = 3,     /* cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize */
+	IT_CUDA_MAX = 8,
+};
+#define IT_CUDA_COOKIE(counter, arg) ((__u64)(counter) | ((__u64)(arg) << 8))
+#define IT_CUDA_COOKIE_COUNTER(c) ((__u32)(c) & 0xff)
+#define IT_CUDA_COOKIE_ARG(c) (((__u32)(c) >> 8) & 0xff)
+#define IT_CUDA_COOKIE_RUNTIME (1u << 16)
+
+/* --- Map keys and values, ring-buffer record layouts --- */
+
+struct it_target {
+	__u32 flags;
+	__u32 parent_tgid;
+	__u64 start_ns;
+};
+
+/* Per process (tgid): the cycle that is open. */
+struct it_proc_state {
+	__u32 cycle;       /* current cycle index, IT_CYCLE_NONE before the first */
+	__u32 cycle_depth; /* recursion depth of the --cycle function */
+	__u64 cycle_start_ns;
+};
 
 /* One open call on a thread's probe stack. */
 struct it_frame {
@@ -143,28 +218,6 @@ struct it_cycle_key {
 	__u32 pad;
 };
 
-/* Ring-buffer records: every one starts with `type`. Value ranges by concern:
- * 1..9 processes, 10..19 probes (cycles, phases), 20..29 scheduler, memory
- * and crashes, 30..39 thermal/power, 40..49 network. */
-enum it_event_type {
-	IT_EV_FORK = 1,   /* a followed process forked a child process */
-	IT_EV_EXEC = 2,   /* a followed process called exec */
-	IT_EV_EXIT = 3,   /* a followed process exited (group leader) */
-	IT_EV_MMAP = 4,   /* a followed process mapped executable memory */
-	IT_EV_CRASH = 20, /* a followed process died of a signal or exited non-zero */
-	IT_EV_OOM = 21,   /* the OOM killer chose a followed process */
-	IT_EV_COMM = 22,  /* a process matching --comm exec'd: now followed */
-	IT_EV_FATAL_SIGNAL = 23, /* a fatal signal was generated for a target */
-	IT_EV_CYCLE_BEGIN = 10,
-	IT_EV_CYCLE_END = 11,
-	IT_EV_PHASE_END = 12,  /* an outermost phase call returned */
-};
-
-/* Ring-buffer records of the sampling concern (values 50..59). */
-enum it_sample_event_type {
-	IT_EV_USTACK = 50, /* --call-graph dwarf: a sample with its user registers and stack copy */
-};
-
 #define IT_USTACK_MAX 65536 /* largest user stack copy, bytes (a power of two) */
 #define IT_UREGS 34         /* user registers in DWARF numbering (x86-64: 17; arm64: 33) */
 
@@ -213,14 +266,6 @@ struct it_ustack_event {
 	__u64 sp;           /* address of stack[0] */
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
 	__u8 stack[];       /* stack_size bytes */
-};
-
-/* Scheduler: a thread's state between two sched events. */
-enum it_sched_state {
-	IT_SCHED_UNKNOWN = 0, /* not seen yet: time before is unattributed */
-	IT_SCHED_ONCPU = 1,
-	IT_SCHED_RUNQ = 2,    /* runnable, waiting for a CPU */
-	IT_SCHED_BLOCKED = 3, /* sleeping: voluntary switch, until woken */
 };
 
 /* Flags of struct it_sched_key: which threads the times are of. */
@@ -284,15 +329,6 @@ struct it_crash_event {
 	char comm[IT_COMM_LEN];
 };
 
-/* Ring-buffer records of the thermal/power tracepoints (values 30..39):
- * system-wide facts on the cycle timeline, not tied to a target. */
-enum it_power_event_type {
-	IT_EV_THERMAL_TEMP = 30,      /* thermal:thermal_temperature */
-	IT_EV_CDEV_UPDATE = 31,       /* thermal:cdev_update (cooling device state) */
-	IT_EV_CPU_FREQ = 32,          /* power:cpu_frequency */
-	IT_EV_CPU_FREQ_LIMITS = 33,   /* power:cpu_frequency_limits */
-};
-
 struct it_power_event {
 	struct it_event_header hdr;
 	__s32 id;       /* thermal zone id, or cpu */
@@ -300,13 +336,6 @@ struct it_power_event {
 	__s64 value;    /* temp (m°C), cdev target state, frequency or min limit (kHz) */
 	__s64 value2;   /* previous temp (m°C), max limit (kHz) */
 	char name[IT_COMM_LEN]; /* zone or cooling device type */
-};
-
-/* Network: a target's TCP traffic (records 40..49). */
-enum it_net_event_type {
-	IT_EV_NET_CONN = 40,       /* a target's TCP socket seen for the first time */
-	IT_EV_NET_CLOSE = 41,      /* a tracked socket closed: its final figures */
-	IT_EV_NET_RETRANSMIT = 42, /* tcp:tcp_retransmit_skb on a tracked socket */
 };
 
 /* Per tracked socket (key: the struct sock address). */
@@ -345,18 +374,6 @@ struct it_net_event {
 	__u32 pad;
 	struct it_conn conn;
 };
-
-/* CUDA host-side counters (bpf/cuda.bpf.c): uprobe cookie = counter id
- * (bits 0..7) | argument whose value is summed, 1-based, 0 = none (8..15). */
-enum it_cuda_counter {
-	IT_CUDA_LAUNCH = 1,   /* cudaLaunchKernel, cuLaunchKernel */
-	IT_CUDA_MEMCPY = 2,   /* cudaMemcpy*, cuMemcpy*: bytes from the size argument */
-	IT_CUDA_SYNC = 3,     /* cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize */
-	IT_CUDA_MAX = 8,
-};
-#define IT_CUDA_COOKIE(counter, arg) ((__u64)(counter) | ((__u64)(arg) << 8))
-#define IT_CUDA_COOKIE_COUNTER(c) ((__u32)(c) & 0xff)
-#define IT_CUDA_COOKIE_ARG(c) (((__u32)(c) >> 8) & 0xff)
 
 /* Key of `cuda_counts`: per (process, cycle, counter); value struct it_cuda_total. */
 struct it_cuda_key {

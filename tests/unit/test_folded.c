@@ -12,29 +12,20 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_helpers.h"
+
 #include "atomic_file.h"
 #include "folded.h"
 #include "stacks.h"
 
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-
-	assert_non_null(f);
-	assert_true(fread(buf, 1, 65535, f) > 0);
-	fclose(f);
-	return buf;
-}
-
 static void test_merge_and_write(void **state)
 {
-	char dir[] = "/tmp/it-folded-XXXXXX", path[256];
+	char *dir = th_tmpdir_new("folded"), path[256];
 	struct folded f = {};
 	char *text;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(dir);
 	assert_int_equal(folded__add(&f, "p;main;b", 2), 0);
 	assert_int_equal(folded__add(&f, "p;main;a", 3), 0);
 	assert_int_equal(folded__add(&f, "p;main;b", 5), 0);
@@ -43,7 +34,8 @@ static void test_merge_and_write(void **state)
 	assert_int_equal(folded__write(&f, dir, "stacks.folded"), 0);
 	assert_int_equal(f.n, 3);
 	snprintf(path, sizeof(path), "%s/stacks.folded", dir);
-	text = read_all(path);
+	text = th_read_file(path);
+	assert_non_null(text);
 	/* sorted by stack, equal stacks merged, "stack count" per line */
 	assert_string_equal(text, "p;main;a 3\np;main;a;x_[k] 1\np;main;b 7\n");
 	free(text);
@@ -52,17 +44,17 @@ static void test_merge_and_write(void **state)
 	assert_int_equal(f.entries[0].count, 7);
 	folded__free(&f);
 	folded__free(NULL);
-	unlink(path);
-	rmdir(dir);
+	th_rm_tree(dir);
+	free(dir);
 }
 
 static void test_read_back_and_leaves(void **state)
 {
-	char dir[] = "/tmp/it-folded-XXXXXX", path[256];
+	char *dir = th_tmpdir_new("folded"), path[256];
 	struct folded f = {}, in, leaves;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(dir);
 	folded__add(&f, "p;main;a;hot", 3);
 	folded__add(&f, "p;main;b;hot", 4);
 	folded__add(&f, "p;main;cold", 2);
@@ -81,26 +73,26 @@ static void test_read_back_and_leaves(void **state)
 	assert_int_equal(folded__read("/nonexistent/s.folded", &in), -ENOENT);
 	folded__free(&f);
 	folded__free(&leaves);
-	unlink(path);
-	rmdir(dir);
+	th_rm_tree(dir);
+	free(dir);
 }
 
 static void test_empty_set_writes_empty_file(void **state)
 {
-	char dir[] = "/tmp/it-folded-XXXXXX", path[256];
+	char *dir = th_tmpdir_new("folded"), path[256];
 	struct folded f = {};
 	FILE *fp;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(dir);
 	assert_int_equal(folded__write(&f, dir, "empty.folded"), 0);
 	snprintf(path, sizeof(path), "%s/empty.folded", dir);
 	fp = fopen(path, "r");
 	assert_non_null(fp);
 	assert_int_equal(fgetc(fp), EOF);
 	fclose(fp);
-	unlink(path);
-	rmdir(dir);
+	th_rm_tree(dir);
+	free(dir);
 }
 
 static int count_entries(const char *dir)
@@ -118,11 +110,11 @@ static int count_entries(const char *dir)
 
 static void test_atomic_file_abort_leaves_nothing(void **state)
 {
-	char dir[] = "/tmp/it-atomic-XXXXXX";
+	char *dir = th_tmpdir_new("atomic");
 	struct atomic_file *af;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(dir);
 	af = atomic_file__open(dir, "profile.json");
 	assert_non_null(af);
 	fputs("{\"half\":", atomic_file__stream(af));
@@ -130,7 +122,8 @@ static void test_atomic_file_abort_leaves_nothing(void **state)
 	atomic_file__abort(af);
 	assert_int_equal(count_entries(dir), 0);
 	atomic_file__abort(NULL);
-	rmdir(dir);
+	th_rm_tree(dir);
+	free(dir);
 }
 
 static void test_atomic_file_missing_dir_fails(void **state)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Unit tests for user/analysis/sched_logic.c: histogram quantiles, blocked-stack
- * classes, the wall-time split, slopes and timeline reduction. */
+/* Unit tests for user/analysis/sched_logic.c: blocked-stack classes, the
+ * wall-time split and timeline reduction (percentiles and slopes: test_stats). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,20 +8,6 @@
 #include <cmocka.h>
 
 #include "sched_logic.h"
-
-static void test_quantile(void **state)
-{
-	uint64_t slots[32] = {};
-
-	(void)state;
-	assert_true(hist_quantile(slots, 32, 0.5) == 0);
-	slots[10] = 100; /* all in [1024, 2048) */
-	assert_in_range((int)hist_quantile(slots, 32, 0.5), 1530, 1540);
-	assert_in_range((int)hist_quantile(slots, 32, 0.99), 2030, 2048);
-	slots[0] = 900; /* 90% in [0, 2) */
-	assert_true(hist_quantile(slots, 32, 0.5) < 2);
-	assert_true(hist_quantile(slots, 32, 0.95) >= 1024);
-}
 
 static void test_classify(void **state)
 {
@@ -52,16 +38,6 @@ static void test_wall_split(void **state)
 	assert_true(w.unattributed_percent == 0);
 }
 
-static void test_slope(void **state)
-{
-	double y[] = { 5, 15, 25, 35, 45 }, noisy[] = { 1, 12, 20, 31, 40, 52 };
-
-	(void)state;
-	assert_true(slope_per_index(y, 5) > 9.999 && slope_per_index(y, 5) < 10.001);
-	assert_true(slope_per_index(noisy, 6) > 9.5 && slope_per_index(noisy, 6) < 10.5);
-	assert_true(slope_per_index(y, 1) == 0);
-}
-
 static void test_timeline(void **state)
 {
 	uint64_t t[2000];
@@ -88,10 +64,8 @@ static void test_timeline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_quantile),
 		cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_wall_split),
-		cmocka_unit_test(test_slope),
 		cmocka_unit_test(test_timeline),
 	};
 

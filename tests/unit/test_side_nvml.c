@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "../fixtures/sysfs_fixture.h"
+#include "test_helpers.h"
 #include "gpu_nvml.h"
 #include "side_sampler.h"
 
@@ -77,25 +78,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static json_t *jget(json_t *j, ...)
-{
-	va_list ap;
-	const char *k;
-
-	va_start(ap, j);
-	while (j && (k = va_arg(ap, const char *)))
-		j = json_object_get(j, k);
-	va_end(ap);
-	return j;
-}
-
-static double jnum(json_t *j)
-{
-	if (!json_is_number(j))
-		fail_msg("not a number");
-	return json_number_value(j);
-}
-
 static void need_lib(void)
 {
 	if (!lib[0]) {
@@ -153,7 +135,7 @@ static void test_sampler_nvml(void **state)
 	struct side_sampler *s;
 	uint64_t a0, a1, b0, b1, c0, c1;
 	json_t *w, *sum, *g, *eps, *e;
-	char log[256], path[PATH_MAX + 8];
+	char *log, path[PATH_MAX + 8];
 
 	(void)state;
 	need_lib();
@@ -176,66 +158,61 @@ static void test_sampler_nvml(void **state)
 	assert_null(side_sampler__gpu_notice(s));
 
 	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
-	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 30, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "mem_used_mb", NULL)), 20480, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "power_w", NULL)), 312.5, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "temp_c", NULL)), 66, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "sm_clock_mhz", NULL)), 1755, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "mem_clock_mhz", NULL)), 2619, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 30, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "mem_used_mb", NULL)), 20480, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "power_w", NULL)), 312.5, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 66, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 1755, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "mem_clock_mhz", NULL)), 2619, EPS);
 	json_decref(w);
 	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
-	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 90, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "target_mem_mb", NULL)), 1024 + 512, EPS);
-	assert_true(jnum(jget(w, "throttled_ms", NULL)) > 0);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 90, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "target_mem_mb", NULL)), 1024 + 512, EPS);
+	assert_true(th_jnum(th_jget(w, "throttled_ms", NULL)) > 0);
 	json_decref(w);
 	w = side_sampler__cycle_json(s, c0, c1 - MARGIN_NS);
-	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 50, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 50, EPS);
 	json_decref(w);
 
 	sum = side_sampler__summary_json(s);
-	g = jget(sum, "gpu", NULL);
-	assert_true(json_boolean_value(jget(g, "available", NULL)));
-	assert_string_equal(json_string_value(jget(g, "source", NULL)), "nvml");
-	assert_string_equal(json_string_value(jget(g, "device", NULL)), "Fake H100 80GB HBM3");
-	assert_true(json_is_null(jget(g, "unavailable_reason", NULL)));
-	assert_float_equal(jnum(jget(g, "util_pct", "max", NULL)), 90, EPS);
-	assert_float_equal(jnum(jget(g, "mem_total_mb", NULL)), 81559, EPS);
-	assert_float_equal(jnum(jget(g, "power_w", "avg", NULL)), 312.5, EPS);
-	assert_float_equal(jnum(jget(g, "max_sm_clock_mhz", NULL)), 1980, EPS);
-	assert_int_equal(json_array_size(jget(g, "throttle_reasons", NULL)), 3);
-	assert_string_equal(json_string_value(json_array_get(jget(g, "throttle_reasons", NULL), 0)), "gpu_idle");
-	assert_float_equal(jnum(jget(g, "process_mem_mb", "4242", NULL)), 1024, EPS);
-	assert_float_equal(jnum(jget(g, "process_mem_mb", "4343", NULL)), 512, EPS);
-	assert_null(jget(g, "process_mem_mb", "777", NULL));
-	assert_int_equal(json_array_size(jget(g, "devices", NULL)), 2);
+	g = th_jget(sum, "gpu", NULL);
+	assert_true(json_boolean_value(th_jget(g, "available", NULL)));
+	assert_string_equal(json_string_value(th_jget(g, "source", NULL)), "nvml");
+	assert_string_equal(json_string_value(th_jget(g, "device", NULL)), "Fake H100 80GB HBM3");
+	assert_true(json_is_null(th_jget(g, "unavailable_reason", NULL)));
+	assert_float_equal(th_jnum(th_jget(g, "util_pct", "max", NULL)), 90, EPS);
+	assert_float_equal(th_jnum(th_jget(g, "mem_total_mb", NULL)), 81559, EPS);
+	assert_float_equal(th_jnum(th_jget(g, "power_w", "avg", NULL)), 312.5, EPS);
+	assert_float_equal(th_jnum(th_jget(g, "max_sm_clock_mhz", NULL)), 1980, EPS);
+	assert_int_equal(json_array_size(th_jget(g, "throttle_reasons", NULL)), 3);
+	assert_string_equal(json_string_value(json_array_get(th_jget(g, "throttle_reasons", NULL), 0)), "gpu_idle");
+	assert_float_equal(th_jnum(th_jget(g, "process_mem_mb", "4242", NULL)), 1024, EPS);
+	assert_float_equal(th_jnum(th_jget(g, "process_mem_mb", "4343", NULL)), 512, EPS);
+	assert_null(th_jget(g, "process_mem_mb", "777", NULL));
+	assert_int_equal(json_array_size(th_jget(g, "devices", NULL)), 2);
 	/* both fake devices report the same reasons: one episode each */
-	eps = jget(sum, "thermal", "throttling", NULL);
+	eps = th_jget(sum, "thermal", "throttling", NULL);
 	assert_int_equal(json_array_size(eps), 2);
 	for (size_t i = 0; i < 2; i++) {
 		char src[8];
 
 		e = json_array_get(eps, i);
 		snprintf(src, sizeof(src), "gpu%zu", i);
-		assert_string_equal(json_string_value(jget(e, "source", NULL)), src);
-		assert_string_equal(json_string_value(jget(e, "reason", NULL)), "sw_power_cap,sw_thermal_slowdown");
-		assert_string_equal(json_string_value(jget(e, "zone", NULL)), "Fake H100 80GB HBM3");
-		assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) >= a1);
-		assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) <= b0 + PERIOD_NS + SLACK_NS);
-		assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) >= b1);
-		assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) <= c0 + PERIOD_NS + SLACK_NS);
+		assert_string_equal(json_string_value(th_jget(e, "source", NULL)), src);
+		assert_string_equal(json_string_value(th_jget(e, "reason", NULL)), "sw_power_cap,sw_thermal_slowdown");
+		assert_string_equal(json_string_value(th_jget(e, "zone", NULL)), "Fake H100 80GB HBM3");
+		assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) >= a1);
+		assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) <= b0 + PERIOD_NS + SLACK_NS);
+		assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) >= b1);
+		assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) <= c0 + PERIOD_NS + SLACK_NS);
 	}
 	json_decref(sum);
 	side_sampler__free(s);
 	snprintf(path, sizeof(path), "%s/log", dir);
-	{
-		FILE *f = fopen(path, "r");
-		size_t n = f ? fread(log, 1, sizeof(log) - 1, f) : 0;
-
-		if (f)
-			fclose(f);
-		log[n] = '\0';
-	}
+	log = th_read_file(path);
+	assert_non_null(log);
 	assert_string_equal(log, "start\ninit\nshutdown\n");
+	free(log);
 }
 
 static void expect_unavailable(const char *lib_path, const char *reason_part)
@@ -254,10 +231,10 @@ static void expect_unavailable(const char *lib_path, const char *reason_part)
 	assert_non_null(notice);
 	assert_non_null(strstr(notice, reason_part));
 	sum = side_sampler__summary_json(s);
-	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
-	assert_true(json_is_null(jget(sum, "gpu", "device", NULL)));
-	assert_non_null(strstr(json_string_value(jget(sum, "gpu", "unavailable_reason", NULL)), reason_part));
-	assert_int_equal(json_array_size(jget(sum, "gpu", "devices", NULL)), 0);
+	assert_false(json_boolean_value(th_jget(sum, "gpu", "available", NULL)));
+	assert_true(json_is_null(th_jget(sum, "gpu", "device", NULL)));
+	assert_non_null(strstr(json_string_value(th_jget(sum, "gpu", "unavailable_reason", NULL)), reason_part));
+	assert_int_equal(json_array_size(th_jget(sum, "gpu", "devices", NULL)), 0);
 	assert_true(side_sampler__sample_count(s) >= 1);
 	json_decref(sum);
 	side_sampler__free(s);

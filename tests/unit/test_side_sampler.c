@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../fixtures/sysfs_fixture.h"
+#include "test_helpers.h"
 #include "side_sampler.h"
 
 #define PERIOD_MS 20
@@ -42,26 +43,6 @@ static int teardown(void **state)
 	free(root);
 	root = NULL;
 	return 0;
-}
-
-/* j[k1][k2]...; NULL-terminated keys */
-static json_t *jget(json_t *j, ...)
-{
-	va_list ap;
-	const char *k;
-
-	va_start(ap, j);
-	while (j && (k = va_arg(ap, const char *)))
-		j = json_object_get(j, k);
-	va_end(ap);
-	return j;
-}
-
-static double jnum(json_t *j)
-{
-	if (!json_is_number(j))
-		fail_msg("not a number");
-	return json_number_value(j);
 }
 
 static struct side_sampler *start(enum side_gpu_mode gpu, const char *const *disks, int ndisks)
@@ -111,57 +92,57 @@ static void test_windows_and_summary(void **state)
 
 	/* each window holds one value: its average is that value exactly */
 	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
-	assert_true(json_integer_value(jget(w, "side_samples", NULL)) >= 4);
-	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 50.0, EPS);
-	assert_float_equal(jnum(jget(w, "temp_c", "acpitz", NULL)), 40.0, EPS);
-	assert_float_equal(jnum(jget(w, "temp_max_c", NULL)), 50.0, EPS);
-	assert_float_equal(jnum(jget(w, "cpu_mhz", NULL)), 2000.0, EPS);
-	assert_float_equal(jnum(jget(w, "mem_available_mb", NULL)), 8000.0, EPS);
-	assert_float_equal(jnum(jget(w, "power_w", "power_meter/power1", NULL)), 35.5, EPS);
-	assert_float_equal(jnum(jget(w, "throttled_ms", NULL)), 0.0, EPS);
-	assert_null(jget(w, "gpu", NULL));
+	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 4);
+	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 50.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "temp_c", "acpitz", NULL)), 40.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "temp_max_c", NULL)), 50.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "cpu_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "mem_available_mb", NULL)), 8000.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "power_w", "power_meter/power1", NULL)), 35.5, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), 0.0, EPS);
+	assert_null(th_jget(w, "gpu", NULL));
 	json_decref(w);
 	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
-	assert_true(json_integer_value(jget(w, "side_samples", NULL)) >= 4);
-	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 70.0, EPS);
-	assert_float_equal(jnum(jget(w, "cpu_mhz", NULL)), 1500.0, EPS);
+	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 4);
+	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 70.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "cpu_mhz", NULL)), 1500.0, EPS);
 	json_decref(w);
 	w = side_sampler__cycle_json(s, c0, end);
-	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
 	json_decref(w);
 	/* a window with no sample inside: the last sample stands for it */
 	w = side_sampler__cycle_json(s, end + 1000000000ULL, end + 2000000000ULL);
-	assert_int_equal(json_integer_value(jget(w, "side_samples", NULL)), 0);
-	assert_float_equal(jnum(jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
+	assert_int_equal(json_integer_value(th_jget(w, "side_samples", NULL)), 0);
+	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
 	json_decref(w);
 
 	sum = side_sampler__summary_json(s);
-	z = jget(sum, "thermal", "zones", "x86_pkg_temp", NULL);
-	assert_float_equal(jnum(jget(z, "min", NULL)), 50.0, EPS);
-	assert_float_equal(jnum(jget(z, "max", NULL)), 70.0, EPS);
-	assert_true(jnum(jget(z, "avg", NULL)) > 50.0 && jnum(jget(z, "avg", NULL)) < 70.0);
-	z = jget(sum, "thermal", "zones", "acpitz", NULL);
-	assert_float_equal(jnum(jget(z, "min", NULL)), 40.0, EPS);
-	assert_float_equal(jnum(jget(z, "avg", NULL)), 40.0, EPS);
-	assert_float_equal(jnum(jget(z, "max", NULL)), 40.0, EPS);
-	assert_float_equal(jnum(jget(sum, "thermal", "max_temp_c", NULL)), 70.0, EPS);
-	assert_float_equal(jnum(jget(sum, "thermal", "hwmon", "coretemp/Package id 0", "avg", NULL)), 52.0, EPS);
-	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu0", "min_mhz", NULL)), 1000.0, EPS);
-	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu0", "max_mhz", NULL)), 2000.0, EPS);
-	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu0", "hw_max_mhz", NULL)), 2000.0, EPS);
-	assert_float_equal(jnum(jget(sum, "thermal", "cpufreq", "cpu1", "avg_mhz", NULL)), 2000.0, EPS);
-	assert_float_equal(jnum(jget(sum, "thermal", "power_w", "power_meter/power1", "max", NULL)), 35.5, EPS);
-	assert_int_equal(json_array_size(jget(sum, "thermal", "throttling", NULL)), 0);
-	assert_false(json_boolean_value(jget(sum, "thermal", "throttled", NULL)));
-	assert_true(json_integer_value(jget(sum, "thermal", "samples", NULL)) >= 20);
-	assert_int_equal(side_sampler__sample_count(s), json_integer_value(jget(sum, "thermal", "samples", NULL)));
-	assert_float_equal(jnum(jget(sum, "host", "mem_available_mb", "avg", NULL)), 8000.0, EPS);
-	z = jget(sum, "disk", "paths", root, NULL);
+	z = th_jget(sum, "thermal", "zones", "x86_pkg_temp", NULL);
+	assert_float_equal(th_jnum(th_jget(z, "min", NULL)), 50.0, EPS);
+	assert_float_equal(th_jnum(th_jget(z, "max", NULL)), 70.0, EPS);
+	assert_true(th_jnum(th_jget(z, "avg", NULL)) > 50.0 && th_jnum(th_jget(z, "avg", NULL)) < 70.0);
+	z = th_jget(sum, "thermal", "zones", "acpitz", NULL);
+	assert_float_equal(th_jnum(th_jget(z, "min", NULL)), 40.0, EPS);
+	assert_float_equal(th_jnum(th_jget(z, "avg", NULL)), 40.0, EPS);
+	assert_float_equal(th_jnum(th_jget(z, "max", NULL)), 40.0, EPS);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "max_temp_c", NULL)), 70.0, EPS);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "hwmon", "coretemp/Package id 0", "avg", NULL)), 52.0, EPS);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "cpufreq", "cpu0", "min_mhz", NULL)), 1000.0, EPS);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "cpufreq", "cpu0", "max_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "cpufreq", "cpu0", "hw_max_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "cpufreq", "cpu1", "avg_mhz", NULL)), 2000.0, EPS);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "power_w", "power_meter/power1", "max", NULL)), 35.5, EPS);
+	assert_int_equal(json_array_size(th_jget(sum, "thermal", "throttling", NULL)), 0);
+	assert_false(json_boolean_value(th_jget(sum, "thermal", "throttled", NULL)));
+	assert_true(json_integer_value(th_jget(sum, "thermal", "samples", NULL)) >= 20);
+	assert_int_equal(side_sampler__sample_count(s), json_integer_value(th_jget(sum, "thermal", "samples", NULL)));
+	assert_float_equal(th_jnum(th_jget(sum, "host", "mem_available_mb", "avg", NULL)), 8000.0, EPS);
+	z = th_jget(sum, "disk", "paths", root, NULL);
 	assert_non_null(z);
-	assert_true(jnum(jget(z, "total_mb", NULL)) > 0);
-	assert_true(jnum(jget(z, "percent_free", NULL)) >= 0 && jnum(jget(z, "percent_free", NULL)) <= 100);
-	assert_true(json_is_boolean(jget(z, "alert", NULL)));
-	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
+	assert_true(th_jnum(th_jget(z, "total_mb", NULL)) > 0);
+	assert_true(th_jnum(th_jget(z, "percent_free", NULL)) >= 0 && th_jnum(th_jget(z, "percent_free", NULL)) <= 100);
+	assert_true(json_is_boolean(th_jget(z, "alert", NULL)));
+	assert_false(json_boolean_value(th_jget(sum, "gpu", "available", NULL)));
 	json_decref(sum);
 
 	ev = json_array();
@@ -169,10 +150,10 @@ static void test_windows_and_summary(void **state)
 	assert_true(n > 0);
 	assert_int_equal(json_array_size(ev), n);
 	w = json_array_get(ev, 0);
-	assert_string_equal(json_string_value(jget(w, "ph", NULL)), "C");
-	assert_string_equal(json_string_value(jget(w, "name", NULL)), "temperature (C)");
-	assert_int_equal(json_integer_value(jget(w, "pid", NULL)), 42);
-	assert_float_equal(jnum(jget(w, "args", "x86_pkg_temp", NULL)), 50.0, EPS);
+	assert_string_equal(json_string_value(th_jget(w, "ph", NULL)), "C");
+	assert_string_equal(json_string_value(th_jget(w, "name", NULL)), "temperature (C)");
+	assert_int_equal(json_integer_value(th_jget(w, "pid", NULL)), 42);
+	assert_float_equal(th_jnum(th_jget(w, "args", "x86_pkg_temp", NULL)), 50.0, EPS);
 	json_decref(ev);
 	side_sampler__free(s);
 }
@@ -201,26 +182,26 @@ static void test_throttling_episode(void **state)
 	side_sampler__stop(s);
 
 	sum = side_sampler__summary_json(s);
-	eps = jget(sum, "thermal", "throttling", NULL);
+	eps = th_jget(sum, "thermal", "throttling", NULL);
 	assert_int_equal(json_array_size(eps), 1);
-	assert_true(json_boolean_value(jget(sum, "thermal", "throttled", NULL)));
+	assert_true(json_boolean_value(th_jget(sum, "thermal", "throttled", NULL)));
 	e = json_array_get(eps, 0);
-	assert_string_equal(json_string_value(jget(e, "source", NULL)), "cpu");
-	assert_string_equal(json_string_value(jget(e, "zone", NULL)), "x86_pkg_temp");
-	assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) >= t1a);
-	assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) <= t1b + PERIOD_NS + SLACK_NS);
-	assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) >= t2a);
-	assert_true((uint64_t)json_integer_value(jget(e, "end_ns", NULL)) <= t2b + PERIOD_NS + SLACK_NS);
-	assert_float_equal(jnum(jget(e, "peak_temp_c", NULL)), 85.0, EPS);
-	assert_float_equal(jnum(jget(e, "min_clock_pct", NULL)), 60.0, EPS);
-	assert_false(json_boolean_value(jget(e, "open", NULL)));
+	assert_string_equal(json_string_value(th_jget(e, "source", NULL)), "cpu");
+	assert_string_equal(json_string_value(th_jget(e, "zone", NULL)), "x86_pkg_temp");
+	assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) >= t1a);
+	assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) <= t1b + PERIOD_NS + SLACK_NS);
+	assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) >= t2a);
+	assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) <= t2b + PERIOD_NS + SLACK_NS);
+	assert_float_equal(th_jnum(th_jget(e, "peak_temp_c", NULL)), 85.0, EPS);
+	assert_float_equal(th_jnum(th_jget(e, "min_clock_pct", NULL)), 60.0, EPS);
+	assert_false(json_boolean_value(th_jget(e, "open", NULL)));
 	json_decref(sum);
 
 	w = side_sampler__cycle_json(s, 0, t1a);
-	assert_float_equal(jnum(jget(w, "throttled_ms", NULL)), 0.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), 0.0, EPS);
 	json_decref(w);
 	w = side_sampler__cycle_json(s, t1b + PERIOD_NS + SLACK_NS, t2a);
-	assert_float_equal(jnum(jget(w, "throttled_ms", NULL)), (t2a - t1b - PERIOD_NS - SLACK_NS) / 1e6, 0.01);
+	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), (t2a - t1b - PERIOD_NS - SLACK_NS) / 1e6, 0.01);
 	json_decref(w);
 	side_sampler__free(s);
 }
@@ -241,12 +222,12 @@ static void test_throttled_at_stop_is_open(void **state)
 	fx_sleep_ms(100);
 	side_sampler__stop(s);
 	sum = side_sampler__summary_json(s);
-	assert_int_equal(json_array_size(jget(sum, "thermal", "throttling", NULL)), 1);
-	e = json_array_get(jget(sum, "thermal", "throttling", NULL), 0);
-	assert_true(json_boolean_value(jget(e, "open", NULL)));
-	assert_string_equal(json_string_value(jget(e, "zone", NULL)), "acpitz");
-	assert_true((uint64_t)json_integer_value(jget(e, "start_ns", NULL)) >= t0);
-	assert_true(json_integer_value(jget(e, "end_ns", NULL)) > json_integer_value(jget(e, "start_ns", NULL)));
+	assert_int_equal(json_array_size(th_jget(sum, "thermal", "throttling", NULL)), 1);
+	e = json_array_get(th_jget(sum, "thermal", "throttling", NULL), 0);
+	assert_true(json_boolean_value(th_jget(e, "open", NULL)));
+	assert_string_equal(json_string_value(th_jget(e, "zone", NULL)), "acpitz");
+	assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) >= t0);
+	assert_true(json_integer_value(th_jget(e, "end_ns", NULL)) > json_integer_value(th_jget(e, "start_ns", NULL)));
 	json_decref(sum);
 	side_sampler__free(s);
 }
@@ -281,37 +262,37 @@ static void test_jetson_gpu(void **state)
 	assert_null(side_sampler__gpu_notice(s));
 
 	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
-	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 20.0, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "sm_clock_mhz", NULL)), 612.0, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "power_w", NULL)), 4.0, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "temp_c", NULL)), 47.0, EPS);
-	assert_float_equal(jnum(jget(w, "power_w", "VDD_CPU_CV", NULL)), 2.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 20.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 612.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "power_w", NULL)), 4.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 47.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "power_w", "VDD_CPU_CV", NULL)), 2.0, EPS);
 	json_decref(w);
 	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
-	assert_float_equal(jnum(jget(w, "gpu", "util_pct", NULL)), 80.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 80.0, EPS);
 	json_decref(w);
 	w = side_sampler__cycle_json(s, c0, c1 - MARGIN_NS);
-	assert_float_equal(jnum(jget(w, "gpu", "sm_clock_mhz", NULL)), 306.0, EPS);
-	assert_float_equal(jnum(jget(w, "gpu", "temp_c", NULL)), 88.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 306.0, EPS);
+	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 88.0, EPS);
 	json_decref(w);
 
 	sum = side_sampler__summary_json(s);
-	g = jget(sum, "gpu", NULL);
-	assert_true(json_boolean_value(jget(g, "available", NULL)));
-	assert_string_equal(json_string_value(jget(g, "source", NULL)), "jetson");
-	assert_string_equal(json_string_value(jget(g, "device", NULL)), "ga10b");
-	assert_true(json_is_null(jget(g, "unavailable_reason", NULL)));
-	assert_float_equal(jnum(jget(g, "util_pct", "max", NULL)), 80.0, EPS);
-	assert_float_equal(jnum(jget(g, "max_sm_clock_mhz", NULL)), 1300.5, EPS);
-	assert_float_equal(jnum(jget(g, "temp_c", "max", NULL)), 88.0, EPS);
-	assert_int_equal(json_array_size(jget(g, "devices", NULL)), 1);
-	assert_float_equal(jnum(jget(sum, "thermal", "power_w", "VDD_GPU_SOC", "avg", NULL)), 4.0, EPS);
-	eps = jget(sum, "thermal", "throttling", NULL);
+	g = th_jget(sum, "gpu", NULL);
+	assert_true(json_boolean_value(th_jget(g, "available", NULL)));
+	assert_string_equal(json_string_value(th_jget(g, "source", NULL)), "jetson");
+	assert_string_equal(json_string_value(th_jget(g, "device", NULL)), "ga10b");
+	assert_true(json_is_null(th_jget(g, "unavailable_reason", NULL)));
+	assert_float_equal(th_jnum(th_jget(g, "util_pct", "max", NULL)), 80.0, EPS);
+	assert_float_equal(th_jnum(th_jget(g, "max_sm_clock_mhz", NULL)), 1300.5, EPS);
+	assert_float_equal(th_jnum(th_jget(g, "temp_c", "max", NULL)), 88.0, EPS);
+	assert_int_equal(json_array_size(th_jget(g, "devices", NULL)), 1);
+	assert_float_equal(th_jnum(th_jget(sum, "thermal", "power_w", "VDD_GPU_SOC", "avg", NULL)), 4.0, EPS);
+	eps = th_jget(sum, "thermal", "throttling", NULL);
 	assert_int_equal(json_array_size(eps), 1);
-	assert_string_equal(json_string_value(jget(json_array_get(eps, 0), "source", NULL)), "gpu0");
-	assert_string_equal(json_string_value(jget(json_array_get(eps, 0), "zone", NULL)), "ga10b");
-	assert_true((uint64_t)json_integer_value(jget(json_array_get(eps, 0), "start_ns", NULL)) >= b1);
-	assert_true((uint64_t)json_integer_value(jget(json_array_get(eps, 0), "start_ns", NULL)) <=
+	assert_string_equal(json_string_value(th_jget(json_array_get(eps, 0), "source", NULL)), "gpu0");
+	assert_string_equal(json_string_value(th_jget(json_array_get(eps, 0), "zone", NULL)), "ga10b");
+	assert_true((uint64_t)json_integer_value(th_jget(json_array_get(eps, 0), "start_ns", NULL)) >= b1);
+	assert_true((uint64_t)json_integer_value(th_jget(json_array_get(eps, 0), "start_ns", NULL)) <=
 		    c0 + PERIOD_NS + SLACK_NS);
 	json_decref(sum);
 	side_sampler__free(s);
@@ -329,8 +310,8 @@ static void test_gpu_unavailable(void **state)
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
 	sum = side_sampler__summary_json(s);
-	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
-	assert_non_null(strstr(json_string_value(jget(sum, "gpu", "unavailable_reason", NULL)), "--gpu none"));
+	assert_false(json_boolean_value(th_jget(sum, "gpu", "available", NULL)));
+	assert_non_null(strstr(json_string_value(th_jget(sum, "gpu", "unavailable_reason", NULL)), "--gpu none"));
 	json_decref(sum);
 	side_sampler__free(s);
 
@@ -343,11 +324,11 @@ static void test_gpu_unavailable(void **state)
 	assert_non_null(strstr(notice, "NVML not available"));
 	assert_non_null(strstr(notice, "no Jetson GPU"));
 	sum = side_sampler__summary_json(s);
-	assert_false(json_boolean_value(jget(sum, "gpu", "available", NULL)));
-	assert_true(json_is_null(jget(sum, "gpu", "source", NULL)));
-	assert_non_null(strstr(json_string_value(jget(sum, "gpu", "unavailable_reason", NULL)), "NVML"));
+	assert_false(json_boolean_value(th_jget(sum, "gpu", "available", NULL)));
+	assert_true(json_is_null(th_jget(sum, "gpu", "source", NULL)));
+	assert_non_null(strstr(json_string_value(th_jget(sum, "gpu", "unavailable_reason", NULL)), "NVML"));
 	/* the rest of the side data is there regardless */
-	assert_non_null(jget(sum, "thermal", "zones", "x86_pkg_temp", NULL));
+	assert_non_null(th_jget(sum, "thermal", "zones", "x86_pkg_temp", NULL));
 	json_decref(sum);
 	side_sampler__free(s);
 
@@ -357,7 +338,7 @@ static void test_gpu_unavailable(void **state)
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
 	sum = side_sampler__summary_json(s);
-	assert_string_equal(json_string_value(jget(sum, "gpu", "source", NULL)), "jetson");
+	assert_string_equal(json_string_value(th_jget(sum, "gpu", "source", NULL)), "jetson");
 	json_decref(sum);
 	side_sampler__free(s);
 }
@@ -399,7 +380,7 @@ static void test_lifecycle(void **state)
 	fx_sleep_ms(50);
 	side_sampler__stop(s);
 	w = side_sampler__summary_json(s);
-	assert_int_equal(json_object_size(jget(w, "thermal", "zones", NULL)), 0);
+	assert_int_equal(json_object_size(th_jget(w, "thermal", "zones", NULL)), 0);
 	json_decref(w);
 	w = side_sampler__cycle_json(s, 0, UINT64_MAX);
 	assert_non_null(w);

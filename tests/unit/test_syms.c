@@ -26,6 +26,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_helpers.h"
+
 #include "syms.h"
 
 #define MAX_FUNCS 8
@@ -38,7 +40,7 @@ struct child {
 	uint64_t addrs[MAX_FUNCS];
 };
 
-static char tmpdir[PATH_MAX];
+static char *tmpdir;
 static char fixdir[PATH_MAX];
 static bool have_lld;
 
@@ -83,8 +85,8 @@ static int find_fixdir(void)
 static int group_setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/infertrace-syms-XXXXXX");
-	if (!mkdtemp(tmpdir) || find_fixdir()) {
+	tmpdir = th_tmpdir_new("syms");
+	if (!tmpdir || find_fixdir()) {
 		fprintf(stderr, "test_syms: no temp dir or no tests/fixtures\n");
 		return -1;
 	}
@@ -114,8 +116,10 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (tmpdir[0] && !getenv("INFERTRACE_KEEP_TMP"))
-		sh("rm -rf '%s'", tmpdir);
+	if (!getenv("INFERTRACE_KEEP_TMP"))
+		th_rm_tree(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
 	return 0;
 }
 
@@ -593,15 +597,6 @@ static void test_ksyms_kernel(void **state)
 	ksyms__free(ks);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void test_ksyms_file(void **state)
 {
 	char path[PATH_MAX + 32];
@@ -611,7 +606,7 @@ static void test_ksyms_file(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s/kallsyms", tmpdir);
 	/* unsorted, data symbols to drop, a module symbol, an alias */
-	write_file(path,
+	th_write_file(path,
 		   "ffffffff81002000 T beta\n"
 		   "ffffffff81001000 T alpha\n"
 		   "ffffffff81001800 D some_data\n"
@@ -631,7 +626,7 @@ static void test_ksyms_file(void **state)
 	ksyms__free(ks);
 
 	/* kptr_restrict: names with zero addresses */
-	write_file(path, "0000000000000000 T alpha\n0000000000000000 t beta\n");
+	th_write_file(path, "0000000000000000 T alpha\n0000000000000000 t beta\n");
 	errno = 0;
 	assert_null(ksyms__load_file(path));
 	assert_int_equal(errno, EPERM);

@@ -4,32 +4,6 @@
 
 #include "sched_logic.h"
 
-double hist_quantile(const uint64_t *slots, int nslots, double q)
-{
-	uint64_t total = 0, seen = 0;
-	double rank;
-
-	for (int i = 0; i < nslots; i++)
-		total += slots[i];
-	if (!total)
-		return 0;
-	if (q < 0)
-		q = 0;
-	if (q > 1)
-		q = 1;
-	rank = q * total;
-	for (int i = 0; i < nslots; i++) {
-		double lo = i ? (double)(1ull << i) : 0, hi = (double)(1ull << (i + 1));
-
-		if (!slots[i])
-			continue;
-		if (seen + slots[i] >= rank)
-			return lo + (hi - lo) * ((rank - seen) / slots[i]);
-		seen += slots[i];
-	}
-	return (double)(1ull << nslots);
-}
-
 const char *const blocked_class_names[BLOCKED_NCLASSES] = { "sleep", "io", "lock", "other", "gpu_sync" };
 
 static int has_prefix(const char *s, const char *p)
@@ -93,22 +67,6 @@ void wall_split(struct wall_split *w, uint64_t wall_ns, uint64_t oncpu_ns, uint6
 	w->blocked_ms = blocked_ns / 1e6;
 	w->unattributed_ms = w->wall_ms - w->oncpu_ms - w->runq_ms - w->blocked_ms;
 	w->unattributed_percent = w->wall_ms > 0 ? fabs(w->unattributed_ms) / w->wall_ms * 100 : 0;
-}
-
-double slope_per_index(const double *y, size_t n)
-{
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, d;
-
-	if (n < 2)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		sx += i;
-		sy += y[i];
-		sxx += (double)i * i;
-		sxy += i * y[i];
-	}
-	d = n * sxx - sx * sx;
-	return d ? (n * sxy - sx * sy) / d : 0;
 }
 
 size_t timeline_reduce(uint64_t *t, double *v, size_t n, size_t max)

@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Pure logic of the scheduler and memory concerns, unit-tested without BPF:
- * log2 histogram percentiles, what a blocked kernel stack waited for, the
- * wall-time decomposition, least-squares slopes and bounded timelines. */
+ * what a blocked kernel stack waited for, the wall-time decomposition and
+ * bounded timelines. Percentiles and slopes are in stats.h. */
 #ifndef INFERTRACE_SCHED_LOGIC_H
 #define INFERTRACE_SCHED_LOGIC_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Value at quantile q (0..1) of a log2 histogram whose slot i holds values in
- * [2^i, 2^(i+1)) (slot 0: [0, 2)), interpolated linearly inside the slot.
- * 0 when the histogram is empty. */
-double hist_quantile(const uint64_t *slots, int nslots, double q);
 
 enum blocked_class {
 	BLOCKED_SLEEP = 0, /* nanosleep, timers, pause */
@@ -38,9 +33,6 @@ struct wall_split {
 
 void wall_split(struct wall_split *w, uint64_t wall_ns, uint64_t oncpu_ns, uint64_t runq_ns,
 		uint64_t blocked_ns);
-
-/* Least-squares slope of y over x = 0..n-1; 0 with fewer than 2 points. */
-double slope_per_index(const double *y, size_t n);
 
 /* Reduces (t, v) points in place to at most max points, keeping each
  * bucket's highest v (peaks survive); returns the new count. */

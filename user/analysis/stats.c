@@ -77,15 +77,26 @@ json_t *stats__log2_hist_json(const uint64_t *slots, size_t nslots, const char *
 double stats__log2_hist_percentile(const uint64_t *slots, size_t nslots, double p)
 {
 	uint64_t total = 0, seen = 0;
+	double rank;
 
 	for (size_t i = 0; i < nslots; i++)
 		total += slots[i];
 	if (!total)
 		return NAN;
+	if (p < 0)
+		p = 0;
+	if (p > 100)
+		p = 100;
+	rank = p / 100.0 * total;
 	for (size_t i = 0; i < nslots; i++) {
+		/* ldexp, not a shift: slot 63's upper edge is 2^64 */
+		double lo = i ? ldexp(1, i) : 0, hi = ldexp(1, i + 1);
+
+		if (!slots[i])
+			continue;
+		if (seen + slots[i] >= rank)
+			return lo + (hi - lo) * ((rank - seen) / slots[i]);
 		seen += slots[i];
-		if (seen * 100.0 >= p * total)
-			return (double)((1ull << (i + 1)) - 1);
 	}
-	return (double)((1ull << nslots) - 1);
+	return ldexp(1, nslots); /* not reached: rank <= total */
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Crash concern: OOM kills, fatal signals and abnormal exits of the followed
- * processes (bpf/sched.bpf.c sends them), and processes matching --comm
+ * processes (bpf/crash.bpf.c sends them), and processes matching --comm
  * that started meanwhile. Fills the model's `crashes` section. */
 #include <errno.h>
 #include <signal.h>
@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/libbpf.h>
+
 #include "concerns.h"
+#include "infertrace.skel.h"
 #include "syms.h"
 
 struct crash {
@@ -18,16 +21,99 @@ struct crash {
 	bool have_sig;
 };
 
+#define MAX_PENDING 64
+
 struct crash_state {
 	struct crash *v;
 	size_t n, cap;
-	struct it_crash_event pending[64]; /* OOM marks and fatal signals not yet followed by an exit */
+	struct it_crash_event pending[MAX_PENDING]; /* OOM marks and fatal signals not yet followed by an exit */
 	size_t npending;
 };
 
+/* The programs of bpf/crash.bpf.c, each loaded where its tracepoint exists. */
+struct crash_prog {
+	const char *category, *event;
+};
+
+static const struct crash_prog progs[] = {
+	{ "sched", "sched_process_exec" },
+	{ "sched", "sched_process_exit" },
+	{ "oom", "mark_victim" },
+	{ "signal", "signal_generate" },
+};
+#define NPROGS (sizeof(progs) / sizeof(progs[0]))
+
+static struct bpf_program *prog_at(struct infertrace_bpf *s, size_t i, struct bpf_link ***link)
+{
+	struct {
+		struct bpf_program *p;
+		struct bpf_link **l;
+	} t[NPROGS] = {
+		{ s->progs.crash_on_exec, &s->links.crash_on_exec },
+		{ s->progs.crash_on_exit, &s->links.crash_on_exit },
+		{ s->progs.crash_on_oom_victim, &s->links.crash_on_oom_victim },
+		{ s->progs.crash_on_signal, &s->links.crash_on_signal },
+	};
+
+	*link = t[i].l;
+	return t[i].p;
+}
+
+static int crash_configure(struct recording *rec)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+
+	rec->crash = calloc(1, sizeof(*rec->crash));
+	if (!rec->crash)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < NPROGS; i++) {
+		struct bpf_link **l;
+
+		if (!tracer__have_tracepoint(progs[i].category, progs[i].event)) {
+			fprintf(stderr, "infertrace: note: this kernel lacks %s:%s; the rest of the crash "
+				"tracing works\n", progs[i].category, progs[i].event);
+			bpf_program__set_autoload(prog_at(s, i, &l), false);
+		}
+	}
+	if (rec->opts.comm) {
+		if (strlen(rec->opts.comm) >= IT_COMM_LEN)
+			fprintf(stderr, "infertrace: note: --comm '%s' is longer than the kernel keeps "
+				"(%d characters); matching its first %d\n", rec->opts.comm,
+				IT_COMM_LEN - 1, IT_COMM_LEN - 1);
+		strncpy((char *)s->rodata->cfg_comm, rec->opts.comm, IT_COMM_LEN - 1);
+	}
+	return 0;
+}
+
+/* After the sched concern's: crash_on_exec must run after sched_on_exec on
+ * the same tracepoint (programs run in attach order), so that a process it
+ * starts following for --comm is not taken for one already followed. */
+static int crash_attach(struct recording *rec)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+
+	for (size_t i = 0; i < NPROGS; i++) {
+		struct bpf_link **l;
+		struct bpf_program *p = prog_at(s, i, &l);
+
+		if (!bpf_program__autoload(p))
+			continue;
+		*l = bpf_program__attach(p);
+		if (!*l) {
+			int err = -errno;
+
+			fprintf(stderr, "infertrace: attaching %s (%s:%s) failed: %s\n", bpf_program__name(p),
+				progs[i].category, progs[i].event, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 static void remember(struct crash_state *crashes, const struct it_crash_event *e)
 {
-	if (crashes->npending == sizeof(crashes->pending) / sizeof(crashes->pending[0])) {
+	if (crashes->npending == MAX_PENDING) {
 		memmove(crashes->pending, crashes->pending + 1, sizeof(crashes->pending) - sizeof(crashes->pending[0]));
 		crashes->npending--;
 	}
@@ -145,19 +231,13 @@ static int crash_collect(struct recording *rec, struct model *m)
 	return 0;
 }
 
-static int crash_configure(struct recording *rec)
-{
-	rec->crash = calloc(1, sizeof(*rec->crash));
-	return rec->crash ? 0 : -ENOMEM;
-}
-
 static void crash_cleanup(struct recording *rec)
 {
 	struct crash_state *crashes = rec->crash;
 
-	(void)rec;
 	if (!crashes)
 		return;
+	(void)rec;
 	free(crashes->v);
 	free(crashes);
 	rec->crash = NULL;
@@ -166,6 +246,7 @@ static void crash_cleanup(struct recording *rec)
 const struct concern crash_concern = {
 	.name = "crash",
 	.configure = crash_configure,
+	.attach = crash_attach,
 	.on_event = crash_on_event,
 	.collect = crash_collect,
 	.cleanup = crash_cleanup,

@@ -20,8 +20,8 @@
 #include "infertrace.skel.h"
 #include "probe_spec.h"
 
-#define CUDA_RUNTIME (1u << 16) /* cookie bit, as in bpf/cuda.bpf.c */
 #define MAX_FILES 16
+#define CUDA_LIBS 2 /* libcuda and libcudart: once both are probed, mmaps need no look */
 #define MAX_CLOSURE 512
 
 struct cuda_fn {
@@ -106,7 +106,7 @@ static void place_in(struct recording *rec, const char *file)
 			return;
 	for (size_t i = 0; i < NFNS; i++) {
 		const struct cuda_fn *f = &fns[i];
-		__u64 cookie = IT_CUDA_COOKIE(f->counter, f->arg) | (strcmp(f->lib, "libcudart") ? 0 : CUDA_RUNTIME);
+		__u64 cookie = IT_CUDA_COOKIE(f->counter, f->arg) | (strcmp(f->lib, "libcudart") ? 0 : IT_CUDA_COOKIE_RUNTIME);
 		uint64_t off;
 
 		if (!probe_spec__name_matches(f->lib, file) || elf_symbol_offset(file, f->symbol, &off))
@@ -169,7 +169,7 @@ static void cuda_on_event(struct recording *rec, const void *data, size_t size)
 
 	(void)size;
 	/* a target mapped code: a CUDA library loaded with dlopen */
-	if (rec->cuda && h->type == IT_EV_MMAP && rec->cuda->nfiles < 2)
+	if (rec->cuda && h->type == IT_EV_MMAP && rec->cuda->nfiles < CUDA_LIBS)
 		proc_exec_files(h->tgid, place_if_cuda, rec);
 }
 

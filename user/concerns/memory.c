@@ -16,6 +16,7 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "sched_logic.h"
+#include "stats.h"
 
 #define TIMELINE_MAX 512
 #define MB (1024.0 * 1024.0)

@@ -60,11 +60,11 @@ static int network_configure(struct recording *rec)
 		bpf_program__set_autoload(s->progs.net_sys_exit, false);
 	} else {
 		/* this architecture's numbers of the calls that move socket data */
-		const long snd[4] = { __NR_write, __NR_writev, __NR_sendto, __NR_sendmsg };
-		const long rcv[4] = { __NR_read, __NR_readv, __NR_recvfrom, __NR_recvmsg };
+		const long snd[IT_NET_DATA_CALLS] = { __NR_write, __NR_writev, __NR_sendto, __NR_sendmsg };
+		const long rcv[IT_NET_DATA_CALLS] = { __NR_read, __NR_readv, __NR_recvfrom, __NR_recvmsg };
 
 		rec->network->source = "syscalls";
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < IT_NET_DATA_CALLS; i++) {
 			s->rodata->cfg_nr_send[i] = snd[i];
 			s->rodata->cfg_nr_recv[i] = rcv[i];
 		}
@@ -170,8 +170,8 @@ static void addr_str(const struct it_conn *c, const uint8_t *addr, uint16_t port
 {
 	char a[INET6_ADDRSTRLEN] = "?";
 
-	inet_ntop(c->family == 10 ? AF_INET6 : AF_INET, addr, a, sizeof(a));
-	snprintf(out, len, c->family == 10 ? "[%s]:%u" : "%s:%u", a, port);
+	inet_ntop(c->family == AF_INET6 ? AF_INET6 : AF_INET, addr, a, sizeof(a));
+	snprintf(out, len, c->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
 }
 
 static json_t *conn_json(const struct recording *rec, const struct it_conn *c, bool closed, uint64_t close_ns)

@@ -161,10 +161,10 @@ static int collect_requests(struct probes *ps, const struct record_opts *o)
 		/* the user's own options win over the preset's */
 		if (pr->cycle_marker && !o->cycle_spec && !o->cycle_marker_spec)
 			err = add_probe(ps, pr->cycle_marker, IT_ROLE_CYCLE_MARKER, 0, true, pr->name);
-		for (int j = 0; j < 4 && pr->phases[j].name && !err; j++)
+		for (int j = 0; j < PRESET_MAX_NAMED && pr->phases[j].name && !err; j++)
 			if (!named_given(o->phases, o->nphases, pr->phases[j].name))
 				err = add_named(ps, 0, pr->phases[j].name, pr->phases[j].specs, true);
-		for (int j = 0; j < 4 && pr->counts[j].name && !err; j++)
+		for (int j = 0; j < PRESET_MAX_NAMED && pr->counts[j].name && !err; j++)
 			if (!named_given(o->counts, o->ncounts, pr->counts[j].name))
 				err = add_named(ps, 1, pr->counts[j].name, pr->counts[j].specs, true);
 	}

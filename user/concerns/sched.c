@@ -6,6 +6,7 @@
  * Longer than 600 lines: attach, the map readers and the blocked-time
  * classification share one private view of the maps (struct view). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "sched.h"
 #include "sched_logic.h"
 #include "stacks.h"
+#include "stats.h"
 #include "syms.h"
 
 #define TOP_STACKS 10
@@ -45,9 +47,6 @@ static struct bpf_program *prog_at(struct infertrace_bpf *s, int i, struct bpf_l
 		{ s->progs.sched_on_wakeup_new, &s->links.sched_on_wakeup_new },
 		{ s->progs.sched_on_runtime, &s->links.sched_on_runtime },
 		{ s->progs.sched_on_exec, &s->links.sched_on_exec },
-		{ s->progs.sched_on_exit, &s->links.sched_on_exit },
-		{ s->progs.sched_on_oom_victim, &s->links.sched_on_oom_victim },
-		{ s->progs.sched_on_signal, &s->links.sched_on_signal },
 	};
 
 	*link = t[i].l;
@@ -60,11 +59,11 @@ static const struct sched_prog progs[] = {
 	{ "sched", "sched_wakeup_new", true },
 	{ "sched", "sched_stat_runtime", false },
 	{ "sched", "sched_process_exec", false },
-	{ "sched", "sched_process_exit", false },
-	{ "oom", "mark_victim", false },
-	{ "signal", "signal_generate", false },
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
+/* The first rows make the on/off-CPU split: loaded together, or not at all
+ * when a required tracepoint is missing. */
+#define SPLIT_PROGS 4
 
 static int sched_configure(struct recording *rec)
 {
@@ -90,7 +89,7 @@ static int sched_configure(struct recording *rec)
 			snprintf(ss->missing + n, sizeof(ss->missing) - n, "%s%s:%s", n ? " " : "",
 				 progs[i].category, progs[i].event);
 		}
-		if (!have || (!all_required && i < 4))
+		if (!have || (!all_required && i < SPLIT_PROGS))
 			bpf_program__set_autoload(p, false);
 	}
 	ss->enabled = all_required;
@@ -101,13 +100,6 @@ static int sched_configure(struct recording *rec)
 		fprintf(stderr, "infertrace: note: this kernel lacks %s; the rest of the scheduler, "
 			"memory and crash tracing works\n", ss->missing);
 	s->rodata->cfg_min_block_ns = (__u64)rec->opts.min_block_us * 1000;
-	if (rec->opts.comm) {
-		if (strlen(rec->opts.comm) >= IT_COMM_LEN)
-			fprintf(stderr, "infertrace: note: --comm '%s' is longer than the kernel keeps "
-				"(%d characters); matching its first %d\n", rec->opts.comm,
-				IT_COMM_LEN - 1, IT_COMM_LEN - 1);
-		strncpy((char *)s->rodata->cfg_comm, rec->opts.comm, IT_COMM_LEN - 1);
-	}
 	return 0;
 }
 
@@ -341,12 +333,20 @@ static json_t *hist_json(const uint64_t *slots)
 	return h;
 }
 
+/* Percentile p of a run-queue histogram; an empty one reads 0. */
+static double runq_percentile(const uint64_t *slots, double p)
+{
+	double v = stats__log2_hist_percentile(slots, IT_HIST_SLOTS, p);
+
+	return isnan(v) ? 0 : v;
+}
+
 static void runq_stats_json(json_t *o, const uint64_t *slots)
 {
 	json_object_set_new(o, "histogram_us", hist_json(slots));
-	json_object_set_new(o, "p50_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.50)));
-	json_object_set_new(o, "p95_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.95)));
-	json_object_set_new(o, "p99_us", json_real(hist_quantile(slots, IT_HIST_SLOTS, 0.99)));
+	json_object_set_new(o, "p50_us", json_real(runq_percentile(slots, 50)));
+	json_object_set_new(o, "p95_us", json_real(runq_percentile(slots, 95)));
+	json_object_set_new(o, "p99_us", json_real(runq_percentile(slots, 99)));
 }
 
 /* Run-queue histogram of (tgid or -1, phase or -1), summed. */

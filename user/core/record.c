@@ -27,8 +27,10 @@
 #include "tracer.h"
 
 
-/* Any order works: the model's stages carry the order (spans, then every
- * concern's figures, then derived figures, findings and the writers). */
+/* The model's stages carry the order of the results (spans, then every
+ * concern's figures, then derived figures, findings and the writers). This
+ * list orders only attaching: programs on the same tracepoint run in attach
+ * order, and crash_on_exec must follow sched_on_exec (crash.c). */
 static const struct concern *const concerns[] = {
 	&probes_concern,
 	&sampling_concern,

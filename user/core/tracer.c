@@ -47,7 +47,8 @@ int tracer__ensure_tracefs(void)
 
 bool tracer__have_privileges(void)
 {
-	/* CAP_BPF (39) + CAP_PERFMON (38) are enough on 5.8+; CAP_SYS_ADMIN otherwise */
+	/* CAP_BPF + CAP_PERFMON are enough on 5.8+; CAP_SYS_ADMIN otherwise. Each
+	 * set is two 32-bit words: capability c is bit c % 32 of word c / 32. */
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
 
@@ -55,9 +56,9 @@ bool tracer__have_privileges(void)
 		return true;
 	if (syscall(SYS_capget, &hdr, data))
 		return false;
-	if (data[0].effective & (1u << 21)) /* CAP_SYS_ADMIN */
+	if (data[0].effective & (1u << CAP_SYS_ADMIN))
 		return true;
-	return (data[1].effective & (1u << (39 - 32))) && (data[1].effective & (1u << (38 - 32)));
+	return (data[1].effective & (1u << (CAP_BPF - 32))) && (data[1].effective & (1u << (CAP_PERFMON - 32)));
 }
 
 int tracer__open(struct tracer *t, const struct record_opts *opts)
@@ -274,7 +275,7 @@ bool tracer__have_tracepoint(const char *category, const char *name)
 	static const char *const roots[] = { "/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events" };
 	char path[256];
 
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", roots[i], category, name);
 		if (access(path, F_OK) == 0)
 			return true;

@@ -10,12 +10,14 @@ struct preset_probe {
 	const char *specs;  /* comma-separated probe specs */
 };
 
+#define PRESET_MAX_NAMED 4 /* phases, and counts, per preset */
+
 struct preset {
 	const char *name;
 	const char *description;
 	const char *cycle_marker;      /* NULL: none */
-	struct preset_probe phases[4];
-	struct preset_probe counts[4];
+	struct preset_probe phases[PRESET_MAX_NAMED];
+	struct preset_probe counts[PRESET_MAX_NAMED];
 };
 
 const struct preset *preset__find(const char *name);

@@ -199,13 +199,17 @@ int gpu_jetson__add_channels(const struct gpu_jetson *j, struct channels *cs)
 	return added;
 }
 
+/* Power-monitor channels looked at per device (ina3221: 3 per chip; some
+ * boards list up to 8, with a sum channel). */
+#define RAIL_CHANNELS 8
+
 /* L4T 34+: ina3221 hwmon, in<N>_label + in<N>_input (mV) + curr<N>_input (mA). */
 static int rails_hwmon(struct channels *cs, const char *dir)
 {
 	char path[PATH_MAX + 64], path2[PATH_MAX + 64], label[64];
 	int added = 0;
 
-	for (int ch = 1; ch <= 8; ch++) {
+	for (int ch = 1; ch <= RAIL_CHANNELS; ch++) {
 		sysfs_fmt(path, sizeof(path), "%s/in%d_label", dir, ch);
 		if (sysfs_read_str(path, label, sizeof(label)) || !*label)
 			continue;
@@ -227,7 +231,7 @@ static int rails_iio(struct channels *cs, const char *dir)
 	char path[PATH_MAX + 64], path2[PATH_MAX + 64], label[64];
 	int added = 0;
 
-	for (int ch = 0; ch < 8; ch++) {
+	for (int ch = 0; ch < RAIL_CHANNELS; ch++) {
 		sysfs_fmt(path, sizeof(path), "%s/rail_name_%d", dir, ch);
 		if (sysfs_read_str(path, label, sizeof(label)) || !*label)
 			continue;

@@ -189,6 +189,13 @@ static double read_meminfo_mb(const char *path, const char *key)
 }
 
 /* Per-CPU load over the interval since the previous call. */
+/* The time fields of a /proc/stat cpuN line, in order (proc(5)). */
+enum proc_stat_field {
+	STAT_USER, STAT_NICE, STAT_SYSTEM, STAT_IDLE, STAT_IOWAIT, STAT_IRQ, STAT_SOFTIRQ, STAT_STEAL,
+	STAT_GUEST, STAT_GUEST_NICE, STAT_FIELDS
+};
+#define MAX_CPUS 65536 /* a larger cpu number in /proc/stat is taken for garbage */
+
 static void read_cpu_loads(struct channels *cs, const char *path, double *load, int nload)
 {
 	char line[512];
@@ -199,19 +206,19 @@ static void read_cpu_loads(struct channels *cs, const char *path, double *load, 
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[10] = { 0 }, busy, total = 0;
+		unsigned long long v[STAT_FIELDS] = { 0 }, busy, total = 0;
 		int cpu, n;
 
 		if (strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9')
 			continue;
 		n = sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &cpu,
 			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
-		if (n < 5 || cpu < 0 || cpu >= cs->nprev)
+		if (n < 1 + STAT_IOWAIT /* the cpu and user..idle */ || cpu < 0 || cpu >= cs->nprev)
 			continue;
 		/* guest and guest_nice are already counted in user and nice */
-		for (int i = 0; i < 8; i++)
+		for (int i = 0; i < STAT_GUEST; i++)
 			total += v[i];
-		busy = total - v[3] - v[4]; /* minus idle and iowait */
+		busy = total - v[STAT_IDLE] - v[STAT_IOWAIT];
 		if (cs->prev_total[cpu] && total > cs->prev_total[cpu] && cpu < nload)
 			load[cpu] = 100.0 * (double)(busy - cs->prev_busy[cpu]) /
 				    (double)(total - cs->prev_total[cpu]);
@@ -451,7 +458,7 @@ int sysfs_discover_cpuload(struct channels *cs)
 
 		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9' || sscanf(line + 3, "%d", &cpu) != 1)
 			continue;
-		if (cpu > maxcpu && cpu < 65536) {
+		if (cpu > maxcpu && cpu < MAX_CPUS) {
 			for (int c = maxcpu + 1; c <= cpu; c++) {
 				/* CPUs missing from /proc/stat are offline; their channel stays NAN */
 				sysfs_fmt(name, sizeof(name), "cpu%d", c);

@@ -99,10 +99,19 @@ static void sanitize_frame(char *s)
 			*s = '_';
 }
 
+/* How deep the tracing machinery's frames can reach at the leaf of a stack
+ * taken in a tracepoint program. */
+#define TRACING_FRAMES_MAX 6
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
 static bool is_tracing_frame(const char *name)
 {
-	return name && (!strncmp(name, "bpf_prog_", 9) || !strncmp(name, "bpf_trace_run", 13) ||
-			!strncmp(name, "__traceiter_", 12) || !strncmp(name, "__bpf_trace_", 12));
+	return name && (starts_with(name, "bpf_prog_") || starts_with(name, "bpf_trace_run") ||
+			starts_with(name, "__traceiter_") || starts_with(name, "__bpf_trace_"));
 }
 
 static int stack_depth(const __u64 *ips)
@@ -149,10 +158,10 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		err = line_append(l, frame);
 	}
 	/* stacks taken in tracepoint programs start in the tracing machinery */
-	for (int i = 0, last = -1; ksyms && i < nk && i < 6; i++) {
+	for (int i = 0, last = -1; ksyms && i < nk && i < TRACING_FRAMES_MAX; i++) {
 		if (is_tracing_frame(ksyms__map_addr(ksyms, kips[i], &(uint64_t){0})))
 			last = i;
-		if (i == nk - 1 || i == 5) {
+		if (i == nk - 1 || i == TRACING_FRAMES_MAX - 1) {
 			kips += last + 1;
 			nk -= last + 1;
 			break;

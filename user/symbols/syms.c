@@ -157,7 +157,7 @@ static int dso__open_fd(const struct dso *dso, pid_t pid, uint64_t start, uint64
 	snprintf(cand[1], sizeof(cand[1]), "/proc/%d/root%s", (int)pid, dso->path);
 	snprintf(cand[2], sizeof(cand[2]), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)pid, start, end);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < (int)(sizeof(cand) / sizeof(cand[0])); i++) {
 		fd = open(cand[i], O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
