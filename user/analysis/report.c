@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exit_codes.h"
 #include "folded.h"
 #include "profile.h"
 #include "report.h"
@@ -129,11 +130,11 @@ int cmd_report(int argc, char **argv)
 			"Usage: infertrace report DIR|profile.json\n"
 			"Prints a text summary of a recording: samples and stack quality, cycles,\n"
 			"phases, bottlenecks and recommendations, top functions.\n");
-		return argc == 2 ? 0 : 2;
+		return argc == 2 ? IT_EXIT_OK : IT_EXIT_USAGE;
 	}
 	p = profile__load(argv[1]);
 	if (!p)
-		return 1;
+		return IT_EXIT_TARGET;
 	snprintf(dir, sizeof(dir), "%s", argv[1]);
 	if (strlen(dir) > 13 && !strcmp(dir + strlen(dir) - 13, "/profile.json"))
 		dir[strlen(dir) - 13] = 0;
@@ -179,11 +180,16 @@ int cmd_diff(int argc, char **argv)
 	char *end;
 
 	/* diff [--threshold PCT] BASE NEW */
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
+		       "Exits 1 when any time grew by more than PCT%% (default 5).\n");
+		return IT_EXIT_OK;
+	}
 	if (argc == 5 && !strcmp(argv[1], "--threshold")) {
 		threshold = strtod(argv[2], &end);
-		if (*end || end == argv[2] || threshold < 0) {
-			fprintf(stderr, "infertrace: invalid --threshold '%s': expected a percentage >= 0\n", argv[2]);
-			return 2;
+		if (*end || end == argv[2] || !isfinite(threshold) || threshold < 0) {
+			fprintf(stderr, "infertrace: invalid --threshold '%s': expected a finite percentage >= 0\n", argv[2]);
+			return IT_EXIT_USAGE;
 		}
 		argv += 2;
 		argc -= 2;
@@ -191,13 +197,13 @@ int cmd_diff(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
 			"Exits 1 when any time grew by more than PCT%% (default 5).\n");
-		return 2;
+		return IT_EXIT_USAGE;
 	}
 	b = profile__load(argv[1]);
 	n = b ? profile__load(argv[2]) : NULL;
 	if (!b || !n) {
 		json_decref(b);
-		return 2;
+		return IT_EXIT_TARGET;
 	}
 	printf("%-28s %12s %12s %10s %9s\n", "metric", "base", "new", "change", "speedup");
 	regressions += diff_row("duration_s", num(b, "duration_s"), num(n, "duration_s"), threshold);
@@ -222,5 +228,5 @@ int cmd_diff(int argc, char **argv)
 		printf("no regression\n");
 	json_decref(b);
 	json_decref(n);
-	return regressions ? 1 : 0;
+	return regressions ? IT_EXIT_REGRESSION : IT_EXIT_OK;
 }

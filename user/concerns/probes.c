@@ -611,6 +611,11 @@ const struct phase_call *probes__phase_calls(const struct recording *rec, size_t
 	return rec->probes ? rec->probes->calls : NULL;
 }
 
+size_t probes__cycles_seen(const struct recording *rec)
+{
+	return rec->probes ? rec->probes->ncycles : 0;
+}
+
 /* With no --cycle, each process's whole traced life is cycle 0. */
 static void whole_run_cycles(struct recording *rec)
 {

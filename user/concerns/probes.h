@@ -36,5 +36,7 @@ uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from
 struct recording;
 /* Every outermost phase call kept (for trace.json); *n gets their number. */
 const struct phase_call *probes__phase_calls(const struct recording *rec, size_t *n);
+/* Cycles begun so far (for the live progress line); 0 without cycle probes. */
+size_t probes__cycles_seen(const struct recording *rec);
 
 #endif

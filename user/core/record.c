@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "exit_codes.h"
 #include "options.h"
 #include "processes.h"
 #include "profile.h"
+#include "progress.h"
 #include "concerns.h"
 #include "record.h"
 #include "recording.h"
@@ -214,6 +216,8 @@ static bool should_stop(struct recording *rec)
 /* One line once everything is attached: from here on, nothing is missed. */
 static void announce(const struct recording *rec)
 {
+	if (rec->opts.quiet)
+		return;
 	if (rec->launched)
 		fprintf(stderr, "infertrace: recording '%s' (PID %d) at %u Hz; Ctrl-C to stop\n",
 			rec->opts.command[0], rec->cmd.pid, rec->opts.frequency);
@@ -227,9 +231,11 @@ static int run(struct recording *rec)
 	uint64_t last_refresh = 0;
 	int err;
 
+	progress__start(rec->opts.quiet);
 	while (!should_stop(rec)) {
 		err = tracer__poll(&rec->tracer, 100);
 		if (err < 0) {
+			progress__end();
 			fprintf(stderr, "infertrace: reading the ring buffer failed: %s\n", strerror(-err));
 			return err;
 		}
@@ -241,8 +247,10 @@ static int run(struct recording *rec)
 				if (c->tick)
 					c->tick(rec);
 			last_refresh = recording__now_ns();
+			progress__tick(rec);
 		}
 	}
+	progress__end();
 	rec->end_ns = recording__now_ns();
 	/* freeze the kernel side: what is collected next matches this moment */
 	tracer__freeze(&rec->tracer);
@@ -303,32 +311,60 @@ static int write_outputs(struct recording *rec)
 	return err;
 }
 
+/* A concern's set-up error: a bad option value, a target that lacks what was
+ * asked (symbol, library), or anything else. */
+static enum it_exit setup_exit(int err)
+{
+	switch (-err) {
+	case EINVAL:
+	case E2BIG:
+		return IT_EXIT_USAGE;
+	case ENOENT:
+	case ESRCH:
+	case ENOEXEC:
+		return IT_EXIT_TARGET;
+	case EPERM:
+	case EACCES:
+		return IT_EXIT_PRIVILEGE;
+	default:
+		return IT_EXIT_RUNTIME;
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recording rec = {};
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct concern *c;
+	enum it_exit status = IT_EXIT_RUNTIME; /* the class of the step that failed */
 	int err;
 
 	/* from the start: a signal during set-up ends the run cleanly too */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	err = record_opts__parse(&rec.opts, argc, argv);
-	if (err)
-		return 2;
+	if (err) {
+		record_opts__free(&rec.opts);
+		return IT_EXIT_USAGE;
+	}
+	/* the one privilege check */
+	status = IT_EXIT_PRIVILEGE;
 	if (!tracer__have_privileges()) {
 		fprintf(stderr, "infertrace: needs root (or CAP_BPF and CAP_PERFMON); run it with sudo\n");
 		err = -EPERM;
 		goto cleanup;
 	}
+	status = IT_EXIT_TARGET;
 	for (int i = 0; i < rec.opts.npids; i++) {
 		err = target__check_pid(rec.opts.pids[i]);
 		if (err)
 			goto cleanup;
 	}
+	status = IT_EXIT_OUTPUT;
 	err = prepare_output_dir(rec.opts.output_dir);
 	if (err)
 		goto cleanup;
+	status = IT_EXIT_RUNTIME;
 	rec.syms = syms_cache__new();
 	if (!rec.syms) {
 		err = -ENOMEM;
@@ -340,8 +376,10 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	for_each_concern(c) {
 		err = c->configure ? c->configure(&rec) : 0;
-		if (err)
+		if (err) {
+			status = setup_exit(err);
 			goto cleanup;
+		}
 	}
 	err = tracer__load(&rec.tracer);
 	if (err)
@@ -350,28 +388,35 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
+	status = IT_EXIT_TARGET;
 	err = setup_targets(&rec);
 	if (err)
 		goto cleanup;
+	status = IT_EXIT_RUNTIME;
 	err = tracer__attach(&rec.tracer, rec.opts.frequency);
 	if (err)
 		goto cleanup;
 	for_each_concern(c) {
 		err = c->attach ? c->attach(&rec) : 0;
-		if (err)
+		if (err) {
+			status = setup_exit(err);
 			goto cleanup;
+		}
 	}
 
 	rec.start_ns = recording__now_ns();
 	rec.start_wall_s = wall_s();
 	if (rec.launched) {
+		status = IT_EXIT_TARGET;
 		err = launched__release(&rec.cmd, rec.opts.command[0]);
 		if (err)
 			goto cleanup;
 	}
 	announce(&rec);
+	status = IT_EXIT_RUNTIME;
 	err = run(&rec);
 	if (!err) {
+		status = IT_EXIT_OUTPUT;
 		/* kernel symbols are only needed to name frames: read them now */
 		rec.ksyms = ksyms__load();
 		if (!rec.ksyms)
@@ -398,5 +443,5 @@ cleanup:
 	syms_cache__free(rec.syms);
 	process_table__free(&rec.procs);
 	record_opts__free(&rec.opts);
-	return err ? 1 : 0;
+	return err ? status : IT_EXIT_OK;
 }
