@@ -3,6 +3,7 @@
 #   make test       install dependencies, build, run unit + integration tests
 #   make demo       install dependencies, build, trace the bundled llama.cpp demo
 #   make bench      overhead benchmarks (ratios measured side by side)
+#   make man        build/infertrace.1 and build/infertrace.bash-completion
 #   make V=1        show the commands
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
@@ -41,6 +42,17 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
+# A build without its dependencies names the missing packages instead of
+# failing on a missing header. Goals that install them first are not checked.
+NOCHECK_GOALS := deps clean test demo bench test-arm64 vmlinux-arm64 vmlinux
+ifeq ($(filter $(NOCHECK_GOALS),$(MAKECMDGOALS)),)
+MISSING_DEPS := $(shell tools/check-deps.sh '$(PKG_CONFIG)' '$(CC)' '$(CLANG)' '$(BPFTOOL)' \
+	$(if $(filter unit arm64-tests $(OUT)/tests/%,$(MAKECMDGOALS)),unit))
+ifneq ($(MISSING_DEPS),)
+$(error missing build dependencies: $(MISSING_DEPS); run 'make deps' (as root) to install them)
+endif
+endif
+
 ifeq ($(V),1)
 Q :=
 msg :=
@@ -58,7 +70,7 @@ LIB_OBJS := $(filter-out $(OUT)/user/core/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps test unit integration demo bench clean test-arm64 arm64-tests vmlinux-arm64
+.PHONY: all deps test unit integration demo bench clean test-arm64 arm64-tests vmlinux-arm64 man
 all: $(OUT)/infertrace
 
 # The BPF objects, one per concern, are linked into one object so that all
@@ -96,6 +108,17 @@ $(OUT)/bpf $(OUT)/tests:
 
 deps:
 	$(Q)tools/install-deps.sh
+
+# The man page and the bash completion, both generated from the option table.
+man: $(OUT)/infertrace.1 $(OUT)/infertrace.bash-completion
+
+$(OUT)/infertrace.1: $(OUT)/infertrace
+	$(call msg,MAN,$@)
+	$(Q)$< --man > $@
+
+$(OUT)/infertrace.bash-completion: $(OUT)/infertrace
+	$(call msg,GEN,$@)
+	$(Q)$< --completion bash > $@
 
 # Regenerate the committed vmlinux.h from the running kernel's BTF (see README).
 vmlinux:

@@ -103,17 +103,17 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
         with open(os.path.join(bad, "profile.json"), "w") as f:
             f.write('{"cycles": [1, 2')
         p = self.diff(base, bad)
-        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.returncode, 4)  # the input recording is unusable
         self.assertIn(bad, p.stderr)
         other = profile(100.0, {})
         other["schema_version"] = "9.0"
         p = self.diff(base, self.write(other))
-        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.returncode, 4)  # the input recording is unusable
         self.assertIn("schema_version 9.0", p.stderr)
         other = profile(100.0, {})
         other["cycles"] = {"not": "an array"}
         p = self.diff(base, self.write(other))
-        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.returncode, 4)  # the input recording is unusable
         self.assertIn("cycles", p.stderr)
 
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exit_codes.h"
 #include "folded.h"
 #include "model.h"
 #include "profile.h"
@@ -185,10 +186,10 @@ int cmd_report(int argc, char **argv)
 			"Usage: infertrace report DIR|profile.json\n"
 			"Prints a text summary of a recording: samples and stack quality, cycles,\n"
 			"phases, bottlenecks and recommendations, top functions.\n");
-		return argc == 2 ? 0 : 2;
+		return argc == 2 ? IT_EXIT_OK : IT_EXIT_USAGE;
 	}
 	if (load_model(argv[1], &m, dir, sizeof(dir)))
-		return 1;
+		return IT_EXIT_TARGET;
 	printf("infertrace report — %s\n", argv[1]);
 	printf("Command:");
 	for (char **a = m.run.command; a && *a; a++)
@@ -267,11 +268,16 @@ int cmd_diff(int argc, char **argv)
 	char *end;
 
 	/* diff [--threshold PCT] BASE NEW */
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
+		       "Exits 1 when any time grew by more than PCT%% (default 5).\n");
+		return IT_EXIT_OK;
+	}
 	if (argc == 5 && !strcmp(argv[1], "--threshold")) {
 		threshold = strtod(argv[2], &end);
 		if (*end || end == argv[2] || !isfinite(threshold) || threshold < 0) {
-			fprintf(stderr, "infertrace: invalid --threshold '%s': expected a percentage >= 0\n", argv[2]);
-			return 2;
+			fprintf(stderr, "infertrace: invalid --threshold '%s': expected a finite percentage >= 0\n", argv[2]);
+			return IT_EXIT_USAGE;
 		}
 		argv += 2;
 		argc -= 2;
@@ -279,13 +285,13 @@ int cmd_diff(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
 			"Exits 1 when any time grew by more than PCT%% (default 5), or a figure is missing from one side.\n");
-		return 2;
+		return IT_EXIT_USAGE;
 	}
 	if (load_model(argv[1], &b, dir, sizeof(dir)))
-		return 2;
+		return IT_EXIT_TARGET;
 	if (load_model(argv[2], &n, dir, sizeof(dir))) {
 		model__free(&b);
-		return 2;
+		return IT_EXIT_TARGET;
 	}
 	regressions = diff__compare(&b, &n, threshold);
 	if (regressions)
@@ -294,5 +300,5 @@ int cmd_diff(int argc, char **argv)
 		printf("no regression\n");
 	model__free(&b);
 	model__free(&n);
-	return regressions ? 1 : 0;
+	return regressions ? IT_EXIT_REGRESSION : IT_EXIT_OK;
 }

@@ -611,6 +611,11 @@ static void close_open_cycles(const struct recording *rec, struct cycle_span *cy
 	}
 }
 
+size_t probes__cycles_seen(const struct recording *rec)
+{
+	return rec->probes ? rec->probes->ncycles : 0;
+}
+
 static uint64_t map_u64(int fd, const void *key)
 {
 	uint64_t v = 0;

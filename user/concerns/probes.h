@@ -33,5 +33,8 @@ struct phase_call {
  * phase. Sorts calls by entry. */
 uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from, uint64_t to);
 
+struct recording;
+/* Cycles begun so far (for the live progress line); 0 without cycle probes. */
+size_t probes__cycles_seen(const struct recording *rec);
 
 #endif

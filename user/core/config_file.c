@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* --config FILE: JSON with the fields of the record options, e.g.
+/* --config FILE: a JSON object whose keys are the options of the table in
+ * options.c (record_options[]), e.g.
  *   {"output": "out", "frequency": 199, "cycle": "run_cycle",
  *    "phases": {"llm_inference": "libllama:llama_decode"},
  *    "counts": {"tokens": "libllama:llama_decode"}, "presets": ["sqlite"],
- *    "command": ["./loop", "--n", "10"]}
- * Applied before the command line: options given there win. */
+ *    "threshold": {"inference_pct": 70}, "command": ["./loop", "--n", "10"]}
+ * Each value is turned into the text the command line would take and given
+ * to the same setter, so the checks, the repeats and the abbreviations are
+ * the command line's. Applied before the command line: options given there
+ * win; repeatable ones add to the file's. */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +33,15 @@ static void free_kept(void)
 
 static char *keep(char *p)
 {
-	char **v = realloc(kept, (nkept + 1) * sizeof(*v));
+	char **v;
 
-	if (!v)
-		return p;
+	if (!p)
+		return NULL;
+	v = realloc(kept, (nkept + 1) * sizeof(*v));
+	if (!v) {
+		free(p);
+		return NULL;
+	}
 	if (!kept)
 		atexit(free_kept);
 	kept = v;
@@ -47,191 +55,159 @@ static int bad(const char *path, const char *key, const char *want)
 	return -EINVAL;
 }
 
-static int get_uint(const char *path, const char *key, json_t *v, long min, long max, unsigned long *out)
+/* A scalar as the command line would spell it; NULL if v is not of the kind. */
+static char *scalar_text(json_t *v, enum option_value kind)
 {
-	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
-		char want[96];
+	char *s = NULL;
 
-		snprintf(want, sizeof(want), "an integer in %ld..%ld", min, max);
-		return bad(path, key, want);
+	if (kind == OPTV_STRING && json_is_string(v))
+		s = strdup(json_string_value(v));
+	else if (kind == OPTV_NUMBER && json_is_integer(v) &&
+		 asprintf(&s, "%lld", (long long)json_integer_value(v)) < 0)
+		s = NULL;
+	else if (kind == OPTV_NUMBER && json_is_real(v) && asprintf(&s, "%.17g", json_real_value(v)) < 0)
+		s = NULL;
+	return s;
+}
+
+static const char *kind_name(enum option_value kind)
+{
+	return kind == OPTV_NUMBER ? "a number" : "a string";
+}
+
+static int set_text(struct record_opts *o, const struct record_option *opt, const char *path,
+		    const char *key, char *text)
+{
+	char err[512];
+
+	if (!keep(text)) {
+		fprintf(stderr, "infertrace: %s: out of memory\n", path);
+		return -ENOMEM;
 	}
-	*out = json_integer_value(v);
+	if (record_option__set(o, opt, text, true, err, sizeof(err))) {
+		fprintf(stderr, "infertrace: %s: \"%s\": %s\n", path, key, err);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-/* {"NAME": "SPEC[,SPEC]" | ["SPEC", ...]} into arr (names given twice: the later wins) */
-static int get_named(const char *path, const char *key, json_t *v, struct named_spec *arr, int *n)
+/* {"NAME": VALUE or [VALUE, ...]} → NAME=VALUE[,VALUE...], once per NAME */
+static int apply_named(struct record_opts *o, const struct record_option *opt, const char *path,
+		       const char *key, json_t *v)
 {
+	char want[128];
 	const char *name;
-	json_t *spec;
+	json_t *val;
 
-	if (!json_is_object(v))
-		return bad(path, key, "an object {NAME: SPEC or [SPEC, ...]}");
-	json_object_foreach(v, name, spec) {
-		char *specs = NULL;
-		size_t len = 0;
+	snprintf(want, sizeof(want), "an object {NAME: %s or [%s, ...]}", kind_name(opt->value),
+		 kind_name(opt->value));
+	json_object_foreach(v, name, val) {
+		char *text = NULL, *one;
+		size_t len = 0, i;
+		FILE *m;
+		json_t *e;
 
-		if (json_is_string(spec) && json_string_length(spec)) {
-			specs = strdup(json_string_value(spec));
-		} else if (json_is_array(spec) && json_array_size(spec)) {
-			FILE *m = open_memstream(&specs, &len);
-			size_t i;
-			json_t *s;
-
-			json_array_foreach(spec, i, s) {
-				if (!json_is_string(s) || !json_string_length(s)) {
+		if (!json_is_array(val)) {
+			if (!(one = scalar_text(val, opt->value)))
+				return bad(path, key, want);
+			if (asprintf(&text, "%s=%s", name, one) < 0)
+				text = NULL;
+			free(one);
+		} else {
+			if (!json_array_size(val) || !(m = open_memstream(&text, &len)))
+				return bad(path, key, want);
+			fprintf(m, "%s=", name);
+			json_array_foreach(val, i, e) {
+				if (!(one = scalar_text(e, opt->value))) {
 					fclose(m);
-					free(specs);
-					return bad(path, key, "an object whose values are specs or arrays of specs");
+					free(text);
+					return bad(path, key, want);
 				}
-				fprintf(m, "%s%s", i ? "," : "", json_string_value(s));
+				fprintf(m, "%s%s", i ? "," : "", one);
+				free(one);
 			}
 			fclose(m);
-		} else {
-			return bad(path, key, "an object whose values are specs or arrays of specs");
 		}
-		if (!*name || *n >= MAX_NAMED_PROBES) {
-			free(specs);
-			return bad(path, key, "at most 64 non-empty names");
-		}
-		arr[*n].name = strdup(name);
-		arr[*n].specs = specs;
-		(*n)++;
+		if (set_text(o, opt, path, key, text))
+			return -EINVAL;
 	}
 	return 0;
 }
 
-static const char *str_of(json_t *v)
+static int apply_command(struct record_opts *o, const char *path, json_t *v, bool cli_target)
 {
-	return json_is_string(v) ? keep(strdup(json_string_value(v))) : NULL;
+	size_t i, n = json_array_size(v);
+	json_t *a;
+	char **argv;
+
+	if (!json_is_array(v) || !n)
+		return bad(path, "command", "a non-empty array of strings (argv)");
+	argv = (char **)keep((char *)calloc(n + 1, sizeof(*argv)));
+	if (!argv)
+		return -ENOMEM;
+	json_array_foreach(v, i, a) {
+		if (!json_is_string(a) || !(argv[i] = keep(strdup(json_string_value(a)))))
+			return bad(path, "command", "a non-empty array of strings (argv)");
+	}
+	if (!cli_target)
+		o->command = argv;
+	return 0;
 }
 
 static int apply_key(struct record_opts *o, const char *path, const char *key, json_t *v, bool cli_target)
 {
-	unsigned long u;
-	int err = 0;
+	const struct record_option *opt;
+	char err[512], want[128];
+	bool negated;
+	size_t i;
+	json_t *e;
 
-	if (!strcmp(key, "output") || !strcmp(key, "output_dir")) {
-		if (!(o->output_dir = str_of(v)))
-			return bad(path, key, "a directory name");
-	} else if (!strcmp(key, "frequency")) {
-		if (!(err = get_uint(path, key, v, 1, 100000, &u)))
-			o->frequency = u;
-	} else if (!strcmp(key, "duration") || !strcmp(key, "duration_s")) {
-		if (!json_is_number(v) || json_number_value(v) <= 0)
-			return bad(path, key, "a number of seconds > 0");
-		o->duration_s = json_number_value(v);
-	} else if (!strcmp(key, "pid") || !strcmp(key, "pids")) {
-		size_t i;
-		json_t *p;
-
-		if (json_is_integer(v)) {
-			json_t *a = json_array();
-
-			json_array_append(a, v);
-			err = apply_key(o, path, key, a, cli_target);
-			json_decref(a);
-			return err;
-		}
-		if (!json_is_array(v))
-			return bad(path, key, "a PID or an array of PIDs");
-		json_array_foreach(v, i, p) {
-			if (get_uint(path, key, p, 1, INT_MAX, &u) || o->npids >= MAX_ROOT_PIDS)
-				return bad(path, key, "a PID or an array of at most 64 PIDs");
-			if (!cli_target)
-				o->pids[o->npids++] = u;
-		}
-	} else if (!strcmp(key, "command")) {
-		size_t i, n = json_array_size(v);
-		json_t *a;
-
-		if (!json_is_array(v) || !n)
-			return bad(path, key, "a non-empty array of strings (argv)");
-		char **argv = (char **)keep((char *)calloc(n + 1, sizeof(*argv)));
-
-		json_array_foreach(v, i, a) {
-			if (!json_is_string(a))
-				return bad(path, key, "a non-empty array of strings (argv)");
-			argv[i] = keep(strdup(json_string_value(a)));
-		}
-		if (!cli_target)
-			o->command = argv;
-	} else if (!strcmp(key, "cycle")) {
-		if (!json_is_null(v) && !(o->cycle_spec = str_of(v)))
-			return bad(path, key, "a probe spec");
-	} else if (!strcmp(key, "cycle_marker")) {
-		if (!json_is_null(v) && !(o->cycle_marker_spec = str_of(v)))
-			return bad(path, key, "a probe spec");
-	} else if (!strcmp(key, "phases")) {
-		return get_named(path, key, v, o->phases, &o->nphases);
-	} else if (!strcmp(key, "counts")) {
-		return get_named(path, key, v, o->counts, &o->ncounts);
-	} else if (!strcmp(key, "presets") || !strcmp(key, "preset")) {
-		size_t i;
-		json_t *p;
-
-		if (json_is_string(v)) {
-			if (o->npresets < 8)
-				o->presets[o->npresets++] = str_of(v);
-			return 0;
-		}
-		if (!json_is_array(v))
-			return bad(path, key, "a preset name or an array of names");
-		json_array_foreach(v, i, p) {
-			if (!json_is_string(p) || o->npresets >= 8)
-				return bad(path, key, "an array of at most 8 preset names");
-			o->presets[o->npresets++] = str_of(p);
-		}
-	} else if (!strcmp(key, "comm")) {
-		if (!json_is_null(v) && !(o->comm = str_of(v)))
-			return bad(path, key, "a process name");
-	} else if (!strcmp(key, "gpu")) {
-		const char *g = json_string_value(v);
-
-		if (!g || (strcmp(g, "auto") && strcmp(g, "nvml") && strcmp(g, "jetson") && strcmp(g, "none")))
-			return bad(path, key, "one of auto, nvml, jetson, none");
-		o->gpu_mode = str_of(v);
-	} else if (!strcmp(key, "call_graph")) {
-		const char *g = json_string_value(v);
-
-		if (g && !strcmp(g, "fp")) {
-			o->call_graph = CALL_GRAPH_FP;
-		} else if (g && !strncmp(g, "dwarf", 5) && (g[5] == 0 || g[5] == ',')) {
-			char *end;
-			unsigned long size = g[5] ? strtoul(g + 6, &end, 10) : o->dwarf_stack_size;
-
-			if (g[5] && (*end || size < 512 || size > 65528))
-				return bad(path, key, "\"fp\" or \"dwarf[,SIZE]\" with SIZE 512..65528");
-			o->call_graph = CALL_GRAPH_DWARF;
-			o->dwarf_stack_size = size & ~7ul;
-		} else {
-			return bad(path, key, "\"fp\" or \"dwarf[,SIZE]\"");
-		}
-	} else if (!strcmp(key, "side_period") || !strcmp(key, "side_period_s")) {
-		if (!json_is_number(v) || json_number_value(v) < 0.01)
-			return bad(path, key, "a number of seconds >= 0.01");
-		o->side_period_s = json_number_value(v);
-	} else if (!strcmp(key, "min_block_us")) {
-		if (!(err = get_uint(path, key, v, 0, 1000000000, &u)))
-			o->min_block_us = u;
-	} else if (!strcmp(key, "stack_entries")) {
-		if (!(err = get_uint(path, key, v, 256, 1 << 22, &u)))
-			o->stack_map_entries = u;
-	} else if (!strcmp(key, "follow_children")) {
-		if (!json_is_boolean(v))
-			return bad(path, key, "true or false");
-		o->no_follow_children = !json_is_true(v);
-	} else if (!strcmp(key, "verbose")) {
-		if (!json_is_boolean(v))
-			return bad(path, key, "true or false");
-		o->verbose = json_is_true(v);
-	} else {
-		fprintf(stderr, "infertrace: %s: unknown option \"%s\"; options: output, frequency, duration, "
-			"pid, command, cycle, cycle_marker, phases, counts, presets, comm, gpu, call_graph, "
-			"side_period, min_block_us, stack_entries, follow_children, verbose\n", path, key);
+	/* the command is not an option but the command line's operands */
+	if (!strcmp(key, "command"))
+		return apply_command(o, path, v, cli_target);
+	opt = record_option__lookup(key, &negated, err, sizeof(err));
+	if (!opt) {
+		fprintf(stderr, "infertrace: %s: %s\n", path, err);
 		return -EINVAL;
 	}
-	return err;
+	if (json_is_null(v))
+		return 0; /* null: not given, the default stays */
+	if (opt->value == OPTV_NONE) {
+		if (!json_is_boolean(v))
+			return bad(path, key, "true or false");
+		/* false: not given, as a flag left off the command line */
+		return json_is_true(v) != negated ? record_option__set(o, opt, NULL, true, err, sizeof(err)) : 0;
+	}
+	if ((opt->flags & OPTF_NAMED) && json_is_object(v))
+		return apply_named(o, opt, path, key, v);
+	if (json_is_array(v) && (opt->flags & OPTF_REPEAT)) {
+		snprintf(want, sizeof(want), "%s or an array of them", (opt->flags & OPTF_NAMED) ?
+			 "an object {NAME: VALUE}, \"NAME=VALUE\"" : kind_name(opt->value));
+		json_array_foreach(v, i, e) {
+			/* NAME=VALUE items are strings whatever the value's kind */
+			char *text = scalar_text(e, (opt->flags & OPTF_NAMED) ? OPTV_STRING : opt->value);
+
+			if (!text)
+				return bad(path, key, want);
+			if (set_text(o, opt, path, key, text))
+				return -EINVAL;
+		}
+		return 0;
+	}
+	{
+		char *text = scalar_text(v, (opt->flags & OPTF_NAMED) ? OPTV_STRING : opt->value);
+
+		if (!text) {
+			if (opt->flags & OPTF_NAMED)
+				snprintf(want, sizeof(want), "an object {NAME: %s or [%s, ...]}",
+					 kind_name(opt->value), kind_name(opt->value));
+			else
+				snprintf(want, sizeof(want), "%s%s", kind_name(opt->value),
+					 (opt->flags & OPTF_REPEAT) ? " or an array of them" : "");
+			return bad(path, key, want);
+		}
+		return set_text(o, opt, path, key, text);
+	}
 }
 
 int config_file__apply(struct record_opts *o, const char *path, bool cli_target)
@@ -257,17 +233,4 @@ int config_file__apply(struct record_opts *o, const char *path, bool cli_target)
 	}
 	json_decref(root);
 	return err;
-}
-
-const char *config_file__find_arg(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			return argv[i + 1];
-		if (!strncmp(argv[i], "--config=", 9))
-			return argv[i] + 9;
-	}
-	return NULL;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* --config FILE: the options of `infertrace record` as a JSON object. */
+/* --config FILE: the options of `infertrace record` as a JSON object, read
+ * through the same option table as the command line (options.h). */
 #ifndef INFERTRACE_CONFIG_FILE_H
 #define INFERTRACE_CONFIG_FILE_H
 
@@ -9,10 +10,8 @@
 
 /* Applies the JSON object in path to o (after the defaults, before the
  * command line, which wins). cli_target: the command line names a command or
- * PIDs, so the file's are not used. On error prints one line and returns
- * -EINVAL or -errno. */
+ * PIDs, so the file's "command" is not used. On error prints one line and
+ * returns -EINVAL or -errno. */
 int config_file__apply(struct record_opts *o, const char *path, bool cli_target);
-/* The FILE of the first --config FILE / --config=FILE in argv before "--". */
-const char *config_file__find_arg(int argc, char **argv);
 
 #endif

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exit_codes.h"
+#include "manpage.h"
+#include "messages.h"
 #include "record.h"
 #include "report.h"
 
@@ -20,8 +23,10 @@ static const char usage[] =
 "  diff [--threshold PCT] BASE NEW         compare two recordings; exit 1 on regression\n"
 "\n"
 "Options:\n"
-"  -h, --help      this text ('infertrace record --help' for record's options)\n"
+"  -h, --help      this text ('infertrace COMMAND --help' for a command's options)\n"
 "  -V, --version   print the version\n"
+"  --man           print the manual page (roff; 'make man' writes build/infertrace.1)\n"
+"  --completion bash  print the bash completion script\n"
 "\n"
 "Examples:\n"
 "  infertrace record -o out -- ./llama-cli -m model.gguf -p hello -n 64\n"
@@ -31,6 +36,14 @@ static const char usage[] =
 "\n"
 "Outputs (in the record directory): profile.json, stacks.folded, offcpu.folded,\n"
 "trace.json, flamegraph.svg, report.html. See README.md.\n";
+
+static void print_exit_codes(FILE *f)
+{
+	fputs("\nExit status:\n", f);
+#define IT_EXIT_LINE(name, value, what) fprintf(f, "  %d  %s\n", value, what);
+	IT_EXIT_CODES(IT_EXIT_LINE)
+#undef IT_EXIT_LINE
+}
 
 struct subcommand {
 	const char *name;
@@ -45,21 +58,39 @@ static const struct subcommand subcommands[] = {
 
 int main(int argc, char **argv)
 {
+	char prog[64];
+
 	if (argc < 2) {
 		fputs(usage, stderr);
-		return 2;
+		return IT_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		fputs(usage, stdout);
-		return 0;
+		print_exit_codes(stdout);
+		return IT_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
 		printf("infertrace %s\n", INFERTRACE_VERSION);
-		return 0;
+		return IT_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		if (!strcmp(argv[1], subcommands[i].name))
-			return subcommands[i].fn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--man"))
+		return manpage__write(stdout) ? IT_EXIT_OUTPUT : IT_EXIT_OK;
+	if (!strcmp(argv[1], "--completion")) {
+		if (argc != 3 || strcmp(argv[2], "bash")) {
+			fprintf(stderr, "infertrace: --completion expects 'bash'\n");
+			return IT_EXIT_USAGE;
+		}
+		return completion__write_bash(stdout) ? IT_EXIT_OUTPUT : IT_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+		if (strcmp(argv[1], subcommands[i].name))
+			continue;
+		/* messages and argp's usage say "infertrace SUBCOMMAND" */
+		messages__init(subcommands[i].name);
+		snprintf(prog, sizeof(prog), "infertrace %s", subcommands[i].name);
+		argv[1] = prog;
+		return subcommands[i].fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "infertrace: unknown command '%s'; see 'infertrace --help'\n", argv[1]);
-	return 2;
+	return IT_EXIT_USAGE;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Command-line options of `infertrace record` (and the same fields read from
- * --config JSON). */
+/* Options of `infertrace record`: one table (record_options[]) that the
+ * command line (argp), --config FILE (JSON), the man page and the shell
+ * completion are all made from. A new option is one row there. */
 #ifndef INFERTRACE_OPTIONS_H
 #define INFERTRACE_OPTIONS_H
 
@@ -13,6 +14,11 @@
 
 #define MAX_ROOT_PIDS 64
 #define MAX_NAMED_PROBES 64
+#define MAX_PRESETS 8
+/* phase and count names become file names (stacks.NAME.folded) */
+#define MAX_NAME_LEN 64
+/* room left under PATH_MAX for the files written in the output directory */
+#define MAX_OUTPUT_DIR_LEN (4096 - 128)
 
 /* A --phase NAME=SPEC[,SPEC...] or --count NAME=SPEC[,...] option. */
 struct named_spec {
@@ -38,7 +44,7 @@ struct record_opts {
 	int nphases;
 	struct named_spec counts[MAX_NAMED_PROBES];
 	int ncounts;
-	const char *presets[8];
+	const char *presets[MAX_PRESETS];
 	int npresets;
 	const char *config_file;
 	const char *comm;             /* --comm: also follow new processes with this name */
@@ -51,10 +57,58 @@ struct record_opts {
 	struct rule_thresholds thresholds; /* --threshold NAME=VALUE */
 	bool no_follow_children;
 	bool verbose;
+	bool quiet;                   /* -q: no progress line, no start line */
 	char cli_target;              /* 'p' or 'c': the command line named PIDs or a command */
 };
 
-/* Parses argv of `record` (argv[0] is "record"). On error prints a one-line
+/* What --config takes for an option's value. */
+enum option_value {
+	OPTV_NONE = 0,   /* a flag: true (given) or false (not given) */
+	OPTV_STRING = 1,
+	OPTV_NUMBER = 2,
+};
+
+enum option_flags {
+	OPTF_REPEAT = 1 << 0,   /* repeatable: repeats append; an array in --config */
+	OPTF_NAMED = 1 << 1,    /* NAME=VALUE: an object {NAME: VALUE} in --config */
+	OPTF_CLI_ONLY = 1 << 2, /* not a --config key (help, config itself) */
+	OPTF_ALIAS_NOT = 1 << 3, /* a flag whose --config aliases mean its negation */
+};
+
+struct record_option {
+	const char *name;     /* --NAME; in --config the key is NAME with '_' for '-' */
+	int key;              /* the short option's letter, or a number > 0xff */
+	const char *arg;      /* the argument's name in --help; NULL for a flag */
+	enum option_value value;
+	unsigned int flags;   /* enum option_flags */
+	const char *aliases;  /* other --config keys, space-separated, or NULL */
+	int group;            /* --help section */
+	const char *doc;
+	/* Sets the option from arg (NULL for a flag); from_config: arg comes
+	 * from a --config file. On a bad value writes a one-line reason into err
+	 * (no prefix) and returns -EINVAL. NULL: handled by the parser itself. */
+	int (*set)(struct record_opts *o, const char *arg, bool from_config, char *err, size_t errlen);
+};
+
+/* The table, ending with a row whose name is NULL. */
+extern const struct record_option record_options[];
+
+/* The option a --config key names: its name or an alias ('-' or '_'), or an
+ * unambiguous prefix of one, as argp takes long options. *negated: the key is
+ * an alias that means the flag's negation. NULL with err set otherwise. */
+const struct record_option *record_option__lookup(const char *key, bool *negated, char *err, size_t errlen);
+/* Applies one value as the command line would. from_config: it comes from a
+ * --config file (the command line's -p / COMMAND then replace the file's). */
+int record_option__set(struct record_opts *o, const struct record_option *opt, const char *arg,
+		       bool from_config, char *err, size_t errlen);
+
+/* Defaults for every option. */
+void record_opts__defaults(struct record_opts *o);
+/* Checks what needs every option known (a target, -F against the kernel's
+ * limit). Prints one line per problem; -EINVAL on error. */
+int record_opts__finish(struct record_opts *o);
+/* Parses argv of `record` (argv[0] is "record"): defaults, then --config
+ * FILE, then the command line, which wins. On error prints a one-line
  * message naming the problem and returns non-zero. */
 int record_opts__parse(struct record_opts *opts, int argc, char **argv);
 void record_opts__free(struct record_opts *opts);

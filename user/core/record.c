@@ -13,10 +13,12 @@
 
 #include "atomic_file.h"
 #include "model.h"
+#include "exit_codes.h"
 #include "options.h"
 #include "outputs.h"
 #include "processes.h"
 #include "profile.h"
+#include "progress.h"
 #include "concerns.h"
 #include "rules.h"
 #include "record.h"
@@ -220,6 +222,8 @@ static bool should_stop(struct recording *rec)
 /* One line once everything is attached: from here on, nothing is missed. */
 static void announce(const struct recording *rec)
 {
+	if (rec->opts.quiet)
+		return;
 	if (rec->launched)
 		fprintf(stderr, "infertrace: recording '%s' (PID %d) at %u Hz; Ctrl-C to stop\n",
 			rec->opts.command[0], rec->cmd.pid, rec->opts.frequency);
@@ -233,9 +237,11 @@ static int run(struct recording *rec)
 	uint64_t last_refresh = 0;
 	int err;
 
+	progress__start(rec->opts.quiet);
 	while (!should_stop(rec)) {
 		err = tracer__poll(&rec->tracer, 100);
 		if (err < 0) {
+			progress__end();
 			fprintf(stderr, "infertrace: reading the ring buffer failed: %s\n", strerror(-err));
 			return err;
 		}
@@ -247,8 +253,10 @@ static int run(struct recording *rec)
 				if (c->tick)
 					c->tick(rec);
 			last_refresh = recording__now_ns();
+			progress__tick(rec);
 		}
 	}
+	progress__end();
 	rec->end_ns = recording__now_ns();
 	/* freeze the kernel side: what is collected next matches this moment */
 	tracer__freeze(&rec->tracer);
@@ -358,11 +366,32 @@ static int write_outputs(struct recording *rec)
 	return err;
 }
 
+/* A concern's set-up error: a bad option value, a target that lacks what was
+ * asked (symbol, library), or anything else. */
+static enum it_exit setup_exit(int err)
+{
+	switch (-err) {
+	case EINVAL:
+	case E2BIG:
+		return IT_EXIT_USAGE;
+	case ENOENT:
+	case ESRCH:
+	case ENOEXEC:
+		return IT_EXIT_TARGET;
+	case EPERM:
+	case EACCES:
+		return IT_EXIT_PRIVILEGE;
+	default:
+		return IT_EXIT_RUNTIME;
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recording rec = {};
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct concern *c;
+	enum it_exit status = IT_EXIT_RUNTIME; /* the class of the step that failed */
 	int err;
 
 	/* from the start: a signal during set-up ends the run cleanly too */
@@ -372,21 +401,27 @@ int cmd_record(int argc, char **argv)
 	err = record_opts__parse(&rec.opts, argc, argv);
 	if (err) {
 		model__free(&rec.model);
-		return 2;
+		record_opts__free(&rec.opts);
+		return IT_EXIT_USAGE;
 	}
+	/* the one privilege check */
+	status = IT_EXIT_PRIVILEGE;
 	if (!tracer__have_privileges()) {
 		fprintf(stderr, "infertrace: needs root (or CAP_BPF and CAP_PERFMON); run it with sudo\n");
 		err = -EPERM;
 		goto cleanup;
 	}
+	status = IT_EXIT_TARGET;
 	for (int i = 0; i < rec.opts.npids; i++) {
 		err = target__check_pid(rec.opts.pids[i]);
 		if (err)
 			goto cleanup;
 	}
+	status = IT_EXIT_OUTPUT;
 	err = prepare_output_dir(rec.opts.output_dir);
 	if (err)
 		goto cleanup;
+	status = IT_EXIT_RUNTIME;
 	rec.syms = syms_cache__new();
 	if (!rec.syms) {
 		err = -ENOMEM;
@@ -398,8 +433,10 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	for_each_concern(c) {
 		err = c->configure ? c->configure(&rec) : 0;
-		if (err)
+		if (err) {
+			status = setup_exit(err);
 			goto cleanup;
+		}
 	}
 	err = tracer__load(&rec.tracer);
 	if (err)
@@ -408,16 +445,20 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
+	status = IT_EXIT_TARGET;
 	err = setup_targets(&rec);
 	if (err)
 		goto cleanup;
+	status = IT_EXIT_RUNTIME;
 	err = tracer__attach(&rec.tracer, rec.opts.frequency);
 	if (err)
 		goto cleanup;
 	for_each_concern(c) {
 		err = c->attach ? c->attach(&rec) : 0;
-		if (err)
+		if (err) {
+			status = setup_exit(err);
 			goto cleanup;
+		}
 	}
 
 	rec.start_ns = recording__now_ns();
@@ -426,13 +467,16 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	if (rec.launched) {
+		status = IT_EXIT_TARGET;
 		err = launched__release(&rec.cmd, rec.opts.command[0]);
 		if (err)
 			goto cleanup;
 	}
 	announce(&rec);
+	status = IT_EXIT_RUNTIME;
 	err = run(&rec);
 	if (!err) {
+		status = IT_EXIT_OUTPUT;
 		/* kernel symbols are only needed to name frames: read them now */
 		rec.ksyms = ksyms__load();
 		if (!rec.ksyms)
@@ -460,5 +504,5 @@ cleanup:
 	process_table__free(&rec.procs);
 	model__free(&rec.model);
 	record_opts__free(&rec.opts);
-	return err ? 1 : 0;
+	return err ? status : IT_EXIT_OK;
 }

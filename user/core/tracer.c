@@ -68,10 +68,7 @@ int tracer__open(struct tracer *t, const struct record_opts *opts)
 	memset(t, 0, sizeof(*t));
 	verbose = opts->verbose;
 	libbpf_set_print(libbpf_print);
-	if (!tracer__have_privileges()) {
-		fprintf(stderr, "infertrace: needs root (or CAP_BPF and CAP_PERFMON); run it with sudo\n");
-		return -EPERM;
-	}
+	/* privileges: checked once, by the caller, before anything is set up */
 	if (!tracer__have_btf()) {
 		fprintf(stderr, "infertrace: this kernel has no BTF (/sys/kernel/btf/vmlinux missing); "
 			"use a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");

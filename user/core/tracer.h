@@ -33,7 +33,8 @@ struct tracer {
 	size_t nlinks, caplinks;
 };
 
-/* Checks privileges and kernel features, mounts tracefs when missing, opens
+/* Checks kernel features (the caller has checked privileges with
+ * tracer__have_privileges), mounts tracefs when missing, opens
  * the skeleton and sizes maps from opts. Prints a one-line error on failure. */
 int tracer__open(struct tracer *t, const struct record_opts *opts);
 int tracer__load(struct tracer *t);

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exit_codes.h"
+#include "manpage.h"
+#include "options.h"
+
+/* roff text: backslashes and hyphens escaped, no control character first */
+static void roff(FILE *f, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", f);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void config_keys(FILE *f, const struct record_option *opt)
+{
+	const char *a = opt->aliases;
+
+	fputs("Config key: ", f);
+	for (const char *p = opt->name; *p; p++)
+		fputc(*p == '-' ? '_' : *p, f);
+	while (a && *a) {
+		size_t n = strcspn(a, " ");
+
+		fprintf(f, ", %.*s", (int)n, a);
+		a += n;
+		a += strspn(a, " ");
+	}
+	if (opt->flags & OPTF_ALIAS_NOT)
+		fputs(" (the alias means the opposite)", f);
+	if (opt->flags & OPTF_NAMED)
+		fputs("; an object {NAME: VALUE}", f);
+	else if (opt->flags & OPTF_REPEAT)
+		fputs("; an array", f);
+	fputs(".\n", f);
+}
+
+int manpage__write(FILE *f)
+{
+	fprintf(f, ".TH INFERTRACE 1 \"\" \"infertrace %s\" \"User Commands\"\n", INFERTRACE_VERSION);
+	fputs(".SH NAME\ninfertrace \\- trace LLM\\-inference experiments with eBPF\n"
+	      ".SH SYNOPSIS\n"
+	      ".B infertrace record\n[\\fIOPTIONS\\fR] \\-\\- \\fICOMMAND\\fR [\\fIARGS\\fR...]\n.br\n"
+	      ".B infertrace record\n[\\fIOPTIONS\\fR] \\-p \\fIPID\\fR[,\\fIPID\\fR...]\n.br\n"
+	      ".B infertrace report\n\\fIDIR\\fR|\\fIprofile.json\\fR\n.br\n"
+	      ".B infertrace diff\n[\\-\\-threshold \\fIPCT\\fR] \\fIBASE\\fR \\fINEW\\fR\n"
+	      ".SH DESCRIPTION\n"
+	      "Traces an unmodified LLM\\-inference experiment with eBPF: per\\-cycle timings by named "
+	      "phase, on/off\\-CPU time, memory, thermal and GPU side data, bottlenecks, folded stacks "
+	      "and flame graphs. Runs as root (or with CAP_BPF and CAP_PERFMON).\n"
+	      ".SH RECORD OPTIONS\n", f);
+	for (const struct record_option *opt = record_options; opt->name; opt++) {
+		fputs(".TP\n", f);
+		if (opt->key > 0 && opt->key < 0x100)
+			fprintf(f, "\\fB\\-%c\\fR, ", opt->key);
+		fputs("\\fB\\-\\-", f);
+		roff(f, opt->name);
+		fputs("\\fR", f);
+		if (opt->arg) {
+			fputs(" \\fI", f);
+			roff(f, opt->arg);
+			fputs("\\fR", f);
+		}
+		fputc('\n', f);
+		roff(f, opt->doc);
+		fputs(".\n", f);
+		if (!(opt->flags & OPTF_CLI_ONLY)) {
+			fputs(".br\n", f);
+			config_keys(f, opt);
+		}
+	}
+	fputs(".SH CONFIG FILE\n"
+	      "\\fB\\-\\-config\\fR \\fIFILE\\fR reads a JSON object whose keys are the options above "
+	      "(long name with _ for \\-, an alias, or an unambiguous prefix) and \\fBcommand\\fR "
+	      "(an array, the command's argv). Values are checked as on the command line. "
+	      "The file is read first: the command line wins, and repeatable options add to the file's. "
+	      "A flag set to false, or any key set to null, counts as not given.\n"
+	      ".SH REPORT AND DIFF\n"
+	      "\\fBreport\\fR prints a text summary of a recording. \\fBdiff\\fR compares two recordings "
+	      "and exits 1 when a time grew by more than \\fB\\-\\-threshold\\fR \\fIPCT\\fR percent "
+	      "(default 5). Both take \\fB\\-h\\fR, \\fB\\-\\-help\\fR.\n"
+	      ".SH EXIT STATUS\n", f);
+#define IT_EXIT_MAN(name, value, what) fprintf(f, ".TP\n.B %d\n", value), roff(f, what), fputc('\n', f);
+	IT_EXIT_CODES(IT_EXIT_MAN)
+#undef IT_EXIT_MAN
+	fputs(".SH FILES\nprofile.json, stacks.folded, offcpu.folded, trace.json, flamegraph.svg, "
+	      "report.html in the output directory.\n"
+	      ".SH SEE ALSO\n.BR perf (1)\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int completion__write_bash(FILE *f)
+{
+	fputs("# bash completion for infertrace (generated: infertrace --completion bash)\n"
+	      "_infertrace()\n{\n"
+	      "\tlocal cur prev sub\n"
+	      "\tcur=${COMP_WORDS[COMP_CWORD]}\n"
+	      "\tprev=${COMP_WORDS[COMP_CWORD-1]}\n"
+	      "\tsub=${COMP_WORDS[1]}\n"
+	      "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+	      "\t\tCOMPREPLY=($(compgen -W 'record report diff --help --version --man --completion' -- \"$cur\"))\n"
+	      "\t\treturn\n"
+	      "\tfi\n"
+	      "\tcase $sub in\n"
+	      "\trecord)\n"
+	      "\t\tcase $prev in\n", f);
+	/* options whose argument is a file, a directory or a fixed choice */
+	fputs("\t\t-o|--output) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n"
+	      "\t\t--config) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", f);
+	for (const struct record_option *opt = record_options; opt->name; opt++) {
+		if (!opt->arg || !strchr(opt->arg, '|') || strchr(opt->arg, '['))
+			continue;
+		fprintf(f, "\t\t--%s) COMPREPLY=($(compgen -W '", opt->name);
+		for (const char *p = opt->arg; *p; p++)
+			fputc(*p == '|' ? ' ' : *p, f);
+		fputs("' -- \"$cur\")); return ;;\n", f);
+	}
+	fputs("\t\tesac\n\t\tCOMPREPLY=($(compgen -W '", f);
+	for (const struct record_option *opt = record_options; opt->name; opt++) {
+		if (opt->key > 0 && opt->key < 0x100)
+			fprintf(f, "-%c ", opt->key);
+		fprintf(f, "--%s ", opt->name);
+	}
+	fputs("' -- \"$cur\"))\n\t\t;;\n"
+	      "\treport) COMPREPLY=($(compgen -W '-h --help' -f -- \"$cur\")) ;;\n"
+	      "\tdiff) COMPREPLY=($(compgen -W '-h --help --threshold' -f -- \"$cur\")) ;;\n"
+	      "\tesac\n}\n"
+	      "complete -o filenames -F _infertrace infertrace\n", f);
+	return ferror(f) ? -EIO : 0;
+}
