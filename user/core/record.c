@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
+#include "outdir.h"
 #include "options.h"
 #include "processes.h"
 #include "profile.h"
@@ -60,33 +60,6 @@ static double wall_s(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Creates the output directory and proves it writable before anything runs. */
-static int prepare_output_dir(const char *dir)
-{
-	struct atomic_file *probe;
-	char *copy = strdup(dir), *p;
-
-	for (p = copy + 1; p && *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			mkdir(copy, 0755);
-			*p = '/';
-		}
-	}
-	free(copy);
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		goto fail;
-	probe = atomic_file__open(dir, "write-check");
-	if (!probe)
-		goto fail;
-	atomic_file__abort(probe);
-	return 0;
-fail:
-	fprintf(stderr, "infertrace: cannot write output directory '%s': %s; choose another with -o DIR\n",
-		dir, strerror(errno));
-	return -errno;
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -326,7 +299,7 @@ int cmd_record(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	err = prepare_output_dir(rec.opts.output_dir);
+	err = output_dir__prepare(rec.opts.output_dir);
 	if (err)
 		goto cleanup;
 	rec.syms = syms_cache__new();
