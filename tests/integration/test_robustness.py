@@ -114,3 +114,121 @@ class OutputFilesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def proc_stat(pid):
+    """(state, ppid, pgid) of a live process, or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    fields = s[s.rindex(")") + 2:].split()
+    return fields[0], int(fields[1]), int(fields[2])
+
+
+def group_members(pgid):
+    out = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = proc_stat(int(name))
+            if st and st[2] == pgid:
+                out[int(name)] = st[0]
+    return out
+
+
+def wait_for(pred, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.02)
+    return pred()
+
+
+def start_record(args, cmd):
+    """Starts `record` and waits for its announcement: all is attached."""
+    d = tempfile.mkdtemp(prefix="it-out-")
+    p = subprocess.Popen([common.INFERTRACE, "record", "-o", d] + args + ["--"] + cmd,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        if "recording" in line or "error" in line:
+            break
+    return p, d, "".join(lines)
+
+
+def launched_child(tracer_pid):
+    """The launched command: the tracer's child that leads its own group."""
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = proc_stat(int(name))
+            if st and st[1] == tracer_pid and st[2] == int(name):
+                return int(name)
+    return None
+
+
+@common.need_root
+class SignalsTest(unittest.TestCase):
+    def test_sigkill_while_target_held_releases_it(self):
+        # a pending preset probe (sqlite never loads) stops the target at every
+        # executable mmap; each /bin/true exec maps its libraries
+        p, d, err = start_record(["--preset", "sqlite"],
+                                 ["sh", "-c", "while :; do /bin/true; sleep 0.01; done"])
+        self.assertIn("recording", err)
+        child = launched_child(p.pid)
+        self.assertIsNotNone(child)
+        try:
+            # freeze the tracer so the next stop is never answered, then kill it
+            os.kill(p.pid, signal.SIGSTOP)
+            held = wait_for(lambda: [m for m, s in group_members(child).items() if s == "T"], 20)
+            self.assertTrue(held, "no target was held: the test proves nothing")
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+            p.stderr.close()
+            released = wait_for(lambda: all(s in "RSD" for s in group_members(child).values()), 10)
+            self.assertTrue(released, f"target left stopped: {group_members(child)}")
+            # and it keeps running: the loop still forks new children
+            before = set(group_members(child))
+            self.assertTrue(wait_for(lambda: set(group_members(child)) - before - {child}, 10),
+                            f"the target's loop stopped: {before} {group_members(child)}")
+            time.sleep(1.2)  # past the watchdog's last SIGCONT
+            self.assertTrue(all(s != "T" for s in group_members(child).values()))
+        finally:
+            try:
+                os.killpg(child, signal.SIGKILL)
+            except (ProcessLookupError, TypeError):
+                pass
+
+    def test_stderr_pipe_closed_keeps_outputs(self):
+        d = tempfile.mkdtemp(prefix="it-out-")
+        p = subprocess.run(f"{common.INFERTRACE} record -o {d} -- sleep 1 2>&1 | head -1",
+                           shell=True, text=True, stdout=subprocess.PIPE, timeout=120)
+        self.assertIn("infertrace:", p.stdout)
+        prof = common.load_json(os.path.join(d, "profile.json"))
+        self.assertEqual(prof["stop_reason"], "target exited")
+        self.assertTrue(os.path.getsize(os.path.join(d, "flamegraph.svg")) > 0)
+
+    def test_sighup_stops_like_sigterm_and_ends_the_group(self):
+        tag = f"{os.getpid() % 1000}.{int(time.monotonic() * 1000) % 1000:03d}"
+        p, d, err = start_record([], ["sh", "-c", f"sleep 1{tag} & sleep 2{tag} & wait"])
+        self.assertIn("recording", err)
+        child = launched_child(p.pid)
+        self.assertTrue(wait_for(lambda: len(group_members(child)) >= 3, 10))
+        os.kill(p.pid, signal.SIGHUP)
+        rest = p.stderr.read()
+        p.stderr.close()
+        self.assertEqual(p.wait(timeout=60), 0, rest)
+        prof = common.load_json(os.path.join(d, "profile.json"))
+        self.assertEqual(prof["stop_reason"], "SIGHUP")
+        self.assertEqual(group_members(child), {})
+
+    def test_duration_ends_shell_wrapped_grandchildren(self):
+        tag = f"{os.getpid() % 1000}.{int(time.monotonic() * 1000) % 1000:03d}"
+        # the shell ignores SIGTERM; its children do not: both must go
+        r = common.record(["-d", "1"], ["sh", "-c", f"trap '' TERM; sleep 3{tag} & sleep 4{tag}; wait"])
+        self.assertEqual(r.profile["stop_reason"], "duration")
+        left = subprocess.run(["pgrep", "-f", f"sleep [34]{tag}"], stdout=subprocess.PIPE, text=True).stdout
+        self.assertEqual(left.strip(), "")

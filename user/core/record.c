@@ -21,6 +21,8 @@
 #include "syms.h"
 #include "target.h"
 #include "tracer.h"
+#include "watchdog.h"
+#include "infertrace.skel.h"
 
 
 static const struct concern *const concerns[] = {
@@ -147,7 +149,7 @@ static int setup_targets(struct recording *rec)
 static bool should_stop(struct recording *rec)
 {
 	if (stop_signal) {
-		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGHUP ? "SIGHUP" : "SIGTERM";
 		return true;
 	}
 	if (rec->opts.duration_s > 0 && recording__now_ns() - rec->start_ns >= rec->opts.duration_s * 1e9) {
@@ -279,6 +281,7 @@ static int write_outputs(struct recording *rec)
 int cmd_record(int argc, char **argv)
 {
 	struct recording rec = {};
+	struct watchdog wd = { .pid = -1, .fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct concern *c;
 	int err;
@@ -286,6 +289,9 @@ int cmd_record(int argc, char **argv)
 	/* from the start: a signal during set-up ends the run cleanly too */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* a closed stdout/stderr pipe (`| head`) must not lose the outputs */
+	signal(SIGPIPE, SIG_IGN);
 	err = record_opts__parse(&rec.opts, argc, argv);
 	if (err)
 		return 2;
@@ -326,6 +332,12 @@ int cmd_record(int argc, char **argv)
 	err = setup_targets(&rec);
 	if (err)
 		goto cleanup;
+	/* before attaching: it must hold no BPF link, only the targets map */
+	err = watchdog__start(&wd, bpf_map__fd(rec.tracer.skel->maps.targets), rec.launched ? rec.cmd.pid : 0);
+	if (err) {
+		fprintf(stderr, "infertrace: cannot start the watchdog process: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	err = tracer__attach(&rec.tracer, rec.opts.frequency);
 	if (err)
 		goto cleanup;
@@ -358,15 +370,16 @@ cleanup:
 		if (rec.cmd.gate_fd >= 0) {
 			launched__abort(&rec.cmd);
 		} else {
-			/* the recording ended before the command: end it as perf does */
-			kill(rec.cmd.pid, SIGTERM);
-			waitpid(rec.cmd.pid, NULL, 0);
+			/* the recording ended before the command: end its whole group */
+			launched__stop(&rec.cmd, 5.0);
 		}
 	}
 	for_each_concern(c)
 		if (c->cleanup)
 			c->cleanup(&rec);
 	tracer__destroy(&rec.tracer);
+	/* after the links are gone: no stop can follow the goodbye */
+	watchdog__stop(&wd);
 	ksyms__free(rec.ksyms);
 	syms_cache__free(rec.syms);
 	process_table__free(&rec.procs);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "target.h"
@@ -35,6 +36,13 @@ int launched__fork(struct launched *l, char **argv)
 		char c;
 		int e;
 
+		/* Its own session and process group: a stop reaches everything it
+		 * starts and nothing else in the tracer's job. A session, not only a
+		 * group: the group is orphaned from the start, so the tracer's death
+		 * (while a member is stopped for probe placement) never makes the
+		 * kernel send it SIGHUP. The terminal stays the tracer's: Ctrl-C
+		 * stops the recording, which then ends the command's group. */
+		setsid();
 		close(gate[1]);
 		close(errp[0]);
 		/* wait for the tracer; EOF without a byte means it gave up */
@@ -42,6 +50,9 @@ int launched__fork(struct launched *l, char **argv)
 			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* ignored signals survive exec: the tracer ignores SIGPIPE, the command must not */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
@@ -61,6 +72,7 @@ int launched__release(struct launched *l, const char *name)
 	int e = 0;
 	ssize_t n;
 
+
 	if (write(l->gate_fd, "g", 1) != 1)
 		return -errno;
 	close(l->gate_fd);
@@ -79,6 +91,35 @@ int launched__release(struct launched *l, const char *name)
 		return -e;
 	}
 	return 0;
+}
+
+void launched__stop(struct launched *l, double grace_s)
+{
+	struct timespec ts = { 0, 20 * 1000000L };
+	int waited_ms = 0;
+
+	if (l->pid <= 0)
+		return;
+	/* the whole group: a shell-wrapped experiment's children too. SIGCONT
+	 * first, so a stopped member acts on SIGTERM */
+	kill(-l->pid, SIGTERM);
+	kill(-l->pid, SIGCONT);
+	while (!l->exited && waited_ms < grace_s * 1000) {
+		launched__poll(l);
+		if (l->exited)
+			break;
+		nanosleep(&ts, NULL);
+		waited_ms += 20;
+	}
+	if (!l->exited) {
+		kill(-l->pid, SIGKILL);
+		waitpid(l->pid, &l->status, 0);
+		l->exited = true;
+	}
+	/* members that outlived the leader (or ignore SIGTERM) */
+	for (waited_ms = 0; kill(-l->pid, 0) == 0 && waited_ms < grace_s * 1000; waited_ms += 20)
+		nanosleep(&ts, NULL);
+	kill(-l->pid, SIGKILL);
 }
 
 void launched__abort(struct launched *l)

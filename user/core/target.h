@@ -24,6 +24,9 @@ int launched__fork(struct launched *l, char **argv);
 int launched__release(struct launched *l, const char *name);
 /* Kills a child that was never released. */
 void launched__abort(struct launched *l);
+/* Ends the command's whole process group (it leads one, in its own session): SIGTERM, then
+ * SIGKILL after grace_s for the leader and for members that outlive it. */
+void launched__stop(struct launched *l, double grace_s);
 /* Non-blocking reap of the launched child. true once it has exited. */
 bool launched__poll(struct launched *l);
 
