@@ -232,3 +232,33 @@ class SignalsTest(unittest.TestCase):
         self.assertEqual(r.profile["stop_reason"], "duration")
         left = subprocess.run(["pgrep", "-f", f"sleep [34]{tag}"], stdout=subprocess.PIPE, text=True).stdout
         self.assertEqual(left.strip(), "")
+
+
+@common.need_root
+class HostileFilesTest(unittest.TestCase):
+    def test_fifo_as_probe_object(self):
+        d = tempfile.mkdtemp(prefix="it-fifo-")
+        fifo = os.path.join(d, "libfake.so")
+        os.mkfifo(fifo)
+        r = common.record(["--phase", f"p={fifo}:f"], ["sleep", "0.2"], check=False, timeout=60)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn(f"infertrace: probe '{fifo}:f'", r.stderr)
+        self.assertIn("not a regular file", r.stderr)
+
+    def test_fifo_in_place_of_mapped_file(self):
+        d = tempfile.mkdtemp(prefix="it-fifo-")
+        lib = common.build("libhot_fifo.so", ["hot_lib.c"], "-O1 -g -fno-omit-frame-pointer -shared -fPIC",
+                           out=os.path.join(d, "libhot.so"))
+        exe = common.build("fifo_swap", ["fifo_swap.c"], "-O1 -g -fno-omit-frame-pointer -ldl")
+        t = subprocess.Popen([exe, lib, "30"], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(t.stdout.readline().strip(), "ready")
+            self.assertTrue(stat.S_ISFIFO(os.stat(lib).st_mode))
+            r = common.record(["-p", str(t.pid), "-d", "1.5"], timeout=60)
+            self.assertEqual(r.profile["stop_reason"], "duration")
+            # the mapping is still reached through /proc/PID/map_files
+            self.assertGreater(r.share(lambda s: "lib_hot" in s), 0.3)
+        finally:
+            t.kill()
+            t.wait()
+            t.stdout.close()

@@ -18,6 +18,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "safe_open.h"
 #include "presets.h"
 #include "probe_spec.h"
 #include "probes.h"
@@ -188,7 +189,7 @@ static int find_executable(struct probes *ps, const struct record_opts *o)
 	}
 	if (resolve_command_path(o->command[0], ps->exe, sizeof(ps->exe)))
 		return -ENOENT;
-	f = fopen(ps->exe, "r");
+	f = safe_fopen_regular(ps->exe);
 	if (f && fgets(line, sizeof(line), f) && !strncmp(line, "#!", 2)) {
 		char *interp = line + 2, *sp;
 
@@ -231,7 +232,7 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 {
 	const char *obj = p->spec.object;
 	static char msg[PATH_MAX + 512];
-	int found = 0, matched = 0;
+	int found = 0, matched = 0, file_err = 0;
 
 	for (int i = 0; i < ncands; i++) {
 		const char *file = cands[i];
@@ -261,10 +262,17 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 			p->files[p->nfiles++] = strdup(file);
 			found++;
 		}
+		if (r && r != -ENOENT)
+			file_err = r;
 	}
 	if (found)
 		return 0;
-	if (!matched)
+	if (matched && file_err)
+		/* EINVAL: safe_open_regular refused a FIFO, device or socket */
+		snprintf(msg, sizeof(msg), "cannot read '%s': %s", obj ? obj : ps->exe,
+			 file_err == -EINVAL ? "not a regular file" :
+			 file_err == -ENOEXEC ? "not an ELF file" : strerror(-file_err));
+	else if (!matched)
 		snprintf(msg, sizeof(msg), "%s '%s' is not loaded by the target", obj ? "library" : "executable",
 			 obj ? obj : ps->exe);
 	else

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "probe_spec.h"
+#include "safe_open.h"
 #include "syms.h"
 
 /* The first ':' that is not part of a C++ "::". */
@@ -116,7 +117,8 @@ static Elf *elf_open(const char *path, int *fd)
 	Elf *e;
 
 	elf_version(EV_CURRENT);
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the target names this file: never block on a FIFO, only regular files */
+	*fd = safe_open_regular(path);
 	if (*fd < 0)
 		return NULL;
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);

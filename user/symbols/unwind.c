@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <elfutils/libdwfl.h>
 
 #include "syms.h"
 #include "unwind.h"
+#include "safe_open.h"
 #include "vec.h"
 
 #if defined(__x86_64__)
@@ -131,12 +133,20 @@ struct report_acc {
 static void report_one(void *arg, const struct syms_mapping *m)
 {
 	struct report_acc *a = arg;
+	int fd;
 
-	if (!m->elf)
+	if (!m->elf || !m->opened)
 		return; /* [vdso] and files that are no ELF: the frame-pointer fallback covers them */
+	/* the file symbolization checked (the path itself may now be a FIFO or
+	 * another file); libdwfl owns fd on success */
+	fd = safe_open_regular(m->opened);
+	if (fd < 0)
+		return;
 	/* several executable mappings of one file: libdwfl finds the module again */
-	if (dwfl_report_elf(a->dwfl, m->path, m->path, -1, m->bias, true))
+	if (dwfl_report_elf(a->dwfl, m->path, m->opened, fd, m->bias, true))
 		a->nmods++;
+	else
+		close(fd);
 }
 
 static void uproc__close(struct uproc *p)
