@@ -262,3 +262,20 @@ class HostileFilesTest(unittest.TestCase):
             t.kill()
             t.wait()
             t.stdout.close()
+
+
+@common.need_root
+class ForkStormTest(unittest.TestCase):
+    def test_fifty_short_lived_children_with_dwarf_unwinding(self):
+        exe = common.build("fork_storm", ["fork_storm.c"], "-O1 -g -fno-omit-frame-pointer")
+        # the crash depended on when processes came and went: a few rounds
+        for _ in range(3):
+            r = common.record(["-F", "499"], [exe, "50", "5"], timeout=180)
+            self.assertEqual(r.stdout.strip(), "50")  # the fixture reaped every child
+            self.assertEqual(r.profile["stop_reason"], "target exited")
+            st = r.folded()
+            self.assertTrue(any("child_spin" in s for s in st), list(st)[:5])
+            # the target and each of its 50 children, each seen to exit
+            procs = r.profile["processes"]
+            self.assertEqual(len(procs), 51)
+            self.assertEqual(sum(1 for p in procs if p["exit_code"] == 0), 51)
