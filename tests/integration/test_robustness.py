@@ -279,3 +279,22 @@ class ForkStormTest(unittest.TestCase):
             procs = r.profile["processes"]
             self.assertEqual(len(procs), 51)
             self.assertEqual(sum(1 for p in procs if p["exit_code"] == 0), 51)
+
+
+@common.need_root
+class OverflowTest(unittest.TestCase):
+    def test_phases_nested_past_the_probe_stack_are_counted_lost(self):
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        rounds, depth, stack = 10, 12, 8  # stack: IT_PHASE_STACK
+        args = []
+        for i in range(1, depth + 1):
+            args += ["--phase", f"p{i}=f{i}"]
+        r = common.record(args, [exe, str(rounds)])
+        p = r.profile
+        # every call below the stack's depth is timed; each deeper one is counted
+        self.assertEqual(p["lost"]["probe_stack_overflow"], rounds * (depth - stack))
+        for i in range(1, stack + 1):
+            self.assertEqual(p["phases"][f"p{i}"]["calls"], rounds)
+        for i in range(stack + 1, depth + 1):
+            self.assertEqual(p["phases"][f"p{i}"]["calls"], 0)
+        self.assertIn("lost.probe_stack_overflow", r.stderr)

@@ -263,6 +263,8 @@ static json_t *lost_json(const __u64 *stats)
 	json_object_set_new(l, "stack_collisions",
 			    json_integer(stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]));
 	json_object_set_new(l, "children_not_followed", json_integer(stats[IT_STAT_TARGETS_FULL]));
+	/* probe calls nested deeper than IT_PHASE_STACK: their phases are not timed */
+	json_object_set_new(l, "probe_stack_overflow", json_integer(stats[IT_STAT_PROBE_STACK_FULL]));
 	return l;
 }
 
@@ -302,6 +304,10 @@ static int sampling_write(struct recording *rec, json_t *profile)
 	json_object_set_new(profile, "samples", samples_json(rec, &sr, rec->phase_names, stats));
 	err = write_folded(rec, &sr);
 	fprintf(stderr, "infertrace: %llu samples\n", (unsigned long long)sr.total);
+	if (stats[IT_STAT_PROBE_STACK_FULL])
+		fprintf(stderr, "infertrace: warning: %llu probed calls nested deeper than %d were not timed "
+			"(lost.probe_stack_overflow)\n", (unsigned long long)stats[IT_STAT_PROBE_STACK_FULL],
+			IT_PHASE_STACK);
 	if (stats[IT_STAT_LOST_SAMPLES] || stats[IT_STAT_RINGBUF_LOST] || stats[IT_STAT_USTACK_LOST])
 		fprintf(stderr, "infertrace: warning: %llu samples and %llu events lost; numbers are incomplete\n",
 			(unsigned long long)(stats[IT_STAT_LOST_SAMPLES] + stats[IT_STAT_USTACK_LOST]),
