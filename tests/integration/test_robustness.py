@@ -298,3 +298,43 @@ class OverflowTest(unittest.TestCase):
         for i in range(stack + 1, depth + 1):
             self.assertEqual(p["phases"][f"p{i}"]["calls"], 0)
         self.assertIn("lost.probe_stack_overflow", r.stderr)
+
+
+def odd_comm():
+    return common.build("odd_comm", ["odd_comm.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+
+
+@common.need_root
+class BadInputTest(unittest.TestCase):
+    def check_outputs(self, r, named_at_start):
+        import xml.etree.ElementTree as ET
+        ET.parse(os.path.join(r.dir, "flamegraph.svg"))  # raises on invalid XML
+        with open(os.path.join(r.dir, "profile.json"), "rb") as f:
+            json.loads(f.read().decode("utf-8"))  # strict UTF-8
+        # a launched command is named at exec, before it renames itself
+        if named_at_start:
+            comms = [p["comm"] for p in r.profile["processes"]]
+            self.assertIn("?) x (? y", comms)
+        self.assertTrue(any(s.startswith("?)_x_(?_y;") and "odd_spin" in s for s in r.folded()),
+                        list(r.folded())[:3])
+
+    def test_odd_comm_launched(self):
+        r = common.record([], [odd_comm(), "1.5"])
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        self.check_outputs(r, False)
+
+    def test_thread_id_records_its_process_and_odd_comm_exit_is_seen(self):
+        t = subprocess.Popen([odd_comm(), "5"], stdout=subprocess.PIPE, text=True)
+        try:
+            pid, tid = map(int, t.stdout.readline().split())
+            self.assertNotEqual(pid, tid)
+            # no -d: the run ends only if the target's exit is read correctly
+            # from /proc/PID/stat despite ')' and spaces in its name
+            r = common.record(["-p", str(tid)], timeout=120)
+        finally:
+            t.wait()
+            t.stdout.close()
+        self.assertIn(f"infertrace: PID {tid} is a thread of process {pid}", r.stderr)
+        self.assertEqual(r.profile["pids"], [pid])
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        self.check_outputs(r, True)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "outdir.h"
 #include "options.h"
 #include "processes.h"
@@ -76,16 +77,20 @@ static int on_event(void *ctx, void *data, size_t size)
 	switch (h->type) {
 	case IT_EV_FORK:
 		p = process_table__add(&rec->procs, h->tgid, pe->parent_tgid, false, h->ts_ns);
-		if (p && !p->comm[0])
+		if (p && !p->comm[0]) {
 			memcpy(p->comm, pe->comm, IT_COMM_LEN);
+			comm__sanitize(p->comm);
+		}
 		/* until its own capture, the child maps what its parent mapped */
 		syms_cache__inherit(rec->syms, pe->parent_tgid, h->tgid);
 		syms_cache__capture(rec->syms, h->tgid);
 		break;
 	case IT_EV_EXEC:
 		p = process_table__find(&rec->procs, h->tgid);
-		if (p)
+		if (p) {
 			memcpy(p->comm, pe->comm, IT_COMM_LEN);
+			comm__sanitize(p->comm);
+		}
 		syms_cache__capture(rec->syms, h->tgid);
 		break;
 	case IT_EV_MMAP:
@@ -301,9 +306,21 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	for (int i = 0; i < rec.opts.npids; i++) {
+		pid_t tgid;
+
 		err = target__check_pid(rec.opts.pids[i]);
 		if (err)
 			goto cleanup;
+		/* a thread id: its whole process is what can be traced */
+		tgid = target__tgid(rec.opts.pids[i]);
+		if (tgid > 0 && tgid != rec.opts.pids[i]) {
+			char comm[32];
+
+			target__comm(tgid, comm, sizeof(comm));
+			fprintf(stderr, "infertrace: PID %d is a thread of process %d (%s); recording the whole process\n",
+				rec.opts.pids[i], tgid, comm);
+			rec.opts.pids[i] = tgid;
+		}
 	}
 	err = output_dir__prepare(rec.opts.output_dir);
 	if (err)

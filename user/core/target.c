@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "target.h"
 
 int launched__fork(struct launched *l, char **argv)
@@ -164,20 +165,48 @@ int target__check_pid(pid_t pid)
 	return -ESRCH;
 }
 
-bool target__alive(pid_t pid)
+/* The state letter of /proc/PID/stat, or 0. The comm field may hold spaces
+ * and ')' (any bytes but NUL): the fields resume after the last ')'. */
+static char proc_state(pid_t pid)
 {
-	char path[64], state = 0;
+	char path[64], buf[512], *p;
+	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
+	f = fopen(path, "re");
 	if (!f)
-		return false;
-	/* a zombie has exited: it only waits for its parent to reap it */
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 0;
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+bool target__alive(pid_t pid)
+{
+	char state = proc_state(pid);
+
+	/* a zombie has exited: it only waits for its parent to reap it */
 	return state && state != 'Z' && state != 'X';
+}
+
+pid_t target__tgid(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
 }
 
 void target__comm(pid_t pid, char *buf, size_t len)
@@ -193,6 +222,7 @@ void target__comm(pid_t pid, char *buf, size_t len)
 	if (fgets(buf, len, f))
 		buf[strcspn(buf, "\n")] = 0;
 	fclose(f);
+	comm__sanitize(buf);
 }
 
 double target__cpu_seconds(pid_t pid)

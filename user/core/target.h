@@ -33,7 +33,9 @@ bool launched__poll(struct launched *l);
 /* Checks that pid exists and can be traced. 0, or -errno with a message. */
 int target__check_pid(pid_t pid);
 bool target__alive(pid_t pid);
-/* Reads /proc/PID/comm into buf (empty string when gone). */
+/* The process (thread group) a thread id belongs to; -1 when gone. */
+pid_t target__tgid(pid_t tid);
+/* Reads /proc/PID/comm into buf, made valid UTF-8 (empty string when gone). */
 void target__comm(pid_t pid, char *buf, size_t len);
 /* CPU time (utime+stime) of a live process, all threads, in seconds; <0 if gone. */
 double target__cpu_seconds(pid_t pid);
