@@ -4,6 +4,7 @@ directories, a tracer killed while it holds the target, signals, hostile
 files, fork storms, probe-stack overflow and odd process names."""
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -338,3 +339,29 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(r.profile["pids"], [pid])
         self.assertEqual(r.profile["stop_reason"], "target exited")
         self.check_outputs(r, True)
+
+
+@common.need_root
+@unittest.skipUnless(shutil.which("unshare"), "needs unshare (util-linux)")
+class ContainerTest(unittest.TestCase):
+    def test_probe_in_binary_only_in_a_private_mount_namespace(self):
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        d = tempfile.mkdtemp(prefix="it-ns-")  # empty here; a tmpfs with the binary there
+        t = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                              f"mount -t tmpfs none {d} && cp {exe} {d}/ && exec {d}/nest12 1000000"])
+        try:
+            inside = os.path.join(d, "nest12")
+            self.assertTrue(wait_for(lambda: os.readlink(f"/proc/{t.pid}/exe") == inside, 20))
+            self.assertFalse(os.path.exists(inside))  # not in the tracer's namespace
+            r = common.record(["-p", str(t.pid), "-d", "2", "--phase", "p1=f1", "--phase", "p2=f2"])
+        finally:
+            t.kill()
+            t.wait()
+        p = r.profile
+        probes = {x["spec"]: x for x in p["probes"]}
+        self.assertEqual(probes["f1"]["placed_in"], [f"/proc/{t.pid}/root{inside}"])
+        c1, c2 = p["phases"]["p1"]["calls"], p["phases"]["p2"]["calls"]
+        self.assertGreater(c1, 0)
+        # each f1 calls f2 once: they differ only by calls cut at the edges
+        self.assertLessEqual(abs(c2 - c1), 2)
+        self.assertTrue(any("f2" in s and s.startswith("nest12;") for s in r.folded()))

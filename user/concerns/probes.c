@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -19,6 +20,7 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "safe_open.h"
+#include "target.h"
 #include "presets.h"
 #include "probe_spec.h"
 #include "probes.h"
@@ -178,13 +180,18 @@ static int find_executable(struct probes *ps, const struct record_opts *o)
 	ssize_t n;
 
 	if (o->npids) {
-		char link[64];
+		char link[64], root[64];
+		size_t r;
 
+		/* in another mount namespace, the path is reached through its root */
+		target__root_prefix(o->pids[0], root, sizeof(root));
+		r = strlen(root);
+		memcpy(ps->exe, root, r + 1);
 		snprintf(link, sizeof(link), "/proc/%d/exe", o->pids[0]);
-		n = readlink(link, ps->exe, sizeof(ps->exe) - 1);
+		n = readlink(link, ps->exe + r, sizeof(ps->exe) - 1 - r);
 		if (n < 0)
 			return -errno;
-		ps->exe[n] = 0;
+		ps->exe[r + n] = 0;
 		return 0;
 	}
 	if (resolve_command_path(o->command[0], ps->exe, sizeof(ps->exe)))
@@ -226,6 +233,17 @@ static void add_known(const char *path, void *ctx)
 		ps->known[ps->nknown++] = strdup(path);
 }
 
+/* One file under two names (a container's /proc/PID/root/... for each of
+ * its processes): a probe placed twice would count every call twice. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Resolves the files a probe goes into now. 0 when at least one file holds
  * the symbol/probe; otherwise -ENOENT with p->error set. */
 static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int ncands)
@@ -245,7 +263,7 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 			continue;
 		matched++;
 		for (int j = 0; j < p->nfiles; j++)
-			if (!strcmp(p->files[j], file))
+			if (same_file(p->files[j], file))
 				dup = true;
 		if (dup) {
 			found++;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -245,4 +246,20 @@ double target__cpu_seconds(pid_t pid)
 			 &utime, &stime) != 2)
 		return -1;
 	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+int target__root_prefix(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	struct stat self, other;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	if (stat("/proc/self/ns/mnt", &self) || stat(path, &other))
+		return -errno;
+	if (self.st_ino == other.st_ino && self.st_dev == other.st_dev)
+		return 0;
+	/* the kernel resolves paths under this link in the target's root */
+	snprintf(buf, len, "/proc/%d/root", pid);
+	return 1;
 }

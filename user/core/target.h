@@ -37,6 +37,10 @@ bool target__alive(pid_t pid);
 pid_t target__tgid(pid_t tid);
 /* Reads /proc/PID/comm into buf, made valid UTF-8 (empty string when gone). */
 void target__comm(pid_t pid, char *buf, size_t len);
+/* For a target in another mount namespace (a container), the prefix that
+ * makes its paths reach its files from ours ("/proc/PID/root"): 1 then, 0
+ * and "" when it shares our mount namespace, -errno when gone. */
+int target__root_prefix(pid_t pid, char *buf, size_t len);
 /* CPU time (utime+stime) of a live process, all threads, in seconds; <0 if gone. */
 double target__cpu_seconds(pid_t pid);
 
