@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -21,6 +22,8 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "safe_open.h"
+#include "target.h"
 #include "presets.h"
 #include "probe_spec.h"
 #include "probes.h"
@@ -180,18 +183,23 @@ static int find_executable(struct probes *ps, const struct record_opts *o)
 	ssize_t n;
 
 	if (o->npids) {
-		char link[64];
+		char link[64], root[64];
+		size_t r;
 
+		/* in another mount namespace, the path is reached through its root */
+		target__root_prefix(o->pids[0], root, sizeof(root));
+		r = strlen(root);
+		memcpy(ps->exe, root, r + 1);
 		snprintf(link, sizeof(link), "/proc/%d/exe", o->pids[0]);
-		n = readlink(link, ps->exe, sizeof(ps->exe) - 1);
+		n = readlink(link, ps->exe + r, sizeof(ps->exe) - 1 - r);
 		if (n < 0)
 			return -errno;
-		ps->exe[n] = 0;
+		ps->exe[r + n] = 0;
 		return 0;
 	}
 	if (resolve_command_path(o->command[0], ps->exe, sizeof(ps->exe)))
 		return -ENOENT;
-	f = fopen(ps->exe, "r");
+	f = safe_fopen_regular(ps->exe);
 	if (f && fgets(line, sizeof(line), f) && !strncmp(line, "#!", 2)) {
 		char *interp = line + 2, *sp;
 
@@ -228,13 +236,24 @@ static void add_known(const char *path, void *ctx)
 		ps->known[ps->nknown++] = strdup(path);
 }
 
+/* One file under two names (a container's /proc/PID/root/... for each of
+ * its processes): a probe placed twice would count every call twice. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Resolves the files a probe goes into now. 0 when at least one file holds
  * the symbol/probe; otherwise -ENOENT with p->error set. */
 static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int ncands)
 {
 	const char *obj = p->spec.object;
 	static char msg[PATH_MAX + 512];
-	int found = 0, matched = 0;
+	int found = 0, matched = 0, file_err = 0;
 
 	for (int i = 0; i < ncands; i++) {
 		const char *file = cands[i];
@@ -247,7 +266,7 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 			continue;
 		matched++;
 		for (int j = 0; j < p->nfiles; j++)
-			if (!strcmp(p->files[j], file))
+			if (same_file(p->files[j], file))
 				dup = true;
 		if (dup) {
 			found++;
@@ -264,10 +283,17 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 			p->files[p->nfiles++] = strdup(file);
 			found++;
 		}
+		if (r && r != -ENOENT)
+			file_err = r;
 	}
 	if (found)
 		return 0;
-	if (!matched)
+	if (matched && file_err)
+		/* EINVAL: safe_open_regular refused a FIFO, device or socket */
+		snprintf(msg, sizeof(msg), "cannot read '%s': %s", obj ? obj : ps->exe,
+			 file_err == -EINVAL ? "not a regular file" :
+			 file_err == -ENOEXEC ? "not an ELF file" : strerror(-file_err));
+	else if (!matched)
 		snprintf(msg, sizeof(msg), "%s '%s' is not loaded by the target", obj ? "library" : "executable",
 			 obj ? obj : ps->exe);
 	else

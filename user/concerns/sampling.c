@@ -275,6 +275,8 @@ static void add_lost(struct model *m, const __u64 *stats)
 			stats[IT_STAT_THREADS_FULL]);
 	model__add_lost(m, "stack_collisions", stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]);
 	model__add_lost(m, "children_not_followed", stats[IT_STAT_TARGETS_FULL]);
+	/* probe calls nested deeper than IT_PHASE_STACK: their phases are not timed */
+	model__add_lost(m, "probe_stack_overflow", stats[IT_STAT_PROBE_STACK_FULL]);
 }
 
 /* Hands the report's folded sets to the model (the report keeps empty ones). */
@@ -322,6 +324,10 @@ static int sampling_collect(struct recording *rec, struct model *m)
 	if (m->snapshot)
 		goto out;
 	fprintf(stderr, "infertrace: %llu samples\n", (unsigned long long)sr.total);
+	if (stats[IT_STAT_PROBE_STACK_FULL])
+		fprintf(stderr, "infertrace: warning: %llu probed calls nested deeper than %d were not timed "
+			"(lost.probe_stack_overflow)\n", (unsigned long long)stats[IT_STAT_PROBE_STACK_FULL],
+			IT_PHASE_STACK);
 	if (stats[IT_STAT_LOST_SAMPLES] || stats[IT_STAT_RINGBUF_LOST] || stats[IT_STAT_USTACK_LOST])
 		fprintf(stderr, "infertrace: warning: %llu samples and %llu events lost; numbers are incomplete\n",
 			(unsigned long long)(stats[IT_STAT_LOST_SAMPLES] + stats[IT_STAT_USTACK_LOST]),

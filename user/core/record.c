@@ -14,6 +14,8 @@
 #include "atomic_file.h"
 #include "model.h"
 #include "exit_codes.h"
+#include "comm.h"
+#include "outdir.h"
 #include "options.h"
 #include "outputs.h"
 #include "processes.h"
@@ -27,6 +29,8 @@
 #include "syms.h"
 #include "target.h"
 #include "tracer.h"
+#include "watchdog.h"
+#include "infertrace.skel.h"
 
 
 /* The model's stages carry the order of the results (spans, then every
@@ -70,33 +74,6 @@ static double wall_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Creates the output directory and proves it writable before anything runs. */
-static int prepare_output_dir(const char *dir)
-{
-	struct atomic_file *probe;
-	char *copy = strdup(dir), *p;
-
-	for (p = copy + 1; p && *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			mkdir(copy, 0755);
-			*p = '/';
-		}
-	}
-	free(copy);
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		goto fail;
-	probe = atomic_file__open(dir, "write-check");
-	if (!probe)
-		goto fail;
-	atomic_file__abort(probe);
-	return 0;
-fail:
-	fprintf(stderr, "infertrace: cannot write output directory '%s': %s; choose another with -o DIR\n",
-		dir, strerror(errno));
-	return -errno;
-}
-
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct recording *rec = ctx;
@@ -109,16 +86,20 @@ static int on_event(void *ctx, void *data, size_t size)
 	switch (h->type) {
 	case IT_EV_FORK:
 		p = process_table__add(&rec->procs, h->tgid, pe->parent_tgid, false, h->ts_ns);
-		if (p && !p->comm[0])
+		if (p && !p->comm[0]) {
 			memcpy(p->comm, pe->comm, IT_COMM_LEN);
+			comm__sanitize(p->comm);
+		}
 		/* until its own capture, the child maps what its parent mapped */
 		syms_cache__inherit(rec->syms, pe->parent_tgid, h->tgid);
 		syms_cache__capture(rec->syms, h->tgid);
 		break;
 	case IT_EV_EXEC:
 		p = process_table__find(&rec->procs, h->tgid);
-		if (p)
+		if (p) {
 			memcpy(p->comm, pe->comm, IT_COMM_LEN);
+			comm__sanitize(p->comm);
+		}
 		syms_cache__capture(rec->syms, h->tgid);
 		break;
 	case IT_EV_MMAP:
@@ -182,7 +163,7 @@ static int setup_targets(struct recording *rec)
 static bool should_stop(struct recording *rec)
 {
 	if (stop_signal) {
-		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGHUP ? "SIGHUP" : "SIGTERM";
 		return true;
 	}
 	if (rec->opts.duration_s > 0 && recording__now_ns() - rec->start_ns >= rec->opts.duration_s * 1e9) {
@@ -389,6 +370,7 @@ static enum it_exit setup_exit(int err)
 int cmd_record(int argc, char **argv)
 {
 	struct recording rec = {};
+	struct watchdog wd = { .pid = -1, .fd = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct concern *c;
 	enum it_exit status = IT_EXIT_RUNTIME; /* the class of the step that failed */
@@ -398,6 +380,9 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	model__init(&rec.model);
+	sigaction(SIGHUP, &sa, NULL);
+	/* a closed stdout/stderr pipe (`| head`) must not lose the outputs */
+	signal(SIGPIPE, SIG_IGN);
 	err = record_opts__parse(&rec.opts, argc, argv);
 	if (err) {
 		model__free(&rec.model);
@@ -413,12 +398,24 @@ int cmd_record(int argc, char **argv)
 	}
 	status = IT_EXIT_TARGET;
 	for (int i = 0; i < rec.opts.npids; i++) {
+		pid_t tgid;
+
 		err = target__check_pid(rec.opts.pids[i]);
 		if (err)
 			goto cleanup;
+		/* a thread id: its whole process is what can be traced */
+		tgid = target__tgid(rec.opts.pids[i]);
+		if (tgid > 0 && tgid != rec.opts.pids[i]) {
+			char comm[32];
+
+			target__comm(tgid, comm, sizeof(comm));
+			fprintf(stderr, "infertrace: PID %d is a thread of process %d (%s); recording the whole process\n",
+				rec.opts.pids[i], tgid, comm);
+			rec.opts.pids[i] = tgid;
+		}
 	}
 	status = IT_EXIT_OUTPUT;
-	err = prepare_output_dir(rec.opts.output_dir);
+	err = output_dir__prepare(rec.opts.output_dir);
 	if (err)
 		goto cleanup;
 	status = IT_EXIT_RUNTIME;
@@ -449,6 +446,12 @@ int cmd_record(int argc, char **argv)
 	err = setup_targets(&rec);
 	if (err)
 		goto cleanup;
+	/* before attaching: it must hold no BPF link, only the targets map */
+	err = watchdog__start(&wd, bpf_map__fd(rec.tracer.skel->maps.targets), rec.launched ? rec.cmd.pid : 0);
+	if (err) {
+		fprintf(stderr, "infertrace: cannot start the watchdog process: %s\n", strerror(-err));
+		goto cleanup;
+	}
 	status = IT_EXIT_RUNTIME;
 	err = tracer__attach(&rec.tracer, rec.opts.frequency);
 	if (err)
@@ -490,15 +493,16 @@ cleanup:
 		if (rec.cmd.gate_fd >= 0) {
 			launched__abort(&rec.cmd);
 		} else {
-			/* the recording ended before the command: end it as perf does */
-			kill(rec.cmd.pid, SIGTERM);
-			waitpid(rec.cmd.pid, NULL, 0);
+			/* the recording ended before the command: end its whole group */
+			launched__stop(&rec.cmd, 5.0);
 		}
 	}
 	for_each_concern(c)
 		if (c->cleanup)
 			c->cleanup(&rec);
 	tracer__destroy(&rec.tracer);
+	/* after the links are gone: no stop can follow the goodbye */
+	watchdog__stop(&wd);
 	ksyms__free(rec.ksyms);
 	syms_cache__free(rec.syms);
 	process_table__free(&rec.procs);

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
 #include "target.h"
 
 int launched__fork(struct launched *l, char **argv)
@@ -35,6 +38,13 @@ int launched__fork(struct launched *l, char **argv)
 		char c;
 		int e;
 
+		/* Its own session and process group: a stop reaches everything it
+		 * starts and nothing else in the tracer's job. A session, not only a
+		 * group: the group is orphaned from the start, so the tracer's death
+		 * (while a member is stopped for probe placement) never makes the
+		 * kernel send it SIGHUP. The terminal stays the tracer's: Ctrl-C
+		 * stops the recording, which then ends the command's group. */
+		setsid();
 		close(gate[1]);
 		close(errp[0]);
 		/* wait for the tracer; EOF without a byte means it gave up */
@@ -42,6 +52,9 @@ int launched__fork(struct launched *l, char **argv)
 			_exit(127);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* ignored signals survive exec: the tracer ignores SIGPIPE, the command must not */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0)
@@ -61,6 +74,7 @@ int launched__release(struct launched *l, const char *name)
 	int e = 0;
 	ssize_t n;
 
+
 	if (write(l->gate_fd, "g", 1) != 1)
 		return -errno;
 	close(l->gate_fd);
@@ -79,6 +93,35 @@ int launched__release(struct launched *l, const char *name)
 		return -e;
 	}
 	return 0;
+}
+
+void launched__stop(struct launched *l, double grace_s)
+{
+	struct timespec ts = { 0, 20 * 1000000L };
+	int waited_ms = 0;
+
+	if (l->pid <= 0)
+		return;
+	/* the whole group: a shell-wrapped experiment's children too. SIGCONT
+	 * first, so a stopped member acts on SIGTERM */
+	kill(-l->pid, SIGTERM);
+	kill(-l->pid, SIGCONT);
+	while (!l->exited && waited_ms < grace_s * 1000) {
+		launched__poll(l);
+		if (l->exited)
+			break;
+		nanosleep(&ts, NULL);
+		waited_ms += 20;
+	}
+	if (!l->exited) {
+		kill(-l->pid, SIGKILL);
+		waitpid(l->pid, &l->status, 0);
+		l->exited = true;
+	}
+	/* members that outlived the leader (or ignore SIGTERM) */
+	for (waited_ms = 0; kill(-l->pid, 0) == 0 && waited_ms < grace_s * 1000; waited_ms += 20)
+		nanosleep(&ts, NULL);
+	kill(-l->pid, SIGKILL);
 }
 
 void launched__abort(struct launched *l)
@@ -123,20 +166,48 @@ int target__check_pid(pid_t pid)
 	return -ESRCH;
 }
 
-bool target__alive(pid_t pid)
+/* The state letter of /proc/PID/stat, or 0. The comm field may hold spaces
+ * and ')' (any bytes but NUL): the fields resume after the last ')'. */
+static char proc_state(pid_t pid)
 {
-	char path[64], state = 0;
+	char path[64], buf[512], *p;
+	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
+	f = fopen(path, "re");
 	if (!f)
-		return false;
-	/* a zombie has exited: it only waits for its parent to reap it */
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 0;
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+bool target__alive(pid_t pid)
+{
+	char state = proc_state(pid);
+
+	/* a zombie has exited: it only waits for its parent to reap it */
 	return state && state != 'Z' && state != 'X';
+}
+
+pid_t target__tgid(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
 }
 
 void target__comm(pid_t pid, char *buf, size_t len)
@@ -152,6 +223,7 @@ void target__comm(pid_t pid, char *buf, size_t len)
 	if (fgets(buf, len, f))
 		buf[strcspn(buf, "\n")] = 0;
 	fclose(f);
+	comm__sanitize(buf);
 }
 
 double target__cpu_seconds(pid_t pid)
@@ -174,4 +246,20 @@ double target__cpu_seconds(pid_t pid)
 			 &utime, &stime) != 2)
 		return -1;
 	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+int target__root_prefix(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	struct stat self, other;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	if (stat("/proc/self/ns/mnt", &self) || stat(path, &other))
+		return -errno;
+	if (self.st_ino == other.st_ino && self.st_dev == other.st_dev)
+		return 0;
+	/* the kernel resolves paths under this link in the target's root */
+	snprintf(buf, len, "/proc/%d/root", pid);
+	return 1;
 }

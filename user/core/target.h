@@ -24,14 +24,23 @@ int launched__fork(struct launched *l, char **argv);
 int launched__release(struct launched *l, const char *name);
 /* Kills a child that was never released. */
 void launched__abort(struct launched *l);
+/* Ends the command's whole process group (it leads one, in its own session): SIGTERM, then
+ * SIGKILL after grace_s for the leader and for members that outlive it. */
+void launched__stop(struct launched *l, double grace_s);
 /* Non-blocking reap of the launched child. true once it has exited. */
 bool launched__poll(struct launched *l);
 
 /* Checks that pid exists and can be traced. 0, or -errno with a message. */
 int target__check_pid(pid_t pid);
 bool target__alive(pid_t pid);
-/* Reads /proc/PID/comm into buf (empty string when gone). */
+/* The process (thread group) a thread id belongs to; -1 when gone. */
+pid_t target__tgid(pid_t tid);
+/* Reads /proc/PID/comm into buf, made valid UTF-8 (empty string when gone). */
 void target__comm(pid_t pid, char *buf, size_t len);
+/* For a target in another mount namespace (a container), the prefix that
+ * makes its paths reach its files from ours ("/proc/PID/root"): 1 then, 0
+ * and "" when it shares our mount namespace, -errno when gone. */
+int target__root_prefix(pid_t pid, char *buf, size_t len);
 /* CPU time (utime+stime) of a live process, all threads, in seconds; <0 if gone. */
 double target__cpu_seconds(pid_t pid);
 

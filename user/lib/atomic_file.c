@@ -1,39 +1,145 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
 
 struct atomic_file {
 	FILE *f;
-	char *tmp_path;
-	char *path;
+	int dirfd;
+	char tmp[300];
+	char *name;
 };
+
+/* SUDO_UID/SUDO_GID as ids, or -1 when not under sudo or malformed. */
+static long sudo_id(const char *var)
+{
+	const char *s = getenv(var);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > INT32_MAX)
+		return -1;
+	return v;
+}
+
+void atomic_file__chown_invoker(int fd)
+{
+	long uid = sudo_id("SUDO_UID"), gid = sudo_id("SUDO_GID");
+
+	if (geteuid() != 0 || uid < 0 || gid < 0)
+		return;
+	/* best effort: a filesystem without ownership (vfat) keeps root's */
+	if (fchown(fd, (uid_t)uid, (gid_t)gid))
+		return;
+}
+
+int atomic_dir__open(const char *dir, char *why, size_t whylen)
+{
+	long sudo_uid = sudo_id("SUDO_UID");
+	struct stat st;
+	int fd, err;
+
+	if (!dir || !*dir) {
+		if (why)
+			snprintf(why, whylen, "empty directory name");
+		return -EINVAL;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid() && (sudo_uid < 0 || st.st_uid != (uid_t)sudo_uid)) {
+		if (why)
+			snprintf(why, whylen, "owned by uid %u, neither root nor the invoking user",
+				 (unsigned)st.st_uid);
+		close(fd);
+		return -EPERM;
+	}
+	/* others could swap names in it under us, unless sticky */
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		if (why)
+			snprintf(why, whylen, "writable by %s without the sticky bit",
+				 st.st_mode & S_IWOTH ? "everyone" : "its group");
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* Creates a temp file no one else can have predicted or planted. */
+static int open_tmp(struct atomic_file *af)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t r;
+		int fd;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)af ^ (uint64_t)tries;
+		snprintf(af->tmp, sizeof(af->tmp), ".%.200s.tmp.%016llx", af->name, (unsigned long long)r);
+		fd = openat(af->dirfd, af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
 
 struct atomic_file *atomic_file__open(const char *dir, const char *name)
 {
-	struct atomic_file *af = calloc(1, sizeof(*af));
-	int err;
+	struct atomic_file *af;
+	int err, fd;
 
+	if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+		errno = EINVAL;
+		return NULL;
+	}
+	af = calloc(1, sizeof(*af));
 	if (!af)
 		return NULL;
-	if (asprintf(&af->path, "%s/%s", dir, name) < 0 ||
-	    asprintf(&af->tmp_path, "%s/.%s.tmp.%d", dir, name, getpid()) < 0) {
-		af->path = af->tmp_path = NULL;
+	af->dirfd = -1;
+	af->name = strdup(name);
+	if (!af->name) {
 		err = ENOMEM;
 		goto fail;
 	}
-	af->f = fopen(af->tmp_path, "w");
+	af->dirfd = atomic_dir__open(dir, NULL, 0);
+	if (af->dirfd < 0) {
+		err = -af->dirfd;
+		goto fail;
+	}
+	fd = open_tmp(af);
+	if (fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	atomic_file__chown_invoker(fd);
+	af->f = fdopen(fd, "w");
 	if (!af->f) {
 		err = errno;
+		close(fd);
+		unlinkat(af->dirfd, af->tmp, 0);
 		goto fail;
 	}
 	return af;
 fail:
-	free(af->path);
-	free(af->tmp_path);
+	if (af->dirfd >= 0)
+		close(af->dirfd);
+	free(af->name);
 	free(af);
 	errno = err;
 	return NULL;
@@ -46,8 +152,8 @@ FILE *atomic_file__stream(struct atomic_file *af)
 
 static void atomic_file__free(struct atomic_file *af)
 {
-	free(af->path);
-	free(af->tmp_path);
+	close(af->dirfd);
+	free(af->name);
 	free(af);
 }
 
@@ -55,14 +161,17 @@ int atomic_file__commit(struct atomic_file *af)
 {
 	int err = 0;
 
+	errno = 0;
 	if (ferror(af->f) || fflush(af->f) || fsync(fileno(af->f)))
 		err = errno ? -errno : -EIO;
 	if (fclose(af->f) && !err)
 		err = -errno;
-	if (!err && rename(af->tmp_path, af->path))
+	/* renameat replaces whatever has the final name, a symlink included,
+	 * without following it */
+	if (!err && renameat(af->dirfd, af->tmp, af->dirfd, af->name))
 		err = -errno;
 	if (err)
-		unlink(af->tmp_path);
+		unlinkat(af->dirfd, af->tmp, 0);
 	atomic_file__free(af);
 	return err;
 }
@@ -72,6 +181,6 @@ void atomic_file__abort(struct atomic_file *af)
 	if (!af)
 		return;
 	fclose(af->f);
-	unlink(af->tmp_path);
+	unlinkat(af->dirfd, af->tmp, 0);
 	atomic_file__free(af);
 }

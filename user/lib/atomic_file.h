@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Files written atomically: a temporary file in the same directory, renamed
- * over the final name only when everything was written and flushed, so a
- * crash, a full disk or a signal never leaves a half-written output. */
+/* Files written atomically and safely as root: a temporary file created
+ * O_CREAT|O_EXCL|O_NOFOLLOW inside the output directory (opened
+ * O_DIRECTORY|O_NOFOLLOW and checked), renamed over the final name only when
+ * everything was written and flushed. Every operation after the directory is
+ * opened is relative to its descriptor, so a planted symlink or a swapped path
+ * component cannot redirect a write. */
 #ifndef INFERTRACE_ATOMIC_FILE_H
 #define INFERTRACE_ATOMIC_FILE_H
 
@@ -9,7 +12,8 @@
 
 struct atomic_file;
 
-/* Opens DIR/NAME.tmp.PID for writing. NULL with errno set on failure. */
+/* Opens DIR (refused unless safe, see atomic_dir__open) and a fresh temporary
+ * file in it. NULL with errno set on failure; EPERM for an unsafe directory. */
 struct atomic_file *atomic_file__open(const char *dir, const char *name);
 FILE *atomic_file__stream(struct atomic_file *af);
 /* Flushes, fsyncs and renames into place; removes the temp file on any error.
@@ -17,5 +21,13 @@ FILE *atomic_file__stream(struct atomic_file *af);
 int atomic_file__commit(struct atomic_file *af);
 /* Drops the temp file. Accepts NULL. */
 void atomic_file__abort(struct atomic_file *af);
+
+/* Opens DIR with O_DIRECTORY|O_NOFOLLOW and checks it: owned by root, the
+ * effective user or the invoking sudo user (SUDO_UID), and not writable by
+ * group or others unless sticky. Returns the fd, or -errno; on refusal
+ * (-EPERM) WHY (if not NULL) says why in a few words. */
+int atomic_dir__open(const char *dir, char *why, size_t whylen);
+/* Under sudo as root: hands FD to SUDO_UID/SUDO_GID. No-op otherwise. */
+void atomic_file__chown_invoker(int fd);
 
 #endif

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "probe_spec.h"
+#include "safe_open.h"
+#include "target.h"
 #include "syms.h"
 
 /* The first ':' that is not part of a C++ "::". */
@@ -116,7 +118,8 @@ static Elf *elf_open(const char *path, int *fd)
 	Elf *e;
 
 	elf_version(EV_CURRENT);
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the target names this file: never block on a FIFO, only regular files */
+	*fd = safe_open_regular(path);
 	if (*fd < 0)
 		return NULL;
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
@@ -405,9 +408,11 @@ int elf_needed_closure(const char *exe, char **paths, int max)
 
 int proc_exec_files(pid_t pid, void (*fn)(const char *path, void *ctx), void *ctx)
 {
-	char path[64], line[PATH_MAX + 256];
+	char path[64], line[PATH_MAX + 256], root[64], full[PATH_MAX + 64];
 	FILE *f;
 
+	/* a target in another mount namespace: its paths through its root */
+	target__root_prefix(pid, root, sizeof(root));
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -418,8 +423,14 @@ int proc_exec_files(pid_t pid, void (*fn)(const char *path, void *ctx), void *ct
 		if (sscanf(line, "%*s %7s", perms) != 1 || perms[2] != 'x' || !file)
 			continue;
 		file[strcspn(file, "\n")] = 0;
-		if (!strstr(file, " (deleted)"))
+		if (strstr(file, " (deleted)"))
+			continue;
+		if (root[0]) {
+			snprintf(full, sizeof(full), "%s%s", root, file);
+			fn(full, ctx);
+		} else {
 			fn(file, ctx);
+		}
 	}
 	fclose(f);
 	return 0;

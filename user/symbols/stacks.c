@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "infertrace.skel.h"
+#include "comm.h"
 #include "stacks.h"
 #include "syms.h"
 #include "tracer.h"
@@ -70,6 +71,7 @@ static struct proc_samples *proc_entry(struct stack_report *r, const struct it_s
 	p->tgid = k->tgid;
 	memcpy(p->comm, k->comm, IT_COMM_LEN);
 	p->comm[IT_COMM_LEN - 1] = 0;
+	comm__sanitize(p->comm);
 	return p;
 }
 
@@ -138,6 +140,7 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	l->len = 0;
 	memcpy(comm, k->comm, IT_COMM_LEN);
 	comm[IT_COMM_LEN] = 0;
+	comm__sanitize(comm);
 	sanitize_frame(comm);
 	err = line_append(l, comm[0] ? comm : "[unknown]");
 	if (!uips && k->ustack_id < 0 && !err)

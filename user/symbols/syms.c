@@ -29,6 +29,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "syms.h"
+#include "safe_open.h"
 
 /* libstdc++'s demangler; declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -66,6 +67,7 @@ struct dso {
 	Dwfl_Module *mod;
 	GElf_Addr bias;    /* module address - ELF vaddr; 0 as reported */
 	char *image;       /* [vdso]: a copy of the tracer's own, for libdwfl */
+	char *opened;      /* the path that opened as a regular file (the unwinder reopens it) */
 	struct seg *segs;
 	size_t nr_segs;
 	struct dsym *syms;  /* sorted by addr, built on first lookup */
@@ -138,6 +140,7 @@ static void dso__free(struct dso *dso)
 	free(dso->image);
 	free(dso->segs);
 	free(dso->path);
+	free(dso->opened);
 	free(dso);
 }
 
@@ -147,10 +150,10 @@ static void dso__free(struct dso *dso)
  * none matches (overlayfs may report other inode numbers) the first that
  * opens does. Opened now, while pid lives, so that its stacks still
  * symbolize after it exits. */
-static int dso__open_fd(const struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
+static int dso__open_fd(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
 {
 	char cand[3][PATH_MAX];
-	int fallback = -1, fd, i;
+	int fallback = -1, fallback_i = -1, fd, i;
 	struct stat st;
 
 	snprintf(cand[0], sizeof(cand[0]), "%s", dso->path);
@@ -158,19 +161,25 @@ static int dso__open_fd(const struct dso *dso, pid_t pid, uint64_t start, uint64
 	snprintf(cand[2], sizeof(cand[2]), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)pid, start, end);
 	for (i = 0; i < (int)(sizeof(cand) / sizeof(cand[0])); i++) {
-		fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+		/* a FIFO or device swapped in for the file must not hang us */
+		fd = safe_open_regular(cand[i]);
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &st) == 0 && st.st_ino == dso->ino) {
 			if (fallback >= 0)
 				close(fallback);
+			dso->opened = strdup(cand[i]);
 			return fd;
 		}
-		if (fallback < 0)
+		if (fallback < 0) {
 			fallback = fd;
-		else
+			fallback_i = i;
+		} else {
 			close(fd);
+		}
 	}
+	if (fallback >= 0)
+		dso->opened = strdup(cand[fallback_i]);
 	return fallback;
 }
 
@@ -760,6 +769,7 @@ int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
 			.start = map->start,
 			.end = map->end,
 			.path = map->dso->path,
+			.opened = map->dso->opened,
 			.elf = map->dso->nr_segs > 0 && !map->dso->image,
 		};
 

@@ -42,6 +42,7 @@ struct syms_mapping {
 	uint64_t start, end;
 	uint64_t bias;        /* process address - ELF vaddr */
 	const char *path;     /* as /proc/PID/maps named it */
+	const char *opened;   /* the path that opened as the mapped regular file, or NULL */
 	bool elf;             /* the file opened as ELF (bias is meaningful) */
 };
 

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <elfutils/libdwfl.h>
 
 #include "syms.h"
 #include "unwind.h"
+#include "safe_open.h"
 #include "vec.h"
 
 #if defined(__x86_64__)
@@ -48,7 +50,10 @@ struct uproc {
 
 struct unwinder {
 	struct syms_cache *syms;
-	struct uproc *procs;
+	/* one allocation each: libdwfl keeps a pointer to its uproc
+	 * (dwfl_attach_state), which must survive the array growing or a
+	 * process being forgotten */
+	struct uproc **procs;
 	size_t nprocs, cap;
 	struct unwind_stats stats;
 };
@@ -131,12 +136,20 @@ struct report_acc {
 static void report_one(void *arg, const struct syms_mapping *m)
 {
 	struct report_acc *a = arg;
+	int fd;
 
-	if (!m->elf)
+	if (!m->elf || !m->opened)
 		return; /* [vdso] and files that are no ELF: the frame-pointer fallback covers them */
+	/* the file symbolization checked (the path itself may now be a FIFO or
+	 * another file); libdwfl owns fd on success */
+	fd = safe_open_regular(m->opened);
+	if (fd < 0)
+		return;
 	/* several executable mappings of one file: libdwfl finds the module again */
-	if (dwfl_report_elf(a->dwfl, m->path, m->path, -1, m->bias, true))
+	if (dwfl_report_elf(a->dwfl, m->path, m->opened, fd, m->bias, true))
 		a->nmods++;
+	else
+		close(fd);
 }
 
 static void uproc__close(struct uproc *p)
@@ -178,13 +191,19 @@ static int uproc__sync(struct unwinder *u, struct uproc *p)
 
 static struct uproc *proc_get(struct unwinder *u, pid_t pid)
 {
+	struct uproc *p;
+
 	for (size_t i = 0; i < u->nprocs; i++)
-		if (u->procs[i].pid == pid)
-			return &u->procs[i];
+		if (u->procs[i]->pid == pid)
+			return u->procs[i];
 	if (VEC_RESERVE(u->procs, u->cap, u->nprocs, 8))
 		return NULL;
-	u->procs[u->nprocs] = (struct uproc){ .pid = pid };
-	return &u->procs[u->nprocs++];
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	u->procs[u->nprocs++] = p;
+	return p;
 }
 
 /* ---- API ---- */
@@ -202,8 +221,10 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->nprocs; i++)
-		uproc__close(&u->procs[i]);
+	for (size_t i = 0; i < u->nprocs; i++) {
+		uproc__close(u->procs[i]);
+		free(u->procs[i]);
+	}
 	free(u->procs);
 	free(u);
 }
@@ -211,9 +232,10 @@ void unwinder__free(struct unwinder *u)
 void unwinder__forget(struct unwinder *u, pid_t pid)
 {
 	for (size_t i = 0; u && i < u->nprocs; i++) {
-		if (u->procs[i].pid != pid)
+		if (u->procs[i]->pid != pid)
 			continue;
-		uproc__close(&u->procs[i]);
+		uproc__close(u->procs[i]);
+		free(u->procs[i]);
 		u->procs[i] = u->procs[--u->nprocs];
 		return;
 	}

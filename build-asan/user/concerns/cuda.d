@@ -1,0 +1,15 @@
+build-asan/user/concerns/cuda.o: user/concerns/cuda.c \
+ user/core/concerns.h user/core/recording.h user/core/options.h \
+ user/analysis/rules.h user/core/processes.h include/infertrace.h \
+ user/core/target.h user/core/tracer.h build-asan/infertrace.skel.h \
+ user/probes/probe_spec.h
+user/core/concerns.h:
+user/core/recording.h:
+user/core/options.h:
+user/analysis/rules.h:
+user/core/processes.h:
+include/infertrace.h:
+user/core/target.h:
+user/core/tracer.h:
+build-asan/infertrace.skel.h:
+user/probes/probe_spec.h:

@@ -1,0 +1,20 @@
+build-asan/user/concerns/sched.o: user/concerns/sched.c \
+ user/core/concerns.h user/core/recording.h user/core/options.h \
+ user/analysis/rules.h user/core/processes.h include/infertrace.h \
+ user/core/target.h user/core/tracer.h build-asan/infertrace.skel.h \
+ user/concerns/sched.h user/analysis/sched_logic.h user/symbols/stacks.h \
+ user/outputs/folded.h user/symbols/syms.h
+user/core/concerns.h:
+user/core/recording.h:
+user/core/options.h:
+user/analysis/rules.h:
+user/core/processes.h:
+include/infertrace.h:
+user/core/target.h:
+user/core/tracer.h:
+build-asan/infertrace.skel.h:
+user/concerns/sched.h:
+user/analysis/sched_logic.h:
+user/symbols/stacks.h:
+user/outputs/folded.h:
+user/symbols/syms.h:

@@ -1,0 +1,2 @@
+build-asan/user/core/target.o: user/core/target.c user/core/target.h
+user/core/target.h:

@@ -1,0 +1,3 @@
+build-asan/user/probes/presets.o: user/probes/presets.c \
+ user/probes/presets.h
+user/probes/presets.h:

@@ -1,0 +1,367 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Robustness and safety as root: planted symlinks and unsafe output
+directories, a tracer killed while it holds the target, signals, hostile
+files, fork storms, probe-stack overflow and odd process names."""
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+import unittest
+
+import common
+
+OUTPUT_NAMES = ["profile.json", "trace.json", "flamegraph.svg", "report.html",
+                "stacks.folded", "offcpu.folded", "write-check"]
+
+
+def sticky_world_dir():
+    d = tempfile.mkdtemp(prefix="it-sticky-")
+    os.chmod(d, 0o1777)
+    return d
+
+
+@common.need_root
+class OutputFilesTest(unittest.TestCase):
+    def test_planted_symlinks_do_not_redirect_writes(self):
+        d = sticky_world_dir()
+        victim_dir = tempfile.mkdtemp(prefix="it-victim-")
+        victim = os.path.join(victim_dir, "victim")
+        with open(victim, "w") as f:
+            f.write("precious\n")
+        # at every output name, and at the temp names the old scheme would
+        # have used (.NAME.tmp.PID) for the next few hundred PIDs
+        with open("/proc/sys/kernel/ns_last_pid") as f:
+            last = int(f.read())
+        planted = []
+        for name in OUTPUT_NAMES:
+            planted.append(name)
+            for pid in range(last + 1, last + 300):
+                planted.append(f".{name}.tmp.{pid}")
+        for name in planted:
+            os.symlink(victim, os.path.join(d, name))
+        r = common.record([], ["sleep", "0.3"], outdir=d)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertEqual(os.stat(victim).st_size, 9)
+        for name in ["profile.json", "flamegraph.svg", "stacks.folded"]:
+            st = os.lstat(os.path.join(d, name))
+            self.assertTrue(stat.S_ISREG(st.st_mode), name)
+        self.assertIsNotNone(r.profile)
+
+    def test_unsafe_directories_refused(self):
+        world = tempfile.mkdtemp(prefix="it-world-")
+        os.chmod(world, 0o777)
+        r = common.record([], ["true"], outdir=world, check=False)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn("infertrace: refusing output directory", r.stderr)
+        self.assertIn("sticky", r.stderr)
+        self.assertEqual(os.listdir(world), [])
+        other = tempfile.mkdtemp(prefix="it-other-")
+        os.chown(other, 54321, 54321)
+        r = common.record([], ["true"], outdir=other, check=False)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn("owned by uid 54321", r.stderr)
+        # the invoking sudo user's own directory is fine
+        env = dict(os.environ, SUDO_UID="54321", SUDO_GID="54322")
+        r = common.record([], ["sleep", "0.2"], outdir=other, env=env)
+        self.assertEqual(os.stat(os.path.join(other, "profile.json")).st_uid, 54321)
+
+    def test_outputs_handed_to_sudo_user(self):
+        parent = tempfile.mkdtemp(prefix="it-sudo-")
+        d = os.path.join(parent, "new", "out")
+        env = dict(os.environ, SUDO_UID="54321", SUDO_GID="54322")
+        common.record([], ["sleep", "0.2"], outdir=d, env=env)
+        for name in ["profile.json", "stacks.folded"]:
+            st = os.stat(os.path.join(d, name))
+            self.assertEqual((st.st_uid, st.st_gid), (54321, 54322), name)
+        st = os.stat(d)
+        self.assertEqual((st.st_uid, st.st_gid), (54321, 54322))
+
+    def test_symlinked_output_dir_refused(self):
+        real = tempfile.mkdtemp(prefix="it-real-")
+        link = real + "-link"
+        os.symlink(real, link)
+        r = common.record([], ["true"], outdir=link, check=False)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn("infertrace: refusing output directory", r.stderr)
+        self.assertIn("symbolic link", r.stderr)
+        self.assertEqual(os.listdir(real), [])
+
+    def test_stale_outputs_removed(self):
+        d = tempfile.mkdtemp(prefix="it-stale-")
+        stale = ["stacks.oldphase.folded", "offcpu.oldphase.folded", ".profile.json.tmp.1234"]
+        mine = ["notes.txt", "stacks.txt"]
+        for name in stale + mine:
+            with open(os.path.join(d, name), "w") as f:
+                f.write("x 1\n")
+        common.record([], ["sleep", "0.2"], outdir=d)
+        left = set(os.listdir(d))
+        for name in stale:
+            self.assertNotIn(name, left)
+        for name in mine:
+            self.assertIn(name, left)
+        self.assertIn("profile.json", left)
+
+    def test_empty_output_dir_name(self):
+        p = subprocess.run([common.INFERTRACE, "record", "-o", "", "--", "true"],
+                           text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("infertrace: ", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+def proc_stat(pid):
+    """(state, ppid, pgid) of a live process, or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    fields = s[s.rindex(")") + 2:].split()
+    return fields[0], int(fields[1]), int(fields[2])
+
+
+def group_members(pgid):
+    out = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = proc_stat(int(name))
+            if st and st[2] == pgid:
+                out[int(name)] = st[0]
+    return out
+
+
+def wait_for(pred, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.02)
+    return pred()
+
+
+def start_record(args, cmd):
+    """Starts `record` and waits for its announcement: all is attached."""
+    d = tempfile.mkdtemp(prefix="it-out-")
+    p = subprocess.Popen([common.INFERTRACE, "record", "-o", d] + args + ["--"] + cmd,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        if "recording" in line or "error" in line:
+            break
+    return p, d, "".join(lines)
+
+
+def launched_child(tracer_pid):
+    """The launched command: the tracer's child that leads its own group."""
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = proc_stat(int(name))
+            if st and st[1] == tracer_pid and st[2] == int(name):
+                return int(name)
+    return None
+
+
+@common.need_root
+class SignalsTest(unittest.TestCase):
+    def test_sigkill_while_target_held_releases_it(self):
+        # a pending preset probe (sqlite never loads) stops the target at every
+        # executable mmap; each /bin/true exec maps its libraries
+        p, d, err = start_record(["--preset", "sqlite"],
+                                 ["sh", "-c", "while :; do /bin/true; sleep 0.01; done"])
+        self.assertIn("recording", err)
+        child = launched_child(p.pid)
+        self.assertIsNotNone(child)
+        try:
+            # freeze the tracer so the next stop is never answered, then kill it
+            os.kill(p.pid, signal.SIGSTOP)
+            held = wait_for(lambda: [m for m, s in group_members(child).items() if s == "T"], 20)
+            self.assertTrue(held, "no target was held: the test proves nothing")
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+            p.stderr.close()
+            released = wait_for(lambda: all(s in "RSD" for s in group_members(child).values()), 10)
+            self.assertTrue(released, f"target left stopped: {group_members(child)}")
+            # and it keeps running: the loop still forks new children
+            before = set(group_members(child))
+            self.assertTrue(wait_for(lambda: set(group_members(child)) - before - {child}, 10),
+                            f"the target's loop stopped: {before} {group_members(child)}")
+            time.sleep(1.2)  # past the watchdog's last SIGCONT
+            self.assertTrue(all(s != "T" for s in group_members(child).values()))
+        finally:
+            try:
+                os.killpg(child, signal.SIGKILL)
+            except (ProcessLookupError, TypeError):
+                pass
+
+    def test_stderr_pipe_closed_keeps_outputs(self):
+        d = tempfile.mkdtemp(prefix="it-out-")
+        p = subprocess.run(f"{common.INFERTRACE} record -o {d} -- sleep 1 2>&1 | head -1",
+                           shell=True, text=True, stdout=subprocess.PIPE, timeout=120)
+        self.assertIn("infertrace:", p.stdout)
+        prof = common.load_json(os.path.join(d, "profile.json"))
+        self.assertEqual(prof["stop_reason"], "target exited")
+        self.assertTrue(os.path.getsize(os.path.join(d, "flamegraph.svg")) > 0)
+
+    def test_sighup_stops_like_sigterm_and_ends_the_group(self):
+        tag = f"{os.getpid() % 1000}.{int(time.monotonic() * 1000) % 1000:03d}"
+        p, d, err = start_record([], ["sh", "-c", f"sleep 1{tag} & sleep 2{tag} & wait"])
+        self.assertIn("recording", err)
+        child = launched_child(p.pid)
+        self.assertTrue(wait_for(lambda: len(group_members(child)) >= 3, 10))
+        os.kill(p.pid, signal.SIGHUP)
+        rest = p.stderr.read()
+        p.stderr.close()
+        self.assertEqual(p.wait(timeout=60), 0, rest)
+        prof = common.load_json(os.path.join(d, "profile.json"))
+        self.assertEqual(prof["stop_reason"], "SIGHUP")
+        self.assertEqual(group_members(child), {})
+
+    def test_duration_ends_shell_wrapped_grandchildren(self):
+        tag = f"{os.getpid() % 1000}.{int(time.monotonic() * 1000) % 1000:03d}"
+        # the shell ignores SIGTERM; its children do not: both must go
+        r = common.record(["-d", "1"], ["sh", "-c", f"trap '' TERM; sleep 3{tag} & sleep 4{tag}; wait"])
+        self.assertEqual(r.profile["stop_reason"], "duration")
+        left = subprocess.run(["pgrep", "-f", f"sleep [34]{tag}"], stdout=subprocess.PIPE, text=True).stdout
+        self.assertEqual(left.strip(), "")
+
+
+@common.need_root
+class HostileFilesTest(unittest.TestCase):
+    def test_fifo_as_probe_object(self):
+        d = tempfile.mkdtemp(prefix="it-fifo-")
+        fifo = os.path.join(d, "libfake.so")
+        os.mkfifo(fifo)
+        r = common.record(["--phase", f"p={fifo}:f"], ["sleep", "0.2"], check=False, timeout=60)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn(f"infertrace: probe '{fifo}:f'", r.stderr)
+        self.assertIn("not a regular file", r.stderr)
+
+    def test_fifo_in_place_of_mapped_file(self):
+        d = tempfile.mkdtemp(prefix="it-fifo-")
+        lib = common.build("libhot_fifo.so", ["hot_lib.c"], "-O1 -g -fno-omit-frame-pointer -shared -fPIC",
+                           out=os.path.join(d, "libhot.so"))
+        exe = common.build("fifo_swap", ["fifo_swap.c"], "-O1 -g -fno-omit-frame-pointer -ldl")
+        t = subprocess.Popen([exe, lib, "30"], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(t.stdout.readline().strip(), "ready")
+            self.assertTrue(stat.S_ISFIFO(os.stat(lib).st_mode))
+            r = common.record(["-p", str(t.pid), "-d", "1.5"], timeout=60)
+            self.assertEqual(r.profile["stop_reason"], "duration")
+            # the mapping is still reached through /proc/PID/map_files
+            self.assertGreater(r.share(lambda s: "lib_hot" in s), 0.3)
+        finally:
+            t.kill()
+            t.wait()
+            t.stdout.close()
+
+
+@common.need_root
+class ForkStormTest(unittest.TestCase):
+    def test_fifty_short_lived_children_with_dwarf_unwinding(self):
+        exe = common.build("fork_storm", ["fork_storm.c"], "-O1 -g -fno-omit-frame-pointer")
+        # the crash depended on when processes came and went: a few rounds
+        for _ in range(3):
+            r = common.record(["-F", "499"], [exe, "50", "5"], timeout=180)
+            self.assertEqual(r.stdout.strip(), "50")  # the fixture reaped every child
+            self.assertEqual(r.profile["stop_reason"], "target exited")
+            st = r.folded()
+            self.assertTrue(any("child_spin" in s for s in st), list(st)[:5])
+            # the target and each of its 50 children, each seen to exit
+            procs = r.profile["processes"]
+            self.assertEqual(len(procs), 51)
+            self.assertEqual(sum(1 for p in procs if p["exit_code"] == 0), 51)
+
+
+@common.need_root
+class OverflowTest(unittest.TestCase):
+    def test_phases_nested_past_the_probe_stack_are_counted_lost(self):
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        rounds, depth, stack = 10, 12, 8  # stack: IT_PHASE_STACK
+        args = []
+        for i in range(1, depth + 1):
+            args += ["--phase", f"p{i}=f{i}"]
+        r = common.record(args, [exe, str(rounds)])
+        p = r.profile
+        # every call below the stack's depth is timed; each deeper one is counted
+        self.assertEqual(p["lost"]["probe_stack_overflow"], rounds * (depth - stack))
+        for i in range(1, stack + 1):
+            self.assertEqual(p["phases"][f"p{i}"]["calls"], rounds)
+        for i in range(stack + 1, depth + 1):
+            self.assertEqual(p["phases"][f"p{i}"]["calls"], 0)
+        self.assertIn("lost.probe_stack_overflow", r.stderr)
+
+
+def odd_comm():
+    return common.build("odd_comm", ["odd_comm.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+
+
+@common.need_root
+class BadInputTest(unittest.TestCase):
+    def check_outputs(self, r, named_at_start):
+        import xml.etree.ElementTree as ET
+        ET.parse(os.path.join(r.dir, "flamegraph.svg"))  # raises on invalid XML
+        with open(os.path.join(r.dir, "profile.json"), "rb") as f:
+            json.loads(f.read().decode("utf-8"))  # strict UTF-8
+        # a launched command is named at exec, before it renames itself
+        if named_at_start:
+            comms = [p["comm"] for p in r.profile["processes"]]
+            self.assertIn("?) x (? y", comms)
+        self.assertTrue(any(s.startswith("?)_x_(?_y;") and "odd_spin" in s for s in r.folded()),
+                        list(r.folded())[:3])
+
+    def test_odd_comm_launched(self):
+        r = common.record([], [odd_comm(), "1.5"])
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        self.check_outputs(r, False)
+
+    def test_thread_id_records_its_process_and_odd_comm_exit_is_seen(self):
+        t = subprocess.Popen([odd_comm(), "5"], stdout=subprocess.PIPE, text=True)
+        try:
+            pid, tid = map(int, t.stdout.readline().split())
+            self.assertNotEqual(pid, tid)
+            # no -d: the run ends only if the target's exit is read correctly
+            # from /proc/PID/stat despite ')' and spaces in its name
+            r = common.record(["-p", str(tid)], timeout=120)
+        finally:
+            t.wait()
+            t.stdout.close()
+        self.assertIn(f"infertrace: PID {tid} is a thread of process {pid}", r.stderr)
+        self.assertEqual(r.profile["pids"], [pid])
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        self.check_outputs(r, True)
+
+
+@common.need_root
+@unittest.skipUnless(shutil.which("unshare"), "needs unshare (util-linux)")
+class ContainerTest(unittest.TestCase):
+    def test_probe_in_binary_only_in_a_private_mount_namespace(self):
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        d = tempfile.mkdtemp(prefix="it-ns-")  # empty here; a tmpfs with the binary there
+        t = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                              f"mount -t tmpfs none {d} && cp {exe} {d}/ && exec {d}/nest12 1000000"])
+        try:
+            inside = os.path.join(d, "nest12")
+            self.assertTrue(wait_for(lambda: os.readlink(f"/proc/{t.pid}/exe") == inside, 20))
+            self.assertFalse(os.path.exists(inside))  # not in the tracer's namespace
+            r = common.record(["-p", str(t.pid), "-d", "2", "--phase", "p1=f1", "--phase", "p2=f2"])
+        finally:
+            t.kill()
+            t.wait()
+        p = r.profile
+        probes = {x["spec"]: x for x in p["probes"]}
+        self.assertEqual(probes["f1"]["placed_in"], [f"/proc/{t.pid}/root{inside}"])
+        c1, c2 = p["phases"]["p1"]["calls"], p["phases"]["p2"]["calls"]
+        self.assertGreater(c1, 0)
+        # each f1 calls f2 once: they differ only by calls cut at the edges
+        self.assertLessEqual(abs(c2 - c1), 2)
+        self.assertTrue(any("f2" in s and s.startswith("nest12;") for s in r.folded()))
