@@ -112,6 +112,9 @@ static int sched_configure(struct recording *rec)
 		fprintf(stderr, "infertrace: note: this kernel lacks %s; the rest of the scheduler, "
 			"memory and crash tracing works\n", ss->missing);
 	s->rodata->cfg_min_block_ns = (__u64)rec->opts.min_block_us * 1000;
+	/* the probes settle threads at cycle and phase edges only when the
+	 * switches are traced too */
+	s->rodata->cfg_sched_edges = all_required;
 	if (rec->opts.comm) {
 		if (strlen(rec->opts.comm) >= IT_COMM_LEN)
 			fprintf(stderr, "infertrace: note: --comm '%s' is longer than the kernel keeps "
