@@ -613,6 +613,7 @@ static int sched_write(struct recording *rec, json_t *profile)
 	/* recovered, not lost: the time comes from the kernel's own counters */
 	json_object_set_new(sched, "unseen_switches", json_pack("{s:I,s:I}",
 		"in", (json_int_t)unseen_sum(rec, 0), "out", (json_int_t)unseen_sum(rec, 1)));
+	json_object_set_new(sched, "phase_unattributed", sched__unattributed_json(&rec->tracer));
 	select_sum(&vw, -1, -1, -1, false, &a);
 	json_object_set_new(sched, "cpus", json_integer(ncpus));
 	json_object_set_new(sched, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
