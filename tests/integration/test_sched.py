@@ -47,8 +47,10 @@ class SchedTest(unittest.TestCase):
             # cycle's own calls and the probes' traps
             self.assertGreaterEqual(c["oncpu_ms"], 20 * 0.99, c)
             self.assertLess(c["oncpu_ms"], 22, c)
-            # a sleep lasts at least what was asked (from a few µs into the call)
-            self.assertGreaterEqual(c["offcpu_ms"], 10 * 0.98, c)
+            # a sleep lasts at least what was asked: blocked, or waiting for
+            # the CPU (preempted before it blocked, woken before it ran)
+            self.assertGreater(c["offcpu_ms"], 0, c)
+            self.assertGreaterEqual(c["offcpu_ms"] + c["runq_wait_ms"], 10 - 0.05, c)
             self.assertGreaterEqual(c["blocked"]["sleep"], c["offcpu_ms"] * 0.99, c)
             spin = c["phases"]["spin"]
             self.assertGreaterEqual(spin["oncpu_ms"], 20 * 0.99, spin)
