@@ -1,2 +1,0 @@
-build-asan/user/core/target.o: user/core/target.c user/core/target.h
-user/core/target.h:
