@@ -15,31 +15,24 @@
  * the first phase whose name contains "inference"; 0 = the whole cycle. */
 static int inference_phase(const struct model *m)
 {
-	for (int i = 1; i < IT_MAX_PHASES; i++)
-		if (m->phase_names[i] && !strcmp(m->phase_names[i], "llm_inference"))
-			return i;
+	int id = model__phase_id(m, "llm_inference");
+
+	if (id > 0)
+		return id;
 	for (int i = 1; i < IT_MAX_PHASES; i++)
 		if (m->phase_names[i] && strstr(m->phase_names[i], "inference"))
 			return i;
 	return 0;
 }
 
-static int tokens_count(const struct model *m)
-{
-	for (int i = 1; i < IT_MAX_PHASES; i++)
-		if (m->count_names[i] && !strcmp(m->count_names[i], "tokens"))
-			return i;
-	return 0;
-}
-
 static void derive_cycle(const struct model *m, struct model_cycle *c, uint32_t index)
 {
-	int tok = tokens_count(m), inf = m->inference_phase;
+	int tok = model__count_id(m, "tokens"), inf = m->inference_phase;
 
 	c->index = index;
 	c->duration_ms = c->end_ns > c->start_ns ? (c->end_ns - c->start_ns) / 1e6 : 0;
 	c->tokens_per_second = c->tokens_per_second_wall = NAN;
-	if (tok && c->has_count[tok]) {
+	if (tok > 0 && c->has_count[tok]) {
 		double base_ms = inf ? (c->phases[inf].present ? c->phases[inf].ms : -1) : c->duration_ms;
 
 		c->tokens_per_second = base_ms > 0 ? c->counts[tok] / (base_ms / 1000.0) : NAN;

@@ -7,18 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_num.h"
 #include "exit_codes.h"
 #include "folded.h"
 #include "model.h"
 #include "profile.h"
 #include "report.h"
-
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 /* DIR/profile.json or a .json file, into m; the directory of the outputs
  * into dir. 0, or non-zero with a message. */
@@ -50,12 +44,12 @@ static void print_samples(const struct model *m)
 	const char *key;
 
 	printf("Samples: %.0f at %.0f Hz requested, %.1f Hz achieved over %.2f s of target CPU time\n",
-	       num(s, "total"), num(s, "requested_hz"), num(s, "achieved_hz"), num(s, "target_cpu_seconds"));
-	printf("Stacks: %.1f%% complete (reach main/thread start)\n", num(q, "complete_percent"));
+	       json_num(s, "total"), json_num(s, "requested_hz"), json_num(s, "achieved_hz"), json_num(s, "target_cpu_seconds"));
+	printf("Stacks: %.1f%% complete (reach main/thread start)\n", json_num(q, "complete_percent"));
 	json_object_foreach(objs, key, v) {
-		if (num(v, "truncated_percent") > 20 && num(v, "samples") >= 10)
+		if (json_num(v, "truncated_percent") > 20 && json_num(v, "samples") >= 10)
 			printf("  warning: %.0f%% of stacks in %s end early (no frame pointers?); "
-			       "try --call-graph dwarf\n", num(v, "truncated_percent"), key);
+			       "try --call-graph dwarf\n", json_num(v, "truncated_percent"), key);
 	}
 	if (model__lost(m, "samples") || model__lost(m, "events"))
 		printf("WARNING: %llu samples and %llu events were lost: numbers are incomplete\n",
@@ -118,15 +112,15 @@ static void print_probe_overhead(const struct model *m)
 	json_t *o = model__section(m, MODEL_SEC_PROBES_OVERHEAD), *phases = json_object_get(o, "phases"), *v;
 	const char *key;
 
-	if (!json_is_object(o) || isnan(num(o, "cost_ns_per_hit")))
+	if (!json_is_object(o) || isnan(json_num(o, "cost_ns_per_hit")))
 		return;
-	printf("\nProbe cost: %.1f us per hit (measured at start-up)", num(o, "cost_ns_per_hit") / 1e3);
+	printf("\nProbe cost: %.1f us per hit (measured at start-up)", json_num(o, "cost_ns_per_hit") / 1e3);
 	json_object_foreach(phases, key, v)
-		printf("; %s ~%.2f ms (%.1f%%)", key, num(v, "estimated_ms"), num(v, "percent"));
-	printf("; cycles ~%.1f%%\n", num(json_object_get(o, "cycles"), "percent"));
-	if (num(o, "max_percent") > 5.0)
+		printf("; %s ~%.2f ms (%.1f%%)", key, json_num(v, "estimated_ms"), json_num(v, "percent"));
+	printf("; cycles ~%.1f%%\n", json_num(json_object_get(o, "cycles"), "percent"));
+	if (json_num(o, "max_percent") > 5.0)
 		printf("WARNING: the probes themselves inflate phase times by up to %.1f%%; "
-		       "probe fewer or coarser functions\n", num(o, "max_percent"));
+		       "probe fewer or coarser functions\n", json_num(o, "max_percent"));
 }
 
 static void print_findings(const struct model *m)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_num.h"
 #include "folded.h"
 #include "model.h"
 #include "rules.h"
@@ -34,13 +35,6 @@ int rule_thresholds__set(struct rule_thresholds *t, const char *name, double v)
 		}
 	}
 	return -EINVAL;
-}
-
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /* low/medium/high/critical by how far a figure exceeds its threshold. */
@@ -175,7 +169,7 @@ static void phase_rule(struct model *m, const char *type, const char *exact, con
 
 static void memory_rules(struct model *m, const struct rule_thresholds *t)
 {
-	double peak = m->memory.peak_mb, total = num(m->run.system, "mem_total_mb");
+	double peak = m->memory.peak_mb, total = json_num(m->run.system, "mem_total_mb");
 	double growth = m->memory.growth_mb_per_cycle;
 	uint64_t ooms = m->oom_kills;
 	char current[128];

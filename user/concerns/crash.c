@@ -43,37 +43,29 @@ static const struct crash_prog progs[] = {
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
-static struct bpf_program *prog_at(struct infertrace_bpf *s, size_t i, struct bpf_link ***link)
+static void crash_programs(struct infertrace_bpf *s, struct bpf_program *out[NPROGS])
 {
-	struct {
-		struct bpf_program *p;
-		struct bpf_link **l;
-	} t[NPROGS] = {
-		{ s->progs.crash_on_exec, &s->links.crash_on_exec },
-		{ s->progs.crash_on_exit, &s->links.crash_on_exit },
-		{ s->progs.crash_on_oom_victim, &s->links.crash_on_oom_victim },
-		{ s->progs.crash_on_signal, &s->links.crash_on_signal },
+	struct bpf_program *const t[NPROGS] = {
+		s->progs.crash_on_exec, s->progs.crash_on_exit, s->progs.crash_on_oom_victim, s->progs.crash_on_signal,
 	};
 
-	*link = t[i].l;
-	return t[i].p;
+	memcpy(out, t, sizeof(t));
 }
 
 static int crash_configure(struct recording *rec)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
+	struct bpf_program *p[NPROGS];
 
 	rec->crash = calloc(1, sizeof(*rec->crash));
 	if (!rec->crash)
 		return -ENOMEM;
-
+	crash_programs(s, p);
 	for (size_t i = 0; i < NPROGS; i++) {
-		struct bpf_link **l;
-
 		if (!tracer__have_tracepoint(progs[i].category, progs[i].event)) {
 			fprintf(stderr, "infertrace: note: this kernel lacks %s:%s; the rest of the crash "
 				"tracing works\n", progs[i].category, progs[i].event);
-			bpf_program__set_autoload(prog_at(s, i, &l), false);
+			bpf_program__set_autoload(p[i], false);
 		}
 	}
 	if (rec->opts.comm) {
@@ -91,24 +83,10 @@ static int crash_configure(struct recording *rec)
  * starts following for --comm is not taken for one already followed. */
 static int crash_attach(struct recording *rec)
 {
-	struct infertrace_bpf *s = rec->tracer.skel;
+	struct bpf_program *p[NPROGS];
 
-	for (size_t i = 0; i < NPROGS; i++) {
-		struct bpf_link **l;
-		struct bpf_program *p = prog_at(s, i, &l);
-
-		if (!bpf_program__autoload(p))
-			continue;
-		*l = bpf_program__attach(p);
-		if (!*l) {
-			int err = -errno;
-
-			fprintf(stderr, "infertrace: attaching %s (%s:%s) failed: %s\n", bpf_program__name(p),
-				progs[i].category, progs[i].event, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
+	crash_programs(rec->tracer.skel, p);
+	return tracer__attach_loaded(&rec->tracer, p, NPROGS);
 }
 
 static void remember(struct crash_state *crashes, const struct it_crash_event *e)

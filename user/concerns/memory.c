@@ -48,18 +48,11 @@ static int memory_configure(struct recording *rec)
 
 static int memory_attach(struct recording *rec)
 {
-	struct infertrace_bpf *s = rec->tracer.skel;
+	struct bpf_program *p = rec->tracer.skel->progs.mem_on_rss_stat;
 
 	if (!rec->memory->enabled)
 		return 0;
-	s->links.mem_on_rss_stat = bpf_program__attach(s->progs.mem_on_rss_stat);
-	if (!s->links.mem_on_rss_stat) {
-		int err = -errno;
-
-		fprintf(stderr, "infertrace: attaching kmem:rss_stat failed: %s\n", strerror(-err));
-		return err;
-	}
-	return 0;
+	return tracer__attach_loaded(&rec->tracer, &p, 1);
 }
 
 /* Summed RSS of the followed processes alive now. */

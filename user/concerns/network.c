@@ -89,11 +89,11 @@ static int network_configure(struct recording *rec)
 
 static bool attach_one(struct recording *rec, struct bpf_program *p)
 {
-	struct bpf_link *l = bpf_program__attach(p);
+	int err = tracer__attach_program(&rec->tracer, p);
 
-	if (!l || tracer__keep_link(&rec->tracer, l)) {
+	if (err) {
 		fprintf(stderr, "infertrace: warning: attaching %s failed: %s\n", bpf_program__name(p),
-			strerror(l ? ENOMEM : errno));
+			strerror(-err));
 		return false;
 	}
 	return true;

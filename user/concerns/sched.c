@@ -30,28 +30,11 @@ struct sched_state {
 	char missing[256]; /* tracepoints this kernel lacks, for the profile */
 };
 
-/* One program, its tracepoint, its link slot in the skeleton. */
+/* One program's tracepoint; the program is sched_programs' row of the same index. */
 struct sched_prog {
 	const char *category, *event;
 	bool required;
 };
-
-static struct bpf_program *prog_at(struct infertrace_bpf *s, int i, struct bpf_link ***link)
-{
-	struct {
-		struct bpf_program *p;
-		struct bpf_link **l;
-	} t[] = {
-		{ s->progs.sched_on_switch, &s->links.sched_on_switch },
-		{ s->progs.sched_on_wakeup, &s->links.sched_on_wakeup },
-		{ s->progs.sched_on_wakeup_new, &s->links.sched_on_wakeup_new },
-		{ s->progs.sched_on_runtime, &s->links.sched_on_runtime },
-		{ s->progs.sched_on_exec, &s->links.sched_on_exec },
-	};
-
-	*link = t[i].l;
-	return t[i].p;
-}
 
 static const struct sched_prog progs[] = {
 	{ "sched", "sched_switch", true },
@@ -65,10 +48,21 @@ static const struct sched_prog progs[] = {
  * when a required tracepoint is missing. */
 #define SPLIT_PROGS 4
 
+static void sched_programs(struct infertrace_bpf *s, struct bpf_program *out[NPROGS])
+{
+	struct bpf_program *const t[NPROGS] = {
+		s->progs.sched_on_switch, s->progs.sched_on_wakeup, s->progs.sched_on_wakeup_new,
+		s->progs.sched_on_runtime, s->progs.sched_on_exec,
+	};
+
+	memcpy(out, t, sizeof(t));
+}
+
 static int sched_configure(struct recording *rec)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 	struct sched_state *ss = calloc(1, sizeof(*ss));
+	struct bpf_program *p[NPROGS];
 	bool all_required = true;
 
 	if (!ss)
@@ -78,9 +72,8 @@ static int sched_configure(struct recording *rec)
 		if (!tracer__have_tracepoint(progs[i].category, progs[i].event) && progs[i].required)
 			all_required = false;
 	}
+	sched_programs(s, p);
 	for (size_t i = 0; i < NPROGS; i++) {
-		struct bpf_link **l;
-		struct bpf_program *p = prog_at(s, i, &l);
 		bool have = tracer__have_tracepoint(progs[i].category, progs[i].event);
 
 		if (!have) {
@@ -90,7 +83,7 @@ static int sched_configure(struct recording *rec)
 				 progs[i].category, progs[i].event);
 		}
 		if (!have || (!all_required && i < SPLIT_PROGS))
-			bpf_program__set_autoload(p, false);
+			bpf_program__set_autoload(p[i], false);
 	}
 	ss->enabled = all_required;
 	if (!all_required)
@@ -105,24 +98,10 @@ static int sched_configure(struct recording *rec)
 
 static int sched_attach(struct recording *rec)
 {
-	struct infertrace_bpf *s = rec->tracer.skel;
+	struct bpf_program *p[NPROGS];
 
-	for (size_t i = 0; i < NPROGS; i++) {
-		struct bpf_link **l;
-		struct bpf_program *p = prog_at(s, i, &l);
-
-		if (!bpf_program__autoload(p))
-			continue;
-		*l = bpf_program__attach(p);
-		if (!*l) {
-			int err = -errno;
-
-			fprintf(stderr, "infertrace: attaching %s (%s:%s) failed: %s\n", bpf_program__name(p),
-				progs[i].category, progs[i].event, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
+	sched_programs(rec->tracer.skel, p);
+	return tracer__attach_loaded(&rec->tracer, p, NPROGS);
 }
 
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
@@ -349,6 +328,31 @@ static void runq_stats_json(json_t *o, const uint64_t *slots)
 	json_object_set_new(o, "p99_us", json_real(runq_percentile(slots, 99)));
 }
 
+static void split_fill(struct model_split *o, const struct acc *a, uint64_t wall_ns)
+{
+	struct wall_split w;
+
+	wall_split(&w, wall_ns, a->oncpu, a->runq, a->blocked);
+	o->present = true;
+	o->oncpu_ms = w.oncpu_ms;
+	o->runq_ms = w.runq_ms;
+	o->offcpu_ms = w.blocked_ms;
+	for (int i = 0; i < BLOCKED_NCLASSES; i++)
+		o->blocked_ms[i] = a->cls[i] / 1e6;
+	o->has_wall = wall_ns != 0;
+	o->unattributed_ms = w.unattributed_ms;
+	o->unattributed_percent = w.unattributed_percent;
+}
+
+/* The split of a selection against a wall time, as a section shows it. */
+static void split_json(json_t *o, const struct acc *a, uint64_t wall_ns)
+{
+	struct model_split s;
+
+	split_fill(&s, a, wall_ns);
+	model__split_json(o, &s);
+}
+
 /* Run-queue histogram of (tgid or -1, phase or -1), summed. */
 static void hist_sum(struct recording *rec, long tgid, long phase, uint64_t *slots)
 {
@@ -367,37 +371,6 @@ static void hist_sum(struct recording *rec, long tgid, long phase, uint64_t *slo
 		for (int i = 0; i < IT_HIST_SLOTS; i++)
 			slots[i] += h.slots[i];
 	}
-}
-
-static void split_json(json_t *o, const struct acc *a, uint64_t wall_ns)
-{
-	struct wall_split w;
-
-	wall_split(&w, wall_ns, a->oncpu, a->runq, a->blocked);
-	json_object_set_new(o, "oncpu_ms", json_real(w.oncpu_ms));
-	json_object_set_new(o, "runq_wait_ms", json_real(w.runq_ms));
-	json_object_set_new(o, "offcpu_ms", json_real(w.blocked_ms));
-	json_object_set_new(o, "blocked", blocked_json(a->cls));
-	if (wall_ns) {
-		json_object_set_new(o, "unattributed_ms", json_real(w.unattributed_ms));
-		json_object_set_new(o, "unattributed_percent", json_real(w.unattributed_percent));
-	}
-}
-
-static void split_fill(struct model_split *o, const struct acc *a, uint64_t wall_ns)
-{
-	struct wall_split w;
-
-	wall_split(&w, wall_ns, a->oncpu, a->runq, a->blocked);
-	o->present = true;
-	o->oncpu_ms = w.oncpu_ms;
-	o->runq_ms = w.runq_ms;
-	o->offcpu_ms = w.blocked_ms;
-	for (int i = 0; i < BLOCKED_NCLASSES; i++)
-		o->blocked_ms[i] = a->cls[i] / 1e6;
-	o->has_wall = wall_ns != 0;
-	o->unattributed_ms = w.unattributed_ms;
-	o->unattributed_percent = w.unattributed_percent;
 }
 
 /* Each cycle's split: the main thread against the cycle's wall time, all

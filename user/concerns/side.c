@@ -14,6 +14,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "json_num.h"
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "sched.h"
@@ -125,12 +126,12 @@ static int side_attach(struct recording *rec)
 	for (size_t i = 0; i < NPOWER; i++) {
 		if (!ss->have_tp[i])
 			continue;
-		struct bpf_link *l = bpf_program__attach(power_prog(s, i));
+		int err = tracer__attach_program(&rec->tracer, power_prog(s, i));
 
-		if (!l || tracer__keep_link(&rec->tracer, l)) {
+		if (err) {
 			/* side data never stops a recording */
 			fprintf(stderr, "infertrace: warning: attaching %s:%s failed: %s\n", power_tps[i].category,
-				power_tps[i].event, strerror(errno));
+				power_tps[i].event, strerror(-err));
 			ss->have_tp[i] = false;
 		}
 	}
@@ -299,13 +300,6 @@ static void annotate_cycle_events(struct side_state *ss, struct model_cycle *cyc
 	model__cycle_detail(cycle, "kernel_power", o);
 }
 
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static void side_stop(struct recording *rec)
 {
 	struct side_state *ss = rec->side;
@@ -343,10 +337,10 @@ static int side_collect(struct recording *rec, struct model *m)
 	}
 	json_object_set_new(thermal, "kernel_events", kernel_events_json(rec));
 	m->side.throttled = json_is_true(json_object_get(thermal, "throttled"));
-	m->side.max_temp_c = num(thermal, "max_temp_c");
+	m->side.max_temp_c = json_num(thermal, "max_temp_c");
 	gpu = model__section(m, MODEL_SEC_GPU);
 	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
-	m->side.gpu_util_avg_pct = num(json_object_get(gpu, "util_pct"), "avg");
+	m->side.gpu_util_avg_pct = json_num(json_object_get(gpu, "util_pct"), "avg");
 	for (size_t i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 

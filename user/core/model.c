@@ -22,7 +22,6 @@ const char *const model_section_names[MODEL_NSECTIONS] = {
 	[MODEL_SEC_CRASHES] = "crashes",
 	[MODEL_SEC_PROBES] = "probes",
 	[MODEL_SEC_PROBES_OVERHEAD] = "probes_overhead",
-	[MODEL_SEC_PROCESSES] = "processes",
 };
 
 static const char *const stage_names[] = {
@@ -317,6 +316,14 @@ int model__phase_id(const struct model *m, const char *name)
 {
 	for (int i = 1; i < IT_MAX_PHASES; i++)
 		if (m->phase_names[i] && !strcmp(m->phase_names[i], name))
+			return i;
+	return -1;
+}
+
+int model__count_id(const struct model *m, const char *name)
+{
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (m->count_names[i] && !strcmp(m->count_names[i], name))
 			return i;
 	return -1;
 }

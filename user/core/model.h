@@ -62,7 +62,6 @@ enum model_section {
 	MODEL_SEC_CRASHES,
 	MODEL_SEC_PROBES,
 	MODEL_SEC_PROBES_OVERHEAD,
-	MODEL_SEC_PROCESSES,
 	MODEL_NSECTIONS
 };
 extern const char *const model_section_names[MODEL_NSECTIONS];
@@ -302,7 +301,9 @@ int model__advance(struct model *m, enum model_stage to, const char *who);
 /* Filling (concerns, `report` loading, tests replaying synthetic events). */
 int model__set_phase_name(struct model *m, int id, const char *name);
 int model__set_count_name(struct model *m, int id, const char *name);
+/* The id of a phase or count by name; -1 when there is none. */
 int model__phase_id(const struct model *m, const char *name);
+int model__count_id(const struct model *m, const char *name);
 struct model_process *model__add_process(struct model *m, pid_t pid);
 const struct model_process *model__find_process(const struct model *m, pid_t pid);
 struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle,
@@ -332,6 +333,9 @@ int model__set_command(struct model *m, char *const *argv);
 int model__derive(struct model *m);
 
 /* profile.json ↔ model (outputs/profile_json.c). */
+/* A split's keys (oncpu_ms, runq_wait_ms, offcpu_ms, blocked, unattributed_*)
+ * added to o, as every section that shows one writes them. */
+void model__split_json(json_t *o, const struct model_split *s);
 json_t *model__to_json(const struct model *m);
 /* A model at MODEL_ANALYSED from a parsed profile.json. 0 or -EINVAL with a
  * message naming what is wrong. */

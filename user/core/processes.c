@@ -74,31 +74,6 @@ double process_table__cpu_seconds(const struct process_table *pt)
 	return s;
 }
 
-json_t *process_table__json(const struct process_table *pt)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < pt->n; i++) {
-		const struct traced_proc *p = &pt->procs[i];
-		json_t *o = json_object();
-
-		json_object_set_new(o, "pid", json_integer(p->pid));
-		json_object_set_new(o, "parent", json_integer(p->parent));
-		json_object_set_new(o, "comm", json_string(p->comm));
-		json_object_set_new(o, "root", json_boolean(p->root));
-		json_object_set_new(o, "cpu_seconds",
-				    p->cpu_first >= 0 ? json_real(p->cpu_last - p->cpu_first) : json_null());
-		if (p->exited) {
-			if (WIFSIGNALED(p->exit_status))
-				json_object_set_new(o, "killed_by_signal", json_integer(WTERMSIG(p->exit_status)));
-			else
-				json_object_set_new(o, "exit_code", json_integer(WEXITSTATUS(p->exit_status)));
-		}
-		json_array_append_new(arr, o);
-	}
-	return arr;
-}
-
 void process_table__free(struct process_table *pt)
 {
 	free(pt->procs);

@@ -41,7 +41,6 @@ void process_table__refresh_cpu(struct process_table *pt);
 size_t process_table__roots_alive(struct process_table *pt);
 /* CPU seconds used during the recording, summed over all processes. */
 double process_table__cpu_seconds(const struct process_table *pt);
-json_t *process_table__json(const struct process_table *pt);
 void process_table__free(struct process_table *pt);
 
 #endif

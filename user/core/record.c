@@ -291,7 +291,6 @@ static int model_processes(const struct recording *rec, struct model *m)
 		if (p->root)
 			m->run.pids[m->run.npids++] = p->pid;
 	}
-	model__set_section(m, MODEL_SEC_PROCESSES, process_table__json(&rec->procs));
 	return 0;
 }
 

@@ -167,28 +167,12 @@ static int attach_sampling(struct tracer *t, unsigned int freq)
 int tracer__attach(struct tracer *t, unsigned int frequency)
 {
 	struct infertrace_bpf *s = t->skel;
-	struct {
-		struct bpf_program *prog;
-		struct bpf_link **link; /* owned by the skeleton, destroyed with it */
-	} lifecycle[] = {
-		{ s->progs.on_fork, &s->links.on_fork },
-		{ s->progs.on_exec, &s->links.on_exec },
-		{ s->progs.on_exit, &s->links.on_exit },
-		{ s->progs.on_mmap_enter, &s->links.on_mmap_enter },
-		{ s->progs.on_mmap_exit, &s->links.on_mmap_exit },
+	struct bpf_program *const lifecycle[] = {
+		s->progs.on_fork, s->progs.on_exec, s->progs.on_exit, s->progs.on_mmap_enter, s->progs.on_mmap_exit,
 	};
+	int err = tracer__attach_loaded(t, lifecycle, sizeof(lifecycle) / sizeof(lifecycle[0]));
 
-	for (size_t i = 0; i < sizeof(lifecycle) / sizeof(lifecycle[0]); i++) {
-		*lifecycle[i].link = bpf_program__attach(lifecycle[i].prog);
-		if (!*lifecycle[i].link) {
-			int err = -errno;
-
-			fprintf(stderr, "infertrace: attaching %s failed: %s\n",
-				bpf_program__name(lifecycle[i].prog), strerror(-err));
-			return err;
-		}
-	}
-	return attach_sampling(t, frequency);
+	return err ? err : attach_sampling(t, frequency);
 }
 
 int tracer__keep_link(struct tracer *t, struct bpf_link *link)
@@ -198,6 +182,32 @@ int tracer__keep_link(struct tracer *t, struct bpf_link *link)
 		return -ENOMEM;
 	}
 	t->links[t->nlinks++] = link;
+	return 0;
+}
+
+int tracer__attach_program(struct tracer *t, struct bpf_program *p)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l)
+		return -errno;
+	return tracer__keep_link(t, l);
+}
+
+int tracer__attach_loaded(struct tracer *t, struct bpf_program *const *progs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err;
+
+		if (!bpf_program__autoload(progs[i]))
+			continue;
+		err = tracer__attach_program(t, progs[i]);
+		if (err) {
+			fprintf(stderr, "infertrace: attaching %s failed: %s\n", bpf_program__name(progs[i]),
+				strerror(-err));
+			return err;
+		}
+	}
 	return 0;
 }
 

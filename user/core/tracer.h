@@ -16,6 +16,7 @@
 
 struct infertrace_bpf;
 struct bpf_link;
+struct bpf_program;
 struct ring_buffer;
 
 typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
@@ -44,6 +45,15 @@ int tracer__attach(struct tracer *t, unsigned int frequency);
 /* Takes ownership of a link a concern attached: it is destroyed with the
  * tracer. 0, or -ENOMEM with the link destroyed. */
 int tracer__keep_link(struct tracer *t, struct bpf_link *link);
+/* Attaches a loaded program where its section says (tracepoint, raw
+ * tracepoint) and keeps the link. 0, or -errno with nothing kept; silent,
+ * so that the caller says whether a failure is fatal. */
+int tracer__attach_program(struct tracer *t, struct bpf_program *p);
+/* Attaches every program of progs whose autoload is on (the rest were left
+ * out at configure, e.g. a tracepoint this kernel lacks), in order: programs
+ * on the same tracepoint run in attach order. 0, or -errno after a one-line
+ * message naming the program. */
+int tracer__attach_loaded(struct tracer *t, struct bpf_program *const *progs, size_t n);
 /* Every BPF program stops counting (the recording's end). */
 void tracer__freeze(struct tracer *t);
 int tracer__set_event_handler(struct tracer *t, tracer_event_fn fn, void *ctx);

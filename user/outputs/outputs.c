@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_num.h"
 #include "atomic_file.h"
 #include "model.h"
 #include "outputs.h"
@@ -36,13 +37,6 @@ static void json_str(FILE *f, const char *s)
 	fputs(d ? d : "\"\"", f);
 	free(d);
 	json_decref(j);
-}
-
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 static int write_trace(const struct model *m, const char *dir)
@@ -192,7 +186,7 @@ static void html_phases(FILE *f, const struct model *m)
 		cell(f, v->p50_ms, "%.3f");
 		cell(f, v->p95_ms, "%.3f");
 		cell(f, v->p99_ms, "%.3f");
-		cell(f, num(json_object_get(po, m->phase_names[ph]), "percent"), "%.2f");
+		cell(f, json_num(json_object_get(po, m->phase_names[ph]), "percent"), "%.2f");
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n");
@@ -263,13 +257,13 @@ static void html_samples(FILE *f, const struct model *m, const struct folded *st
 	const char *name;
 
 	fprintf(f, "<h2>Samples</h2><table>\n");
-	row_num(f, "samples", num(s, "total"), "%.0f");
-	row_num(f, "requested Hz", num(s, "requested_hz"), "%.0f");
-	row_num(f, "achieved Hz", num(s, "achieved_hz"), "%.1f");
+	row_num(f, "samples", json_num(s, "total"), "%.0f");
+	row_num(f, "requested Hz", json_num(s, "requested_hz"), "%.0f");
+	row_num(f, "achieved Hz", json_num(s, "achieved_hz"), "%.1f");
 	fprintf(f, "<tr><th>call graph</th><td>");
 	h(f, json_string_value(json_object_get(s, "call_graph")));
 	fprintf(f, "</td></tr>\n");
-	row_num(f, "complete stacks %", num(q, "complete_percent"), "%.1f");
+	row_num(f, "complete stacks %", json_num(q, "complete_percent"), "%.1f");
 	row_num(f, "lost samples", (double)model__lost(m, "samples"), "%.0f");
 	row_num(f, "lost events", (double)model__lost(m, "events"), "%.0f");
 	fprintf(f, "</table>\n<h3>Stack quality by leaf object</h3><table><tr><th>object</th><th>samples</th>"
@@ -277,16 +271,10 @@ static void html_samples(FILE *f, const struct model *m, const struct folded *st
 	json_object_foreach(objs, name, v) {
 		fprintf(f, "<tr><td>");
 		h(f, name);
-		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", num(v, "samples"), num(v, "truncated_percent"));
+		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", json_num(v, "samples"), json_num(v, "truncated_percent"));
 	}
 	fprintf(f, "</table>\n");
-	for (size_t i = 0; i < st->n; i++) {
-		const char *semi = strrchr(st->entries[i].stack, ';');
-
-		folded__add(&leaf, semi ? semi + 1 : st->entries[i].stack, st->entries[i].count);
-	}
-	folded__merge(&leaf);
-	folded__sort_by_count(&leaf);
+	folded__leaves(st, &leaf);
 	fprintf(f, "<h3>Top on-CPU functions (leaf frames)</h3><table><tr><th>%%</th><th>function</th></tr>\n");
 	for (size_t i = 0; i < leaf.n && i < 15; i++) {
 		fprintf(f, "<tr><td>%.2f</td><td>", leaf.total ? 100.0 * leaf.entries[i].count / leaf.total : 0);
@@ -322,7 +310,7 @@ static int write_html(const struct model *m, const char *dir)
 	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "
 			"of a phase at most%s</p>\n", m->probe_cost.warning ? " class=\"warn\"" : "",
-			m->probe_cost.cost_ns / 1e3, num(po, "max_percent"),
+			m->probe_cost.cost_ns / 1e3, json_num(po, "max_percent"),
 			m->probe_cost.warning ? ": phase times are inflated" : ".");
 	}
 	html_findings(f, m);

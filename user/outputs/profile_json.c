@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
+#include "json_num.h"
 #include "model.h"
 #include "profile.h"
 #include "stats.h"
@@ -30,7 +32,7 @@ static json_t *blocked_json(const double *ms)
 	return o;
 }
 
-static void split_json(json_t *o, const struct model_split *s)
+void model__split_json(json_t *o, const struct model_split *s)
 {
 	if (!s->present)
 		return;
@@ -44,18 +46,10 @@ static void split_json(json_t *o, const struct model_split *s)
 	}
 }
 
-static int tokens_count(const struct model *m)
-{
-	for (int i = 1; i < IT_MAX_PHASES; i++)
-		if (m->count_names[i] && !strcmp(m->count_names[i], "tokens"))
-			return i;
-	return 0;
-}
-
 static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 {
 	json_t *o = json_object(), *phases = json_object(), *counts = json_object(), *v;
-	int tok = tokens_count(m);
+	int tok = model__count_id(m, "tokens");
 	const char *k;
 
 	json_object_set_new(o, "index", json_integer(c->index));
@@ -81,11 +75,11 @@ static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 		json_object_set_new(po, "ms", json_real(p->ms));
 		json_object_set_new(po, "calls", json_integer(p->calls));
 		json_object_set_new(po, "thread_ms", json_real(p->thread_ms));
-		split_json(po, &p->split);
+		model__split_json(po, &p->split);
 		json_object_set_new(phases, m->phase_names[ph], po);
 	}
 	json_object_set_new(o, "phases", phases);
-	if (tok && c->has_count[tok]) {
+	if (tok > 0 && c->has_count[tok]) {
 		json_object_set_new(o, "tokens_per_second", real_or_null(c->tokens_per_second));
 		json_object_set_new(o, "tokens_per_second_wall", real_or_null(c->tokens_per_second_wall));
 	}
@@ -93,7 +87,7 @@ static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 		if (m->count_names[id] && c->has_count[id])
 			json_object_set_new(counts, m->count_names[id], json_integer(c->counts[id]));
 	json_object_set_new(o, "counts", counts);
-	split_json(o, &c->split);
+	model__split_json(o, &c->split);
 	if (c->has_all_threads) {
 		json_object_set_new(o, "all_threads", json_pack("{s:f,s:f,s:f}", "oncpu_ms", c->all_oncpu_ms,
 								"runq_wait_ms", c->all_runq_ms, "offcpu_ms", c->all_offcpu_ms));
@@ -109,6 +103,30 @@ static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 	json_object_foreach(c->detail, k, v)
 		json_object_set(o, k, v);
 	return o;
+}
+
+static json_t *processes_json(const struct model *m)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct model_process *p = &m->procs[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "pid", json_integer(p->pid));
+		json_object_set_new(o, "parent", json_integer(p->ppid));
+		json_object_set_new(o, "comm", json_string(p->comm));
+		json_object_set_new(o, "root", json_boolean(p->root));
+		json_object_set_new(o, "cpu_seconds", real_or_null(p->cpu_s));
+		if (p->exited) {
+			if (WIFSIGNALED(p->exit_status))
+				json_object_set_new(o, "killed_by_signal", json_integer(WTERMSIG(p->exit_status)));
+			else
+				json_object_set_new(o, "exit_code", json_integer(WEXITSTATUS(p->exit_status)));
+		}
+		json_array_append_new(arr, o);
+	}
+	return arr;
 }
 
 static json_t *phase_json(const struct model_phase_summary *s)
@@ -270,7 +288,7 @@ json_t *model__to_json(const struct model *m)
 	for (size_t i = 0; i < m->run.npids; i++)
 		json_array_append_new(pids, json_integer(m->run.pids[i]));
 	json_object_set_new(p, "pids", pids);
-	json_object_set_new(p, "processes", section_or(m, MODEL_SEC_PROCESSES, true));
+	json_object_set_new(p, "processes", processes_json(m));
 	json_object_set_new(p, "started_at", json_string(m->run.started_at ? m->run.started_at :
 							 profile__iso_time(m->run.start_wall_s, when, sizeof(when))));
 	json_object_set_new(p, "duration_s", json_real(m->run.duration_s));
@@ -293,13 +311,6 @@ json_t *model__to_json(const struct model *m)
 }
 
 /* ---- loading --------------------------------------------------------- */
-
-static double num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static uint64_t u64(json_t *o, const char *key)
 {
@@ -332,17 +343,17 @@ static void split_load(struct model_split *s, json_t *o)
 	if (!json_is_number(json_object_get(o, "oncpu_ms")) && !json_is_number(json_object_get(o, "offcpu_ms")))
 		return;
 	s->present = true;
-	s->oncpu_ms = isnan(num(o, "oncpu_ms")) ? 0 : num(o, "oncpu_ms");
-	s->runq_ms = isnan(num(o, "runq_wait_ms")) ? 0 : num(o, "runq_wait_ms");
-	s->offcpu_ms = isnan(num(o, "offcpu_ms")) ? 0 : num(o, "offcpu_ms");
+	s->oncpu_ms = isnan(json_num(o, "oncpu_ms")) ? 0 : json_num(o, "oncpu_ms");
+	s->runq_ms = isnan(json_num(o, "runq_wait_ms")) ? 0 : json_num(o, "runq_wait_ms");
+	s->offcpu_ms = isnan(json_num(o, "offcpu_ms")) ? 0 : json_num(o, "offcpu_ms");
 	for (int i = 0; i < BLOCKED_NCLASSES; i++) {
-		double v = num(json_object_get(o, "blocked"), blocked_class_names[i]);
+		double v = json_num(json_object_get(o, "blocked"), blocked_class_names[i]);
 
 		s->blocked_ms[i] = isnan(v) ? 0 : v;
 	}
 	s->has_wall = json_is_number(json_object_get(o, "unattributed_ms"));
-	s->unattributed_ms = num(o, "unattributed_ms");
-	s->unattributed_percent = num(o, "unattributed_percent");
+	s->unattributed_ms = json_num(o, "unattributed_ms");
+	s->unattributed_percent = json_num(o, "unattributed_percent");
 }
 
 /* Keys of a cycle the model types; the rest is detail, kept as written. */
@@ -369,12 +380,12 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 
 	if (!json_is_object(c))
 		return -EINVAL;
-	mc = model__add_cycle(m, (pid_t)num(c, "pid"), (uint32_t)u64(c, "bpf_cycle"), u64(c, "start_ns"),
+	mc = model__add_cycle(m, (pid_t)json_num(c, "pid"), (uint32_t)u64(c, "bpf_cycle"), u64(c, "start_ns"),
 			      u64(c, "end_ns"));
 	if (!mc)
 		return -ENOMEM;
 	mc->index = index;
-	mc->duration_ms = num(c, "duration_ms");
+	mc->duration_ms = json_num(c, "duration_ms");
 	if (isnan(mc->duration_ms))
 		mc->duration_ms = mc->end_ns > mc->start_ns ? (mc->end_ns - mc->start_ns) / 1e6 : 0;
 	mc->open_at_end = json_is_true(json_object_get(c, "open_at_end"));
@@ -387,8 +398,8 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 		if (ph < 0)
 			return ph;
 		mc->phases[ph].present = true;
-		mc->phases[ph].ms = num(v, "ms");
-		mc->phases[ph].thread_ms = num(v, "thread_ms");
+		mc->phases[ph].ms = json_num(v, "ms");
+		mc->phases[ph].thread_ms = json_num(v, "thread_ms");
 		mc->phases[ph].calls = u64(v, "calls");
 		split_load(&mc->phases[ph].split, v);
 	}
@@ -400,16 +411,16 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 		mc->has_count[id] = true;
 		mc->counts[id] = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	}
-	mc->tokens_per_second = num(c, "tokens_per_second");
-	mc->tokens_per_second_wall = num(c, "tokens_per_second_wall");
+	mc->tokens_per_second = json_num(c, "tokens_per_second");
+	mc->tokens_per_second_wall = json_num(c, "tokens_per_second_wall");
 	split_load(&mc->split, c);
 	if (json_is_object(json_object_get(c, "all_threads"))) {
 		json_t *a = json_object_get(c, "all_threads");
 
 		mc->has_all_threads = true;
-		mc->all_oncpu_ms = num(a, "oncpu_ms");
-		mc->all_runq_ms = num(a, "runq_wait_ms");
-		mc->all_offcpu_ms = num(a, "offcpu_ms");
+		mc->all_oncpu_ms = json_num(a, "oncpu_ms");
+		mc->all_runq_ms = json_num(a, "runq_wait_ms");
+		mc->all_offcpu_ms = json_num(a, "offcpu_ms");
 		mc->minflt = u64(json_object_get(c, "page_faults"), "minor");
 		mc->majflt = u64(json_object_get(c, "page_faults"), "major");
 		mc->nvcsw = u64(json_object_get(c, "context_switches"), "voluntary");
@@ -417,12 +428,39 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 	}
 	if (json_is_number(json_object_get(c, "rss_peak_mb"))) {
 		mc->has_rss = true;
-		mc->rss_peak_mb = num(c, "rss_peak_mb");
-		mc->rss_end_mb = num(c, "rss_end_mb");
+		mc->rss_peak_mb = json_num(c, "rss_peak_mb");
+		mc->rss_end_mb = json_num(c, "rss_end_mb");
 	}
 	json_object_foreach(c, k, v)
 		if (!typed_cycle_key(k))
 			model__cycle_detail(mc, k, json_incref(v));
+	return 0;
+}
+
+/* The inverse of processes_json: exit statuses back in wait(2) form. */
+static int processes_load(struct model *m, json_t *arr)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(arr, i, v) {
+		struct model_process *p = model__add_process(m, (pid_t)json_num(v, "pid"));
+		const char *comm = json_string_value(json_object_get(v, "comm"));
+
+		if (!p)
+			return -ENOMEM;
+		p->ppid = (pid_t)u64(v, "parent");
+		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
+		p->root = json_is_true(json_object_get(v, "root"));
+		p->cpu_s = json_num(v, "cpu_seconds");
+		if (json_is_integer(json_object_get(v, "killed_by_signal"))) {
+			p->exited = true;
+			p->exit_status = (int)u64(v, "killed_by_signal") & 0x7f;
+		} else if (json_is_integer(json_object_get(v, "exit_code"))) {
+			p->exited = true;
+			p->exit_status = ((int)u64(v, "exit_code") & 0xff) << 8;
+		}
+	}
 	return 0;
 }
 
@@ -433,17 +471,17 @@ static void phase_load(struct model *m, int ph, json_t *v)
 	size_t i;
 
 	s->present = true;
-	s->total_ms = num(v, "total_ms");
-	s->thread_ms = num(v, "thread_ms");
+	s->total_ms = json_num(v, "total_ms");
+	s->thread_ms = json_num(v, "thread_ms");
 	s->calls = u64(v, "calls");
-	s->percent_of_cycle = num(v, "percent_of_cycle");
-	s->p50_ms = num(v, "p50_ms");
-	s->p95_ms = num(v, "p95_ms");
-	s->p99_ms = num(v, "p99_ms");
+	s->percent_of_cycle = json_num(v, "percent_of_cycle");
+	s->p50_ms = json_num(v, "p50_ms");
+	s->p95_ms = json_num(v, "p95_ms");
+	s->p99_ms = json_num(v, "p99_ms");
 	s->percentiles_from = json_is_string(json_object_get(v, "percentiles_from")) &&
 			      !strcmp(json_string_value(json_object_get(v, "percentiles_from")), "histogram") ?
 			      "histogram" : json_is_string(json_object_get(v, "percentiles_from")) ? "calls" : NULL;
-	s->outside_thread_ms = num(json_object_get(v, "outside_cycles"), "thread_ms");
+	s->outside_thread_ms = json_num(json_object_get(v, "outside_cycles"), "thread_ms");
 	if (isnan(s->outside_thread_ms))
 		s->outside_thread_ms = 0;
 	s->outside_calls = u64(json_object_get(v, "outside_cycles"), "calls");
@@ -467,14 +505,14 @@ static void aggregates_load(struct model *m, json_t *a)
 		if (!strcmp(src, sources[i]))
 			m->agg.cycles_source = m->cycles_source = sources[i];
 	m->agg.empty_marker_cycles_dropped = u64(a, "empty_marker_cycles_dropped");
-	m->agg.avg_cycle_ms = num(a, "avg_cycle_ms");
-	m->agg.p50_cycle_ms = num(a, "p50_cycle_ms");
-	m->agg.p95_cycle_ms = num(a, "p95_cycle_ms");
-	m->agg.p99_cycle_ms = num(a, "p99_cycle_ms");
-	m->agg.max_cycle_ms = num(a, "max_cycle_ms");
-	m->agg.avg_tokens_per_second = num(a, "avg_tokens_per_second");
-	m->agg.avg_tokens_per_second_wall = num(a, "avg_tokens_per_second_wall");
-	m->agg.peak_memory_mb = num(a, "peak_memory_mb");
+	m->agg.avg_cycle_ms = json_num(a, "avg_cycle_ms");
+	m->agg.p50_cycle_ms = json_num(a, "p50_cycle_ms");
+	m->agg.p95_cycle_ms = json_num(a, "p95_cycle_ms");
+	m->agg.p99_cycle_ms = json_num(a, "p99_cycle_ms");
+	m->agg.max_cycle_ms = json_num(a, "max_cycle_ms");
+	m->agg.avg_tokens_per_second = json_num(a, "avg_tokens_per_second");
+	m->agg.avg_tokens_per_second_wall = json_num(a, "avg_tokens_per_second_wall");
+	m->agg.peak_memory_mb = json_num(a, "peak_memory_mb");
 	for (size_t i = 0; i < m->ncycles; i++)
 		m->agg.cycles_ms += isnan(m->cycles[i].duration_ms) ? 0 : m->cycles[i].duration_ms;
 }
@@ -490,7 +528,7 @@ static void findings_load(struct model *m, json_t *bottlenecks, json_t *recs)
 		json_t *ev = json_object_get(v, "evidence");
 
 		if (type)
-			model__add_finding(m, type, sev ? sev : "low", num(v, "percentage_of_cycle"),
+			model__add_finding(m, type, sev ? sev : "low", json_num(v, "percentage_of_cycle"),
 					   ev ? json_deep_copy(ev) : NULL);
 	}
 	json_array_foreach(recs, i, v) {
@@ -520,15 +558,15 @@ static void figures_load(struct model *m)
 	size_t i;
 
 	m->sched.available = json_is_number(json_object_get(sched, "runq_share_percent"));
-	m->sched.runq_share_percent = num(sched, "runq_share_percent");
-	m->sched.avg_runnable_threads = num(sched, "avg_runnable_threads");
-	m->sched.runq_wait_ms = num(sched, "runq_wait_ms");
-	m->sched.oncpu_ms = num(sched, "oncpu_ms");
-	m->sched.offcpu_ms = num(sched, "offcpu_ms");
-	m->sched.cpus = (int)(isnan(num(sched, "cpus")) ? 0 : num(sched, "cpus"));
+	m->sched.runq_share_percent = json_num(sched, "runq_share_percent");
+	m->sched.avg_runnable_threads = json_num(sched, "avg_runnable_threads");
+	m->sched.runq_wait_ms = json_num(sched, "runq_wait_ms");
+	m->sched.oncpu_ms = json_num(sched, "oncpu_ms");
+	m->sched.offcpu_ms = json_num(sched, "offcpu_ms");
+	m->sched.cpus = (int)(isnan(json_num(sched, "cpus")) ? 0 : json_num(sched, "cpus"));
 	m->memory.available = json_is_object(mem) && json_object_size(mem);
-	m->memory.peak_mb = num(mem, "peak_mb");
-	m->memory.growth_mb_per_cycle = num(mem, "growth_mb_per_cycle");
+	m->memory.peak_mb = json_num(mem, "peak_mb");
+	m->memory.growth_mb_per_cycle = json_num(mem, "growth_mb_per_cycle");
 	if (json_is_object(json_object_get(mem, "faults"))) {
 		m->sched.has_faults = true;
 		m->sched.minflt = u64(json_object_get(mem, "faults"), "minor");
@@ -539,9 +577,9 @@ static void figures_load(struct model *m)
 		json_object_del(mem, "faults");
 	}
 	m->side.throttled = json_is_true(json_object_get(thermal, "throttled"));
-	m->side.max_temp_c = num(thermal, "max_temp_c");
+	m->side.max_temp_c = json_num(thermal, "max_temp_c");
 	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
-	m->side.gpu_util_avg_pct = num(json_object_get(gpu, "util_pct"), "avg");
+	m->side.gpu_util_avg_pct = json_num(json_object_get(gpu, "util_pct"), "avg");
 	json_array_foreach(model__section(m, MODEL_SEC_CRASHES), i, c)
 		if (json_is_string(json_object_get(c, "cause")) &&
 		    !strcmp(json_string_value(json_object_get(c, "cause")), "oom_kill"))
@@ -576,7 +614,7 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 	m->run.tool_version = str(json_object_get(p, "tool"), "version");
 	m->run.started_at = str(p, "started_at");
 	m->run.stop_reason = str(p, "stop_reason");
-	m->run.duration_s = num(p, "duration_s");
+	m->run.duration_s = json_num(p, "duration_s");
 	m->run.config = json_deep_copy(json_object_get(p, "config"));
 	m->run.system = json_deep_copy(json_object_get(p, "system"));
 	cmd = json_object_get(p, "command");
@@ -592,6 +630,9 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 	json_array_foreach(v, i, cmd)
 		if (m->run.pids && json_is_integer(cmd))
 			m->run.pids[m->run.npids++] = (pid_t)json_integer_value(cmd);
+	err = processes_load(m, json_object_get(p, "processes"));
+	if (err)
+		return err;
 	/* phases first: their ids follow the summary's order */
 	json_object_foreach(phases, k, v) {
 		int ph = name_id(m->phase_names, k);
