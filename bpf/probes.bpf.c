@@ -8,13 +8,18 @@
  * exceptions): they are dropped and counted, so a call that never returns
  * cannot corrupt later cycles. Phase time is inclusive and counted once per
  * thread: a call of a phase already open below it (recursion, nesting) adds
- * no time. */
+ * no time.
+ *
+ * Every cycle and phase edge, entry and exit, first settles the thread's
+ * on-CPU / run-queue / blocked accounting at the edge's own timestamp
+ * (sched_edge_settle, bpf/sched.bpf.h), then retags it with the new cycle
+ * and phase. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
-#include "maps.bpf.h"
+#include "sched.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -246,12 +251,14 @@ static __always_inline bool tail_called(struct pt_regs *ctx, __u64 sp)
 
 static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	__u32 role = IT_COOKIE_ROLE(cookie), pid_ = IT_COOKIE_ID(cookie);
 	__u32 probe = IT_COOKIE_PROBE(cookie);
 	struct probe_hist *h;
 	struct it_thread_state *ts;
+	struct sched_thread *st;
+	bool dropped = false;
 	__u32 d;
 
 	if (!target_of(tgid))
@@ -264,14 +271,18 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 		count_call(tgid, pid_);
 		return 0;
 	}
+	/* an edge: its timestamp is taken once the thread's state is found */
+	st = sched_edge_begin(tid, &now);
 	if (role == IT_ROLE_CYCLE_MARKER) {
+		st = sched_edge_settle(st, tgid, tid, now, false);
 		cycle_close(tgid, tid, now, 0);
 		cycle_open(tgid, tid, now);
+		sched_edge_retag(st, tgid, tid);
 		return 0;
 	}
 	ts = thread_state(tid);
 	if (!ts)
-		return 0;
+		goto out;
 	/* drop frames already unwound: their sp is below ours, or equal (a
 	 * sibling call at the same depth) unless we were tail-called from them */
 	bool chained = sp != SP_NONE && tail_called(ctx, sp);
@@ -286,7 +297,10 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 			break;
 		frame_end(top, tgid, tid, now, true);
 		ts->depth = d - 1;
+		dropped = true;
 	}
+	/* dropped frames left at an unknown time: their attribution is lost */
+	st = sched_edge_settle(st, tgid, tid, now, dropped);
 	d = ts->depth;
 	if (d > 0 && d <= IT_PHASE_STACK) {
 		struct it_frame *top = &ts->frames[(d - 1) & (IT_PHASE_STACK - 1)];
@@ -294,12 +308,12 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 		/* direct recursion: fold into the open frame */
 		if (top->probe == probe && role != IT_ROLE_PHASE_BEGIN && role != IT_ROLE_CYCLE_BEGIN) {
 			top->recursion++;
-			return 0;
+			goto out;
 		}
 	}
 	if (d >= IT_PHASE_STACK) {
 		stat_inc(IT_STAT_PROBE_STACK_FULL);
-		return 0;
+		goto out;
 	}
 
 	struct it_frame *f = &ts->frames[d & (IT_PHASE_STACK - 1)];
@@ -330,6 +344,8 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 	ts->depth = d + 1;
 	if (phase != IT_PHASE_NONE)
 		ts->phase = phase;
+out:
+	sched_edge_retag(st, tgid, tid);
 	return 0;
 }
 
@@ -340,10 +356,11 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
  * dropped. A USDT END matches the innermost frame of its probe. */
 static __always_inline int on_return(__u64 cookie, __u64 ret_sp)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 tgid = id >> 32, tid = (__u32)id, probe = IT_COOKIE_PROBE(cookie);
 	__u64 entry_sp = ret_sp == SP_NONE ? SP_NONE : ret_sp - RET_SP_DELTA;
 	struct it_thread_state *ts;
+	struct sched_thread *st;
 	__u32 d, match = 0;
 	bool found = false;
 
@@ -372,6 +389,10 @@ static __always_inline int on_return(__u64 cookie, __u64 ret_sp)
 			stat_inc(IT_STAT_PROBE_UNMATCHED); /* not a call dropped for a full stack */
 		return 0;
 	}
+	/* frames above the match never returned (a longjmp out of them): when
+	 * they left is not known */
+	st = sched_edge_begin(tid, &now);
+	st = sched_edge_settle(st, tgid, tid, now, d - 1 > match);
 	for (int i = 0; i < IT_PHASE_STACK; i++) {
 		d = ts->depth;
 		if (d == 0 || d > IT_PHASE_STACK || d - 1 < match)
@@ -386,6 +407,7 @@ static __always_inline int on_return(__u64 cookie, __u64 ret_sp)
 		ts->depth = d - 1;
 	}
 	ts->phase = innermost_phase(ts);
+	sched_edge_retag(st, tgid, tid);
 	return 0;
 }
 

@@ -15,6 +15,9 @@
 
 #define IT_PHASE_NONE 0
 #define IT_CYCLE_NONE 0xffffffffu /* no cycle open (before the first marker) */
+/* it_sched_key.phase of time whose phase is not known (an edge no probe saw):
+ * part of its cycle, of no phase */
+#define IT_PHASE_UNATTRIBUTED IT_MAX_PHASES
 
 /*
  * Enums, by kind. Every value is explicit and never reused once retired:
@@ -87,6 +90,7 @@ enum it_stat {
 	IT_STAT_SCHED_LOST = 17,      /* a sched/offcpu/memory map update failed */
 	IT_STAT_OFFCPU_KSTACK_ERR = 18, /* off-CPU kernel stack not captured */
 	IT_STAT_OFFCPU_USTACK_ERR = 19, /* off-CPU user stack not captured */
+	IT_STAT_SCHED_UNATTRIBUTED = 20, /* a settled interval whose phase edge was not seen */
 	IT_STAT_NET_SOCKS_FULL = 24,  /* a target's socket not tracked: net_socks full */
 	IT_STAT_NET_LOST = 25,        /* a network per-cycle update failed */
 	IT_STAT_CUDA_LOST = 26,       /* a CUDA counter update failed */

@@ -71,8 +71,10 @@ class Recording:
         return sum(c for s, c in st.items() if pred(s)) / total if total else 0.0
 
 
-def record(args, cmd=None, timeout=180, check=True, env=None, outdir=None):
-    """Runs `infertrace record ARGS [-- CMD]` into a fresh directory."""
+def record(args, cmd=None, timeout=180, check=True, env=None, outdir=None, wall_split="phases"):
+    """Runs `infertrace record ARGS [-- CMD]` into a fresh directory. The
+    recording's cycles and phases must hold the wall-time invariant
+    (check_wall_split; wall_split="cycles": cycles only, None: not checked)."""
     outdir = outdir or tempfile.mkdtemp(prefix="it-out-")
     argv = [INFERTRACE, "record", "-o", outdir] + list(args)
     if cmd:
@@ -81,4 +83,44 @@ def record(args, cmd=None, timeout=180, check=True, env=None, outdir=None):
                        timeout=timeout, env=env)
     if check and p.returncode != 0:
         raise AssertionError(f"infertrace failed ({p.returncode}): {' '.join(argv)}\n{p.stderr}")
-    return Recording(outdir, p)
+    rec = Recording(outdir, p)
+    if wall_split:
+        rec.split_checks = check_wall_split(rec.profile, phases=wall_split == "phases")
+    return rec
+
+
+def split_tolerance_ms(wall_ms):
+    """The wall-time invariant's bound: 1%, or 20 µs for a wall under 1 ms."""
+    return 0.02 if wall_ms < 1.0 else 0.01 * wall_ms
+
+
+def check_wall_split(profile, phases=True):
+    """The invariant of the scheduler split (docs/sched-memory.md): on every
+    cycle, on-CPU + run-queue + blocked of its main thread equals the cycle's
+    wall time, and in every phase the same sums over its threads equal the
+    phase's per-thread wall time (thread_ms; ms when one thread ran it), within
+    split_tolerance_ms. phases=False: cycles only (a phase nested in another
+    phase takes its time from the outer one). Raises AssertionError; returns
+    the number of checks. record() runs it on every recording."""
+    if not profile or not profile.get("sched", {}).get("available"):
+        return 0
+    # a whole-run "cycle" (no cycle probes) ends at the process's exit, whose
+    # last stretch (exit path, a core dump) no switch or edge settles
+    if profile.get("aggregate_metrics", {}).get("cycles_source") == "whole_run":
+        return 0
+    checks = 0
+    for c in profile.get("cycles", []):
+        if "oncpu_ms" not in c:
+            continue
+        items = [(f"cycle {c['index']} (pid {c.get('pid')})", c, c["duration_ms"])]
+        if phases:
+            items += [(f"cycle {c['index']} phase {name}", ph, ph.get("thread_ms", ph["ms"]))
+                      for name, ph in c.get("phases", {}).items() if "oncpu_ms" in ph]
+        for what, o, wall in items:
+            parts = o["oncpu_ms"] + o["runq_wait_ms"] + o["offcpu_ms"]
+            if abs(parts - wall) > split_tolerance_ms(wall):
+                raise AssertionError(
+                    f"{what}: on-CPU {o['oncpu_ms']:.4f} + run queue {o['runq_wait_ms']:.4f} + blocked "
+                    f"{o['offcpu_ms']:.4f} = {parts:.4f} ms against wall {wall:.4f} ms")
+            checks += 1
+    return checks

@@ -159,21 +159,6 @@ class TestCyclesExperiment(ProbeTestCase):
         self.assertPhase(rec, "llm_inference", truth, "inference_wall_ms")
         self.assertPhase(rec, "database", truth, "database_wall_ms")
         self.assertPhase(rec, "mode", truth, "mode_wall_ms")
-        # a sanity check against the nominal structure too (the truth is the
-        # fixture's own clock, above): spins use CPU time, so an idle machine
-        # gives the nominal wall time plus what the probes on token() cost
-        # (the tool measures that cost at start-up), plus interrupts and
-        # kernel work that no context switch shows: hence the wider bounds
-        probe_ms = tokens * p["probes_overhead"]["cost_ns_per_hit"] / 1e6
-        for i, c in enumerate(p["cycles"]):
-            if self.strict(truth, i):
-                self.assertClose(c["phases"]["llm_inference"]["ms"], infer + probe_ms, "inference vs nominal",
-                                 rel=0.10, abs_ms=2.0)
-                # a sleep lasts at least what was asked; how much longer is the
-                # timer's and scheduler's latency, which no fixture controls
-                # (the fixture's own clock bounds it above, in assertPhase)
-                self.assertGreaterEqual(c["phases"]["database"]["ms"], db * 0.999, "database vs nominal")
-                self.assertClose(c["phases"]["mode"]["ms"], mode, "mode vs nominal", rel=0.10, abs_ms=2.0)
         for name in ("llm_inference", "database", "mode"):
             self.assertEqual(p["phases"][name]["calls"], cycles)
         self.assertConsistent(rec)

@@ -37,17 +37,6 @@ class TestRecursion(ProbeTestCase):
         # a tail call: tail_a's frame is not lost when tail_b starts at its sp
         self.assertPhase(rec, "tail", truth, "tail_ms")
         self.assertPhase(rec, "tail_b", truth, "tail_b_ms")
-        # a sanity check against the nominal structure (the truth is the
-        # fixture's own clock, above): plus what the probes cost (entry and
-        # return of every call, at the cost the tool measured at start-up),
-        # within 10% or 2 ms
-        hit_ms = p["probes_overhead"]["cost_ns_per_hit"] / 1e6
-        for i, c in enumerate(p["cycles"]):
-            if self.strict(truth, i):
-                self.assertClose(c["phases"]["walk"]["ms"], depth * ms + 2 * depth * hit_ms,
-                                 f"cycle {i} walk nominal", rel=0.10, abs_ms=2.0)
-                self.assertClose(c["phases"]["mutual"]["ms"], mutual * ms / 2 + 2 * mutual * hit_ms,
-                                 f"cycle {i} mutual nominal", rel=0.10, abs_ms=2.0)
         # no double counting: phase time never exceeds the cycle
         for c in p["cycles"]:
             for name, ph in c["phases"].items():

@@ -16,59 +16,85 @@ def fixture():
     return FIX
 
 
-def check_split(tc, obj, what, tol=2.0):
-    """on-CPU + run-queue + blocked + unattributed = wall, unattributed <= tol %."""
-    tc.assertLessEqual(obj["unattributed_percent"], tol, f"{what}: {obj}")
+class Hog:
+    """A busy process per CPU for the duration of a with-block: the machine is
+    loaded, as a CI machine running other suites is."""
+
+    def __enter__(self):
+        import subprocess
+        self.procs = [subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 1)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
 
 
 @common.need_root
 class SchedTest(unittest.TestCase):
-    def test_sleep_spin_cycles(self):
+    def sleep_spin_cycles(self):
+        """20 cycles of sleep 10 ms, spin 20 ms of CPU time (by the thread's
+        own CPU clock). record() checks that every cycle and the spin phase
+        add up to their wall time."""
         r = common.record(["--cycle", "cycle_sleepspin", "--phase", "spin=spin_ms"],
                           [fixture(), "sleepspin", "20"])
         cycles = r.profile["cycles"]
         self.assertEqual(len(cycles), 20)
+        self.assertEqual(r.split_checks, 40)
         for c in cycles:
-            check_split(self, c, f"cycle {c['index']}")
-            self.assertAlmostEqual(c["oncpu_ms"], 20, delta=2, msg=c)
-            self.assertAlmostEqual(c["offcpu_ms"], 10, delta=1, msg=c)
-            self.assertAlmostEqual(c["blocked"]["sleep"], 10, delta=1, msg=c)
+            # on-CPU is the kernel's CPU time: the 20 ms spun, plus the
+            # cycle's own calls and the probes' traps
+            self.assertGreaterEqual(c["oncpu_ms"], 20 * 0.99, c)
+            self.assertLess(c["oncpu_ms"], 22, c)
+            # a sleep lasts at least what was asked: blocked, or waiting for
+            # the CPU (preempted before it blocked, woken before it ran)
+            self.assertGreater(c["offcpu_ms"], 0, c)
+            self.assertGreaterEqual(c["offcpu_ms"] + c["runq_wait_ms"], 10 - 0.05, c)
+            self.assertGreaterEqual(c["blocked"]["sleep"], c["offcpu_ms"] * 0.99, c)
             spin = c["phases"]["spin"]
-            check_split(self, spin, f"cycle {c['index']} phase spin")
-            self.assertAlmostEqual(spin["oncpu_ms"], 20, delta=2, msg=spin)
+            self.assertGreaterEqual(spin["oncpu_ms"], 20 * 0.99, spin)
             self.assertLess(spin["offcpu_ms"], 1, msg=spin)
+
+    def test_sleep_spin_cycles(self):
+        self.sleep_spin_cycles()
+
+    def test_sleep_spin_cycles_beside_cpu_hog(self):
+        with Hog():
+            self.sleep_spin_cycles()
 
     def test_whole_run_and_offcpu_stack(self):
         r = common.record([], [fixture(), "sleepspin", "30"])
         (c,) = [c for c in r.profile["cycles"] if c["pid"] == r.profile["pids"][0]]
-        check_split(self, c, "whole run")
-        self.assertAlmostEqual(c["oncpu_ms"], 600, delta=60)
-        self.assertAlmostEqual(c["offcpu_ms"], 300, delta=30)
+        # 30 spins of 20 ms of CPU time, 30 sleeps of at least 10 ms
+        self.assertGreaterEqual(c["oncpu_ms"], 600 * 0.99)
+        self.assertGreaterEqual(c["offcpu_ms"], 300 * 0.98)
         stacks = r.folded("offcpu.folded")
         top = max(stacks, key=stacks.get)
         self.assertIn("cycle_sleepspin", top)
         self.assertIn("do_nanosleep_[k]", top)
         self.assertTrue(top.startswith("sched_fix;"), top)
-        self.assertAlmostEqual(stacks[top] / 1e3, 300, delta=30)  # microseconds
+        # microseconds; all blocked time of the run is in its stacks
+        self.assertGreaterEqual(stacks[top] / 1e3, 300 * 0.98)
+        self.assertLessEqual(stacks[top] / 1e3, c["offcpu_ms"] + 0.001)
         self.assertIn("cycle_sleepspin", r.profile["offcpu"]["top_stacks"][0]["stack"])
         cs = r.profile["sched"]["context_switches"]
         self.assertGreaterEqual(cs["voluntary"], 30)
 
     def test_runq_contention(self):
-        """4 busy threads on one CPU wait ~3/4 of the time; 1 thread hardly."""
+        """4 busy threads pinned to one CPU: while they all run, one is on it
+        and three wait, so each waits about 3/4 of the time."""
         taskset = "/usr/bin/taskset"
         if not os.path.exists(taskset):
             self.skipTest("taskset missing")
         four = common.record([], [taskset, "-c", "0", fixture(), "threads", "4", "300"])
-        one = common.record([], [taskset, "-c", "1", fixture(), "threads", "1", "300"])
         p4 = [p for p in four.profile["sched"]["per_process"] if p["comm"] == "sched_fix"][0]
-        p1 = [p for p in one.profile["sched"]["per_process"] if p["comm"] == "sched_fix"][0]
         self.assertGreater(p4["runq_share_percent"], 60, p4)
-        self.assertAlmostEqual(p4["oncpu_ms"], 1200, delta=150)
+        # 4 x 300 ms of CPU time by the threads' own clocks, plus start-up
+        self.assertGreaterEqual(p4["oncpu_ms"], 1200 * 0.99)
         self.assertGreater(p4["runq"]["p50_us"], 1000)
-        self.assertLess(p1["runq_share_percent"], p4["runq_share_percent"] / 2, (p1, p4))
-        self.assertGreater(four.profile["sched"]["avg_runnable_threads"],
-                           one.profile["sched"]["avg_runnable_threads"] * 2)
+        # more than 1 thread wanted the CPU at a time, on average
+        self.assertGreater(four.profile["sched"]["avg_runnable_threads"], 2)
 
 
 if __name__ == "__main__":

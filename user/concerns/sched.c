@@ -93,6 +93,9 @@ static int sched_configure(struct recording *rec)
 		fprintf(stderr, "infertrace: note: this kernel lacks %s; the rest of the scheduler, "
 			"memory and crash tracing works\n", ss->missing);
 	s->rodata->cfg_min_block_ns = (__u64)rec->opts.min_block_us * 1000;
+	/* the probes settle threads at cycle and phase edges only when the
+	 * switches are traced too */
+	s->rodata->cfg_sched_edges = all_required;
 	return 0;
 }
 
@@ -573,6 +576,7 @@ static int sched_collect(struct recording *rec, struct model *m)
 	/* recovered, not lost: the time comes from the kernel's own counters */
 	json_object_set_new(sched, "unseen_switches", json_pack("{s:I,s:I}",
 		"in", (json_int_t)unseen_sum(rec, 0), "out", (json_int_t)unseen_sum(rec, 1)));
+	json_object_set_new(sched, "phase_unattributed", sched__unattributed_json(&rec->tracer));
 	select_sum(&vw, -1, -1, -1, false, &a);
 	m->sched.cpus = (int)ncpus;
 	m->sched.has_faults = true;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 #include <linux/types.h>
 
 #include "infertrace.h"
@@ -19,6 +20,9 @@ struct sched_entry {
 
 /* Reads the whole `sched_times` map. 0 or -errno; *out malloc'd. */
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n);
-
+/* sched.phase_unattributed (user/concerns/sched_edges.c): {ms, oncpu_ms,
+ * runq_wait_ms, offcpu_ms, intervals} of the time whose phase edge no probe
+ * saw; it still counts in its cycle's split, in no phase's. */
+json_t *sched__unattributed_json(struct tracer *t);
 
 #endif

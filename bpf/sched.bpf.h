@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Per-thread on-CPU / run-queue / blocked accounting, shared by the
+ * scheduler programs (bpf/sched.bpf.c: switches, wake-ups, ticks) and the
+ * probe programs (bpf/probes.bpf.c: cycle and phase edges). A thread's
+ * interval is settled at every switch, wake-up and tick, and at every cycle
+ * and phase edge of its own, entry and exit: the edge's program runs on the
+ * thread, so the time since its last settled instant was on a CPU and ends
+ * at the edge's own timestamp, the one the phase's and cycle's wall times
+ * are taken from. On-CPU + run-queue + blocked then add up to each phase's
+ * and cycle's wall time. An edge that was not seen (frames dropped by a
+ * longjmp, a thread not yet followed) leaves its time in the phase
+ * IT_PHASE_UNATTRIBUTED of the cycle, counted in IT_STAT_SCHED_UNATTRIBUTED:
+ * never spread over phases. The definitions are weak (SHARED) so that the
+ * BPF static linker merges each map into one. */
+#ifndef INFERTRACE_SCHED_BPF_H
+#define INFERTRACE_SCHED_BPF_H
+
+#include "maps.bpf.h"
+#include "mm.bpf.h"
+
+SHARED const volatile __u64 cfg_min_block_ns = 1000;
+/* 1: the scheduler concern runs (its tracepoints are attached): the probe
+ * programs settle threads at their edges */
+SHARED const volatile __u32 cfg_sched_edges = 0;
+
+struct sched_thread {
+	__u64 ts;          /* last settled instant: start of the current interval */
+	__u64 sum_exec;    /* the task's se.sum_exec_runtime at the last kernel sync
+			    * (switch, wake-up, tick), plus the excess carried over */
+	__u64 minflt, majflt; /* the task's fault counters at the last flush */
+	__u64 edge_on;     /* on-CPU ns given at edges since the last kernel sync */
+	__u64 edge_ns;     /* an edge's program is running on the thread: its
+			    * timestamp (0: none) */
+	__u64 pend_on, pend_off; /* settled by a sync that preempted or
+			    * interrupted that program, after its timestamp:
+			    * for the edge's new cycle and phase */
+	__u32 state;       /* enum it_sched_state */
+	__u32 tgid;
+	__u32 cycle, phase; /* attribution of the current interval */
+	__s32 kstack_id, ustack_id; /* IT_SCHED_BLOCKED: where it blocked */
+	__u32 resync;      /* sum_exec is stale (read between updates, at exec):
+			    * the first flush takes the interval as run time */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct sched_thread);
+} sched_threads SEC(".maps") SHARED;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct it_sched_key);
+	__type(value, struct it_sched_times);
+} sched_times SEC(".maps") SHARED;
+
+/* Blocked nanoseconds by (process, cycle, phase, main thread, kernel stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct it_sched_key);
+	__type(value, __u64);
+} blocked_kstacks SEC(".maps") SHARED;
+
+/* Blocked nanoseconds by (process, phase, user stack, kernel stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct it_stack_key);
+	__type(value, __u64);
+} offcpu_counts SEC(".maps") SHARED;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, IT_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} offcpu_stackmap SEC(".maps") SHARED;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct it_hist_key);
+	__type(value, struct it_hist);
+} runq_hist SEC(".maps") SHARED;
+
+/* Context switches of followed threads that no program saw, found when the
+ * thread's state disagrees with what the kernel does with it next. */
+enum { SCHED_UNSEEN_SWITCH_IN = 0, SCHED_UNSEEN_SWITCH_OUT = 1, SCHED_UNSEEN_MAX };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCHED_UNSEEN_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_unseen SEC(".maps") SHARED;
+
+static __always_inline void unseen_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&sched_unseen, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u32 log2_us(__u64 ns)
+{
+	__u64 v = ns / 1000;
+	__u32 r = 0;
+
+	while (v > 1 && r < IT_HIST_SLOTS - 1) {
+		v >>= 1;
+		r++;
+	}
+	return r;
+}
+
+static __always_inline struct it_sched_times *times_of(struct it_sched_key *k)
+{
+	static const struct it_sched_times zero;
+	struct it_sched_times *v = bpf_map_lookup_elem(&sched_times, k);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(&sched_times, k, &zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&sched_times, k);
+	if (!v)
+		stat_inc(IT_STAT_SCHED_LOST);
+	return v;
+}
+
+static __always_inline void add_u64(void *map, void *key, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(map, key);
+
+	if (!v) {
+		if (!bpf_map_update_elem(map, key, &n, BPF_NOEXIST))
+			return;
+		v = bpf_map_lookup_elem(map, key);
+		if (!v) {
+			stat_inc(IT_STAT_SCHED_LOST);
+			return;
+		}
+	}
+	__sync_fetch_and_add(v, n);
+}
+
+static __always_inline void key_of(struct it_sched_key *k, __u32 tid, const struct sched_thread *st,
+				   __u32 cycle, __u32 phase)
+{
+	k->tgid = st->tgid;
+	k->cycle = cycle;
+	k->phase = phase;
+	k->flags = tid == st->tgid ? IT_SCHED_MAIN_THREAD : 0;
+	k->kstack_id = -1;
+	k->pad = 0;
+}
+
+/* The start of the process's open cycle when it lies inside (from, to) and
+ * the cycle changed since `from`: a cycle edge of another thread of the
+ * process, at its known timestamp; `to` when none. (A cycle that another
+ * thread closed leaves no timestamp: its time stays with the cycle.) */
+static __always_inline __u64 cycle_edge_in(const struct sched_thread *st, __u64 from, __u64 to, __u32 cyc)
+{
+	struct it_proc_state *ps;
+	__u64 t;
+
+	if (!cfg_cycles_from_probes || cyc == st->cycle)
+		return to;
+	ps = bpf_map_lookup_elem(&procs, &st->tgid);
+	t = ps ? ps->cycle_start_ns : 0;
+	return t > from && t < to ? t : to;
+}
+
+static __always_inline __u64 overlap(__u64 lo, __u64 hi, __u64 from, __u64 to)
+{
+	if (from < lo)
+		from = lo;
+	if (to > hi)
+		to = hi;
+	return to > from ? to - from : 0;
+}
+
+static __always_inline void flush_faults(struct sched_thread *st, struct task_struct *task,
+					 struct it_sched_times *v)
+{
+	/* faults happen on the CPU: the deltas go with the on-CPU time */
+	__u64 minflt = BPF_CORE_READ(task, min_flt), majflt = BPF_CORE_READ(task, maj_flt);
+
+	if (v && minflt >= st->minflt && majflt >= st->majflt) {
+		__sync_fetch_and_add(&v->minflt, minflt - st->minflt);
+		__sync_fetch_and_add(&v->majflt, majflt - st->majflt);
+	}
+	st->minflt = minflt;
+	st->majflt = majflt;
+}
+
+/* A kernel sync (switch, wake-up, tick): adds [st->ts, now) to the thread's
+ * attribution, its state from then on being the caller's to set. The time on
+ * a CPU in it is the kernel's own: the delta of se.sum_exec_runtime since the
+ * last sync (what the thread's CPU clock shows), less what edges already gave
+ * as on-CPU since then, so that a context switch no program saw loses
+ * nothing; the rest of the interval is of the thread's state. In the on-CPU
+ * state the rest is time the hypervisor or interrupts took from the thread
+ * while it was current (the kernel leaves it out of sum_exec_runtime): it
+ * waited for a CPU, so it counts as run-queue wait, placed at the end of the
+ * interval, i.e. in the last piece before the sync that revealed it. Outside
+ * the on-CPU state the run is placed at the end of the interval (its
+ * switch-in was not seen) or, with run_first, at its start (its switch-out
+ * was not seen).
+ * The interval belongs to the attribution it began with: the thread's own
+ * edges settle it, so a phase that differs now changed at an edge that was
+ * not seen, and the interval goes to IT_PHASE_UNATTRIBUTED. A cycle begun by
+ * another thread splits it at the cycle's start. */
+static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 now,
+				    struct task_struct *task, bool run_first)
+{
+	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
+	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
+	struct it_sched_key k;
+	struct it_sched_times *v;
+	__u64 split, wall, total, run, credited, run_from, run_to, off_total = 0;
+	__u64 edge = st->edge_ns;
+	__u32 kph = st->phase;
+
+	if (now < st->ts)
+		now = st->ts;
+	wall = now - st->ts;
+	if (st->resync && st->state == IT_SCHED_ONCPU) {
+		/* current since the exec: on the CPU the whole time */
+		st->resync = 0;
+		credited = wall + st->edge_on;
+		st->sum_exec = sum > credited ? sum - credited : 0;
+	}
+	total = sum > st->sum_exec ? sum - st->sum_exec : 0;
+	run = total > st->edge_on ? total - st->edge_on : 0;
+	/* The run queue's clock moves in steps (at its updates), not with
+	 * ktime: a run longer than the interval keeps its excess for the next
+	 * one, so that the sum of the runs is the kernel's, to the nanosecond.
+	 * Edges that gave more than the kernel counted (time taken from the
+	 * thread inside an edge-settled piece) reset the count. */
+	if (run > wall)
+		run = wall;
+	credited = st->edge_on + run;
+	st->sum_exec = total >= credited ? st->sum_exec + credited : sum;
+	st->edge_on = 0;
+	if (run_first || st->state == IT_SCHED_ONCPU) {
+		run_from = st->ts;
+		run_to = st->ts + run;
+	} else {
+		run_from = now - run;
+		run_to = now;
+	}
+	if (edge) {
+		/* inside an edge's program (preempted, or an interrupt): the time
+		 * after its timestamp is the edge's new attribution, which the
+		 * edge adds when it is done (sched_edge_retag) */
+		split = edge > st->ts ? (edge < now ? edge : now) : st->ts;
+	} else {
+		if (ph != st->phase) {
+			kph = IT_PHASE_UNATTRIBUTED;
+			stat_inc(IT_STAT_SCHED_UNATTRIBUTED);
+		}
+		split = cycle_edge_in(st, st->ts, now, cyc);
+	}
+
+	for (int part = 0; part < 2; part++) {
+		__u64 lo = part ? split : st->ts, hi = part ? now : split, on, off;
+
+		if (hi <= lo)
+			continue;
+		on = overlap(lo, hi, run_from, run_to);
+		off = hi - lo - on;
+		if (part && edge) {
+			__sync_fetch_and_add(&st->pend_on, on);
+			__sync_fetch_and_add(&st->pend_off, off);
+			continue;
+		}
+		key_of(&k, tid, st, part ? cyc : st->cycle, kph);
+		v = times_of(&k);
+		if (!v)
+			continue;
+		if (on)
+			__sync_fetch_and_add(&v->oncpu_ns, on);
+		if (!off)
+			continue;
+		off_total += off;
+		if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_ONCPU) {
+			__sync_fetch_and_add(&v->runq_ns, off);
+		} else if (st->state == IT_SCHED_BLOCKED) {
+			__sync_fetch_and_add(&v->blocked_ns, off);
+			k.kstack_id = st->kstack_id;
+			add_u64(&blocked_kstacks, &k, off);
+		}
+	}
+	if (st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns) {
+		struct it_stack_key sk = {};
+
+		sk.tgid = st->tgid;
+		sk.phase = st->phase;
+		sk.ustack_id = st->ustack_id;
+		sk.kstack_id = st->kstack_id;
+		BPF_CORE_READ_STR_INTO(&sk.comm, task, group_leader, comm);
+		add_u64(&offcpu_counts, &sk, off_total);
+	}
+	if (run || st->state == IT_SCHED_ONCPU) {
+		mem_sample(task, st->tgid, cyc, now);
+		key_of(&k, tid, st, st->cycle, kph);
+		flush_faults(st, task, times_of(&k));
+	}
+	if (st->state == IT_SCHED_RUNQ) {
+		struct it_hist_key hk = { .tgid = st->tgid, .phase = st->phase };
+		struct it_hist *h = bpf_map_lookup_elem(&runq_hist, &hk);
+
+		if (!h) {
+			static const struct it_hist zero;
+
+			bpf_map_update_elem(&runq_hist, &hk, &zero, BPF_NOEXIST);
+			h = bpf_map_lookup_elem(&runq_hist, &hk);
+		}
+		if (h) {
+			__u32 slot = log2_us(off_total);
+
+			if (slot < IT_HIST_SLOTS)
+				__sync_fetch_and_add(&h->slots[slot], 1);
+		}
+		key_of(&k, tid, st, st->cycle, kph);
+		v = times_of(&k);
+		if (v)
+			__sync_fetch_and_add(&v->runq_waits, 1);
+	}
+	st->ts = now;
+	if (!edge) {
+		st->cycle = cyc;
+		st->phase = ph;
+	}
+}
+
+static __always_inline struct sched_thread *thread_of(__u32 tid, __u32 tgid, struct task_struct *task,
+						       __u64 now, bool create)
+{
+	struct sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid), init = {};
+
+	if (st || !create)
+		return st;
+	init.ts = now;
+	init.sum_exec = BPF_CORE_READ(task, se.sum_exec_runtime);
+	init.tgid = tgid;
+	init.cycle = current_cycle(tgid);
+	init.phase = current_phase(tid);
+	init.minflt = BPF_CORE_READ(task, min_flt);
+	init.majflt = BPF_CORE_READ(task, maj_flt);
+	init.kstack_id = init.ustack_id = -1;
+	if (bpf_map_update_elem(&sched_threads, &tid, &init, BPF_ANY)) {
+		stat_inc(IT_STAT_SCHED_THREADS_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&sched_threads, &tid);
+}
+
+/* The start of a cycle or phase edge's program on the current thread: its
+ * timestamp, taken after the thread's state is found, so that a sync that
+ * preempts or interrupts the program splits the thread's interval there
+ * (account). NULL: the thread is not followed yet, or the scheduler
+ * concern is off. */
+static __always_inline struct sched_thread *sched_edge_begin(__u32 tid, __u64 *now)
+{
+	struct sched_thread *st = cfg_sched_edges ? bpf_map_lookup_elem(&sched_threads, &tid) : NULL;
+
+	*now = bpf_ktime_get_ns();
+	if (st)
+		st->edge_ns = *now;
+	return st;
+}
+
+/* The edge at `now`, before it changes the thread's cycle or phase: settles
+ * [ts, now) to the attribution it had, as on-CPU time (the thread runs the
+ * edge's program; since its last settled instant it ran, or a switch would
+ * have settled it). `lost`: the edge also ends calls whose exit was not seen
+ * (frames dropped), so where the interval belongs is not known:
+ * IT_PHASE_UNATTRIBUTED. Returns the thread's state for sched_edge_retag. */
+static __always_inline struct sched_thread *sched_edge_settle(struct sched_thread *st, __u32 tgid, __u32 tid,
+							      __u64 now, bool lost)
+{
+	struct task_struct *task;
+	struct it_sched_key k;
+	__u64 from;
+
+	if (!cfg_sched_edges)
+		return NULL;
+	task = (struct task_struct *)bpf_get_current_task();
+	if (!st) {
+		/* first seen at this edge (running since before the recording):
+		 * followed from here, on the CPU */
+		st = thread_of(tid, tgid, task, now, true);
+		if (st) {
+			st->state = IT_SCHED_ONCPU;
+			st->resync = 1; /* sum_exec_runtime lags while it runs */
+		}
+		return st;
+	}
+	if (st->state != IT_SCHED_ONCPU) {
+		/* running, but its switch-in was not seen: the wait ends here,
+		 * settled as a tick would (the kernel's run placed at the end) */
+		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+		account(tid, st, now, task, false);
+		st->state = IT_SCHED_ONCPU;
+		return st;
+	}
+	/* atomic: a sync interrupting this program may move ts on too */
+	from = __sync_lock_test_and_set(&st->ts, now);
+	if (from >= now) {
+		st->ts = from; /* a sync already settled past the edge */
+		return st;
+	}
+	if (lost || current_phase(tid) != st->phase) {
+		key_of(&k, tid, st, st->cycle, IT_PHASE_UNATTRIBUTED);
+		stat_inc(IT_STAT_SCHED_UNATTRIBUTED);
+	} else {
+		key_of(&k, tid, st, st->cycle, st->phase);
+	}
+	struct it_sched_times *v = times_of(&k);
+
+	if (v)
+		__sync_fetch_and_add(&v->oncpu_ns, now - from);
+	flush_faults(st, task, v);
+	__sync_fetch_and_add(&st->edge_on, now - from);
+	return st;
+}
+
+/* The end of the edge's program: the thread's interval from the edge on is
+ * of its new cycle and phase, including what a sync settled after the
+ * edge's timestamp meanwhile. */
+static __always_inline void sched_edge_retag(struct sched_thread *st, __u32 tgid, __u32 tid)
+{
+	struct it_sched_key k;
+	struct it_sched_times *v;
+	__u64 on, off;
+
+	if (!st)
+		return;
+	st->cycle = current_cycle(tgid);
+	st->phase = current_phase(tid);
+	st->edge_ns = 0;
+	on = __sync_lock_test_and_set(&st->pend_on, 0);
+	off = __sync_lock_test_and_set(&st->pend_off, 0);
+	if (!on && !off)
+		return;
+	key_of(&k, tid, st, st->cycle, st->phase);
+	v = times_of(&k);
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->oncpu_ns, on);
+	__sync_fetch_and_add(&v->runq_ns, off);
+}
+
+#endif
