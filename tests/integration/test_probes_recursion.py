@@ -19,7 +19,8 @@ class TestRecursion(ProbeTestCase):
         rec = record(["--cycle", "rec_cycle", "--phase", "walk=walk", "--phase", "mutual=ping,pong",
                       "--phase", "outer=outer", "--phase", "inner=inner",
                       "--phase", "tail=tail_a", "--phase", "tail_b=tail_b"],
-                     [exe, str(cycles), str(ms), str(depth), str(mutual)])
+                     [exe, str(cycles), str(ms), str(depth), str(mutual)],
+                     wall_split="cycles")  # inner runs inside outer, tail_b inside tail
         truth = truth_of(rec)
         p = rec.profile
         self.assertValid(rec)
