@@ -243,7 +243,7 @@ class TestCyclesThreads(ProbeTestCase):
             # both workers' tokens count to the cycle open in the process
             self.assertEqual(c["counts"]["tokens"], 2 * tokens)
         self.assertPerCycle(rec, truth, [c["phases"]["llm_inference"]["ms"] for c in p["cycles"]],
-                            truth["inference_wall_ms"], "inference union")
+                            truth["inference_union_ms"], "inference union")
         self.assertCycleTimes(rec, truth)
         self.assertPhase(rec, "database", truth, "database_wall_ms")
         self.assertAlmostEqual(p["phases"]["llm_inference"]["thread_ms"],
