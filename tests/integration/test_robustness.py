@@ -203,6 +203,21 @@ class SignalsTest(unittest.TestCase):
             except (ProcessLookupError, TypeError):
                 pass
 
+    def test_clean_end_leaves_no_target_stopped(self):
+        # a -p target held at every exec's mmaps while a preset probe is
+        # pending; each recording's end must answer every stop it caused
+        t = subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"], start_new_session=True)
+        try:
+            for _ in range(3):
+                r = common.record(["--preset", "sqlite", "-p", str(t.pid), "-d", "1"])
+                self.assertEqual(r.profile["stop_reason"], "duration")
+                time.sleep(0.2)
+                states = group_members(t.pid)
+                self.assertTrue(all(s != "T" for s in states.values()), states)
+        finally:
+            os.killpg(t.pid, signal.SIGKILL)
+            t.wait()
+
     def test_stderr_pipe_closed_keeps_outputs(self):
         d = tempfile.mkdtemp(prefix="it-out-")
         p = subprocess.run(f"{common.INFERTRACE} record -o {d} -- sleep 1 2>&1 | head -1",
