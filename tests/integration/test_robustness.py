@@ -279,6 +279,16 @@ class HostileFilesTest(unittest.TestCase):
             t.wait()
             t.stdout.close()
 
+    def test_corrupt_usdt_note(self):
+        exe = common.build("bad_usdt_note", ["bad_usdt_note.c"])
+        r = common.record(["--phase", f"p=usdt:{exe}:ab:x:y"], [exe], check=False, timeout=60)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn("USDT probe 'x' not found", r.stderr)
+        # the reader goes on past the corrupt note to the valid one after it
+        # (whose zero address libbpf then refuses to place)
+        r = common.record(["--phase", f"p=usdt:{exe}:good:probe:probe"], [exe], check=False, timeout=60)
+        self.assertNotIn("not found", r.stderr)
+
 
 @common.need_root
 class ForkStormTest(unittest.TestCase):
