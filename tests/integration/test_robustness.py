@@ -365,6 +365,17 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(r.profile["stop_reason"], "target exited")
         self.check_outputs(r, True)
 
+    def test_phase_names_unfit_for_file_names_refused(self):
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        for name in ["a/b", "../up", ".hidden", "x" * 65, "tab\there"]:
+            r = common.record(["--phase", f"{name}=f1"], [exe, "1"], check=False, timeout=60)
+            self.assertNotEqual(r.proc.returncode, 0, name)
+            self.assertIn("a phase name is part of file names", r.stderr)
+            self.assertIsNone(r.profile)
+        r = common.record(["--phase", "ok-name.v2=f1"], [exe, "3"])
+        self.assertEqual(r.profile["phases"]["ok-name.v2"]["calls"], 3)
+        self.assertTrue(os.path.exists(os.path.join(r.dir, "stacks.ok-name.v2.folded")))
+
 
 @common.need_root
 @unittest.skipUnless(shutil.which("unshare"), "needs unshare (util-linux)")
