@@ -132,8 +132,9 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	if (!e)
 		return 0;
 	emit_fill(e, IT_EV_MMAP, id >> 32, 0, 0, (struct task_struct *)bpf_get_current_task());
-	/* stop only when user space will hear of it and continue the process */
-	if (pending_probes && !bpf_send_signal(SIGSTOP))
+	/* stop only when user space will hear of it and continue the process:
+	 * never once the recording is frozen (its last ring-buffer read follows) */
+	if (pending_probes && !recording_stopped && !bpf_send_signal(SIGSTOP))
 		e->stopped = 1;
 	bpf_ringbuf_submit(e, 0);
 	return 0;

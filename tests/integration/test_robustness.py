@@ -203,6 +203,21 @@ class SignalsTest(unittest.TestCase):
             except (ProcessLookupError, TypeError):
                 pass
 
+    def test_clean_end_leaves_no_target_stopped(self):
+        # a -p target held at every exec's mmaps while a preset probe is
+        # pending; each recording's end must answer every stop it caused
+        t = subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"], start_new_session=True)
+        try:
+            for _ in range(3):
+                r = common.record(["--preset", "sqlite", "-p", str(t.pid), "-d", "1"])
+                self.assertEqual(r.profile["stop_reason"], "duration")
+                time.sleep(0.2)
+                states = group_members(t.pid)
+                self.assertTrue(all(s != "T" for s in states.values()), states)
+        finally:
+            os.killpg(t.pid, signal.SIGKILL)
+            t.wait()
+
     def test_stderr_pipe_closed_keeps_outputs(self):
         d = tempfile.mkdtemp(prefix="it-out-")
         p = subprocess.run(f"{common.INFERTRACE} record -o {d} -- sleep 1 2>&1 | head -1",
@@ -263,6 +278,16 @@ class HostileFilesTest(unittest.TestCase):
             t.kill()
             t.wait()
             t.stdout.close()
+
+    def test_corrupt_usdt_note(self):
+        exe = common.build("bad_usdt_note", ["bad_usdt_note.c"])
+        r = common.record(["--phase", f"p=usdt:{exe}:ab:x:y"], [exe], check=False, timeout=60)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn("USDT probe 'x' not found", r.stderr)
+        # the reader goes on past the corrupt note to the valid one after it
+        # (whose zero address libbpf then refuses to place)
+        r = common.record(["--phase", f"p=usdt:{exe}:good:probe:probe"], [exe], check=False, timeout=60)
+        self.assertNotIn("not found", r.stderr)
 
 
 @common.need_root
@@ -341,6 +366,17 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(r.profile["pids"], [pid])
         self.assertEqual(r.profile["stop_reason"], "target exited")
         self.check_outputs(r, True)
+
+    def test_phase_names_unfit_for_file_names_refused(self):
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        for name in ["a/b", "../up", ".hidden", "x" * 65, "tab\there"]:
+            r = common.record(["--phase", f"{name}=f1"], [exe, "1"], check=False, timeout=60)
+            self.assertNotEqual(r.proc.returncode, 0, name)
+            self.assertIn("a phase name is part of file names", r.stderr)
+            self.assertIsNone(r.profile)
+        r = common.record(["--phase", "ok-name.v2=f1"], [exe, "3"])
+        self.assertEqual(r.profile["phases"]["ok-name.v2"]["calls"], 3)
+        self.assertTrue(os.path.exists(os.path.join(r.dir, "stacks.ok-name.v2.folded")))
 
 
 @common.need_root

@@ -113,10 +113,34 @@ static int add_probe(struct probes *ps, const char *spec, enum it_probe_role rol
 }
 
 /* Adds NAME=SPEC[,SPEC...] as probes of a phase (kind 0) or count (kind 1). */
+/* A phase name becomes part of file names (stacks.NAME.folded): no '/', no
+ * leading '.', no control bytes, and short enough for any filesystem. */
+#define MAX_PHASE_NAME 64
+
+static bool phase_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > MAX_PHASE_NAME || name[0] == '.' || strchr(name, '/'))
+		return false;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
 static int add_named(struct probes *ps, int kind, const char *name, const char *specs, bool lazy)
 {
-	char *copy = strdup(specs), *s, *save = NULL, what[256];
-	int id = name_id(ps, kind, name), err = 0;
+	char *copy, *s, *save = NULL, what[256];
+	int id, err = 0;
+
+	if (!kind && !phase_name_ok(name)) {
+		fprintf(stderr, "infertrace: --phase '%s': a phase name is part of file names: 1 to %d characters, "
+			"no '/', no control characters, not starting with '.'\n", name, MAX_PHASE_NAME);
+		return -EINVAL;
+	}
+	copy = strdup(specs);
+	id = name_id(ps, kind, name);
 
 	if (id < 0) {
 		fprintf(stderr, "infertrace: too many %s (at most %d)\n", kind ? "counts" : "phases", IT_MAX_PHASES - 1);

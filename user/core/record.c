@@ -242,6 +242,10 @@ static int run(struct recording *rec)
 	/* freeze the kernel side: what is collected next matches this moment */
 	tracer__freeze(&rec->tracer);
 	process_table__refresh_cpu(&rec->procs);
+	/* a BPF program that read the flag just before the freeze ends within
+	 * microseconds: after this pause its event (a stopped target to
+	 * continue, above all) is in the ring buffer for the last read */
+	nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000000L }, NULL);
 	/* events that were in flight when the target ended */
 	tracer__poll(&rec->tracer, 0);
 	return 0;

@@ -240,10 +240,20 @@ int elf_has_usdt(const char *path, const char *provider, const char *name)
 			const char *desc = (const char *)data->d_buf + desc_off;
 			const char *prov, *pname;
 
+			size_t left, plen;
+
 			if (nh.n_type != 3 || nh.n_descsz < 3 * asz + 2)
 				continue;
+			/* both strings must end inside the note: a corrupt or short
+			 * one must not make us read past the section */
 			prov = desc + 3 * asz;
-			pname = prov + strnlen(prov, nh.n_descsz - 3 * asz) + 1;
+			left = nh.n_descsz - 3 * asz;
+			plen = strnlen(prov, left);
+			if (plen + 1 >= left)
+				continue;
+			pname = prov + plen + 1;
+			if (strnlen(pname, left - plen - 1) == left - plen - 1)
+				continue;
 			if (!strcmp(prov, provider) && !strcmp(pname, name)) {
 				err = 0;
 				break;
