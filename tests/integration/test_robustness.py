@@ -372,7 +372,7 @@ class BadInputTest(unittest.TestCase):
         for name in ["a/b", "../up", ".hidden", "x" * 65, "tab\there"]:
             r = common.record(["--phase", f"{name}=f1"], [exe, "1"], check=False, timeout=60)
             self.assertNotEqual(r.proc.returncode, 0, name)
-            self.assertIn("a phase name is part of file names", r.stderr)
+            self.assertIn("invalid --phase name", r.stderr)
             self.assertIsNone(r.profile)
         r = common.record(["--phase", "ok-name.v2=f1"], [exe, "3"])
         self.assertEqual(r.profile["phases"]["ok-name.v2"]["calls"], 3)
