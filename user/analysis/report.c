@@ -123,6 +123,32 @@ static void print_probe_overhead(const struct model *m)
 		       "probe fewer or coarser functions\n", json_num(o, "max_percent"));
 }
 
+/* What the tracer cost: its own process, and its BPF programs' run time,
+ * which the traced tasks paid. */
+static void print_self_cost(const struct model *m)
+{
+	json_t *s = m->self, *bpf = json_object_get(s, "bpf"), *top;
+
+	if (!json_is_object(s))
+		return;
+	printf("\nTracer cost: %.2f s CPU (%.2f s start-up, %.1f%% of one CPU while recording), "
+	       "peak RSS %.1f MB, %.0f wake-ups/s\n", json_num(s, "cpu_s"), json_num(s, "startup_cpu_s"),
+	       json_num(s, "percent_of_one_cpu"), json_num(s, "max_rss_mb"), json_num(s, "wakeups_per_s"));
+	if (!json_is_true(json_object_get(bpf, "available"))) {
+		json_t *why = json_object_get(bpf, "reason");
+
+		printf("  BPF programs: run time not measured (%s)\n", json_is_string(why) ? json_string_value(why) : "?");
+		return;
+	}
+	top = json_array_get(json_object_get(bpf, "programs"), 0);
+	printf("  BPF programs: %.3f s in the traced tasks (%.2f%% of one CPU), %.0f runs",
+	       json_num(bpf, "cpu_s"), json_num(bpf, "percent_of_one_cpu"), json_num(bpf, "runs"));
+	if (json_is_object(top))
+		printf("; most: %s, %.0f runs of %.2f us", json_string_value(json_object_get(top, "name")),
+		       json_num(top, "runs"), json_num(top, "ns_per_run") / 1e3);
+	printf("\n");
+}
+
 static void print_findings(const struct model *m)
 {
 	if (m->nfindings)
@@ -193,6 +219,7 @@ int cmd_report(int argc, char **argv)
 	print_samples(&m);
 	print_cycles(&m);
 	print_probe_overhead(&m);
+	print_self_cost(&m);
 	print_findings(&m);
 	print_alerts(&m);
 	print_top_functions(dir);

@@ -47,6 +47,7 @@ static const struct concern *const concerns[] = {
 	&network_concern,
 	&cuda_concern,
 	&overhead_concern,
+	&self_cost_concern, /* attaches last: its BPF run-time stats leave out start-up */
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)

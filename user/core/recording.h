@@ -55,6 +55,7 @@ struct recording {
 	struct cuda_state *cuda;
 	struct crash_state *crash;
 	struct overhead_state *overhead;
+	struct self_cost_state *self_cost;
 };
 
 /* One concern of a recording. Every hook is optional. */

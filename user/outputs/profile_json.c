@@ -303,8 +303,13 @@ json_t *model__to_json(const struct model *m)
 		json_object_set_new(p, "host", section_or(m, MODEL_SEC_HOST, false));
 	if (model__section(m, MODEL_SEC_PROBES_OVERHEAD))
 		json_object_set_new(p, "probes_overhead", section_or(m, MODEL_SEC_PROBES_OVERHEAD, false));
-	if (m->self)
-		json_object_set(p, "self", m->self);
+	if (m->self) {
+		v = json_deep_copy(m->self);
+		/* the probes' measured cost per hit belongs with the tracer's own */
+		if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns))
+			json_object_set_new(v, "probe_cost_ns_per_hit", json_real(m->probe_cost.cost_ns));
+		json_object_set_new(p, "self", v);
+	}
 	if (m->tail_cycles)
 		json_object_set(p, "tail_cycles", m->tail_cycles);
 	return p;

@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""profile.json's `self`: the tracer's own cost, checked against what is
+known by construction: the kernel's count of BPF program runs against the
+probed calls a fixture made and the samples kept, and the tracer process's
+CPU and peak RSS against the rusage its parent reads from wait4."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import common
+
+
+@common.need_root
+class SelfCostTest(unittest.TestCase):
+    def test_bpf_runs_count_every_probe_hit(self):
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        calls = 25
+        r = common.record(["--phase", "outer=f1"], [exe, str(calls)])
+        self.assertEqual(r.profile["phases"]["outer"]["calls"], calls)
+        bpf = r.profile["self"]["bpf"]
+        self.assertTrue(bpf["available"], bpf)
+        runs = {p["name"]: p["runs"] for p in bpf["programs"]}
+        # one entry and one return per call of f1; the start-up calibration's
+        # hits on the same programs came before the statistics were enabled
+        self.assertEqual(runs.get("it_uprobe"), calls, runs)
+        self.assertEqual(runs.get("it_uretprobe"), calls, runs)
+        self.assertEqual(bpf["runs"], sum(runs.values()))
+        self.assertAlmostEqual(bpf["cpu_s"], sum(p["run_time_ms"] for p in bpf["programs"]) / 1e3, places=6)
+        # the report shows it
+        rep = subprocess.run([common.INFERTRACE, "report", r.dir], text=True, capture_output=True)
+        self.assertIn("Tracer cost:", rep.stdout)
+        self.assertIn("BPF programs:", rep.stdout)
+
+    def test_tracer_cpu_and_rss_against_wait4(self):
+        exe = common.build("threads", ["threads.c"], "-O1 -g -lpthread")
+        target = subprocess.Popen([exe, "1"], stdout=subprocess.PIPE, text=True)
+        out = tempfile.mkdtemp(prefix="it-self-")
+        try:
+            self.assertEqual(target.stdout.readline().strip(), "ready")
+            # the target is not the tracer's child: wait4's rusage of the
+            # tracer holds the tracer alone
+            tracer = subprocess.Popen([common.INFERTRACE, "record", "-o", out, "-F", "99", "-p",
+                                       str(target.pid), "-d", "2"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            _, status, ru = os.wait4(tracer.pid, 0)
+            tracer.returncode = os.waitstatus_to_exitcode(status)
+            err = tracer.stderr.read()
+            tracer.stderr.close()
+            self.assertEqual(tracer.returncode, 0, err)
+        finally:
+            target.kill()
+            target.wait()
+            target.stdout.close()
+        with open(os.path.join(out, "profile.json")) as f:
+            p = json.load(f)
+        s = p["self"]
+        ru_cpu = ru.ru_utime + ru.ru_stime
+        # measured before the outputs were written and the programs detached:
+        # at most the whole process's CPU, and most of it
+        self.assertLessEqual(s["cpu_s"], ru_cpu + 0.01)
+        self.assertGreater(s["cpu_s"], 0.3 * ru_cpu)
+        self.assertAlmostEqual(s["cpu_s"], s["startup_cpu_s"] + s["recording_cpu_s"], delta=0.02)
+        self.assertLessEqual(s["max_rss_mb"], ru.ru_maxrss / 1024 + 0.1)
+        self.assertGreater(s["max_rss_mb"], 0.5 * ru.ru_maxrss / 1024)
+        # the run loop sleeps at most 100 ms between ring-buffer polls: over a
+        # 2 s recording it was woken at least 10 times
+        self.assertGreaterEqual(s["wakeups"], 10)
+        # every sample kept ran the sampling program once at least (it also
+        # runs for other tasks' ticks, and returns early for them)
+        runs = {q["name"]: q["runs"] for q in s["bpf"]["programs"]}
+        self.assertGreaterEqual(runs.get("on_cpu_sample", 0), p["samples"]["total"])
+        self.assertGreater(p["samples"]["total"], 50)
+
+
+if __name__ == "__main__":
+    unittest.main()

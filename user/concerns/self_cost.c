@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Self-cost concern: what the tracer itself costs, measured, for
+ * profile.json's `self` and the report.
+ *  - User space: getrusage(RUSAGE_SELF) of this process (all its threads):
+ *    CPU seconds at start-up (open, load, attach) and while recording, peak
+ *    RSS, and wake-ups (voluntary context switches: each time the tracer
+ *    slept and was woken, by the ring buffer or its timers).
+ *  - Kernel side: the time the BPF programs ran in the traced tasks'
+ *    context, which no rusage of ours contains. The kernel counts it per
+ *    program while a BPF_STATS_RUN_TIME descriptor is open (bpf_enable_stats;
+ *    about two clock reads per program run). Stats start after the other
+ *    concerns attached, so the probe calibration's own hits are not in them.
+ * A kernel that refuses the stats leaves `bpf.available` false with why. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "concerns.h"
+#include "infertrace.skel.h"
+
+struct self_cost_state {
+	struct rusage at_start;    /* when the concern was configured */
+	struct rusage at_attach;   /* once every concern attached */
+	uint64_t attach_ns;
+	int stats_fd;              /* BPF_STATS_RUN_TIME; -1: not enabled */
+	int stats_errno;
+	bool stats_were_on;        /* kernel.bpf_stats_enabled was already 1 */
+};
+
+static double cpu_s(const struct rusage *r)
+{
+	return r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6 + r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6;
+}
+
+static bool sysctl_on(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v != 0;
+}
+
+static int self_cost_configure(struct recording *rec)
+{
+	rec->self_cost = calloc(1, sizeof(*rec->self_cost));
+	if (!rec->self_cost)
+		return -ENOMEM;
+	rec->self_cost->stats_fd = -1;
+	getrusage(RUSAGE_SELF, &rec->self_cost->at_start);
+	return 0;
+}
+
+static int self_cost_attach(struct recording *rec)
+{
+	struct self_cost_state *s = rec->self_cost;
+
+	s->stats_were_on = sysctl_on("/proc/sys/kernel/bpf_stats_enabled");
+	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (s->stats_fd < 0)
+		s->stats_errno = errno;
+	getrusage(RUSAGE_SELF, &s->at_attach);
+	s->attach_ns = recording__now_ns();
+	return 0; /* a cost we cannot measure never stops a recording */
+}
+
+/* The BPF programs' run counts and times, one object per loaded program
+ * that ran, most expensive first. */
+static json_t *bpf_programs(struct recording *rec, double *total_ns, uint64_t *total_runs, uint64_t *misses)
+{
+	json_t *list = json_array();
+	struct bpf_program *prog;
+
+	*total_ns = 0;
+	*total_runs = *misses = 0;
+	bpf_object__for_each_program(prog, rec->tracer.skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue; /* not loaded: its concern was not asked for */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		*total_ns += info.run_time_ns;
+		*total_runs += info.run_cnt;
+		*misses += info.recursion_misses;
+		json_t *p = json_pack("{s:s, s:I, s:f, s:f, s:I}", "name", bpf_program__name(prog),
+				      "runs", (json_int_t)info.run_cnt, "run_time_ms", info.run_time_ns / 1e6,
+				      "ns_per_run", (double)info.run_time_ns / info.run_cnt,
+				      "recursion_misses", (json_int_t)info.recursion_misses);
+		size_t i = 0;
+
+		/* insertion by run time: a few dozen programs at most */
+		while (i < json_array_size(list) &&
+		       json_real_value(json_object_get(json_array_get(list, i), "run_time_ms")) >= info.run_time_ns / 1e6)
+			i++;
+		json_array_insert_new(list, i, p);
+	}
+	return list;
+}
+
+static json_t *bpf_section(struct recording *rec, double recording_s)
+{
+	struct self_cost_state *s = rec->self_cost;
+	double ns;
+	uint64_t runs, misses;
+
+	if (s->stats_fd < 0)
+		return json_pack("{s:b, s:s+}", "available", 0,
+				 "reason", "the kernel refused BPF run-time statistics (bpf_enable_stats): ",
+				 strerror(s->stats_errno));
+	json_t *programs = bpf_programs(rec, &ns, &runs, &misses);
+
+	return json_pack("{s:b, s:f, s:f, s:I, s:I, s:b, s:o}", "available", 1, "cpu_s", ns / 1e9,
+			 "percent_of_one_cpu", recording_s > 0 ? 100.0 * ns / 1e9 / recording_s : 0.0,
+			 "runs", (json_int_t)runs, "recursion_misses", (json_int_t)misses,
+			 "stats_were_on", s->stats_were_on, "programs", programs);
+}
+
+static int self_cost_collect(struct recording *rec, struct model *m)
+{
+	struct self_cost_state *s = rec->self_cost;
+	struct rusage now;
+
+	if (!s || !s->attach_ns)
+		return 0;
+	getrusage(RUSAGE_SELF, &now);
+	double recording_s = (recording__now_ns() - s->attach_ns) / 1e9;
+	double startup = cpu_s(&s->at_attach) - cpu_s(&s->at_start);
+	double during = cpu_s(&now) - cpu_s(&s->at_attach);
+	json_t *self = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:o}",
+				 "cpu_s", cpu_s(&now), "startup_cpu_s", startup, "recording_cpu_s", during,
+				 "percent_of_one_cpu", recording_s > 0 ? 100.0 * during / recording_s : 0.0,
+				 "max_rss_mb", now.ru_maxrss / 1024.0,
+				 "wakeups_per_s", recording_s > 0 ? (now.ru_nvcsw - s->at_attach.ru_nvcsw) / recording_s : 0.0,
+				 "wakeups", (json_int_t)(now.ru_nvcsw - s->at_attach.ru_nvcsw),
+				 "involuntary_switches", (json_int_t)(now.ru_nivcsw - s->at_attach.ru_nivcsw),
+				 "bpf", bpf_section(rec, recording_s));
+
+	if (!self)
+		return -ENOMEM;
+	json_decref(m->self);
+	m->self = self;
+	return 0;
+}
+
+static void self_cost_cleanup(struct recording *rec)
+{
+	if (!rec->self_cost)
+		return;
+	if (rec->self_cost->stats_fd >= 0)
+		close(rec->self_cost->stats_fd);
+	free(rec->self_cost);
+	rec->self_cost = NULL;
+}
+
+const struct concern self_cost_concern = {
+	.name = "self_cost",
+	.configure = self_cost_configure,
+	.attach = self_cost_attach,
+	.collect = self_cost_collect,
+	.cleanup = self_cost_cleanup,
+};
