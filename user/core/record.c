@@ -2,11 +2,14 @@
 /* `infertrace record`: parse → set up → attach → run → collect → write. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +54,44 @@ static const struct concern *const concerns[] = {
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)
+
+#define KSYMS_LOADER_NICE 10
+
+/* Kernel symbols name kernel frames only at the end, but reading
+ * /proc/kallsyms takes 0.1-0.2 s (the kernel formats 120,000 lines): a
+ * low-priority thread reads it while the target runs instead of after it. */
+struct ksyms_loader {
+	pthread_t thread;
+	bool started;
+	struct ksyms *ksyms;
+	int err;
+};
+
+static void *ksyms_loader_run(void *arg)
+{
+	struct ksyms_loader *l = arg;
+
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), KSYMS_LOADER_NICE);
+	l->ksyms = ksyms__load();
+	l->err = l->ksyms ? 0 : errno;
+	return NULL;
+}
+
+static void ksyms_loader__start(struct ksyms_loader *l)
+{
+	l->started = !pthread_create(&l->thread, NULL, ksyms_loader_run, l);
+}
+
+static struct ksyms *ksyms_loader__join(struct ksyms_loader *l)
+{
+	if (l->started) {
+		pthread_join(l->thread, NULL);
+		l->started = false;
+		errno = l->err;
+		return l->ksyms;
+	}
+	return ksyms__load();
+}
 
 static volatile sig_atomic_t stop_signal;
 
@@ -378,6 +419,7 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	const struct concern *c;
 	enum it_exit status = IT_EXIT_RUNTIME; /* the class of the step that failed */
+	struct ksyms_loader kl = {};
 	int err;
 
 	/* from the start: a signal during set-up ends the run cleanly too */
@@ -480,12 +522,13 @@ int cmd_record(int argc, char **argv)
 			goto cleanup;
 	}
 	announce(&rec);
+	ksyms_loader__start(&kl);
 	status = IT_EXIT_RUNTIME;
 	err = run(&rec);
 	if (!err) {
 		status = IT_EXIT_OUTPUT;
 		/* kernel symbols are only needed to name frames: read them now */
-		rec.ksyms = ksyms__load();
+		rec.ksyms = ksyms_loader__join(&kl);
 		if (!rec.ksyms)
 			fprintf(stderr, "infertrace: warning: kernel symbols unavailable (%s); kernel frames "
 				"will show as [unknown]\n", strerror(errno));
@@ -507,6 +550,8 @@ cleanup:
 	tracer__destroy(&rec.tracer);
 	/* after the links are gone: no stop can follow the goodbye */
 	watchdog__stop(&wd);
+	if (kl.started)
+		ksyms__free(ksyms_loader__join(&kl));
 	ksyms__free(rec.ksyms);
 	syms_cache__free(rec.syms);
 	process_table__free(&rec.procs);

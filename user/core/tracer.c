@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -18,6 +20,9 @@
 #include "vec.h"
 
 static bool verbose;
+
+#define LARGE_HASH_MAP 8192 /* entries */
+#define DETACH_THREADS 32
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -97,9 +102,40 @@ int tracer__open(struct tracer *t, const struct record_opts *opts)
 	return 0;
 }
 
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/* Large hash maps are created without preallocation where the kernel allows
+ * it in every program type (6.1: hash maps allocate from the BPF memory
+ * allocator, safe in NMI and tracepoint context): preallocating 65,536
+ * elements took 40 ms per map, a third of a short command's start-up. The
+ * programs insert each key once (BPF_NOEXIST) and update in place, so the
+ * run-time allocation happens once per key. */
+static void no_prealloc_for_large_hash_maps(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+
+	if (!kernel_at_least(6, 1))
+		return;
+	bpf_object__for_each_map(map, obj) {
+		if (bpf_map__type(map) == BPF_MAP_TYPE_HASH && bpf_map__max_entries(map) >= LARGE_HASH_MAP)
+			bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
+	}
+}
+
 int tracer__load(struct tracer *t)
 {
-	int err = infertrace_bpf__load(t->skel);
+	int err;
+
+	no_prealloc_for_large_hash_maps(t->skel->obj);
+	err = infertrace_bpf__load(t->skel);
 
 	if (err) {
 		fprintf(stderr, "infertrace: loading BPF programs failed: %s; rerun with -v for the "
@@ -256,19 +292,50 @@ void tracer__stats(struct tracer *t, __u64 out[IT_STAT_MAX])
 	free(vals);
 }
 
+struct detach_work {
+	struct bpf_link **links;
+	size_t n;
+	size_t next; /* taken atomically */
+};
+
+static void *detach_worker(void *arg)
+{
+	struct detach_work *w = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n)
+		bpf_link__destroy(w->links[i]);
+	return NULL;
+}
+
+/* Destroys links from several threads at once. Detaching a tracepoint or
+ * uprobe program waits for an RCU grace period (40-70 ms each here, a whole
+ * second for the default set one after the other); waits that overlap end
+ * together. Falls back to this thread for what no thread could be made for. */
+static void destroy_links_parallel(struct bpf_link **links, size_t n)
+{
+	struct detach_work w = { .links = links, .n = n };
+	pthread_t th[DETACH_THREADS];
+	size_t started = 0;
+
+	while (started < DETACH_THREADS && started + 1 < n &&
+	       !pthread_create(&th[started], NULL, detach_worker, &w))
+		started++;
+	detach_worker(&w);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
 void tracer__destroy(struct tracer *t)
 {
-	if (t->perf_links) {
-		for (int i = 0; i < t->ncpus; i++)
-			bpf_link__destroy(t->perf_links[i]);
-	}
+	if (t->perf_links)
+		destroy_links_parallel(t->perf_links, t->ncpus);
 	if (t->perf_fds) {
 		for (int i = 0; i < t->ncpus; i++)
 			if (t->perf_fds[i] >= 0)
 				close(t->perf_fds[i]);
 	}
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
+	destroy_links_parallel(t->links, t->nlinks);
 	free(t->links);
 	free(t->perf_links);
 	free(t->perf_fds);
