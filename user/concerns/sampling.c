@@ -152,6 +152,8 @@ static int sampling_on_event(struct recording *rec, const void *data, size_t siz
 	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
 	unwinder__unwind(s->unwinder, h->tgid, h->tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
 			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
+	/* JIT frames named now, at the sample's time (perf maps reuse addresses) */
+	syms_cache__jit_tokenize(rec->syms, h->tgid, (uint64_t *)ips, n, h->ts_ns);
 	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
 	key.ustack_id = n ? 0 : -1;
 	s->unwound_frames += n;

@@ -49,6 +49,7 @@ enum {
 	OPT_NO_FOLLOW,
 	OPT_STACK_ENTRIES,
 	OPT_THRESHOLD,
+	OPT_JIT_MAPS,
 };
 
 static const struct argp_option record_options[] = {
@@ -67,6 +68,7 @@ static const struct argp_option record_options[] = {
 	{ "call-graph", OPT_CALL_GRAPH, "fp|dwarf[,SIZE]", 0, "User stacks: frame pointers, or a copy of SIZE bytes unwound with .eh_frame (default dwarf,65528)", 2 },
 	{ "stack-entries", OPT_STACK_ENTRIES, "N", 0, "Distinct stacks kept in the kernel (default 16384)", 2 },
 	{ "min-block-us", OPT_MIN_BLOCK, "US", 0, "Ignore off-CPU intervals shorter than this (default 1)", 2 },
+	{ "jit-maps", OPT_JIT_MAPS, "on|read|off", 0, "JIT frame names from /tmp/perf-PID.map: on (default) also passes node's and Python's perf-map switches to the launched command; read only reads the maps", 2 },
 	{ "gpu", OPT_GPU, "auto|nvml|jetson|none", 0, "GPU side data source (default auto)", 3 },
 	{ "side-period", OPT_SIDE_PERIOD, "SECONDS", 0, "Side-data sampling period (default 1)", 3 },
 	{ "threshold", OPT_THRESHOLD, "NAME=VALUE", 0, "Bottleneck rule threshold (repeatable): inference_pct=60, "
@@ -192,6 +194,11 @@ static error_t record_parse_opt(int key, char *arg, struct argp_state *state)
 		if (strcmp(arg, "auto") && strcmp(arg, "nvml") && strcmp(arg, "jetson") && strcmp(arg, "none"))
 			argp_error(state, "invalid --gpu '%s': expected auto, nvml, jetson or none", arg);
 		o->gpu_mode = arg;
+		break;
+	case OPT_JIT_MAPS:
+		if (strcmp(arg, "on") && strcmp(arg, "read") && strcmp(arg, "off"))
+			argp_error(state, "invalid --jit-maps '%s': expected on, read or off", arg);
+		o->jit_maps = arg;
 		break;
 	case OPT_SIDE_PERIOD:
 		o->side_period_s = strtod(arg, &end);

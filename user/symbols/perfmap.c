@@ -386,6 +386,18 @@ void perfmap__pretty(const char *name, char *buf, size_t len)
 	copy_frame(buf, len, name, SIZE_MAX);
 }
 
+const char *perfmap_entry__pretty(const struct perfmap_entry *e)
+{
+	struct perfmap_entry *w = (struct perfmap_entry *)e; /* a cache of the entry's own */
+	char buf[PERFMAP_MAX_LINE + 64];
+
+	if (!w->pretty) {
+		perfmap__pretty(e->name, buf, sizeof(buf));
+		w->pretty = strdup(buf);
+	}
+	return w->pretty ? w->pretty : e->name;
+}
+
 /* ---- per-process set ---- */
 
 enum pm_state { PM_PENDING, PM_OPEN, PM_GIVEN_UP };

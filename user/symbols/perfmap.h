@@ -56,6 +56,9 @@ int perfmap__read(struct perfmap *pm, uint64_t now_ns);
  * index in *id when id is not NULL; NULL when none covers addr. */
 const struct perfmap_entry *perfmap__lookup(struct perfmap *pm, uint64_t addr, uint64_t t_ns, uint32_t *id);
 const struct perfmap_entry *perfmap__entry(const struct perfmap *pm, uint32_t id);
+/* The entry's frame form (perfmap__pretty), made once and kept; its raw
+ * name when memory runs out. */
+const char *perfmap_entry__pretty(const struct perfmap_entry *e);
 const struct perfmap_stats *perfmap__stats(const struct perfmap *pm);
 
 /* Frame form of a runtime's name into buf: V8's `JS:*name /dir/file.js:L:C`
