@@ -125,6 +125,7 @@ static const struct {
 	{ "stack-entries", { "--stack-entries", "4096" }, "{\"stack_entries\": 4096}" },
 	{ "min-block-us", { "--min-block-us", "50" }, "{\"min-block-us\": 50}" },
 	{ "gpu", { "--gpu", "none" }, "{\"gpu\": \"none\"}" },
+	{ "jit-maps", { "--jit-maps", "read" }, "{\"jit_maps\": \"read\"}" },
 	{ "side-period", { "--side-period", "0.5" }, "{\"side_period_s\": 0.5}" },
 	{ "threshold", { "--threshold", "inference_pct=70", "--threshold", "offcpu_pct=5" },
 	  "{\"thresholds\": {\"inference_pct\": 70, \"offcpu_pct\": 5}}" },
@@ -292,7 +293,7 @@ static void test_bad_values(void **state)
 		"{\"frequency\": 9.5}", "{\"frequency\": \"99\"}", "{\"output\": \"\"}", "{\"output\": 3}",
 		"{\"phases\": {\"../x\": \"f\"}}", "{\"phases\": {\".hidden\": \"f\"}}", "{\"phases\": {\"x\": 3}}",
 		"{\"phases\": {\"a/b\": \"f\"}}", "{\"threshold\": {\"inference_pct\": -1}}",
-		"{\"threshold\": {\"no_such\": 1}}", "{\"side_period\": 0}", "{\"gpu\": \"cuda\"}",
+		"{\"threshold\": {\"no_such\": 1}}", "{\"side_period\": 0}", "{\"gpu\": \"cuda\"}", "{\"jit_maps\": \"maybe\"}",
 		"{\"call_graph\": \"dwarf,1\"}", "{\"pid\": [1, -2]}", "{\"pid\": \"1\"}", "{\"verbose\": 1}",
 		"{\"config\": \"other.json\"}", "{\"command\": []}", "[1]", "{\"frequency\": ",
 	};

@@ -15,6 +15,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "perfmap.h"
 #include "stacks.h"
 #include "syms.h"
 #include "unwind.h"
@@ -127,16 +128,25 @@ static int sampling_configure(struct recording *rec)
 	return 0;
 }
 
-/* Each streamed sample's time and place, for trace.json's timeline. */
-static void log_trace_sample(struct recording *rec, const struct it_ustack_event *e)
+/* The sampled pc. */
+static uint64_t sample_ip(const struct it_ustack_event *e)
+{
+#if defined(__x86_64__)
+	return e->regs[16];
+#elif defined(__aarch64__)
+	return e->regs[32];
+#else
+	return 0;
+#endif
+}
+
+/* Each streamed sample's time and place, for trace.json's timeline; ip is
+ * the pc, or its JIT token (the perf-map entry valid at the sample's time). */
+static void log_trace_sample(struct recording *rec, const struct it_ustack_event *e, uint64_t ip)
 {
 	struct model_trace_sample ts = {
 		.ts_ns = e->hdr.ts_ns, .tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = e->phase, .frame = -1,
-#if defined(__x86_64__)
-		.ip = e->regs[16],
-#elif defined(__aarch64__)
-		.ip = e->regs[32],
-#endif
+		.ip = ip,
 	};
 
 	if (rec->model.ntrace_samples >= MAX_TRACE_SAMPLES || model__add_trace_sample(&rec->model, &ts))
@@ -150,6 +160,7 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	struct sampling_state *s = rec->sampling;
 	__u64 ips[IT_MAX_STACK_DEPTH];
 	struct it_stack_key key = {};
+	uint64_t ip;
 	int n = 0;
 
 	if (h->type == IT_EV_EXIT && s)
@@ -161,7 +172,6 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 		s->bad_records++;
 		return;
 	}
-	log_trace_sample(rec, e);
 	key.tgid = h->tgid;
 	key.phase = e->phase;
 	key.kstack_id = e->kstack_id;
@@ -169,6 +179,15 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
 	unwinder__unwind(s->unwinder, h->tgid, h->tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
 			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
+	/* JIT frames named now, at the sample's time (perf maps reuse addresses) */
+	syms_cache__jit_tokenize(rec->syms, h->tgid, (uint64_t *)ips, n, h->ts_ns);
+	/* the trace's leaf likewise: the unwound leaf is the pc, tokenized or not */
+	ip = sample_ip(e);
+	if (n > 0 && perfmap__is_token(ips[0]))
+		ip = ips[0];
+	else if (!n)
+		syms_cache__jit_tokenize(rec->syms, h->tgid, &ip, 1, h->ts_ns);
+	log_trace_sample(rec, e, ip);
 	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
 	key.ustack_id = n ? 0 : -1;
 	s->unwound_frames += n;
@@ -320,6 +339,7 @@ static int sampling_collect(struct recording *rec, struct model *m)
 
 		syms_cache__format(rec->syms, ts->tgid, ts->ip, frame, sizeof(frame));
 		ts->frame = model__intern(m, frame);
+		ts->jit = perfmap__is_token(ts->ip);
 	}
 	if (m->snapshot)
 		goto out;

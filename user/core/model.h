@@ -206,6 +206,7 @@ struct model_trace_sample {
 	pid_t tgid, tid;
 	uint32_t phase;
 	int32_t frame;      /* the leaf's name in model.names; -1 until named */
+	bool jit;           /* the leaf is JIT code named by the perf map */
 };
 
 struct model_run {

@@ -60,6 +60,7 @@ enum {
 	OPTK_STACK_ENTRIES,
 	OPTK_THRESHOLD,
 	OPTK_USAGE,
+	OPTK_JIT_MAPS,
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -321,6 +322,15 @@ static int set_gpu(struct record_opts *o, const char *arg, bool cfg, char *err, 
 	return 0;
 }
 
+static int set_jit_maps(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	(void)cfg;
+	if (strcmp(arg, "on") && strcmp(arg, "read") && strcmp(arg, "off"))
+		return fail(err, errlen, "invalid --jit-maps '%s': expected on, read or off", arg);
+	o->jit_maps = arg;
+	return 0;
+}
+
 static int set_side_period(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
 	(void)cfg;
@@ -395,6 +405,9 @@ const struct record_option record_options[] = {
 	  "Distinct stacks kept in the kernel (default 16384)", set_stack_entries },
 	{ "min-block-us", OPTK_MIN_BLOCK, "US", N, 0, NULL, 2,
 	  "Ignore off-CPU intervals shorter than this (default 1)", set_min_block },
+	{ "jit-maps", OPTK_JIT_MAPS, "on|read|off", S, 0, NULL, 2,
+	  "JIT frame names from /tmp/perf-PID.map: on (default) also passes node's and Python's "
+	  "perf-map switches to the launched command; read only reads the maps", set_jit_maps },
 	{ "gpu", OPTK_GPU, "auto|nvml|jetson|none", S, 0, NULL, 3,
 	  "GPU side data source (default auto)", set_gpu },
 	{ "side-period", OPTK_SIDE_PERIOD, "SECONDS", N, 0, "side_period_s", 3,
@@ -718,6 +731,7 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "gpu", json_string(o->gpu_mode));
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
+	json_object_set_new(c, "jit_maps", json_string(o->jit_maps ? o->jit_maps : "on"));
 	json_object_set_new(c, "config_file", o->config_file ? json_string(o->config_file) : json_null());
 	return c;
 }

@@ -49,6 +49,7 @@ struct record_opts {
 	const char *config_file;
 	const char *comm;             /* --comm: also follow new processes with this name */
 	const char *gpu_mode;         /* auto|nvml|jetson|none */
+	const char *jit_maps;         /* --jit-maps on|read|off (jit.c); NULL: on */
 	double side_period_s;
 	unsigned int min_block_us;    /* off-CPU intervals shorter than this are ignored */
 	enum call_graph_mode call_graph;

@@ -29,6 +29,7 @@
 #include "record.h"
 #include "recording.h"
 #include "stacks.h"
+#include "jit.h"
 #include "syms.h"
 #include "target.h"
 #include "tracer.h"
@@ -176,6 +177,9 @@ static int setup_targets(struct recording *rec)
 	struct record_opts *o = &rec->opts;
 	int err;
 
+	err = jit__prepare(rec);
+	if (err)
+		return err;
 	if (o->command) {
 		err = launched__fork(&rec->cmd, o->command);
 		if (err) {
@@ -199,6 +203,7 @@ static int setup_targets(struct recording *rec)
 			fprintf(stderr, "infertrace: warning: cannot read the mappings of PID %d: %s\n",
 				o->pids[i], strerror(-err));
 	}
+	jit__hint_pids(rec);
 	return 0;
 }
 
@@ -272,6 +277,7 @@ static int run(struct recording *rec)
 			const struct concern *c;
 
 			process_table__refresh_cpu(&rec->procs);
+			jit__refresh(rec);
 			for_each_concern(c)
 				if (c->tick)
 					c->tick(rec);
@@ -290,6 +296,8 @@ static int run(struct recording *rec)
 	nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000000L }, NULL);
 	/* events that were in flight when the target ended */
 	tracer__poll(&rec->tracer, 0);
+	/* the last perf-map lines, before anything is symbolized */
+	jit__refresh(rec);
 	return 0;
 }
 

@@ -103,6 +103,8 @@ static int write_trace(const struct model *m, const char *dir)
 			rel_us(m, ts->ts_ns));
 		json_str(f, ts->phase && ts->phase < IT_MAX_PHASES && m->phase_names[ts->phase] ?
 			 m->phase_names[ts->phase] : "");
+		if (ts->jit)
+			fprintf(f, ",\"jit\":true");
 		fprintf(f, "}}");
 		sep = ",\n";
 	}

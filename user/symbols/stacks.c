@@ -157,6 +157,8 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		if (i == 0 && have && si.object)
 			leaf_object = si.object;
 		syms_cache__format(syms, k->tgid, ip, frame, sizeof(frame));
+		if (have && si.jit) /* FlameGraph's mark of JIT frames, as _[k] of kernel ones */
+			strncat(frame, "_[j]", sizeof(frame) - strlen(frame) - 1);
 		sanitize_frame(frame);
 		err = line_append(l, frame);
 	}

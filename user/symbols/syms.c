@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
 
+#include "perfmap.h"
 #include "syms.h"
 #include "safe_open.h"
 
@@ -94,6 +95,7 @@ struct syms_cache {
 	struct dso **dsos;    /* open-addressing table keyed by (dev, ino) */
 	size_t nr_dsos, cap_dsos;
 	struct proc *last;    /* consecutive frames mostly share a pid */
+	struct perfmaps *jit; /* NULL when JIT maps are off */
 };
 
 /* NULL: libdwfl's default ":.debug:/usr/lib/debug", i.e. next to the file,
@@ -588,9 +590,14 @@ struct syms_cache *syms_cache__new(void)
 	 * time); libdwfl would otherwise query debuginfod servers named in
 	 * DEBUGINFOD_URLS, which stalls without a network. Opt back in with
 	 * INFERTRACE_DEBUGINFOD=1. */
+	struct syms_cache *cache;
+
 	if (!getenv("INFERTRACE_DEBUGINFOD"))
 		unsetenv("DEBUGINFOD_URLS");
-	return calloc(1, sizeof(struct syms_cache));
+	cache = calloc(1, sizeof(*cache));
+	if (cache)
+		cache->jit = perfmaps__new();
+	return cache;
 }
 
 void syms_cache__free(struct syms_cache *cache)
@@ -605,6 +612,7 @@ void syms_cache__free(struct syms_cache *cache)
 	for (i = 0; i < cache->cap_dsos; i++)
 		dso__free(cache->dsos[i]);
 	free(cache->dsos);
+	perfmaps__free(cache->jit);
 	free(cache);
 }
 
@@ -780,6 +788,26 @@ int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
 	return (int)proc->nr_maps;
 }
 
+/* An address in no captured mapping: JIT code, if the perf map names it. */
+static int jit_resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out)
+{
+	const struct perfmap_entry *e;
+
+	if (!cache->jit)
+		return -ENOENT;
+	if (perfmap__is_token(addr))
+		e = perfmaps__entry(cache->jit, pid, perfmap__token_id(addr));
+	else
+		e = perfmaps__lookup(cache->jit, pid, addr, PERFMAP_TIME_NEWEST, NULL);
+	if (!e)
+		return -ENOENT;
+	out->name = perfmap_entry__pretty(e);
+	out->object = "[jit]";
+	out->sym_offset = perfmap__is_token(addr) ? 0 : addr - e->start;
+	out->jit = true;
+	return 0;
+}
+
 int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out)
 {
 	const struct addr_ent *ent;
@@ -789,11 +817,9 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 
 	memset(out, 0, sizeof(*out));
 	proc = cache__find_proc(cache, pid);
-	if (!proc)
-		return -ENOENT;
-	map = proc__find_map(proc, addr);
+	map = proc ? proc__find_map(proc, addr) : NULL;
 	if (!map)
-		return -ENOENT;
+		return jit_resolve(cache, pid, addr, out);
 	out->object = map->dso->name;
 	out->path = map->dso->path;
 	vaddr = dso__vaddr(map->dso, map, addr);
@@ -846,7 +872,9 @@ int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char 
 	int err;
 
 	err = syms_cache__resolve(cache, pid, addr, &si);
-	if (si.name) {
+	if (si.jit) {
+		snprintf(buf, len, "%s", si.name);
+	} else if (si.name) {
 		/* symbol versions ("clock_nanosleep@@GLIBC_2.17") are noise in a frame */
 		const char *at = strchr(si.name + 1, '@');
 
@@ -865,6 +893,56 @@ int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char 
 		frame__copy(buf, len, "[unknown]");
 	}
 	return err;
+}
+
+void syms_cache__jit_enable(struct syms_cache *cache, bool on)
+{
+	if (!on) {
+		perfmaps__free(cache->jit);
+		cache->jit = NULL;
+	} else if (!cache->jit) {
+		cache->jit = perfmaps__new();
+	}
+}
+
+void syms_cache__jit_refresh(struct syms_cache *cache, pid_t pid)
+{
+	if (cache->jit)
+		perfmaps__refresh(cache->jit, pid);
+}
+
+bool syms_cache__jit_has(struct syms_cache *cache, pid_t pid)
+{
+	return perfmaps__has(cache->jit, pid);
+}
+
+int syms_cache__jit_tokenize(struct syms_cache *cache, pid_t pid, uint64_t *ips, int n, uint64_t t_ns)
+{
+	struct proc *proc;
+	bool refreshed = false;
+	uint32_t id;
+	int done = 0;
+
+	if (!cache->jit)
+		return 0;
+	proc = cache__find_proc(cache, pid);
+	for (int i = 0; i < n; i++) {
+		/* a caller's return address may already lie past its code */
+		uint64_t a = i ? ips[i] - 1 : ips[i];
+
+		if (proc && proc__find_map(proc, a))
+			continue;
+		if (!refreshed) {
+			/* every line written before the sample is in the file by now */
+			perfmaps__refresh(cache->jit, pid);
+			refreshed = true;
+		}
+		if (perfmaps__lookup(cache->jit, pid, a, t_ns, &id)) {
+			ips[i] = perfmap__token(id);
+			done++;
+		}
+	}
+	return done;
 }
 
 const char *syms__demangle(const char *name, char *buf, size_t len)

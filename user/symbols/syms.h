@@ -22,6 +22,7 @@ struct sym_info {
 	const char *path;     /* full path of the mapped file, NULL likewise */
 	uint64_t sym_offset;  /* address - symbol start, when name != NULL */
 	uint64_t obj_offset;  /* address as an offset into the object (ELF vaddr), for obj+0x... */
+	bool jit;             /* named by the process's perf map (object "[jit]") */
 };
 
 struct syms_cache *syms_cache__new(void);
@@ -64,6 +65,24 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
  * "[unknown]" when the address is in no captured mapping. Always fills buf
  * (truncating); returns what syms_cache__resolve returned. */
 int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char *buf, size_t len);
+
+/* JIT code named by perf maps (perfmap.h). Where an address lies in no
+ * captured file mapping (anonymous executable memory, or none), resolve and
+ * format ask the process's perf map: a token (perfmap__token) names the entry
+ * chosen at the sample's time; a plain address gets the newest entry (stacks
+ * aggregated in the kernel carry no time). JIT frames keep the runtime's form
+ * `name (file.js:line)`, spaces included. On by default. */
+void syms_cache__jit_enable(struct syms_cache *cache, bool on);
+/* Reads the new lines of pid's perf map (opening it on first sight). */
+void syms_cache__jit_refresh(struct syms_cache *cache, pid_t pid);
+/* Whether pid has a perf map open. */
+bool syms_cache__jit_has(struct syms_cache *cache, pid_t pid);
+/* Replaces, in a user stack of pid taken at t_ns (leaf first: the sampled pc,
+ * then return addresses), every frame that lies in no captured mapping and
+ * that the perf map names at t_ns by that entry's token, so that aggregation
+ * keeps the name valid when the sample was taken. Reads the map first.
+ * Returns the number of frames replaced. */
+int syms_cache__jit_tokenize(struct syms_cache *cache, pid_t pid, uint64_t *ips, int n, uint64_t t_ns);
 
 /* Kernel symbols from /proc/kallsyms. */
 struct ksyms;

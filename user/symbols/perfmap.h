@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* JIT frame names from perf maps (/tmp/perf-PID.map), the convention of
+ * V8/node (--perf-basic-prof), Python 3.12+ (-X perf), the JVM with
+ * perf-map-agent, .NET and LuaJIT: one `START SIZE NAME` line (hex START
+ * and SIZE) per piece of generated code, appended as code is made.
+ *
+ * A map only grows and runtimes reuse code addresses (V8's GC frees code,
+ * new code lands at the same place), so every entry keeps the time it was
+ * first seen (CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns) and an
+ * address is resolved at a time T: among the entries covering it, the
+ * newest seen at or before T wins; when none was seen yet (the line was
+ * written just before T and read after it), the oldest seen after T.
+ *
+ * The map is untrusted input (any local user can write /tmp): opened with
+ * O_NONBLOCK|O_NOFOLLOW inside the process's root, it must be a regular file
+ * owned by the process's uid or root; lines longer than PERFMAP_MAX_LINE and
+ * malformed lines are skipped and counted; at most PERFMAP_MAX_ENTRIES
+ * entries are kept per process. Not thread-safe. */
+#ifndef INFERTRACE_PERFMAP_H
+#define INFERTRACE_PERFMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PERFMAP_MAX_LINE 4096           /* bytes, newline excluded */
+#define PERFMAP_MAX_ENTRIES (1u << 20)  /* per process; later lines are counted as dropped */
+#define PERFMAP_MAX_SIZE (64ull << 20)  /* larger sizes are malformed lines */
+#define PERFMAP_MAX_READ (16u << 20)    /* bytes read per refresh, so a runaway writer cannot stall the tracer */
+#define PERFMAP_TIME_NEWEST UINT64_MAX  /* resolve against the newest entry */
+
+struct perfmap_entry {
+	uint64_t start, size;
+	uint64_t seen_ns;   /* first read at (CLOCK_MONOTONIC) */
+	char *name;         /* as the runtime wrote it */
+	char *pretty;       /* frame form (perfmap__pretty), made on first use */
+};
+
+struct perfmap_stats {
+	uint64_t entries, garbage, huge, dropped, bytes;
+};
+
+/* ---- one map file ---- */
+struct perfmap;
+
+/* Opens path (O_NONBLOCK|O_NOFOLLOW) relative to dirfd (AT_FDCWD: as is),
+ * beneath dirfd when it is a process's root; checks a regular file owned
+ * by uid or root. NULL with errno set: ENOENT, ELOOP (a symlink), EINVAL
+ * (not a regular file: a FIFO, a device), EPERM (another owner). */
+struct perfmap *perfmap__open(int dirfd, const char *path, uid_t uid, uid_t euid);
+void perfmap__free(struct perfmap *pm); /* accepts NULL */
+/* Reads the complete lines added since the last read; their entries are
+ * seen at now_ns. Returns the number of new entries, or -errno. */
+int perfmap__read(struct perfmap *pm, uint64_t now_ns);
+/* Entry covering addr valid at t_ns (PERFMAP_TIME_NEWEST: newest), with its
+ * index in *id when id is not NULL; NULL when none covers addr. */
+const struct perfmap_entry *perfmap__lookup(struct perfmap *pm, uint64_t addr, uint64_t t_ns, uint32_t *id);
+const struct perfmap_entry *perfmap__entry(const struct perfmap *pm, uint32_t id);
+/* The entry's frame form (perfmap__pretty), made once and kept; its raw
+ * name when memory runs out. */
+const char *perfmap_entry__pretty(const struct perfmap_entry *e);
+const struct perfmap_stats *perfmap__stats(const struct perfmap *pm);
+
+/* Frame form of a runtime's name into buf: V8's `JS:*name /dir/file.js:L:C`
+ * (also LazyCompile:, Function:, Script:; tier marks * ~ ^ + dropped)
+ * becomes `name (file.js:L)`, an empty name `(anonymous)`; CPython's
+ * `py::qualname:/dir/file.py` becomes `qualname (file.py)`; anything else is
+ * kept as written. ';' becomes ':' and newlines ' ' (folded format). */
+void perfmap__pretty(const char *name, char *buf, size_t len);
+
+/* ---- the maps of every traced process ---- */
+struct perfmaps;
+
+struct perfmaps *perfmaps__new(void);
+void perfmaps__free(struct perfmaps *set); /* accepts NULL */
+/* Opens pid's map if not yet (through /proc/PID/root, under the pid the
+ * process has in its own namespace) and reads its new lines. A missing map
+ * is retried at the next refresh; a hostile or unreadable one gets one
+ * warning and is given up. Returns new entries, 0, or -errno. */
+int perfmaps__refresh(struct perfmaps *set, pid_t pid);
+void perfmaps__refresh_all(struct perfmaps *set);
+/* Forgets pid (it exited and its pid may be reused): keeps nothing. */
+void perfmaps__forget(struct perfmaps *set, pid_t pid);
+/* Whether pid has an open map. */
+bool perfmaps__has(struct perfmaps *set, pid_t pid);
+const struct perfmap_entry *perfmaps__lookup(struct perfmaps *set, pid_t pid, uint64_t addr,
+					     uint64_t t_ns, uint32_t *id);
+const struct perfmap_entry *perfmaps__entry(struct perfmaps *set, pid_t pid, uint32_t id);
+/* The pid a process has in its innermost PID namespace (NSpid), pid itself
+ * when /proc says nothing more; uid and euid from the same file. */
+pid_t perfmap__nspid(pid_t pid, uid_t *uid, uid_t *euid);
+
+/* A resolved JIT frame travels through stack aggregation as a token in
+ * place of its address: a non-canonical address (top 16 bits 0x4a49, 'JI'),
+ * never a user or kernel address, naming the entry. Tokens are odd so that
+ * token - 1 (a caller's return-address adjustment) decodes the same. */
+#define PERFMAP_TOKEN_TAG 0x4a49ull
+static inline uint64_t perfmap__token(uint32_t id)
+{
+	return (PERFMAP_TOKEN_TAG << 48) | ((uint64_t)id << 1) | 1;
+}
+static inline bool perfmap__is_token(uint64_t addr)
+{
+	return (addr >> 48) == PERFMAP_TOKEN_TAG;
+}
+static inline uint32_t perfmap__token_id(uint64_t addr)
+{
+	return (uint32_t)((addr & 0xffffffffffffull) >> 1);
+}
+
+/* ---- launching a command with the runtimes' switches ---- */
+/* Appends V8's perf-map switches to NODE_OPTIONS and sets
+ * PYTHONPERFSUPPORT=1 in this process's environment, for a child to
+ * inherit. 0 or -errno. */
+int perfmap__set_env(void);
+#define PERFMAP_NODE_SWITCHES "--perf-basic-prof --interpreted-frames-native-stack"
+
+/* ---- js: phases ---- */
+/* Whether a stack (frames in pretty form, any order) shows function `name`:
+ * a frame whose name part (before " (") equals it exactly. */
+bool perfmap__stack_shows(const char *const *frames, int n, const char *name);
+
+#endif
