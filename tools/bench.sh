@@ -104,6 +104,19 @@ for i in $(seq 1 "$RUNS"); do
 	done
 done
 
+# whole-command time of a short command: what start-up and teardown add
+short_conditions=(sbase sours sperf)
+echo "  BENCH    short command (sleep 0.5): ${short_conditions[*]}, $RUNS runs each"
+for i in $(seq 1 "$RUNS"); do
+	for c in "${short_conditions[@]}"; do
+		case $c in
+		sbase) run $c "$i" sleep 0.5 ;;
+		sours) run $c "$i" "$IT" record -o "$OUT/$c.$i" -- sleep 0.5 ;;
+		sperf) run $c "$i" perf record -q -e cpu-clock -g -o "$OUT/$c.$i.data" -- sleep 0.5 ;;
+		esac
+	done
+done
+
 echo "  STATS    perf script (dwarf unwinding takes a while)"
 for c in perf_fp perf_dwarf; do
 	for i in $(seq 1 "$RUNS"); do
@@ -157,6 +170,17 @@ probe_pct=$($STATS median $(for i in $(seq 1 "$RUNS"); do /usr/bin/python3 -c "i
 		[ "$c" != pbase ] && lost=$(for i in $(seq 1 "$RUNS"); do /usr/bin/python3 -c "import json,sys; l=json.load(open(sys.argv[1]))['lost']; print(l.get('events',0)+l.get('phase_calls_not_kept',0))" "$OUT/$c.$i/profile.json"; done | sort -n | tail -1)
 		echo "| $c | $(med $c own) | $added | $rate | $lost |"
 	done
+	echo
+	echo "## Short command (sleep 0.5, default options, $RUNS runs, medians)"
+	echo
+	echo "| condition | whole command s | added s |"
+	echo "|---|---|---|"
+	for c in "${short_conditions[@]}"; do
+		echo "| $c | $(med $c wall) | $(echo "scale=3; $(med $c wall) - $(med sbase wall)" | bc -l) |"
+	done
+	self_cpu=$($STATS median $(for i in $(seq 1 "$RUNS"); do /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['self']['percent_of_one_cpu'])" "$OUT/fours99.$i/profile.json"; done))
+	echo
+	echo "Tracer CPU while recording the CPU-bound fixture at 99 Hz (fp): $self_cpu% of one CPU (median of profile.json's self.percent_of_one_cpu)."
 } >"$OUT/results.md"
 cat "$OUT/results.md"
 echo
