@@ -88,6 +88,15 @@ static __always_inline void stat_inc(enum it_stat idx)
 		*v += 1; /* per-CPU slot: no atomics needed */
 }
 
+static __always_inline void stat_add(enum it_stat idx, __u64 n)
+{
+	__u32 key = idx;
+	__u64 *v = bpf_map_lookup_elem(&stats, &key);
+
+	if (v)
+		*v += n;
+}
+
 /* The entry of a followed process, whatever its state. */
 static __always_inline struct it_target *target_entry(__u32 tgid)
 {

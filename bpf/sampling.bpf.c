@@ -10,26 +10,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
+#include "ustack.bpf.h"
 
 #define EEXIST 17
-#define PAGE 4096
-
-/* Bytes of user stack to copy per sample; 0: frame-pointer stacks only. */
-const volatile __u32 cfg_ustack_size = 0;
-
-/* Scratch record per CPU, indexed by CPU number: the record is larger than
- * a per-CPU array value may be (32 KiB). Sized to the CPU count at run time. */
-struct ustack_scratch {
-	/* a struct it_ustack_event; room for a chunk starting at any offset below the max */
-	__u8 buf[sizeof(struct it_ustack_event) + IT_USTACK_MAX + PAGE];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* one per CPU, set at run time */
-	__type(key, __u32);
-	__type(value, struct ustack_scratch);
-} ustack_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -70,77 +53,12 @@ static __always_inline void count(void *map, void *key)
 	}
 }
 
-static __always_inline int user_regs(struct it_ustack_event *e)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct pt_regs regs;
-
-	if (!r || bpf_probe_read_kernel(&regs, sizeof(regs), r))
-		return -1;
-#if defined(__TARGET_ARCH_x86)
-	/* DWARF numbering of x86-64 */
-	e->regs[0] = regs.ax;
-	e->regs[1] = regs.dx;
-	e->regs[2] = regs.cx;
-	e->regs[3] = regs.bx;
-	e->regs[4] = regs.si;
-	e->regs[5] = regs.di;
-	e->regs[6] = regs.bp;
-	e->regs[7] = regs.sp;
-	e->regs[8] = regs.r8;
-	e->regs[9] = regs.r9;
-	e->regs[10] = regs.r10;
-	e->regs[11] = regs.r11;
-	e->regs[12] = regs.r12;
-	e->regs[13] = regs.r13;
-	e->regs[14] = regs.r14;
-	e->regs[15] = regs.r15;
-	e->regs[16] = regs.ip;
-	e->sp = regs.sp;
-#elif defined(__TARGET_ARCH_arm64)
-	/* x0..x30 = 0..30, sp = 31, pc kept in slot 32 */
-	for (int i = 0; i < 31; i++)
-		e->regs[i] = regs.regs[i];
-	e->regs[31] = regs.sp;
-	e->regs[32] = regs.pc;
-	e->sp = regs.sp;
-#else
-	return -1;
-#endif
-	return 0;
-}
-
-/* Copies up to cfg_ustack_size bytes from sp, one page at a time, so that a
- * stack ending (top of its mapping) before the asked size still copies what
- * there is. Returns the bytes copied. */
-static __always_inline __u32 copy_user_stack(struct it_ustack_event *e, __u64 sp)
-{
-	__u32 want = cfg_ustack_size, got = 0;
-
-	for (int i = 0; i < IT_USTACK_MAX / PAGE + 1; i++) {
-		__u64 addr = sp + got;
-		__u32 len = PAGE - (addr & (PAGE - 1));
-
-		if (got >= want)
-			break;
-		if (len > want - got)
-			len = want - got;
-		if (len > PAGE)
-			break;
-		if (bpf_probe_read_user(&e->stack[got & (IT_USTACK_MAX - 1)], len, (void *)addr))
-			break;
-		got += len;
-	}
-	return got;
-}
-
 static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
 					    const struct it_stack_key *key, __u32 cycle)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), got;
-	struct ustack_scratch *s = bpf_map_lookup_elem(&ustack_scratch, &cpu);
+	struct ustack_scratch *s = ustack_scratch_of(USTACK_SCRATCH_SAMPLE);
 	struct it_ustack_event *e;
+	__u32 got;
 	__u64 size;
 
 	if (!s) {

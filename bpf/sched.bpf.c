@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "sched.bpf.h"
+#include "ustack.bpf.h"
 
 
 /* task_struct::state was renamed __state in 5.14 (2f064a59a11f). */
@@ -23,6 +24,23 @@ static __always_inline long task_state(struct task_struct *t)
 	if (bpf_core_field_exists(t->__state))
 		return BPF_CORE_READ(t, __state);
 	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/* Whether the current task entered the kernel by a system call (not an
+ * interrupt or a fault): only then does a system call's exit follow. */
+static __always_inline bool in_syscall(void)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	if (!r)
+		return false;
+#if defined(__TARGET_ARCH_x86)
+	return (long)BPF_CORE_READ(r, orig_ax) >= 0;
+#elif defined(__TARGET_ARCH_arm64)
+	return (int)BPF_CORE_READ(r, syscallno) >= 0;
+#else
+	return false;
+#endif
 }
 
 SEC("raw_tp/sched_switch")
@@ -46,23 +64,30 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 		 * the end of the interval, which account() takes from the kernel) */
 		if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
 			unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(ptid, st, now, prev, false);
+		account(ptid, st, now, prev, false, true);
 		key_of(&k, ptid, st, st->cycle, st->phase);
 		v = times_of(&k);
 		if (v)
 			__sync_fetch_and_add(voluntary ? &v->nvcsw : &v->nivcsw, 1);
 		if (BPF_CORE_READ(prev, exit_state)) {
 			/* the last switch of a dead thread */
+			if (st->dwarf_pend_ns)
+				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
 			bpf_map_delete_elem(&sched_threads, &ptid);
 		} else if (voluntary) {
 			st->state = IT_SCHED_BLOCKED;
 			/* prev is still current here: these are its stacks */
 			st->kstack_id = bpf_get_stackid(ctx, &offcpu_stackmap, 0);
-			st->ustack_id = bpf_get_stackid(ctx, &offcpu_stackmap, BPF_F_USER_STACK);
 			if (st->kstack_id < 0)
 				stat_inc(IT_STAT_OFFCPU_KSTACK_ERR);
-			if (st->ustack_id < 0)
-				stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
+			if (cfg_offcpu_dwarf && in_syscall()) {
+				/* copied at the call's exit, if it blocked long enough */
+				st->ustack_id = SCHED_USTACK_AT_SYSCALL_EXIT;
+			} else {
+				st->ustack_id = bpf_get_stackid(ctx, &offcpu_stackmap, BPF_F_USER_STACK);
+				if (st->ustack_id < 0)
+					stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
+			}
 		} else {
 			st->state = IT_SCHED_RUNQ;
 		}
@@ -81,7 +106,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				run_first = true;
 			}
 			/* BLOCKED here: its wake-up was not seen, all of it counts as blocked */
-			account(ntid, st, now, next, run_first);
+			account(ntid, st, now, next, run_first, true);
 		}
 		if (st) {
 			st->state = IT_SCHED_ONCPU;
@@ -112,11 +137,11 @@ static __always_inline int on_wakeup(struct task_struct *task)
 		unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
 		st->state = IT_SCHED_BLOCKED;
 		st->kstack_id = st->ustack_id = -1;
-		account(tid, st, now, task, true);
+		account(tid, st, now, task, true, true);
 		st->state = IT_SCHED_RUNQ;
 	} else if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
 		if (st->state == IT_SCHED_BLOCKED)
-			account(tid, st, now, task, false);
+			account(tid, st, now, task, false, true);
 		st->state = IT_SCHED_RUNQ;
 		st->ts = now;
 	}
@@ -163,10 +188,10 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
 		/* running, but its switch-in was not seen: the wait ends here */
 		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, bpf_ktime_get_ns(), task, false);
+		account(tid, st, bpf_ktime_get_ns(), task, false, true);
 		st->state = IT_SCHED_ONCPU;
 	} else if (st->state == IT_SCHED_ONCPU) {
-		account(tid, st, bpf_ktime_get_ns(), task, false);
+		account(tid, st, bpf_ktime_get_ns(), task, false, true);
 	}
 	return 0;
 }
@@ -207,6 +232,58 @@ __noinline __u32 sched_tgid_of_tid(__u32 tid)
 	struct sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid);
 
 	return st ? st->tgid : tid;
+}
+
+/* A system call returns: if the thread blocked in it (long enough), its
+ * user stack is the one it blocked with, since no user code ran meanwhile:
+ * copied here, with the blocked time, for DWARF unwinding in user space.
+ * Runs for every system call on the machine; a thread not followed costs
+ * one hash lookup. */
+SEC("raw_tp/sys_exit")
+int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid);
+	struct ustack_scratch *s;
+	struct it_ustack_event *e;
+	struct task_struct *task;
+	__u64 ns;
+	__u32 got = 0;
+
+	if (!st || !st->dwarf_pend_ns)
+		return 0;
+	ns = __sync_lock_test_and_set(&st->dwarf_pend_ns, 0);
+	st->ustack_id = -1;
+	s = ustack_scratch_of(USTACK_SCRATCH_OFFCPU);
+	if (!ns)
+		return 0;
+	if (!s) {
+		stat_inc(IT_STAT_OFFCPU_DWARF_LOST);
+		return 0;
+	}
+	e = (struct it_ustack_event *)s->buf;
+	event_header(&e->hdr, IT_EV_OFFCPU_USTACK, tgid, tid, bpf_ktime_get_ns());
+	e->cycle = 0;
+	e->phase = st->dwarf_phase;
+	e->kstack_id = st->dwarf_kstack_id;
+	e->blocked_ns = ns;
+	task = (struct task_struct *)bpf_get_current_task();
+	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+	if (user_regs(e) == 0)
+		got = copy_user_stack(e, e->sp);
+	else
+		__builtin_memset(e->regs, 0, sizeof(e->regs));
+	if (!got)
+		stat_inc(IT_STAT_OFFCPU_DWARF_COPY_ERR);
+	if (got > IT_USTACK_MAX)
+		got = IT_USTACK_MAX;
+	e->stack_size = got;
+	if (bpf_ringbuf_output(&events, e, sizeof(*e) + got, lazy_wakeup()))
+		stat_inc(IT_STAT_OFFCPU_DWARF_LOST);
+	else
+		stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

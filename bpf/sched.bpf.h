@@ -22,6 +22,9 @@ SHARED const volatile __u64 cfg_min_block_ns = 1000;
 /* 1: the scheduler concern runs (its tracepoints are attached): the probe
  * programs settle threads at their edges */
 SHARED const volatile __u32 cfg_sched_edges = 0;
+/* 1: off-CPU user stacks of blocking system calls are copied at the call's
+ * exit and unwound with DWARF in user space (--call-graph dwarf) */
+SHARED const volatile __u32 cfg_offcpu_dwarf = 0;
 
 struct sched_thread {
 	__u64 ts;          /* last settled instant: start of the current interval */
@@ -40,8 +43,16 @@ struct sched_thread {
 	__s32 kstack_id, ustack_id; /* IT_SCHED_BLOCKED: where it blocked */
 	__u32 resync;      /* sum_exec is stale (read between updates, at exec):
 			    * the first flush takes the interval as run time */
+	__u32 dwarf_phase;  /* with dwarf_pend_ns: the phase it blocked in */
+	__u64 dwarf_pend_ns; /* blocked ns waiting for the system call's exit, where
+			    * the user stack is copied (ustack_id SCHED_USTACK_AT_SYSCALL_EXIT) */
+	__s32 dwarf_kstack_id; /* with dwarf_pend_ns: where it first blocked */
 	__u32 pad;
 };
+
+/* ustack_id of a thread blocked in a system call with --call-graph dwarf:
+ * its user stack is copied when the call returns (sched_on_sys_exit) */
+#define SCHED_USTACK_AT_SYSCALL_EXIT (-2)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -214,9 +225,13 @@ static __always_inline void flush_faults(struct sched_thread *st, struct task_st
  * The interval belongs to the attribution it began with: the thread's own
  * edges settle it, so a phase that differs now changed at an edge that was
  * not seen, and the interval goes to IT_PHASE_UNATTRIBUTED. A cycle begun by
- * another thread splits it at the cycle's start. */
+ * another thread splits it at the cycle's start. sched_path: called by the
+ * scheduler programs, which defer a blocking system call's stack to its exit
+ * (constant per call site: the probe programs, whose verification is near
+ * the kernel's limit, get none of that code; an unseen switch-in settled at
+ * an edge counts its block without a user stack). */
 static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 now,
-				    struct task_struct *task, bool run_first)
+				    struct task_struct *task, bool run_first, bool sched_path)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
 	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
@@ -296,7 +311,15 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 			add_u64(&blocked_kstacks, &k, off);
 		}
 	}
-	if (st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns) {
+	if (sched_path && st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns &&
+	    st->ustack_id == SCHED_USTACK_AT_SYSCALL_EXIT) {
+		/* counted with its user stack when the system call returns */
+		if (!st->dwarf_pend_ns) {
+			st->dwarf_kstack_id = st->kstack_id;
+			st->dwarf_phase = st->phase;
+		}
+		__sync_fetch_and_add(&st->dwarf_pend_ns, off_total);
+	} else if (st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns) {
 		struct it_stack_key sk = {};
 
 		sk.tgid = st->tgid;
@@ -353,7 +376,7 @@ static __always_inline struct sched_thread *thread_of(__u32 tid, __u32 tgid, str
 	init.phase = current_phase(tid);
 	init.minflt = BPF_CORE_READ(task, min_flt);
 	init.majflt = BPF_CORE_READ(task, maj_flt);
-	init.kstack_id = init.ustack_id = -1;
+	init.kstack_id = init.ustack_id = init.dwarf_kstack_id = -1;
 	if (bpf_map_update_elem(&sched_threads, &tid, &init, BPF_ANY)) {
 		stat_inc(IT_STAT_SCHED_THREADS_FULL);
 		return NULL;
@@ -406,7 +429,7 @@ static __always_inline struct sched_thread *sched_edge_settle(struct sched_threa
 		/* running, but its switch-in was not seen: the wait ends here,
 		 * settled as a tick would (the kernel's run placed at the end) */
 		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, now, task, false);
+		account(tid, st, now, task, false, false);
 		st->state = IT_SCHED_ONCPU;
 		return st;
 	}

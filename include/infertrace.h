@@ -63,6 +63,7 @@ enum it_net_event_type {
 /* Records of the sampling concern (values 50..59). */
 enum it_sample_event_type {
 	IT_EV_USTACK = 50, /* --call-graph dwarf: a sample with its user registers and stack copy */
+	IT_EV_OFFCPU_USTACK = 51, /* --call-graph dwarf: a blocking system call's user stack, with its blocked time */
 };
 
 /* --- Counters of the per-CPU `stats` map --- */
@@ -97,6 +98,10 @@ enum it_stat {
 	IT_STAT_USTACK_COPY_ERR = 32,  /* --call-graph dwarf: user registers or stack unreadable */
 	IT_STAT_USTACK_SHORT = 33,     /* stack copy ended before the asked size (top of mapping) */
 	IT_STAT_USTACK_LOST = 34,      /* stack record not sent: ring buffer full */
+	IT_STAT_OFFCPU_DWARF_SENT = 35,    /* off-CPU user stack copies sent at a system call's exit */
+	IT_STAT_OFFCPU_DWARF_LOST = 36,    /* off-CPU stack copy not sent (ring buffer full, no scratch) */
+	IT_STAT_OFFCPU_DWARF_COPY_ERR = 37, /* off-CPU user registers or stack unreadable */
+	IT_STAT_OFFCPU_DWARF_DROPPED = 38, /* blocked time whose system call never returned (thread exited) */
 	IT_STAT_MAX = 40,
 };
 
@@ -259,13 +264,17 @@ struct it_phase_event {
 };
 
 /* IT_EV_USTACK: registers and the raw user stack from the sampled sp up;
- * unwound in user space with the target's .eh_frame (like perf's dwarf mode). */
+ * unwound in user space with the target's .eh_frame (like perf's dwarf mode).
+ * IT_EV_OFFCPU_USTACK: the same, taken at the exit of a system call that
+ * blocked, with the time it blocked (the user stack did not change meanwhile). */
 struct it_ustack_event {
 	struct it_event_header hdr;
 	__u32 cycle;
 	__u32 phase;
-	__s32 kstack_id;    /* kernel stack in `stackmap`, < 0 when none */
+	__s32 kstack_id;    /* kernel stack in `stackmap` (IT_EV_OFFCPU_USTACK: in
+			     * `offcpu_stackmap`), < 0 when none */
 	__u32 stack_size;   /* bytes copied into stack[] (may be less than asked) */
+	__u64 blocked_ns;   /* IT_EV_OFFCPU_USTACK: the blocked time it weighs; 0 for samples */
 	__u64 regs[IT_UREGS]; /* DWARF register numbers; x86-64: 0..15 GPRs, 16 rip */
 	__u64 sp;           /* address of stack[0] */
 	char comm[IT_COMM_LEN]; /* process (group leader) name */

@@ -19,6 +19,7 @@
 #include "stacks.h"
 #include "syms.h"
 #include "unwind.h"
+#include "ustack_table.h"
 
 /* Ring buffer in dwarf mode: room for about 500 stack copies of 64 KiB,
  * seconds of samples at 99 Hz on many CPUs should unwinding fall behind. */
@@ -26,84 +27,9 @@
 /* samples kept with their time for trace.json (16 MiB of marks) */
 #define MAX_TRACE_SAMPLES (1u << 20)
 
-/* One distinct unwound stack. */
-struct ustack_ent {
-	uint64_t hash;
-	struct it_stack_key key;
-	uint64_t count;
-	int n;
-	__u64 ips[]; /* leaf first */
-};
-
 struct sampling_state {
-	struct unwinder *unwinder;
-	struct ustack_ent **tab; /* open addressing, cap a power of two */
-	size_t n, cap;
-	uint64_t records, bad_records, unwound_frames;
+	struct ustack_table stacks; /* unwound samples */
 };
-
-static uint64_t stack_hash(const struct it_stack_key *k, const __u64 *ips, int n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	const unsigned char *b = (const unsigned char *)k;
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	for (int i = 0; i < n; i++)
-		h = (h ^ ips[i]) * 0x100000001b3ull;
-	return h ^ (h >> 29);
-}
-
-static int tab_grow(struct sampling_state *s)
-{
-	size_t cap = s->cap ? s->cap * 2 : 1024;
-	struct ustack_ent **t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->cap; i++) {
-		struct ustack_ent *e = s->tab[i];
-		size_t j;
-
-		if (!e)
-			continue;
-		for (j = e->hash & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = e;
-	}
-	free(s->tab);
-	s->tab = t;
-	s->cap = cap;
-	return 0;
-}
-
-static int count_stack(struct sampling_state *s, const struct it_stack_key *k, const __u64 *ips, int n)
-{
-	uint64_t h = stack_hash(k, ips, n);
-	struct ustack_ent *e;
-	size_t j;
-
-	if ((s->n + 1) * 2 > s->cap && tab_grow(s))
-		return -ENOMEM;
-	for (j = h & (s->cap - 1); (e = s->tab[j]); j = (j + 1) & (s->cap - 1)) {
-		if (e->hash == h && e->n == n && !memcmp(&e->key, k, sizeof(*k)) &&
-		    !memcmp(e->ips, ips, n * sizeof(*ips))) {
-			e->count++;
-			return 0;
-		}
-	}
-	e = malloc(sizeof(*e) + n * sizeof(*ips));
-	if (!e)
-		return -ENOMEM;
-	e->hash = h;
-	e->key = *k;
-	e->count = 1;
-	e->n = n;
-	memcpy(e->ips, ips, n * sizeof(*ips));
-	s->tab[j] = e;
-	s->n++;
-	return 0;
-}
 
 static int sampling_configure(struct recording *rec)
 {
@@ -118,26 +44,12 @@ static int sampling_configure(struct recording *rec)
 	rec->sampling = calloc(1, sizeof(*rec->sampling));
 	if (!rec->sampling)
 		return -ENOMEM;
-	rec->sampling->unwinder = unwinder__new(rec->syms);
-	if (!rec->sampling->unwinder)
-		return -ENOMEM;
 	skel->rodata->cfg_ustack_size = rec->opts.dwarf_stack_size & ~7u;
-	bpf_map__set_max_entries(skel->maps.ustack_scratch, ncpus > 0 ? ncpus : 1);
+	/* two slots per CPU: samples, and the off-CPU records of bpf/ustack.bpf.h */
+	bpf_map__set_max_entries(skel->maps.ustack_scratch, ncpus > 0 ? 2 * ncpus : 2);
 	if (bpf_map__max_entries(skel->maps.events) < DWARF_RINGBUF_BYTES)
 		bpf_map__set_max_entries(skel->maps.events, DWARF_RINGBUF_BYTES);
 	return 0;
-}
-
-/* The sampled pc. */
-static uint64_t sample_ip(const struct it_ustack_event *e)
-{
-#if defined(__x86_64__)
-	return e->regs[16];
-#elif defined(__aarch64__)
-	return e->regs[32];
-#else
-	return 0;
-#endif
 }
 
 /* Each streamed sample's time and place, for trace.json's timeline; ip is
@@ -159,70 +71,36 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	const struct it_ustack_event *e = data;
 	struct sampling_state *s = rec->sampling;
 	__u64 ips[IT_MAX_STACK_DEPTH];
-	struct it_stack_key key = {};
+	struct it_stack_key key;
 	uint64_t ip;
-	int n = 0;
+	int n;
 
-	if (h->type == IT_EV_EXIT && s)
-		unwinder__forget(s->unwinder, h->tgid);
+	if (h->type == IT_EV_EXIT && rec->unwinder)
+		unwinder__forget(rec->unwinder, h->tgid);
 	if (h->type != IT_EV_USTACK || !s)
 		return;
-	s->records++;
-	if (size < sizeof(*e) || size < sizeof(*e) + e->stack_size) {
-		s->bad_records++;
+	s->stacks.records++;
+	n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
+	if (n < 0) {
+		s->stacks.bad_records++;
 		return;
 	}
-	key.tgid = h->tgid;
-	key.phase = e->phase;
-	key.kstack_id = e->kstack_id;
-	memcpy(key.comm, e->comm, IT_COMM_LEN);
-	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
-	unwinder__unwind(s->unwinder, h->tgid, h->tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
-			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
-	/* JIT frames named now, at the sample's time (perf maps reuse addresses) */
-	syms_cache__jit_tokenize(rec->syms, h->tgid, (uint64_t *)ips, n, h->ts_ns);
-	/* the trace's leaf likewise: the unwound leaf is the pc, tokenized or not */
-	ip = sample_ip(e);
+	/* the trace's leaf: the unwound leaf is the pc, tokenized or not */
+	ip = ustack__event_ip(e);
 	if (n > 0 && perfmap__is_token(ips[0]))
 		ip = ips[0];
 	else if (!n)
 		syms_cache__jit_tokenize(rec->syms, h->tgid, &ip, 1, h->ts_ns);
 	log_trace_sample(rec, e, ip);
-	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
-	key.ustack_id = n ? 0 : -1;
-	s->unwound_frames += n;
-	if (count_stack(s, &key, ips, n))
-		s->bad_records++;
-}
-
-/* Adds the stacks unwound in user space to the report. */
-static int add_unwound(struct recording *rec, struct stack_report *sr)
-{
-	struct sampling_state *s = rec->sampling;
-	int stack_fd = bpf_map__fd(rec->tracer.skel->maps.stackmap);
-	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH];
-	int err = 0;
-
-	for (size_t i = 0; s && i < s->cap && !err; i++) {
-		struct ustack_ent *e = s->tab[i];
-		bool have_k;
-
-		if (!e)
-			continue;
-		memset(uips, 0, sizeof(uips));
-		memcpy(uips, e->ips, e->n * sizeof(*uips));
-		have_k = e->key.kstack_id >= 0 &&
-			 bpf_map_lookup_elem(stack_fd, &e->key.kstack_id, kips) == 0;
-		err = stacks__add(sr, rec->syms, rec->ksyms, rec->phase_names, &e->key,
-				  e->n ? uips : NULL, have_k ? kips : NULL, e->count);
-	}
-	return err;
+	s->stacks.unwound_frames += n;
+	if (ustack_table__add(&s->stacks, &key, ips, n, 1))
+		s->stacks.bad_records++;
 }
 
 static json_t *unwind_json(const struct recording *rec, const struct stack_report *sr, const __u64 *stats)
 {
-	const struct sampling_state *s = rec->sampling;
-	const struct unwind_stats *u = unwinder__stats(s->unwinder);
+	const struct ustack_table *s = &rec->sampling->stacks;
+	const struct unwind_stats *u = unwinder__stats(rec->unwinder);
 	json_t *o = json_object();
 
 	json_object_set_new(o, "method", json_string("dwarf: user stack copied in BPF, unwound with libdwfl"));
@@ -315,8 +193,9 @@ static int sampling_collect(struct recording *rec, struct model *m)
 	tracer__stats(&rec->tracer, stats);
 	add_lost(m, stats);
 	err = stacks__collect(&rec->tracer, rec->syms, rec->ksyms, rec->phase_names, &sr);
-	if (!err)
-		err = add_unwound(rec, &sr);
+	if (!err && rec->sampling)
+		err = ustack_table__report(&rec->sampling->stacks, bpf_map__fd(rec->tracer.skel->maps.stackmap),
+					   rec->syms, rec->ksyms, rec->phase_names, &sr);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the stack counts failed: %s\n", strerror(-err));
 		goto out;
@@ -363,10 +242,7 @@ static void sampling_cleanup(struct recording *rec)
 
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->cap; i++)
-		free(s->tab[i]);
-	free(s->tab);
-	unwinder__free(s->unwinder);
+	ustack_table__free(&s->stacks);
 	free(s);
 	rec->sampling = NULL;
 }

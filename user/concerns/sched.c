@@ -22,12 +22,17 @@
 #include "stacks.h"
 #include "stats.h"
 #include "syms.h"
+#include "ustack_table.h"
 
 #define TOP_STACKS 10
 
 struct sched_state {
 	bool enabled;
 	char missing[256]; /* tracepoints this kernel lacks, for the profile */
+	/* --call-graph dwarf: off-CPU user stacks of blocking system calls,
+	 * copied at the call's exit and unwound here, weighted by blocked ns */
+	bool offcpu_dwarf;
+	struct ustack_table offcpu_stacks;
 };
 
 /* One program's tracepoint; the program is sched_programs' row of the same index. */
@@ -96,6 +101,13 @@ static int sched_configure(struct recording *rec)
 	/* the probes settle threads at cycle and phase edges only when the
 	 * switches are traced too */
 	s->rodata->cfg_sched_edges = all_required;
+	/* blocking system calls' user stacks unwound like on-CPU samples, from
+	 * a copy taken when the call returns; other blocks (page faults) keep
+	 * the frame-pointer stack taken at the switch */
+	ss->offcpu_dwarf = all_required && rec->opts.call_graph == CALL_GRAPH_DWARF &&
+			   tracer__have_tracepoint("raw_syscalls", "sys_exit");
+	s->rodata->cfg_offcpu_dwarf = ss->offcpu_dwarf;
+	bpf_program__set_autoload(s->progs.sched_on_sys_exit, ss->offcpu_dwarf);
 	return 0;
 }
 
@@ -103,8 +115,32 @@ static int sched_attach(struct recording *rec)
 {
 	struct bpf_program *p[NPROGS];
 
+	int err;
+
 	sched_programs(rec->tracer.skel, p);
-	return tracer__attach_loaded(&rec->tracer, p, NPROGS);
+	err = tracer__attach_loaded(&rec->tracer, p, NPROGS);
+	if (!err && rec->sched->offcpu_dwarf)
+		err = tracer__attach_program(&rec->tracer, rec->tracer.skel->progs.sched_on_sys_exit);
+	return err;
+}
+
+static void sched_on_event(struct recording *rec, const void *data, size_t size)
+{
+	const struct it_ustack_event *e = data;
+	struct sched_state *ss = rec->sched;
+	__u64 ips[IT_MAX_STACK_DEPTH];
+	struct it_stack_key key;
+	int n;
+
+	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK)
+		return;
+	ss->offcpu_stacks.records++;
+	n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
+	if (n < 0 || ustack_table__add(&ss->offcpu_stacks, &key, ips, n, e->blocked_ns)) {
+		ss->offcpu_stacks.bad_records++;
+		return;
+	}
+	ss->offcpu_stacks.unwound_frames += n;
 }
 
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
@@ -471,6 +507,32 @@ static json_t *per_phase_json(struct recording *rec, const struct view *vw)
 	return o;
 }
 
+/* How complete the off-CPU user stacks are, weighted by blocked time (the
+ * report's weights are nanoseconds), and how they were taken. */
+static json_t *offcpu_quality_json(struct recording *rec, const struct stack_report *sr)
+{
+	const struct sched_state *ss = rec->sched;
+	json_t *q = json_pack("{s:s, s:f, s:f, s:f, s:f}",
+			      "method", ss->offcpu_dwarf ? "dwarf: user stack copied at the blocking system call's "
+			      "exit, unwound with libdwfl; frame pointers for other blocks" : "frame pointers",
+			      "blocked_in_stacks_ms", sr->total / 1e6, "complete_ms", sr->complete / 1e6,
+			      "complete_percent", sr->total ? 100.0 * sr->complete / sr->total : 0.0,
+			      "user_stack_missing_ms", sr->user_stack_missing / 1e6);
+	__u64 st[IT_STAT_MAX];
+
+	if (!ss->offcpu_dwarf)
+		return q;
+	tracer__stats(&rec->tracer, st);
+	json_object_set_new(q, "dwarf", json_pack("{s:I, s:I, s:I, s:I, s:I, s:f}",
+		"records", (json_int_t)ss->offcpu_stacks.records,
+		"bad_records", (json_int_t)ss->offcpu_stacks.bad_records,
+		"sent", (json_int_t)st[IT_STAT_OFFCPU_DWARF_SENT],
+		"lost", (json_int_t)st[IT_STAT_OFFCPU_DWARF_LOST],
+		"copy_failed", (json_int_t)st[IT_STAT_OFFCPU_DWARF_COPY_ERR],
+		"dropped_ms", st[IT_STAT_OFFCPU_DWARF_DROPPED] / 1e6));
+	return q;
+}
+
 /* Off-CPU stacks into the model (microseconds), and the `offcpu` section. */
 static int collect_offcpu(struct recording *rec, struct model *m, const struct view *vw)
 {
@@ -483,6 +545,9 @@ static int collect_offcpu(struct recording *rec, struct model *m, const struct v
 
 	err = stacks__collect_maps(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_stackmap),
 				   rec->syms, rec->ksyms, rec->phase_names, &sr);
+	if (!err)
+		err = ustack_table__report(&rec->sched->offcpu_stacks, bpf_map__fd(s->maps.offcpu_stackmap),
+					   rec->syms, rec->ksyms, rec->phase_names, &sr);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the off-CPU stacks failed: %s\n", strerror(-err));
 		goto out;
@@ -527,6 +592,7 @@ out:
 	json_object_set_new(off, "min_block_us", json_integer(rec->opts.min_block_us));
 	json_object_set_new(off, "blocked", blocked_json(vw->cls_total));
 	json_object_set_new(off, "top_stacks", top);
+	json_object_set_new(off, "stack_quality", offcpu_quality_json(rec, &sr));
 	model__set_section(m, MODEL_SEC_OFFCPU, off);
 	stack_report__free(&sr);
 	return err;
@@ -614,6 +680,8 @@ out:
 
 static void sched_cleanup(struct recording *rec)
 {
+	if (rec->sched)
+		ustack_table__free(&rec->sched->offcpu_stacks);
 	free(rec->sched);
 	rec->sched = NULL;
 }
@@ -622,6 +690,7 @@ const struct concern sched_concern = {
 	.name = "sched",
 	.configure = sched_configure,
 	.attach = sched_attach,
+	.on_event = sched_on_event,
 	.collect = sched_collect,
 	.cleanup = sched_cleanup,
 };

@@ -32,6 +32,7 @@
 #include "jit.h"
 #include "syms.h"
 #include "target.h"
+#include "unwind.h"
 #include "tracer.h"
 #include "watchdog.h"
 #include "infertrace.skel.h"
@@ -478,6 +479,13 @@ int cmd_record(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	if (rec.opts.call_graph == CALL_GRAPH_DWARF) {
+		rec.unwinder = unwinder__new(rec.syms);
+		if (!rec.unwinder) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 
 	err = tracer__open(&rec.tracer, &rec.opts);
 	if (err)
@@ -561,6 +569,7 @@ cleanup:
 	if (kl.started)
 		ksyms__free(ksyms_loader__join(&kl));
 	ksyms__free(rec.ksyms);
+	unwinder__free(rec.unwinder);
 	syms_cache__free(rec.syms);
 	process_table__free(&rec.procs);
 	model__free(&rec.model);

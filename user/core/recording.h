@@ -17,6 +17,7 @@
 
 struct syms_cache;
 struct ksyms;
+struct unwinder;
 struct probes;
 struct sched_state;
 struct side_state;
@@ -32,6 +33,9 @@ struct recording {
 	struct tracer tracer;
 	struct syms_cache *syms;
 	struct ksyms *ksyms;
+	/* --call-graph dwarf: unwinds the user stacks BPF copies (samples,
+	 * blocking system calls); NULL otherwise */
+	struct unwinder *unwinder;
 	struct launched cmd;
 	bool launched;
 	struct process_table procs;

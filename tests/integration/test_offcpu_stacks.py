@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Off-CPU user stacks as complete as on-CPU ones (--call-graph dwarf, the
+default): a blocking system call's user stack is copied when the call
+returns and unwound with .eh_frame, so the frames glibc's wrappers hide from
+frame pointers are there. Ground truth by construction: the fixture
+(tests/fixtures/offcpu_calls.c) blocks only in usleep() called from db_write,
+or in read() called from wait_input, and measures its own time in them."""
+import json
+import os
+import unittest
+
+import common
+
+FLAGS = "-O2 -g -fno-optimize-sibling-calls -lpthread"
+
+
+def fixture(fp):
+    name = "offcpu_calls_fp" if fp else "offcpu_calls_nofp"
+    return common.build(name, ["offcpu_calls.c"],
+                        FLAGS + (" -fno-omit-frame-pointer" if fp else " -fomit-frame-pointer"))
+
+
+def truth_of(rec):
+    lines = [l for l in rec.stdout.splitlines() if l.startswith("{")]
+    assert lines, rec.stdout + rec.stderr
+    return json.loads(lines[-1])
+
+
+def weight_ms(folded, needle, pid_comm):
+    return sum(v for k, v in folded.items() if needle in k.split(";") and k.startswith(pid_comm)) / 1e3
+
+
+@common.need_root
+class OffcpuStacksTest(unittest.TestCase):
+    def check_blocked_total(self, rec, truth, in_frame):
+        """All the process's blocked time lies in the fixture's blocking call:
+        its stacks hold at most the fixture's own time in the call, and at
+        least that time less what the process waited for a CPU."""
+        p = rec.profile
+        comm = os.path.basename(rec.proc.args[-4])[:15]
+        blocked = weight_ms(rec.folded("offcpu.folded"), in_frame, comm)
+        self.assertLessEqual(blocked, truth["blocked_ms"] + 0.5)
+        self.assertGreaterEqual(blocked + p["sched"]["runq_wait_ms"] + 0.1 * truth["cycles"] + 1.0,
+                                truth["blocked_ms"])
+        return blocked
+
+    def test_usleep_caller_kept_with_dwarf_lost_with_fp(self):
+        exe = fixture(fp=True)
+        rec = common.record([], [exe, "sleep", "30", "5"])
+        truth = truth_of(rec)
+        folded = rec.folded("offcpu.folded")
+        top = max(folded, key=folded.get)
+        # the whole chain, through glibc's usleep/nanosleep wrappers
+        for frame in ("main", "run_cycle", "db_write", "usleep", "do_nanosleep_[k]"):
+            self.assertIn(frame, top.split(";"), top)
+        q = rec.profile["offcpu"]["stack_quality"]
+        self.assertTrue(q["method"].startswith("dwarf"), q)
+        self.assertGreaterEqual(q["complete_percent"], 95, q)
+        self.assertEqual(q["dwarf"]["sent"], q["dwarf"]["records"])
+        self.assertGreaterEqual(q["dwarf"]["records"], 30)
+        self.check_blocked_total(rec, truth, "db_write")
+
+        # frame pointers: glibc's usleep keeps none, so its caller is skipped
+        rec = common.record(["--call-graph", "fp"], [exe, "sleep", "30", "5"])
+        folded = rec.folded("offcpu.folded")
+        top = max(folded, key=folded.get)
+        self.assertIn("run_cycle", top.split(";"), top)
+        self.assertNotIn("db_write", top.split(";"), top)
+        self.assertEqual(rec.profile["offcpu"]["stack_quality"]["method"], "frame pointers")
+
+    def test_read_without_frame_pointers(self):
+        exe = fixture(fp=False)
+        rec = common.record([], [exe, "read", "30", "5"])
+        truth = truth_of(rec)
+        folded = rec.folded("offcpu.folded")
+        reads = {k: v for k, v in folded.items() if "ksys_read_[k]" in k}
+        top = max(reads, key=reads.get)
+        for frame in ("main", "run_cycle", "wait_input", "read"):
+            self.assertIn(frame, top.split(";"), top)
+        q = rec.profile["offcpu"]["stack_quality"]
+        self.assertGreaterEqual(q["complete_percent"], 95, q)
+        blocked = self.check_blocked_total(rec, truth, "wait_input")
+        self.assertGreater(blocked, 0)
+
+        # frame pointers: the stacks end in read's caller-less frame, and the
+        # quality figure says they are incomplete
+        rec = common.record(["--call-graph", "fp"], [exe, "read", "30", "5"])
+        folded = rec.folded("offcpu.folded")
+        self.assertFalse(any("wait_input" in k for k in folded), list(folded)[:3])
+        self.assertLess(rec.profile["offcpu"]["stack_quality"]["complete_percent"], 50)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "perfmap.h"
+#include "stacks.h"
+#include "syms.h"
+#include "unwind.h"
+#include "ustack_table.h"
+
+/* One distinct unwound stack. */
+struct ustack_ent {
+	uint64_t hash;
+	struct it_stack_key key;
+	uint64_t weight;
+	int n;
+	__u64 ips[]; /* leaf first */
+};
+
+uint64_t ustack__event_ip(const struct it_ustack_event *e)
+{
+#if defined(__x86_64__)
+	return e->regs[16];
+#elif defined(__aarch64__)
+	return e->regs[32];
+#else
+	(void)e;
+	return 0;
+#endif
+}
+
+int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e,
+			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_stack_key *key)
+{
+	int n = 0;
+
+	if (size < sizeof(*e) || e->stack_size > size - sizeof(*e))
+		return -1;
+	memset(key, 0, sizeof(*key));
+	key->tgid = e->hdr.tgid;
+	key->phase = e->phase;
+	key->kstack_id = e->kstack_id;
+	memcpy(key->comm, e->comm, IT_COMM_LEN);
+	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
+	unwinder__unwind(u, e->hdr.tgid, e->hdr.tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
+			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
+	/* JIT frames named now, at the record's time (perf maps reuse addresses) */
+	syms_cache__jit_tokenize(syms, e->hdr.tgid, (uint64_t *)ips, n, e->hdr.ts_ns);
+	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
+	key->ustack_id = n ? 0 : -1;
+	return n;
+}
+
+static uint64_t stack_hash(const struct it_stack_key *k, const __u64 *ips, int n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const unsigned char *b = (const unsigned char *)k;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	for (int i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static int tab_grow(struct ustack_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct ustack_ent **tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct ustack_ent *e = t->tab[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = e->hash & (cap - 1); tab[j]; j = (j + 1) & (cap - 1))
+			;
+		tab[j] = e;
+	}
+	free(t->tab);
+	t->tab = tab;
+	t->cap = cap;
+	return 0;
+}
+
+int ustack_table__add(struct ustack_table *t, const struct it_stack_key *k, const __u64 *ips, int n,
+		      uint64_t weight)
+{
+	uint64_t h = stack_hash(k, ips, n);
+	struct ustack_ent *e;
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->cap && tab_grow(t))
+		return -ENOMEM;
+	for (j = h & (t->cap - 1); (e = t->tab[j]); j = (j + 1) & (t->cap - 1)) {
+		if (e->hash == h && e->n == n && !memcmp(&e->key, k, sizeof(*k)) &&
+		    !memcmp(e->ips, ips, n * sizeof(*ips))) {
+			e->weight += weight;
+			return 0;
+		}
+	}
+	e = malloc(sizeof(*e) + n * sizeof(*ips));
+	if (!e)
+		return -ENOMEM;
+	e->hash = h;
+	e->key = *k;
+	e->weight = weight;
+	e->n = n;
+	memcpy(e->ips, ips, n * sizeof(*ips));
+	t->tab[j] = e;
+	t->n++;
+	return 0;
+}
+
+int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
+			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr)
+{
+	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH];
+	int err = 0;
+
+	for (size_t i = 0; i < t->cap && !err; i++) {
+		struct ustack_ent *e = t->tab[i];
+		bool have_k;
+
+		if (!e)
+			continue;
+		memset(uips, 0, sizeof(uips));
+		memcpy(uips, e->ips, e->n * sizeof(*uips));
+		have_k = e->key.kstack_id >= 0 && bpf_map_lookup_elem(kstack_fd, &e->key.kstack_id, kips) == 0;
+		err = stacks__add(sr, syms, ksyms, phase_names, &e->key, e->n ? uips : NULL, have_k ? kips : NULL,
+				  e->weight);
+	}
+	return err;
+}
+
+void ustack_table__free(struct ustack_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->tab[i]);
+	free(t->tab);
+	memset(t, 0, sizeof(*t));
+}

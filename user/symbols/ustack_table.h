@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Stacks unwound in user space from the copies BPF sends (struct
+ * it_ustack_event): unwinding one record, and a table of the distinct
+ * stacks with their weights (samples, or blocked nanoseconds) that is
+ * added to a stack report at the end, beside the kernel's stack counts. */
+#ifndef INFERTRACE_USTACK_TABLE_H
+#define INFERTRACE_USTACK_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "infertrace.h"
+
+struct unwinder;
+struct syms_cache;
+struct ksyms;
+struct stack_report;
+struct ustack_ent;
+
+struct ustack_table {
+	struct ustack_ent **tab; /* open addressing, cap a power of two */
+	size_t n, cap;
+	uint64_t records, bad_records, unwound_frames;
+};
+
+/* Unwinds one record of `size` bytes into ips (leaf first) and its key
+ * (process, phase, kernel stack id, comm; ustack_id 0, or -1 when no frame
+ * was found). JIT frames are replaced by their perf-map tokens at the
+ * record's time. Returns the number of frames, or -1 for a malformed record. */
+int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e,
+			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_stack_key *key);
+/* The record's pc (the leaf before unwinding). */
+uint64_t ustack__event_ip(const struct it_ustack_event *e);
+
+/* Adds weight to the stack (key, ips[0..n)). 0 or -ENOMEM. */
+int ustack_table__add(struct ustack_table *t, const struct it_stack_key *key, const __u64 *ips, int n,
+		      uint64_t weight);
+/* Adds every stack to a report, with its kernel stack read from the stack
+ * map kstack_fd (the one the records' kstack_id point into). 0 or -errno. */
+int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
+			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr);
+void ustack_table__free(struct ustack_table *t);
+
+#endif
