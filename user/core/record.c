@@ -48,6 +48,7 @@ static const struct concern *const concerns[] = {
 	&network_concern,
 	&cuda_concern,
 	&overhead_concern,
+	&jsphase_concern, /* after probes (spans) and sched (collect) */
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)
