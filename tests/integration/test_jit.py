@@ -145,6 +145,81 @@ class NodeLoopTest(unittest.TestCase):
         # and the script's samples are most of the process's
         self.assertGreater(total / sum(st.values()), 0.6)
 
+    def _node(self):
+        node, why = node_binary()
+        if not node:
+            print(f"skipped: {why}")
+            self.skipTest(why)
+        return node
+
+    def _cleanup_node_files(self, pid):
+        for leftover in [f"/tmp/perf-{pid}.map"] + \
+                [f for f in os.listdir(".") if f.endswith(f"-{pid}-v8.log")]:
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+
+    @need_root
+    def test_js_phases_share_of_the_loop_clock(self):
+        """js: phases against the loop's own clock: 60 ms of numeric work and
+        30 ms of string building per cycle, each timed by the loop itself."""
+        node = self._node()
+        r = record(["-F", "199", "--phase", "loop=js:runCycle", "--phase", "numeric=js:numericPhase",
+                    "--phase", "string=js:stringPhase"],
+                   [node, os.path.join(FIXTURES, "jsloop.js"), "5", "60", "30"], timeout=120)
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        self._cleanup_node_files(out["pid"])
+        ph = r.profile["phases"]
+        loop_ms = ph["loop"]["total_ms"]
+        # runCycle is on the stack for the whole loop: its time is the loop's
+        self.assertLess(abs(loop_ms - out["total_ms"]) / out["total_ms"], 0.1, (loop_ms, out))
+        for name, own in (("numeric", out["numeric_ms"]), ("string", out["string_ms"])):
+            traced = 100 * ph[name]["total_ms"] / loop_ms
+            truth = 100 * own / out["total_ms"]
+            self.assertLess(abs(traced - truth), 10, f"{name}: traced {traced:.1f}% vs own clock {truth:.1f}%")
+            # one interval per call, give or take the run's first and last
+            self.assertLess(abs(ph[name]["calls"] - out["cycles"]), 0.25 * out["cycles"] + 2, (name, ph[name], out))
+            self.assertGreater(r.profile["samples"]["by_phase"][name]["samples"], 20)
+            self.assertTrue(r.folded(f"stacks.{name}.folded"))
+        probes = {p["spec"]: p for p in r.profile["probes"]}
+        self.assertEqual(probes["js:numericPhase"]["method"], "sampled")
+        self.assertNotIn("warning", probes["js:numericPhase"])
+        # the trace's phase spans and sample marks carry the js: phases
+        with open(os.path.join(r.dir, "trace.json")) as f:
+            events = json.load(f)["traceEvents"]
+        self.assertTrue([e for e in events if e.get("cat") == "phase" and e["name"] == "string"])
+        self.assertTrue([e for e in events if e.get("cat") == "sample" and e["args"].get("phase") == "numeric"])
+
+    @need_root
+    def test_js_phase_inlined_or_unknown_is_reported(self):
+        node = self._node()
+        r = record(["-F", "199", "--phase", "step=js:smallStep", "--phase", "ghost=js:noSuchFunction"],
+                   [node, os.path.join(FIXTURES, "jsinline.js"), "3"], timeout=120)
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        self._cleanup_node_files(out["pid"])
+        probes = {p["spec"]: p for p in r.profile["probes"]}
+        self.assertIn("inlined", probes["js:smallStep"].get("warning", ""), probes)
+        self.assertIn("no perf-map entry", probes["js:noSuchFunction"].get("warning", ""), probes)
+        self.assertRegex(r.stderr, r"phase step: .*inlined")
+        # the same function with inlining off in V8: seen in many samples
+        r = record(["-F", "199", "--phase", "step=js:smallStep"],
+                   [node, "--no-turbo-inlining", os.path.join(FIXTURES, "jsinline.js"), "3"], timeout=120)
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        self._cleanup_node_files(out["pid"])
+        self.assertGreater(r.profile["samples"]["by_phase"]["step"]["samples"], 20)
+
+    @need_root
+    def test_js_specs_refused_where_they_cannot_work(self):
+        for args, msg in (
+                (["--cycle", "js:runCycle"], "js: specs time phases only"),
+                (["--count", "n=js:runCycle"], "js: specs time phases only"),
+                (["--call-graph", "fp", "--phase", "a=js:runCycle"], "need --call-graph dwarf"),
+                (["--jit-maps", "off", "--phase", "a=js:runCycle"], "not with --jit-maps off"),
+                (["--phase", "a=js:runCycle,libc:malloc"], "mixes js: specs")):
+            r = record(args, ["/bin/true"], check=False)
+            self.assertNotEqual(r.proc.returncode, 0, args)
+            self.assertIn(msg, r.stderr, args)
+
+
 
 if __name__ == "__main__":
     unittest.main()

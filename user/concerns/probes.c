@@ -22,6 +22,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "jsphase.h"
 #include "safe_open.h"
 #include "target.h"
 #include "presets.h"
@@ -88,6 +89,12 @@ static int add_probe(struct probes *ps, const char *spec, enum it_probe_role rol
 		fprintf(stderr, "infertrace: too many probes (at most %d)\n", IT_MAX_PROBES);
 		return -E2BIG;
 	}
+	if (jsphase__spec_is_js(spec)) {
+		/* a phase's js: specs are the jsphase concern's; nothing else takes one */
+		fprintf(stderr, "infertrace: %s: js: specs time phases only (--phase NAME=js:FUNC): they are "
+			"observed at samples, so their calls cannot be counted nor bound cycles\n", what);
+		return -EINVAL;
+	}
 	p = &ps->probes[ps->n];
 	memset(p, 0, sizeof(*p));
 	if (probe_spec__parse(spec, &p->spec, err, sizeof(err))) {
@@ -149,7 +156,8 @@ static int add_named(struct probes *ps, int kind, const char *name, const char *
 	}
 	snprintf(what, sizeof(what), "--%s %s", kind ? "count" : "phase", name);
 	for (s = strtok_r(copy, ",", &save); s && !err; s = strtok_r(NULL, ",", &save))
-		err = add_probe(ps, s, kind ? IT_ROLE_COUNT : IT_ROLE_PHASE, id, lazy, what);
+		if (kind || !jsphase__spec_is_js(s))
+			err = add_probe(ps, s, kind ? IT_ROLE_COUNT : IT_ROLE_PHASE, id, lazy, what);
 	free(copy);
 	return err;
 }
@@ -723,7 +731,11 @@ static bool cycle_is_empty(const struct recording *rec, const struct cycle_span 
 		if (map_u64(bpf_map__fd(skel->maps.call_counts), &k))
 			return false;
 	}
-	return ps->nphase_ids || ps->ncount_ids;
+	/* empty only where a probe could have filled it (js: phases have none) */
+	for (int i = 0; i < ps->n; i++)
+		if (ps->probes[i].role == IT_ROLE_PHASE || ps->probes[i].role == IT_ROLE_COUNT)
+			return true;
+	return false;
 }
 
 /* One cycle's phases and counts from the kernel's per-cycle totals; the

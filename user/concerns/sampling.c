@@ -15,6 +15,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "jsphase.h"
 #include "perfmap.h"
 #include "stacks.h"
 #include "syms.h"
@@ -29,6 +30,7 @@
 
 struct sampling_state {
 	struct ustack_table stacks; /* unwound samples */
+	uint64_t leaf_callers_restored; /* JIT callers of frameless native leaves (restore_jit_caller) */
 };
 
 static int sampling_configure(struct recording *rec)
@@ -54,15 +56,44 @@ static int sampling_configure(struct recording *rec)
 
 /* Each streamed sample's time and place, for trace.json's timeline; ip is
  * the pc, or its JIT token (the perf-map entry valid at the sample's time). */
-static void log_trace_sample(struct recording *rec, const struct it_ustack_event *e, uint64_t ip)
+static void log_trace_sample(struct recording *rec, const struct it_ustack_event *e, uint64_t ip, uint32_t phase)
 {
 	struct model_trace_sample ts = {
-		.ts_ns = e->hdr.ts_ns, .tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = e->phase, .frame = -1,
+		.ts_ns = e->hdr.ts_ns, .tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = phase, .frame = -1,
 		.ip = ip,
 	};
 
 	if (rec->model.ntrace_samples >= MAX_TRACE_SAMPLES || model__add_trace_sample(&rec->model, &ts))
 		model__add_lost(&rec->model, "trace_samples_not_kept", 1);
+}
+
+/* V8's builtins (Builtins_StringAdd_CheckNone, ...) have no CFI and often
+ * set up no frame: the frame pointer still points at their JIT caller's
+ * frame, so the unwinder's next frame is the caller's caller and the JS
+ * function that called the builtin is lost. Its return address is then the
+ * word at sp. Put it back when it names JIT code at the sample's time other
+ * than the next frame's. Only for those leaves: under a leaf with CFI the
+ * word at sp may be a stale return address. Returns the new depth. */
+static int restore_jit_caller(struct recording *rec, const struct it_ustack_event *e, __u64 *ips, int n)
+{
+	struct sym_info si;
+	uint64_t ra, tok;
+
+	if (n < 2 || n >= IT_MAX_STACK_DEPTH || perfmap__is_token(ips[0]) || !perfmap__is_token(ips[1]) ||
+	    e->stack_size < sizeof(ra))
+		return n;
+	if (syms_cache__resolve(rec->syms, e->hdr.tgid, ips[0], &si) || !si.name ||
+	    strncmp(si.name, "Builtins_", 9))
+		return n;
+	memcpy(&ra, e->stack, sizeof(ra));
+	tok = ra - 1; /* a return address: the call lies just before it */
+	if (ra < 2 || syms_cache__jit_tokenize(rec->syms, e->hdr.tgid, &tok, 1, e->hdr.ts_ns) != 1 ||
+	    perfmap__token_id(tok) == perfmap__token_id(ips[1]))
+		return n;
+	memmove(ips + 2, ips + 1, (n - 1) * sizeof(*ips));
+	ips[1] = tok;
+	rec->sampling->leaf_callers_restored++;
+	return n + 1;
 }
 
 static void sampling_on_event(struct recording *rec, const void *data, size_t size)
@@ -73,6 +104,7 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	__u64 ips[IT_MAX_STACK_DEPTH];
 	struct it_stack_key key;
 	uint64_t ip;
+	uint32_t jp;
 	int n;
 
 	if (h->type == IT_EV_EXIT && rec->unwinder)
@@ -85,13 +117,18 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 		s->stacks.bad_records++;
 		return;
 	}
+	n = restore_jit_caller(rec, e, ips, n);
+	/* js: phases: the stack says which; a probed phase (BPF's) wins */
+	jp = jsphase__observe(rec, h->tgid, h->tid, e->cycle, h->ts_ns, (const uint64_t *)ips, n);
+	if (!key.phase && jp)
+		key.phase = jp;
 	/* the trace's leaf: the unwound leaf is the pc, tokenized or not */
 	ip = ustack__event_ip(e);
 	if (n > 0 && perfmap__is_token(ips[0]))
 		ip = ips[0];
 	else if (!n)
 		syms_cache__jit_tokenize(rec->syms, h->tgid, &ip, 1, h->ts_ns);
-	log_trace_sample(rec, e, ip);
+	log_trace_sample(rec, e, ip, key.phase);
 	s->stacks.unwound_frames += n;
 	if (ustack_table__add(&s->stacks, &key, ips, n, 1))
 		s->stacks.bad_records++;
@@ -117,6 +154,7 @@ static json_t *unwind_json(const struct recording *rec, const struct stack_repor
 	json_object_set_new(o, "unwind_no_modules", json_integer(u->no_modules));
 	json_object_set_new(o, "unwind_failed", json_integer(sr->total - sr->complete));
 	json_object_set_new(o, "module_rebuilds", json_integer(u->rebuilds));
+	json_object_set_new(o, "jit_leaf_callers_restored", json_integer(rec->sampling->leaf_callers_restored));
 	json_object_set_new(o, "avg_frames", json_real(s->records ? (double)s->unwound_frames / s->records : 0));
 	json_object_set_new(o, "avg_unwind_us", json_real(u->stacks ? u->total_ns / 1e3 / u->stacks : 0));
 	json_object_set_new(o, "max_unwind_us", json_real(u->max_ns / 1e3));

@@ -9,6 +9,7 @@
 
 extern const struct concern probes_concern;   /* uprobes/USDT: cycles, phases, counts */
 extern const struct concern sampling_concern; /* on-CPU samples: stacks.folded, samples */
+extern const struct concern jsphase_concern;  /* js: phases observed in the samples' stacks */
 extern const struct concern sched_concern;    /* on/off-CPU, run-queue waits: sched, offcpu */
 extern const struct concern memory_concern;   /* RSS, page faults, growth: memory */
 extern const struct concern crash_concern;    /* OOM kills, fatal signals, --comm: crashes */

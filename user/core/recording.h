@@ -27,6 +27,7 @@ struct net_state;
 struct cuda_state;
 struct crash_state;
 struct overhead_state;
+struct jsphase_state;
 
 struct recording {
 	struct record_opts opts;
@@ -60,6 +61,7 @@ struct recording {
 	struct crash_state *crash;
 	struct overhead_state *overhead;
 	struct self_cost_state *self_cost;
+	struct jsphase_state *jsphase;
 };
 
 /* One concern of a recording. Every hook is optional. */

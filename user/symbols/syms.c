@@ -911,6 +911,11 @@ void syms_cache__jit_refresh(struct syms_cache *cache, pid_t pid)
 		perfmaps__refresh(cache->jit, pid);
 }
 
+struct perfmaps *syms_cache__jit_maps(struct syms_cache *cache)
+{
+	return cache->jit;
+}
+
 bool syms_cache__jit_has(struct syms_cache *cache, pid_t pid)
 {
 	return perfmaps__has(cache->jit, pid);

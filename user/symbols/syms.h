@@ -75,6 +75,8 @@ int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char 
 void syms_cache__jit_enable(struct syms_cache *cache, bool on);
 /* Reads the new lines of pid's perf map (opening it on first sight). */
 void syms_cache__jit_refresh(struct syms_cache *cache, pid_t pid);
+/* The perf maps (NULL when off). */
+struct perfmaps *syms_cache__jit_maps(struct syms_cache *cache);
 /* Whether pid has a perf map open. */
 bool syms_cache__jit_has(struct syms_cache *cache, pid_t pid);
 /* Replaces, in a user stack of pid taken at t_ns (leaf first: the sampled pc,
