@@ -97,6 +97,8 @@ enum it_stat {
 	IT_STAT_USTACK_COPY_ERR = 32,  /* --call-graph dwarf: user registers or stack unreadable */
 	IT_STAT_USTACK_SHORT = 33,     /* stack copy ended before the asked size (top of mapping) */
 	IT_STAT_USTACK_LOST = 34,      /* stack record not sent: ring buffer full */
+	IT_STAT_LABELS_FULL = 37,      /* on-CPU sample without thread/cycle labels: map full */
+	IT_STAT_OFFCPU_LABELS_FULL = 38, /* off-CPU interval likewise */
 	IT_STAT_MAX = 40,
 };
 
@@ -212,6 +214,15 @@ struct it_stack_key {
 	__s32 ustack_id;
 	__s32 kstack_id;
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
+};
+
+/* Key of the labelled stack maps (value: __u64, samples or off-CPU µs):
+ * the stack key with the thread and the process's cycle, for profile.pb.gz.
+ * The unlabelled maps stay complete when these fill up. */
+struct it_label_key {
+	struct it_stack_key stack;
+	__u32 tid;
+	__u32 cycle;
 };
 
 /* Key of the per-cycle sample counts map (value: __u64). */

@@ -25,10 +25,15 @@
 /* samples kept with their time for trace.json (16 MiB of marks) */
 #define MAX_TRACE_SAMPLES (1u << 20)
 
+/* Distinct (stack, thread, cycle) entries kept with their labels; beyond
+ * this, new stacks are kept without thread and cycle (lost.sample_labels),
+ * so memory stays bounded over long runs (about 64 MiB at most). */
+#define MAX_LABELLED_STACKS 65536
+
 /* One distinct unwound stack. */
 struct ustack_ent {
 	uint64_t hash;
-	struct it_stack_key key;
+	struct it_label_key key;
 	uint64_t count;
 	int n;
 	__u64 ips[]; /* leaf first */
@@ -38,10 +43,11 @@ struct sampling_state {
 	struct unwinder *unwinder;
 	struct ustack_ent **tab; /* open addressing, cap a power of two */
 	size_t n, cap;
+	uint64_t unlabelled;     /* samples kept without thread and cycle */
 	uint64_t records, bad_records, unwound_frames;
 };
 
-static uint64_t stack_hash(const struct it_stack_key *k, const __u64 *ips, int n)
+static uint64_t stack_hash(const struct it_label_key *k, const __u64 *ips, int n)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	const unsigned char *b = (const unsigned char *)k;
@@ -76,7 +82,7 @@ static int tab_grow(struct sampling_state *s)
 	return 0;
 }
 
-static int count_stack(struct sampling_state *s, const struct it_stack_key *k, const __u64 *ips, int n)
+static int count_stack(struct sampling_state *s, const struct it_label_key *k, const __u64 *ips, int n)
 {
 	uint64_t h = stack_hash(k, ips, n);
 	struct ustack_ent *e;
@@ -90,6 +96,12 @@ static int count_stack(struct sampling_state *s, const struct it_stack_key *k, c
 			e->count++;
 			return 0;
 		}
+	}
+	if (s->n >= MAX_LABELLED_STACKS && (k->tid || k->cycle != IT_CYCLE_NONE)) {
+		struct it_label_key bare = { .stack = k->stack, .cycle = IT_CYCLE_NONE };
+
+		s->unlabelled++;
+		return count_stack(s, &bare, ips, n);
 	}
 	e = malloc(sizeof(*e) + n * sizeof(*ips));
 	if (!e)
@@ -149,7 +161,7 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	const struct it_ustack_event *e = data;
 	struct sampling_state *s = rec->sampling;
 	__u64 ips[IT_MAX_STACK_DEPTH];
-	struct it_stack_key key = {};
+	struct it_label_key key = {};
 	int n = 0;
 
 	if (h->type == IT_EV_EXIT && s)
@@ -162,22 +174,24 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 		return;
 	}
 	log_trace_sample(rec, e);
-	key.tgid = h->tgid;
-	key.phase = e->phase;
-	key.kstack_id = e->kstack_id;
-	memcpy(key.comm, e->comm, IT_COMM_LEN);
+	key.stack.tgid = h->tgid;
+	key.stack.phase = e->phase;
+	key.stack.kstack_id = e->kstack_id;
+	memcpy(key.stack.comm, e->comm, IT_COMM_LEN);
+	key.tid = h->tid;
+	key.cycle = e->cycle;
 	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
 	unwinder__unwind(s->unwinder, h->tgid, h->tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
 			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
 	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
-	key.ustack_id = n ? 0 : -1;
+	key.stack.ustack_id = n ? 0 : -1;
 	s->unwound_frames += n;
 	if (count_stack(s, &key, ips, n))
 		s->bad_records++;
 }
 
 /* Adds the stacks unwound in user space to the report. */
-static int add_unwound(struct recording *rec, struct stack_report *sr)
+static int add_unwound(struct recording *rec, struct stack_report *sr, struct model *m)
 {
 	struct sampling_state *s = rec->sampling;
 	int stack_fd = bpf_map__fd(rec->tracer.skel->maps.stackmap);
@@ -192,10 +206,14 @@ static int add_unwound(struct recording *rec, struct stack_report *sr)
 			continue;
 		memset(uips, 0, sizeof(uips));
 		memcpy(uips, e->ips, e->n * sizeof(*uips));
-		have_k = e->key.kstack_id >= 0 &&
-			 bpf_map_lookup_elem(stack_fd, &e->key.kstack_id, kips) == 0;
-		err = stacks__add(sr, rec->syms, rec->ksyms, rec->phase_names, &e->key,
+		have_k = e->key.stack.kstack_id >= 0 &&
+			 bpf_map_lookup_elem(stack_fd, &e->key.stack.kstack_id, kips) == 0;
+		err = stacks__add(sr, rec->syms, rec->ksyms, rec->phase_names, &e->key.stack,
 				  e->n ? uips : NULL, have_k ? kips : NULL, e->count);
+		if (!err)
+			err = stacks__add_model(m, rec->syms, rec->ksyms, &e->key.stack, (pid_t)e->key.tid,
+						e->key.cycle != IT_CYCLE_NONE, e->key.cycle, e->n ? uips : NULL,
+						have_k ? kips : NULL, e->count, false);
 	}
 	return err;
 }
@@ -268,7 +286,7 @@ static json_t *samples_json(const struct recording *rec, const struct stack_repo
 	return s;
 }
 
-static void add_lost(struct model *m, const __u64 *stats)
+static void add_lost(struct model *m, const __u64 *stats, uint64_t unlabelled)
 {
 	model__add_lost(m, "samples", stats[IT_STAT_LOST_SAMPLES] + stats[IT_STAT_USTACK_LOST]);
 	model__add_lost(m, "events", stats[IT_STAT_RINGBUF_LOST] + stats[IT_STAT_LOST_EVENTS] +
@@ -277,6 +295,9 @@ static void add_lost(struct model *m, const __u64 *stats)
 	model__add_lost(m, "children_not_followed", stats[IT_STAT_TARGETS_FULL]);
 	/* probe calls nested deeper than IT_PHASE_STACK: their phases are not timed */
 	model__add_lost(m, "probe_stack_overflow", stats[IT_STAT_PROBE_STACK_FULL]);
+	/* in profile.pb.gz without their thread and cycle labels, still counted */
+	model__add_lost(m, "sample_labels", stats[IT_STAT_LABELS_FULL] + unlabelled);
+	model__add_lost(m, "offcpu_labels", stats[IT_STAT_OFFCPU_LABELS_FULL]);
 }
 
 /* Hands the report's folded sets to the model (the report keeps empty ones). */
@@ -294,10 +315,14 @@ static int sampling_collect(struct recording *rec, struct model *m)
 	int err;
 
 	tracer__stats(&rec->tracer, stats);
-	add_lost(m, stats);
+	add_lost(m, stats, rec->sampling ? rec->sampling->unlabelled : 0);
 	err = stacks__collect(&rec->tracer, rec->syms, rec->ksyms, rec->phase_names, &sr);
 	if (!err)
-		err = add_unwound(rec, &sr);
+		err = add_unwound(rec, &sr, m);
+	if (!err)
+		err = stacks__to_model(bpf_map__fd(rec->tracer.skel->maps.stack_counts),
+				       bpf_map__fd(rec->tracer.skel->maps.label_counts),
+				       bpf_map__fd(rec->tracer.skel->maps.stackmap), rec->syms, rec->ksyms, false, m);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the stack counts failed: %s\n", strerror(-err));
 		goto out;

@@ -483,6 +483,9 @@ static int collect_offcpu(struct recording *rec, struct model *m, const struct v
 
 	err = stacks__collect_maps(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_stackmap),
 				   rec->syms, rec->ksyms, rec->phase_names, &sr);
+	if (!err)
+		err = stacks__to_model(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_label_counts),
+				       bpf_map__fd(s->maps.offcpu_stackmap), rec->syms, rec->ksyms, true, m);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the off-CPU stacks failed: %s\n", strerror(-err));
 		goto out;

@@ -20,6 +20,7 @@
 #include "atomic_file.h"
 #include "model.h"
 #include "outputs.h"
+#include "pprof.h"
 #include "profile.h"
 
 /* ---- trace.json ---- */
@@ -379,6 +380,10 @@ int outputs__write_all(const struct model *m, const char *dir)
 			fprintf(stderr, "infertrace: writing off-CPU stacks to '%s' failed: %s\n", dir, strerror(-e));
 		err = err ? err : e;
 	}
+	e = pprof__write(m, dir);
+	if (e)
+		fprintf(stderr, "infertrace: writing profile.pb.gz to '%s' failed: %s\n", dir, strerror(-e));
+	err = err ? err : e;
 	e = write_trace(m, dir);
 	if (!e)
 		e = write_svg_file(dir, &m->oncpu, "On-CPU flame graph");
