@@ -356,6 +356,29 @@ static int write_folded_set(const char *dir, const char *base, const struct fold
 	return err;
 }
 
+int outputs__write_checkpoint(const struct model *m, const char *dir)
+{
+	json_t *profile;
+	int err = model__require(m, MODEL_ANALYSED, "the checkpoint writers");
+
+	if (err)
+		return err;
+	/* the stacks and profile.pb.gz first: profile.json, whose time range
+	 * says what the checkpoint covers, is replaced last */
+	if (m->have_oncpu)
+		err = write_folded_set(dir, "stacks", &m->oncpu, m->oncpu_by_phase, m);
+	if (!err && m->have_offcpu)
+		err = write_folded_set(dir, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+	if (!err)
+		err = pprof__write(m, dir);
+	if (err)
+		return err;
+	profile = model__to_json(m);
+	err = profile ? profile__write(profile, dir) : -ENOMEM;
+	json_decref(profile);
+	return err;
+}
+
 int outputs__write_all(const struct model *m, const char *dir)
 {
 	json_t *profile;
