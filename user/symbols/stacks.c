@@ -436,7 +436,8 @@ int stacks__to_model(int base_fd, int label_fd, int stack_fd, struct syms_cache 
 	if (err)
 		goto out;
 	/* the labelled counts per stack key, then what the base map has beyond them */
-	qsort(base, n, sizeof(*base), base_cmp);
+	if (n)
+		qsort(base, n, sizeof(*base), base_cmp);
 	{
 		size_t w = 0;
 
