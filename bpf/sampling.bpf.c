@@ -28,6 +28,14 @@ struct {
 	__type(value, __u64);
 } stack_counts SEC(".maps");
 
+/* The same counts by thread and cycle as well (profile.pb.gz's labels). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768); /* resized at run time */
+	__type(key, struct it_label_key);
+	__type(value, __u64);
+} label_counts SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -35,7 +43,7 @@ struct {
 	__type(value, __u64);
 } cycle_samples SEC(".maps");
 
-static __always_inline void count(void *map, void *key)
+static __always_inline void count(void *map, void *key, __u32 lost_stat)
 {
 	__u64 one = 1, *v = bpf_map_lookup_elem(map, key);
 
@@ -49,7 +57,7 @@ static __always_inline void count(void *map, void *key)
 		if (v)
 			__sync_fetch_and_add(v, 1);
 		else
-			stat_inc(IT_STAT_LOST_SAMPLES);
+			stat_inc(lost_stat);
 	}
 }
 
@@ -127,12 +135,16 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	ckey.tgid = tgid;
 	ckey.cycle = current_cycle(tgid);
 	ckey.phase = key.phase;
-	count(&cycle_samples, &ckey);
+	count(&cycle_samples, &ckey, IT_STAT_LOST_SAMPLES);
 	/* dwarf: the sample is counted in user space once its stack is unwound */
 	if (cfg_ustack_size)
 		send_user_stack(ctx, tgid, tid, &key, ckey.cycle);
-	else
-		count(&stack_counts, &key);
+	else {
+		struct it_label_key lkey = { .stack = key, .tid = tid, .cycle = ckey.cycle };
+
+		count(&stack_counts, &key, IT_STAT_LOST_SAMPLES);
+		count(&label_counts, &lkey, IT_STAT_LABELS_FULL);
+	}
 	return 0;
 }
 

@@ -264,7 +264,7 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	}
 	e = (struct it_ustack_event *)s->buf;
 	event_header(&e->hdr, IT_EV_OFFCPU_USTACK, tgid, tid, bpf_ktime_get_ns());
-	e->cycle = 0;
+	e->cycle = st->dwarf_cycle;
 	e->phase = st->dwarf_phase;
 	e->kstack_id = st->dwarf_kstack_id;
 	e->blocked_ns = ns;

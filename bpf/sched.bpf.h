@@ -47,7 +47,7 @@ struct sched_thread {
 	__u64 dwarf_pend_ns; /* blocked ns waiting for the system call's exit, where
 			    * the user stack is copied (ustack_id SCHED_USTACK_AT_SYSCALL_EXIT) */
 	__s32 dwarf_kstack_id; /* with dwarf_pend_ns: where it first blocked */
-	__u32 pad;
+	__u32 dwarf_cycle;  /* with dwarf_pend_ns: the cycle it blocked in */
 };
 
 /* ustack_id of a thread blocked in a system call with --call-graph dwarf:
@@ -83,6 +83,14 @@ struct {
 	__type(key, struct it_stack_key);
 	__type(value, __u64);
 } offcpu_counts SEC(".maps") SHARED;
+
+/* The same by thread and cycle (at the block) as well, for profile.pb.gz. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct it_label_key);
+	__type(value, __u64);
+} offcpu_label_counts SEC(".maps") SHARED;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -143,7 +151,7 @@ static __always_inline struct it_sched_times *times_of(struct it_sched_key *k)
 	return v;
 }
 
-static __always_inline void add_u64(void *map, void *key, __u64 n)
+static __always_inline void add_u64_or(void *map, void *key, __u64 n, __u32 lost_stat)
 {
 	__u64 *v = bpf_map_lookup_elem(map, key);
 
@@ -152,11 +160,16 @@ static __always_inline void add_u64(void *map, void *key, __u64 n)
 			return;
 		v = bpf_map_lookup_elem(map, key);
 		if (!v) {
-			stat_inc(IT_STAT_SCHED_LOST);
+			stat_inc(lost_stat);
 			return;
 		}
 	}
 	__sync_fetch_and_add(v, n);
+}
+
+static __always_inline void add_u64(void *map, void *key, __u64 n)
+{
+	add_u64_or(map, key, n, IT_STAT_SCHED_LOST);
 }
 
 static __always_inline void key_of(struct it_sched_key *k, __u32 tid, const struct sched_thread *st,
@@ -317,6 +330,7 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 		if (!st->dwarf_pend_ns) {
 			st->dwarf_kstack_id = st->kstack_id;
 			st->dwarf_phase = st->phase;
+			st->dwarf_cycle = st->cycle;
 		}
 		__sync_fetch_and_add(&st->dwarf_pend_ns, off_total);
 	} else if (st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns) {
@@ -328,6 +342,13 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 		sk.kstack_id = st->kstack_id;
 		BPF_CORE_READ_STR_INTO(&sk.comm, task, group_leader, comm);
 		add_u64(&offcpu_counts, &sk, off_total);
+		if (sched_path) {
+			/* full (or settled at an edge): the interval stays in
+			 * offcpu_counts, without these labels */
+			struct it_label_key lk = { .stack = sk, .tid = tid, .cycle = st->cycle };
+
+			add_u64_or(&offcpu_label_counts, &lk, off_total, IT_STAT_OFFCPU_LABELS_FULL);
+		}
 	}
 	if (run || st->state == IT_SCHED_ONCPU) {
 		mem_sample(task, st->tgid, cyc, now);

@@ -102,7 +102,10 @@ enum it_stat {
 	IT_STAT_OFFCPU_DWARF_LOST = 36,    /* off-CPU stack copy not sent (ring buffer full, no scratch) */
 	IT_STAT_OFFCPU_DWARF_COPY_ERR = 37, /* off-CPU user registers or stack unreadable */
 	IT_STAT_OFFCPU_DWARF_DROPPED = 38, /* blocked time whose system call never returned (thread exited) */
-	IT_STAT_MAX = 40,
+	IT_STAT_LABELS_FULL = 43,      /* on-CPU sample without thread/cycle labels: map full */
+	IT_STAT_OFFCPU_LABELS_FULL = 44, /* off-CPU interval likewise */
+	/* 40..42: Python frames */
+	IT_STAT_MAX = 48,
 };
 
 /* --- Roles, flags, states and counter ids --- */
@@ -217,6 +220,15 @@ struct it_stack_key {
 	__s32 ustack_id;
 	__s32 kstack_id;
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
+};
+
+/* Key of the labelled stack maps (value: __u64, samples or off-CPU µs):
+ * the stack key with the thread and the process's cycle, for profile.pb.gz.
+ * The unlabelled maps stay complete when these fill up. */
+struct it_label_key {
+	struct it_stack_key stack;
+	__u32 tid;
+	__u32 cycle;
 };
 
 /* Key of the per-cycle sample counts map (value: __u64). */

@@ -5,7 +5,8 @@
 set -euo pipefail
 PKGS=(make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev
       zlib1g-dev libjansson-dev libcmocka-dev systemtap-sdt-dev g++ python3 python3-jsonschema libc6-dbg lld
-      linux-perf procps util-linux)
+      linux-perf procps util-linux
+      golang-go)  # go tool pprof: the integration test reads profile.pb.gz back with it
 # node and npm may come from another vendor's package (nodesource bundles npm)
 command -v npm >/dev/null 2>&1 || PKGS+=(nodejs npm)
 . "$(dirname "$0")/apt-ensure.sh"

@@ -124,6 +124,7 @@ static const struct {
 	{ "call-graph", { "--call-graph", "dwarf,8192" }, "{\"call_graph\": \"dwarf,8192\"}" },
 	{ "stack-entries", { "--stack-entries", "4096" }, "{\"stack_entries\": 4096}" },
 	{ "min-block-us", { "--min-block-us", "50" }, "{\"min-block-us\": 50}" },
+	{ "checkpoint", { "--checkpoint", "2.5" }, "{\"checkpoint_s\": 2.5}" },
 	{ "gpu", { "--gpu", "none" }, "{\"gpu\": \"none\"}" },
 	{ "jit-maps", { "--jit-maps", "read" }, "{\"jit_maps\": \"read\"}" },
 	{ "side-period", { "--side-period", "0.5" }, "{\"side_period_s\": 0.5}" },

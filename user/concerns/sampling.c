@@ -102,7 +102,7 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	const struct it_ustack_event *e = data;
 	struct sampling_state *s = rec->sampling;
 	__u64 ips[IT_MAX_STACK_DEPTH];
-	struct it_stack_key key;
+	struct it_label_key key;
 	uint64_t ip;
 	uint32_t jp;
 	int n;
@@ -120,15 +120,15 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	n = restore_jit_caller(rec, e, ips, n);
 	/* js: phases: the stack says which; a probed phase (BPF's) wins */
 	jp = jsphase__observe(rec, h->tgid, h->tid, e->cycle, h->ts_ns, (const uint64_t *)ips, n);
-	if (!key.phase && jp)
-		key.phase = jp;
+	if (!key.stack.phase && jp)
+		key.stack.phase = jp;
 	/* the trace's leaf: the unwound leaf is the pc, tokenized or not */
 	ip = ustack__event_ip(e);
 	if (n > 0 && perfmap__is_token(ips[0]))
 		ip = ips[0];
 	else if (!n)
 		syms_cache__jit_tokenize(rec->syms, h->tgid, &ip, 1, h->ts_ns);
-	log_trace_sample(rec, e, ip, key.phase);
+	log_trace_sample(rec, e, ip, key.stack.phase);
 	s->stacks.unwound_frames += n;
 	if (ustack_table__add(&s->stacks, &key, ips, n, 1))
 		s->stacks.bad_records++;
@@ -203,7 +203,7 @@ static json_t *samples_json(const struct recording *rec, const struct stack_repo
 	return s;
 }
 
-static void add_lost(struct model *m, const __u64 *stats)
+static void add_lost(struct model *m, const __u64 *stats, uint64_t unlabelled)
 {
 	model__add_lost(m, "samples", stats[IT_STAT_LOST_SAMPLES] + stats[IT_STAT_USTACK_LOST]);
 	model__add_lost(m, "events", stats[IT_STAT_RINGBUF_LOST] + stats[IT_STAT_LOST_EVENTS] +
@@ -212,6 +212,9 @@ static void add_lost(struct model *m, const __u64 *stats)
 	model__add_lost(m, "children_not_followed", stats[IT_STAT_TARGETS_FULL]);
 	/* probe calls nested deeper than IT_PHASE_STACK: their phases are not timed */
 	model__add_lost(m, "probe_stack_overflow", stats[IT_STAT_PROBE_STACK_FULL]);
+	/* in profile.pb.gz without their thread and cycle labels, still counted */
+	model__add_lost(m, "sample_labels", stats[IT_STAT_LABELS_FULL] + unlabelled);
+	model__add_lost(m, "offcpu_labels", stats[IT_STAT_OFFCPU_LABELS_FULL]);
 }
 
 /* Hands the report's folded sets to the model (the report keeps empty ones). */
@@ -229,11 +232,15 @@ static int sampling_collect(struct recording *rec, struct model *m)
 	int err;
 
 	tracer__stats(&rec->tracer, stats);
-	add_lost(m, stats);
+	add_lost(m, stats, rec->sampling ? rec->sampling->stacks.unlabelled : 0);
 	err = stacks__collect(&rec->tracer, rec->syms, rec->ksyms, rec->phase_names, &sr);
 	if (!err && rec->sampling)
 		err = ustack_table__report(&rec->sampling->stacks, bpf_map__fd(rec->tracer.skel->maps.stackmap),
-					   rec->syms, rec->ksyms, rec->phase_names, &sr);
+					   rec->syms, rec->ksyms, rec->phase_names, &sr, m, false);
+	if (!err)
+		err = stacks__to_model(bpf_map__fd(rec->tracer.skel->maps.stack_counts),
+				       bpf_map__fd(rec->tracer.skel->maps.label_counts),
+				       bpf_map__fd(rec->tracer.skel->maps.stackmap), rec->syms, rec->ksyms, false, m);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the stack counts failed: %s\n", strerror(-err));
 		goto out;

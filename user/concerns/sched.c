@@ -129,7 +129,7 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 	const struct it_ustack_event *e = data;
 	struct sched_state *ss = rec->sched;
 	__u64 ips[IT_MAX_STACK_DEPTH];
-	struct it_stack_key key;
+	struct it_label_key key;
 	int n;
 
 	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK)
@@ -547,7 +547,10 @@ static int collect_offcpu(struct recording *rec, struct model *m, const struct v
 				   rec->syms, rec->ksyms, rec->phase_names, &sr);
 	if (!err)
 		err = ustack_table__report(&rec->sched->offcpu_stacks, bpf_map__fd(s->maps.offcpu_stackmap),
-					   rec->syms, rec->ksyms, rec->phase_names, &sr);
+					   rec->syms, rec->ksyms, rec->phase_names, &sr, m, true);
+	if (!err)
+		err = stacks__to_model(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_label_counts),
+				       bpf_map__fd(s->maps.offcpu_stackmap), rec->syms, rec->ksyms, true, m);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the off-CPU stacks failed: %s\n", strerror(-err));
 		goto out;

@@ -101,6 +101,9 @@ void model__free(struct model *m)
 	folded__free(&m->oncpu);
 	folded__free(&m->offcpu_us);
 	free(m->trace_samples);
+	free(m->lstacks);
+	free(m->frames);
+	free(m->mappings);
 	json_decref(m->trace_counters);
 	for (size_t i = 0; i < m->nnames; i++)
 		free(m->names[i]);
@@ -163,6 +166,9 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->cycles = NULL;
 	dst->calls = NULL;
 	dst->trace_samples = NULL;
+	dst->lstacks = NULL;
+	dst->frames = NULL;
+	dst->mappings = NULL;
 	dst->lost = NULL;
 	dst->findings = NULL;
 	dst->recs = NULL;
@@ -236,6 +242,12 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->ntrace_samples = src->ntrace_samples;
 	COPY_ARRAY(dst, src, trace_samples, ntrace_samples);
 	dst->captrace_samples = src->ntrace_samples;
+	COPY_ARRAY(dst, src, lstacks, nlstacks);
+	dst->caplstacks = src->nlstacks;
+	COPY_ARRAY(dst, src, frames, nframes);
+	dst->capframes = src->nframes;
+	COPY_ARRAY(dst, src, mappings, nmappings);
+	dst->capmappings = src->nmappings;
 	dst->trace_counters = copy_json(src->trace_counters);
 	dst->names = NULL;
 	dst->name_index = NULL;
@@ -447,6 +459,45 @@ int model__add_trace_sample(struct model *m, const struct model_trace_sample *s)
 		return -ENOMEM;
 	m->trace_samples[m->ntrace_samples++] = *s;
 	return 0;
+}
+
+int model__add_lstack(struct model *m, const struct model_lstack *s, const struct model_frame *frames, uint32_t n)
+{
+	if (VEC_RESERVE(m->lstacks, m->caplstacks, m->nlstacks, 1024))
+		return -ENOMEM;
+	while (m->nframes + n > m->capframes) {
+		size_t cap = m->capframes ? m->capframes * 2 : 8192;
+		struct model_frame *f = realloc(m->frames, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		m->frames = f;
+		m->capframes = cap;
+	}
+	m->lstacks[m->nlstacks] = *s;
+	m->lstacks[m->nlstacks].first = m->nframes;
+	m->lstacks[m->nlstacks].nframes = n;
+	m->nlstacks++;
+	if (n)
+		memcpy(m->frames + m->nframes, frames, n * sizeof(*frames));
+	m->nframes += n;
+	return 0;
+}
+
+int32_t model__add_mapping(struct model *m, const struct model_mapping *mp)
+{
+	/* a few dozen mappings per process: a linear search is enough */
+	for (size_t i = 0; i < m->nmappings; i++) {
+		const struct model_mapping *o = &m->mappings[i];
+
+		if (o->start == mp->start && o->limit == mp->limit && o->file_offset == mp->file_offset &&
+		    o->path == mp->path && o->kernel == mp->kernel && !strcmp(o->build_id, mp->build_id))
+			return (int32_t)i;
+	}
+	if (VEC_RESERVE(m->mappings, m->capmappings, m->nmappings, 64))
+		return -1;
+	m->mappings[m->nmappings] = *mp;
+	return (int32_t)m->nmappings++;
 }
 
 int model__add_finding(struct model *m, const char *type, const char *severity, double pct, json_t *evidence)

@@ -209,6 +209,36 @@ struct model_trace_sample {
 	bool jit;           /* the leaf is JIT code named by the perf map */
 };
 
+/* Stacks with their labels and addresses, for profile.pb.gz (pprof). A
+ * frame has its address (process address; kernel address for kernel
+ * frames; 0 when it has none) and its name; mapping indexes model.mappings,
+ * -1 when the address is in none. */
+struct model_frame {
+	uint64_t addr;
+	int32_t name;    /* in model.names */
+	int32_t mapping;
+};
+
+struct model_lstack {
+	pid_t pid, tid;       /* tid 0: not known (the thread label is left out) */
+	uint32_t bpf_cycle;   /* as the kernel tagged it; has_cycle false: not known */
+	bool has_cycle, kernel_only;
+	uint32_t phase;
+	int32_t comm;         /* in model.names */
+	size_t first;         /* frames[first .. first + nframes), leaf first */
+	uint32_t nframes;
+	uint64_t samples;     /* on-CPU samples */
+	uint64_t offcpu_ns;   /* blocked nanoseconds */
+};
+
+/* A file mapping of a traced process that a frame fell in. */
+struct model_mapping {
+	uint64_t start, limit, file_offset;
+	int32_t path;         /* in model.names */
+	char build_id[132];   /* hex; empty when unknown */
+	bool kernel;
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -256,6 +286,12 @@ struct model {
 	struct folded oncpu, offcpu_us;
 	struct folded oncpu_by_phase[IT_MAX_PHASES], offcpu_us_by_phase[IT_MAX_PHASES];
 	bool have_oncpu, have_offcpu;
+	struct model_lstack *lstacks;
+	size_t nlstacks, caplstacks;
+	struct model_frame *frames;
+	size_t nframes, capframes;
+	struct model_mapping *mappings;
+	size_t nmappings, capmappings;
 	struct model_trace_sample *trace_samples;
 	size_t ntrace_samples, captrace_samples;
 	json_t *trace_counters;   /* side-data counter events for trace.json */
@@ -322,6 +358,10 @@ json_t *model__section(const struct model *m, enum model_section s);
 /* Adds per-cycle detail under key (takes the reference). */
 void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v);
 int model__add_trace_sample(struct model *m, const struct model_trace_sample *s);
+/* Adds a labelled stack (frames copied, leaf first); 0 or -ENOMEM. */
+int model__add_lstack(struct model *m, const struct model_lstack *s, const struct model_frame *frames, uint32_t n);
+/* The index of the mapping equal to mp, added if new; -1 on ENOMEM. */
+int32_t model__add_mapping(struct model *m, const struct model_mapping *mp);
 /* The index of name in model.names, added if new; -1 on ENOMEM. */
 int32_t model__intern(struct model *m, const char *name);
 int model__add_finding(struct model *m, const char *type, const char *severity, double pct,

@@ -58,6 +58,7 @@ enum {
 	OPTK_CALL_GRAPH,
 	OPTK_NO_FOLLOW,
 	OPTK_STACK_ENTRIES,
+	OPTK_CHECKPOINT,
 	OPTK_THRESHOLD,
 	OPTK_USAGE,
 	OPTK_JIT_MAPS,
@@ -291,6 +292,14 @@ static int set_call_graph(struct record_opts *o, const char *arg, bool cfg, char
 	return 0;
 }
 
+static int set_checkpoint(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	(void)cfg;
+	if (parse_seconds(arg, 0, 1e9, &o->checkpoint_s) || o->checkpoint_s < 0.1)
+		return fail(err, errlen, "invalid --checkpoint '%s': expected a number of seconds >= 0.1", arg);
+	return 0;
+}
+
 static int set_stack_entries(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
 	unsigned long v;
@@ -408,6 +417,9 @@ const struct record_option record_options[] = {
 	{ "jit-maps", OPTK_JIT_MAPS, "on|read|off", S, 0, NULL, 2,
 	  "JIT frame names from /tmp/perf-PID.map: on (default) also passes node's and Python's "
 	  "perf-map switches to the launched command; read only reads the maps", set_jit_maps },
+	{ "checkpoint", OPTK_CHECKPOINT, "SECONDS", N, 0, "checkpoint_s", 2,
+	  "Every SECONDS while recording, write profile.json, the folded stacks and profile.pb.gz "
+	  "(each atomically) so that a killed tracer leaves its last checkpoint", set_checkpoint },
 	{ "gpu", OPTK_GPU, "auto|nvml|jetson|none", S, 0, NULL, 3,
 	  "GPU side data source (default auto)", set_gpu },
 	{ "side-period", OPTK_SIDE_PERIOD, "SECONDS", N, 0, "side_period_s", 3,
@@ -718,6 +730,8 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "output_dir", json_string(o->output_dir));
 	json_object_set_new(c, "frequency", json_integer(o->frequency));
 	json_object_set_new(c, "duration_s", o->duration_s > 0 ? json_real(o->duration_s) : json_null());
+	if (o->checkpoint_s > 0)
+		json_object_set_new(c, "checkpoint_s", json_real(o->checkpoint_s));
 	json_object_set_new(c, "cycle", o->cycle_spec ? json_string(o->cycle_spec) : json_null());
 	json_object_set_new(c, "cycle_marker", o->cycle_marker_spec ? json_string(o->cycle_marker_spec) : json_null());
 	json_object_set_new(c, "phases", named_json(o->phases, o->nphases));

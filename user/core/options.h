@@ -35,6 +35,7 @@ struct record_opts {
 	const char *output_dir;
 	unsigned int frequency;       /* Hz */
 	double duration_s;            /* 0: until the target exits or SIGINT */
+	double checkpoint_s;          /* 0: no checkpoints while recording */
 	pid_t pids[MAX_ROOT_PIDS];
 	int npids;
 	char **command;               /* argv of the command to launch, NULL with -p */

@@ -262,9 +262,33 @@ static void announce(const struct recording *rec)
 			rec->opts.npids, rec->opts.pids[0], rec->opts.frequency);
 }
 
+/* --checkpoint: the outputs so far, so that a tracer killed (SIGKILL, a
+ * crash, a full disk) leaves its last checkpoint whole. A failed write is
+ * reported and the recording goes on. */
+static void checkpoint(struct recording *rec)
+{
+	struct model m;
+	char reason[128];
+	int err;
+
+	if (!rec->ksyms)
+		rec->ksyms = ksyms__load(); /* kernel frames named in checkpoints too */
+	err = recording__build(rec, &m, false);
+	if (!err) {
+		snprintf(reason, sizeof(reason), "checkpoint: recording still running; covers started_at + 0 .. %.3f s",
+			 m.run.duration_s);
+		free(m.run.stop_reason);
+		m.run.stop_reason = strdup(reason);
+		err = outputs__write_checkpoint(&m, rec->opts.output_dir);
+		model__free(&m);
+	}
+	if (err)
+		fprintf(stderr, "infertrace: warning: checkpoint failed: %s\n", strerror(-err));
+}
+
 static int run(struct recording *rec)
 {
-	uint64_t last_refresh = 0;
+	uint64_t last_refresh = 0, last_checkpoint = recording__now_ns();
 	int err;
 
 	progress__start(rec->opts.quiet);
@@ -285,6 +309,11 @@ static int run(struct recording *rec)
 					c->tick(rec);
 			last_refresh = recording__now_ns();
 			progress__tick(rec);
+		}
+		if (rec->opts.checkpoint_s > 0 &&
+		    recording__now_ns() - last_checkpoint >= rec->opts.checkpoint_s * 1e9) {
+			checkpoint(rec);
+			last_checkpoint = recording__now_ns();
 		}
 	}
 	progress__end();
@@ -545,7 +574,8 @@ int cmd_record(int argc, char **argv)
 	if (!err) {
 		status = IT_EXIT_OUTPUT;
 		/* kernel symbols are only needed to name frames: read them now */
-		rec.ksyms = ksyms_loader__join(&kl);
+		if (!rec.ksyms)
+			rec.ksyms = ksyms_loader__join(&kl);
 		if (!rec.ksyms)
 			fprintf(stderr, "infertrace: warning: kernel symbols unavailable (%s); kernel frames "
 				"will show as [unknown]\n", strerror(errno));

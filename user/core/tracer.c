@@ -99,6 +99,7 @@ int tracer__open(struct tracer *t, const struct record_opts *opts)
 	t->skel->rodata->cfg_follow_children = !opts->no_follow_children;
 	bpf_map__set_max_entries(t->skel->maps.stackmap, opts->stack_map_entries);
 	bpf_map__set_max_entries(t->skel->maps.stack_counts, opts->stack_map_entries * 2);
+	bpf_map__set_max_entries(t->skel->maps.label_counts, opts->stack_map_entries * 4);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "atomic_file.h"
 #include "model.h"
 #include "outputs.h"
+#include "pprof.h"
 #include "profile.h"
 
 /* ---- trace.json ---- */
@@ -357,6 +358,29 @@ static int write_folded_set(const char *dir, const char *base, const struct fold
 	return err;
 }
 
+int outputs__write_checkpoint(const struct model *m, const char *dir)
+{
+	json_t *profile;
+	int err = model__require(m, MODEL_ANALYSED, "the checkpoint writers");
+
+	if (err)
+		return err;
+	/* the stacks and profile.pb.gz first: profile.json, whose time range
+	 * says what the checkpoint covers, is replaced last */
+	if (m->have_oncpu)
+		err = write_folded_set(dir, "stacks", &m->oncpu, m->oncpu_by_phase, m);
+	if (!err && m->have_offcpu)
+		err = write_folded_set(dir, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+	if (!err)
+		err = pprof__write(m, dir);
+	if (err)
+		return err;
+	profile = model__to_json(m);
+	err = profile ? profile__write(profile, dir) : -ENOMEM;
+	json_decref(profile);
+	return err;
+}
+
 int outputs__write_all(const struct model *m, const char *dir)
 {
 	json_t *profile;
@@ -381,6 +405,10 @@ int outputs__write_all(const struct model *m, const char *dir)
 			fprintf(stderr, "infertrace: writing off-CPU stacks to '%s' failed: %s\n", dir, strerror(-e));
 		err = err ? err : e;
 	}
+	e = pprof__write(m, dir);
+	if (e)
+		fprintf(stderr, "infertrace: writing profile.pb.gz to '%s' failed: %s\n", dir, strerror(-e));
+	err = err ? err : e;
 	e = write_trace(m, dir);
 	if (!e)
 		e = write_svg_file(dir, &m->oncpu, "On-CPU flame graph");

@@ -15,6 +15,9 @@ struct model;
  * file). Writes all it can; returns the first error, or -EINVAL for a
  * model that is not analysed. */
 int outputs__write_all(const struct model *m, const char *dir);
+/* A checkpoint while recording: profile.json, the folded stacks and
+ * profile.pb.gz, each replaced atomically (profile.json last). */
+int outputs__write_checkpoint(const struct model *m, const char *dir);
 
 /* Writes a flame graph of the stacks as a standalone SVG document: one
  * rectangle per frame, width proportional to its samples, the root at the

@@ -8,6 +8,7 @@
 
 #include "infertrace.skel.h"
 #include "comm.h"
+#include "model.h"
 #include "stacks.h"
 #include "syms.h"
 #include "tracer.h"
@@ -116,6 +117,20 @@ static bool is_tracing_frame(const char *name)
 			starts_with(name, "__traceiter_") || starts_with(name, "__bpf_trace_"));
 }
 
+/* Stacks taken in tracepoint programs start in the tracing machinery. */
+static void skip_tracing_frames(struct ksyms *ksyms, const __u64 **kips, int *nk)
+{
+	for (int i = 0, last = -1; ksyms && i < *nk && i < TRACING_FRAMES_MAX; i++) {
+		if (is_tracing_frame(ksyms__map_addr(ksyms, (*kips)[i], &(uint64_t){0})))
+			last = i;
+		if (i == *nk - 1 || i == TRACING_FRAMES_MAX - 1) {
+			*kips += last + 1;
+			*nk -= last + 1;
+			break;
+		}
+	}
+}
+
 static int stack_depth(const __u64 *ips)
 {
 	int n = 0;
@@ -162,16 +177,7 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		sanitize_frame(frame);
 		err = line_append(l, frame);
 	}
-	/* stacks taken in tracepoint programs start in the tracing machinery */
-	for (int i = 0, last = -1; ksyms && i < nk && i < TRACING_FRAMES_MAX; i++) {
-		if (is_tracing_frame(ksyms__map_addr(ksyms, kips[i], &(uint64_t){0})))
-			last = i;
-		if (i == nk - 1 || i == TRACING_FRAMES_MAX - 1) {
-			kips += last + 1;
-			nk -= last + 1;
-			break;
-		}
-	}
+	skip_tracing_frames(ksyms, &kips, &nk);
 	for (int i = nk - 1; i >= 0 && !err; i--) {
 		uint64_t off;
 		const char *name = ksyms ? ksyms__map_addr(ksyms, i ? kips[i] - 1 : kips[i], &off) : NULL;
@@ -290,4 +296,176 @@ void stack_report__free(struct stack_report *r)
 	free(r->objects);
 	free(r->procs);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- typed stacks for the model (profile.pb.gz) ---- */
+
+static int32_t model_mapping_of(struct model *m, struct syms_cache *syms, pid_t pid, uint64_t addr)
+{
+	struct model_mapping mp = {};
+	struct syms_mapping sm;
+	int32_t path;
+
+	if (syms_cache__mapping_of(syms, pid, addr, &sm))
+		return -1;
+	path = model__intern(m, sm.path ? sm.path : "[unknown]");
+	if (path < 0)
+		return -1;
+	mp.start = sm.start;
+	mp.limit = sm.end;
+	mp.file_offset = sm.offset;
+	mp.path = path;
+	for (size_t i = 0; sm.build_id && i < sm.build_id_len && 2 * i + 2 < sizeof(mp.build_id); i++)
+		snprintf(mp.build_id + 2 * i, 3, "%02x", sm.build_id[i]);
+	return model__add_mapping(m, &mp);
+}
+
+int stacks__add_model(struct model *m, struct syms_cache *syms, struct ksyms *ksyms,
+		      const struct it_stack_key *key, pid_t tid, bool has_cycle, __u32 cycle,
+		      const __u64 *uips, const __u64 *kips, __u64 count, bool offcpu)
+{
+	struct model_frame frames[2 * IT_MAX_STACK_DEPTH + 1];
+	struct model_lstack ls = {
+		.pid = (pid_t)key->tgid, .tid = tid, .bpf_cycle = cycle, .has_cycle = has_cycle,
+		.phase = key->phase,
+	};
+	int nu = uips ? stack_depth(uips) : 0, nk = kips ? stack_depth(kips) : 0;
+	char frame[FRAME_LEN], comm[IT_COMM_LEN + 1];
+	int32_t kmap = -1;
+	uint32_t n = 0;
+
+	if (offcpu)
+		ls.offcpu_ns = count;
+	else
+		ls.samples = count;
+	memcpy(comm, key->comm, IT_COMM_LEN);
+	comm[IT_COMM_LEN] = 0;
+	comm__sanitize(comm);
+	ls.comm = model__intern(m, comm[0] ? comm : "[unknown]");
+	skip_tracing_frames(ksyms, &kips, &nk);
+	if (nk) {
+		struct model_mapping km = { .kernel = true, .path = model__intern(m, "[kernel.kallsyms]") };
+
+		/* one mapping over the whole kernel half of the address space */
+		km.start = 1ull << 63;
+		km.limit = ~0ull;
+		kmap = km.path < 0 ? -1 : model__add_mapping(m, &km);
+	}
+	/* leaf first: the kernel's frames are above the user stack */
+	for (int i = 0; i < nk; i++) {
+		uint64_t off, ip = i ? kips[i] - 1 : kips[i];
+		const char *name = ksyms ? ksyms__map_addr(ksyms, ip, &off) : NULL;
+
+		snprintf(frame, sizeof(frame), "%s_[k]", name ? name : "[unknown]");
+		frames[n++] = (struct model_frame){ .addr = ip, .name = model__intern(m, frame), .mapping = kmap };
+	}
+	if (!uips && key->ustack_id < 0)
+		frames[n++] = (struct model_frame){ .name = model__intern(m, "[missing_user_stack]"), .mapping = -1 };
+	for (int i = 0; i < nu; i++) {
+		/* a caller's entry is a return address: name the call, as the folded stacks do */
+		uint64_t ip = i ? uips[i] - 1 : uips[i];
+
+		syms_cache__format(syms, (pid_t)key->tgid, ip, frame, sizeof(frame));
+		frames[n++] = (struct model_frame){
+			.addr = ip, .name = model__intern(m, frame),
+			.mapping = model_mapping_of(m, syms, (pid_t)key->tgid, ip),
+		};
+	}
+	if (ls.comm < 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		if (frames[i].name < 0)
+			return -ENOMEM;
+	return model__add_lstack(m, &ls, frames, n);
+}
+
+struct base_ent {
+	struct it_stack_key key;
+	__u64 count;
+};
+
+static int base_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct base_ent *)a)->key, &((const struct base_ent *)b)->key,
+		      sizeof(struct it_stack_key));
+}
+
+static int add_keyed(struct model *m, struct syms_cache *syms, struct ksyms *ksyms, int stack_fd,
+		     const struct it_stack_key *key, pid_t tid, bool has_cycle, __u32 cycle, __u64 count,
+		     bool offcpu)
+{
+	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH];
+	bool have_u = key->ustack_id >= 0 && bpf_map_lookup_elem(stack_fd, &key->ustack_id, uips) == 0;
+	bool have_k = key->kstack_id >= 0 && bpf_map_lookup_elem(stack_fd, &key->kstack_id, kips) == 0;
+
+	return stacks__add_model(m, syms, ksyms, key, tid, has_cycle, cycle, have_u ? uips : NULL,
+				 have_k ? kips : NULL, count, offcpu);
+}
+
+int stacks__to_model(int base_fd, int label_fd, int stack_fd, struct syms_cache *syms, struct ksyms *ksyms,
+		     bool offcpu, struct model *m)
+{
+	struct it_label_key lk, lnext, *lprev = NULL;
+	struct it_stack_key k, next, *prev = NULL;
+	struct base_ent *base = NULL, *b;
+	size_t n = 0, cap = 0;
+	__u64 count;
+	int err = 0;
+
+	/* the labelled map first: a sample counted meanwhile is then in the
+	 * base map too, and the remainder is never negative */
+	while (!err && label_fd >= 0 && bpf_map_get_next_key(label_fd, lprev, &lnext) == 0) {
+		lk = lnext;
+		lprev = &lk;
+		if (bpf_map_lookup_elem(label_fd, &lk, &count) || !count)
+			continue;
+		if (n == cap) {
+			struct base_ent *nb = realloc(base, (cap = cap ? cap * 2 : 1024) * sizeof(*nb));
+
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			base = nb;
+		}
+		/* kept as (key, count) until the base map is read */
+		base[n].key = lk.stack;
+		base[n].count = count;
+		n++;
+		err = add_keyed(m, syms, ksyms, stack_fd, &lk.stack, (pid_t)lk.tid, lk.cycle != IT_CYCLE_NONE,
+				lk.cycle, count, offcpu);
+	}
+	if (err)
+		goto out;
+	/* the labelled counts per stack key, then what the base map has beyond them */
+	if (n)
+		qsort(base, n, sizeof(*base), base_cmp);
+	{
+		size_t w = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (w && !base_cmp(&base[w - 1], &base[i]))
+				base[w - 1].count += base[i].count;
+			else
+				base[w++] = base[i];
+		}
+		n = w;
+	}
+	while (!err && bpf_map_get_next_key(base_fd, prev, &next) == 0) {
+		struct base_ent want;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(base_fd, &k, &count))
+			continue;
+		want.key = k;
+		b = n ? bsearch(&want, base, n, sizeof(*base), base_cmp) : NULL;
+		if (b)
+			count = count > b->count ? count - b->count : 0;
+		if (count)
+			err = add_keyed(m, syms, ksyms, stack_fd, &k, 0, false, 0, count, offcpu);
+	}
+out:
+	free(base);
+	return err;
 }

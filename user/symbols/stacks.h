@@ -5,6 +5,7 @@
 #ifndef INFERTRACE_STACKS_H
 #define INFERTRACE_STACKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
@@ -15,6 +16,7 @@
 #include "infertrace.h"
 
 struct tracer;
+struct model;
 struct syms_cache;
 struct ksyms;
 
@@ -66,5 +68,19 @@ int stacks__is_root_symbol(const char *name);
 /* profile.json's `samples.stack_quality` object. */
 json_t *stacks__quality_json(const struct stack_report *r);
 void stack_report__free(struct stack_report *r);
+
+/* Typed stacks with labels and addresses for the model (profile.pb.gz).
+ * Every entry of label_fd (struct it_label_key -> __u64) becomes one stack
+ * with its thread and cycle; what an entry of base_fd (struct it_stack_key
+ * -> __u64) counts beyond its labelled entries (the labelled map was full)
+ * becomes one without them, so the totals stay those of base_fd. offcpu:
+ * the counts are blocked nanoseconds, else samples. 0 or -errno. */
+int stacks__to_model(int base_fd, int label_fd, int stack_fd, struct syms_cache *syms, struct ksyms *ksyms,
+		     bool offcpu, struct model *m);
+/* One stack into the model, as above (e.g. unwound in user space); tid 0
+ * and has_cycle false leave those labels out. 0 or -ENOMEM. */
+int stacks__add_model(struct model *m, struct syms_cache *syms, struct ksyms *ksyms,
+		      const struct it_stack_key *key, pid_t tid, bool has_cycle, __u32 cycle,
+		      const __u64 *uips, const __u64 *kips, __u64 count, bool offcpu);
 
 #endif

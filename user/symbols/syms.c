@@ -764,6 +764,41 @@ static const struct map *proc__find_map(const struct proc *proc, uint64_t addr)
 	return NULL;
 }
 
+static void mapping__fill(const struct map *map, struct syms_mapping *m)
+{
+	GElf_Addr vaddr;
+	const unsigned char *bits = NULL;
+	int n;
+
+	*m = (struct syms_mapping){
+		.start = map->start,
+		.end = map->end,
+		.offset = map->offset,
+		.path = map->dso->path,
+		.opened = map->dso->opened,
+		.elf = map->dso->nr_segs > 0 && !map->dso->image,
+	};
+	if (m->elf)
+		m->bias = map->start - dso__vaddr(map->dso, map, map->start);
+	/* the note libdwfl read when it reported the file */
+	n = map->dso->mod ? dwfl_module_build_id(map->dso->mod, &bits, &vaddr) : 0;
+	if (n > 0) {
+		m->build_id = bits;
+		m->build_id_len = (size_t)n;
+	}
+}
+
+int syms_cache__mapping_of(struct syms_cache *cache, pid_t pid, uint64_t addr, struct syms_mapping *out)
+{
+	struct proc *proc = cache__find_proc(cache, pid);
+	const struct map *map = proc ? proc__find_map(proc, addr) : NULL;
+
+	if (!map)
+		return -ENOENT;
+	mapping__fill(map, out);
+	return 0;
+}
+
 int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
 			 void (*fn)(void *arg, const struct syms_mapping *m), void *arg)
 {
@@ -772,17 +807,9 @@ int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
 	if (!proc)
 		return -ENOENT;
 	for (size_t i = 0; i < proc->nr_maps; i++) {
-		const struct map *map = &proc->maps[i];
-		struct syms_mapping m = {
-			.start = map->start,
-			.end = map->end,
-			.path = map->dso->path,
-			.opened = map->dso->opened,
-			.elf = map->dso->nr_segs > 0 && !map->dso->image,
-		};
+		struct syms_mapping m;
 
-		if (m.elf)
-			m.bias = map->start - dso__vaddr(map->dso, map, map->start);
+		mapping__fill(&proc->maps[i], &m);
 		fn(arg, &m);
 	}
 	return (int)proc->nr_maps;

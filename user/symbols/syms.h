@@ -45,7 +45,13 @@ struct syms_mapping {
 	const char *path;     /* as /proc/PID/maps named it */
 	const char *opened;   /* the path that opened as the mapped regular file, or NULL */
 	bool elf;             /* the file opened as ELF (bias is meaningful) */
+	uint64_t offset;      /* file offset of start, as /proc/PID/maps gave it */
+	const unsigned char *build_id; /* the file's GNU build-id; NULL when none was read */
+	size_t build_id_len;
 };
+
+/* The captured mapping that holds addr in pid. 0, or -ENOENT. */
+int syms_cache__mapping_of(struct syms_cache *cache, pid_t pid, uint64_t addr, struct syms_mapping *out);
 
 /* Calls fn for each captured executable file mapping of pid, in address
  * order. Returns the number of mappings, or -ENOENT when pid has none. */

@@ -14,7 +14,7 @@
 /* One distinct unwound stack. */
 struct ustack_ent {
 	uint64_t hash;
-	struct it_stack_key key;
+	struct it_label_key key;
 	uint64_t weight;
 	int n;
 	__u64 ips[]; /* leaf first */
@@ -33,28 +33,30 @@ uint64_t ustack__event_ip(const struct it_ustack_event *e)
 }
 
 int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e,
-			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_stack_key *key)
+			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_label_key *key)
 {
 	int n = 0;
 
 	if (size < sizeof(*e) || e->stack_size > size - sizeof(*e))
 		return -1;
 	memset(key, 0, sizeof(*key));
-	key->tgid = e->hdr.tgid;
-	key->phase = e->phase;
-	key->kstack_id = e->kstack_id;
-	memcpy(key->comm, e->comm, IT_COMM_LEN);
+	key->stack.tgid = e->hdr.tgid;
+	key->stack.phase = e->phase;
+	key->stack.kstack_id = e->kstack_id;
+	memcpy(key->stack.comm, e->comm, IT_COMM_LEN);
+	key->tid = e->hdr.tid;
+	key->cycle = e->cycle;
 	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
 	unwinder__unwind(u, e->hdr.tgid, e->hdr.tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
 			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
 	/* JIT frames named now, at the record's time (perf maps reuse addresses) */
 	syms_cache__jit_tokenize(syms, e->hdr.tgid, (uint64_t *)ips, n, e->hdr.ts_ns);
 	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
-	key->ustack_id = n ? 0 : -1;
+	key->stack.ustack_id = n ? 0 : -1;
 	return n;
 }
 
-static uint64_t stack_hash(const struct it_stack_key *k, const __u64 *ips, int n)
+static uint64_t stack_hash(const struct it_label_key *k, const __u64 *ips, int n)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	const unsigned char *b = (const unsigned char *)k;
@@ -89,7 +91,7 @@ static int tab_grow(struct ustack_table *t)
 	return 0;
 }
 
-int ustack_table__add(struct ustack_table *t, const struct it_stack_key *k, const __u64 *ips, int n,
+int ustack_table__add(struct ustack_table *t, const struct it_label_key *k, const __u64 *ips, int n,
 		      uint64_t weight)
 {
 	uint64_t h = stack_hash(k, ips, n);
@@ -105,6 +107,12 @@ int ustack_table__add(struct ustack_table *t, const struct it_stack_key *k, cons
 			return 0;
 		}
 	}
+	if (t->n >= USTACK_TABLE_MAX_LABELLED && (k->tid || k->cycle != IT_CYCLE_NONE)) {
+		struct it_label_key bare = { .stack = k->stack, .cycle = IT_CYCLE_NONE };
+
+		t->unlabelled += weight;
+		return ustack_table__add(t, &bare, ips, n, weight);
+	}
 	e = malloc(sizeof(*e) + n * sizeof(*ips));
 	if (!e)
 		return -ENOMEM;
@@ -119,7 +127,8 @@ int ustack_table__add(struct ustack_table *t, const struct it_stack_key *k, cons
 }
 
 int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
-			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr)
+			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr,
+			 struct model *m, bool offcpu)
 {
 	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH];
 	int err = 0;
@@ -132,9 +141,14 @@ int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct sym
 			continue;
 		memset(uips, 0, sizeof(uips));
 		memcpy(uips, e->ips, e->n * sizeof(*uips));
-		have_k = e->key.kstack_id >= 0 && bpf_map_lookup_elem(kstack_fd, &e->key.kstack_id, kips) == 0;
-		err = stacks__add(sr, syms, ksyms, phase_names, &e->key, e->n ? uips : NULL, have_k ? kips : NULL,
-				  e->weight);
+		have_k = e->key.stack.kstack_id >= 0 &&
+			 bpf_map_lookup_elem(kstack_fd, &e->key.stack.kstack_id, kips) == 0;
+		err = stacks__add(sr, syms, ksyms, phase_names, &e->key.stack, e->n ? uips : NULL,
+				  have_k ? kips : NULL, e->weight);
+		if (!err && m)
+			err = stacks__add_model(m, syms, ksyms, &e->key.stack, (pid_t)e->key.tid,
+						e->key.cycle != IT_CYCLE_NONE, e->key.cycle, e->n ? uips : NULL,
+						have_k ? kips : NULL, e->weight, offcpu);
 	}
 	return err;
 }

@@ -18,28 +18,40 @@ struct ksyms;
 struct stack_report;
 struct ustack_ent;
 
+struct model;
+
 struct ustack_table {
 	struct ustack_ent **tab; /* open addressing, cap a power of two */
 	size_t n, cap;
 	uint64_t records, bad_records, unwound_frames;
+	uint64_t unlabelled;     /* weights kept without thread and cycle (table full) */
 };
+
+/* Distinct (stack, thread, cycle) entries kept with their labels; beyond
+ * this, new stacks are kept without thread and cycle, so memory stays
+ * bounded over long runs (about 64 MiB at most). */
+#define USTACK_TABLE_MAX_LABELLED 65536
 
 /* Unwinds one record of `size` bytes into ips (leaf first) and its key
  * (process, phase, kernel stack id, comm; ustack_id 0, or -1 when no frame
- * was found). JIT frames are replaced by their perf-map tokens at the
- * record's time. Returns the number of frames, or -1 for a malformed record. */
+ * was found; thread and cycle). JIT frames are replaced by their perf-map
+ * tokens at the record's time. Returns the number of frames, or -1 for a
+ * malformed record. */
 int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e,
-			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_stack_key *key);
+			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_label_key *key);
 /* The record's pc (the leaf before unwinding). */
 uint64_t ustack__event_ip(const struct it_ustack_event *e);
 
 /* Adds weight to the stack (key, ips[0..n)). 0 or -ENOMEM. */
-int ustack_table__add(struct ustack_table *t, const struct it_stack_key *key, const __u64 *ips, int n,
+int ustack_table__add(struct ustack_table *t, const struct it_label_key *key, const __u64 *ips, int n,
 		      uint64_t weight);
 /* Adds every stack to a report, with its kernel stack read from the stack
- * map kstack_fd (the one the records' kstack_id point into). 0 or -errno. */
+ * map kstack_fd (the one the records' kstack_id point into), and, when m is
+ * not NULL, to the model's labelled stacks (profile.pb.gz; offcpu: the
+ * weights are blocked nanoseconds). 0 or -errno. */
 int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
-			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr);
+			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr,
+			 struct model *m, bool offcpu);
 void ustack_table__free(struct ustack_table *t);
 
 #endif
