@@ -497,7 +497,7 @@ static void phase_load(struct model *m, int ph, json_t *v)
 
 static void aggregates_load(struct model *m, json_t *a)
 {
-	static const char *const sources[] = { "cycle", "cycle_marker", "whole_run" };
+	static const char *const sources[] = { "cycle", "cycle_marker", "llama_prompt", "whole_run" };
 	const char *src = json_string_value(json_object_get(a, "cycles_source"));
 
 	m->agg.total_cycles = json_is_number(json_object_get(a, "total_cycles")) ? u64(a, "total_cycles") : m->ncycles;
