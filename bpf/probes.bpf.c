@@ -262,23 +262,22 @@ static __always_inline const void *struct_arg2(struct pt_regs *ctx, __u64 sp)
 static __always_inline void llama_args(struct pt_regs *ctx, __u32 tgid, __u64 sp, __u32 which)
 {
 	struct it_llama_params *lp = llama_state(tgid);
-	__u32 cp[6];
+	__u32 cp[4];
 
 	if (!lp) {
 		stat_inc(IT_STAT_LOST_EVENTS);
 		return;
 	}
 	if (which == IT_LLAMA_ARG_CONTEXT_PARAMS) {
-		/* n_ctx, n_batch, n_ubatch, n_seq_max, n_threads, n_threads_batch:
-		 * the struct's first fields in every llama.cpp release since 2023 */
+		/* n_ctx, n_batch, n_ubatch, n_seq_max: the struct's first fields in
+		 * every llama.cpp release since 2023 (the thread counts after them
+		 * moved in some builds: they come from llama_set_n_threads only) */
 		if (bpf_probe_read_user(cp, sizeof(cp), struct_arg2(ctx, sp)))
 			return;
 		lp->n_ctx = cp[0];
 		lp->n_batch = cp[1];
 		lp->n_ubatch = cp[2];
 		lp->n_seq_max = cp[3];
-		lp->n_threads = (__s32)cp[4];
-		lp->n_threads_batch = (__s32)cp[5];
 		lp->have_context = 1;
 	} else if (which == IT_LLAMA_ARG_THREADS) {
 		lp->n_threads = (__s32)PT_REGS_PARM2(ctx);

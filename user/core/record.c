@@ -47,6 +47,7 @@ static const struct concern *const concerns[] = {
 	&network_concern,
 	&cuda_concern,
 	&overhead_concern,
+	&llama_concern,
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)
