@@ -210,11 +210,11 @@ static json_t *recs_json(const struct model *m)
 
 static json_t *thresholds_json(const struct rule_thresholds *t)
 {
-	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
 		"inference_pct", t->inference_pct, "database_pct", t->database_pct, "mode_pct", t->mode_pct,
 		"memory_pct", t->memory_pct, "runq_pct", t->runq_pct, "offcpu_pct", t->offcpu_pct,
 		"gpu_util_pct", t->gpu_util_pct, "gpu_sync_pct", t->gpu_sync_pct,
-		"leak_mb_per_cycle", t->leak_mb_per_cycle);
+		"leak_mb_per_cycle", t->leak_mb_per_cycle, "spin_pct", t->spin_pct);
 }
 
 /* A detail section, or an empty object/array where the contract wants one. */
