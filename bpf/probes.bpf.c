@@ -56,6 +56,17 @@ struct {
 	__type(value, __u32);
 } next_cycle SEC(".maps");
 
+/* 1: llama.cpp prompt batches start cycles (no --cycle or --cycle-marker) */
+const volatile __u32 cfg_llama_cycles = 0;
+
+/* Per process: the llama.cpp settings its calls passed (IT_ROLE_LLAMA_*). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct it_llama_params);
+} llama_params SEC(".maps");
+
 static __always_inline __u32 log2_slot(__u64 v)
 {
 	__u32 r = 0;
@@ -201,7 +212,7 @@ static __always_inline void frame_end(struct it_frame *f, __u32 tgid, __u32 tid,
 	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
-static __always_inline void count_call(__u32 tgid, __u32 id)
+static __always_inline void count_add(__u32 tgid, __u32 id, __u64 n)
 {
 	struct it_count_key key = { .tgid = tgid, .cycle = current_cycle(tgid), .count = id };
 	__u64 zero = 0, *v = bpf_map_lookup_elem(&call_counts, &key);
@@ -213,9 +224,108 @@ static __always_inline void count_call(__u32 tgid, __u32 id)
 		v = bpf_map_lookup_elem(&call_counts, &key);
 	}
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, n);
 	else
 		stat_inc(IT_STAT_LOST_EVENTS);
+}
+
+static __always_inline void count_call(__u32 tgid, __u32 id)
+{
+	count_add(tgid, id, 1);
+}
+
+static __always_inline struct it_llama_params *llama_state(__u32 tgid)
+{
+	struct it_llama_params *lp = bpf_map_lookup_elem(&llama_params, &tgid);
+	static const struct it_llama_params init;
+
+	if (lp)
+		return lp;
+	bpf_map_update_elem(&llama_params, &tgid, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&llama_params, &tgid);
+}
+
+/* The address of a by-value struct passed as the second argument: larger
+ * than 16 bytes, it is on the stack above the return address on x86-64
+ * (System V: class MEMORY) and passed by reference in x1 on arm64 (AAPCS64:
+ * the caller's copy). */
+static __always_inline const void *struct_arg2(struct pt_regs *ctx, __u64 sp)
+{
+#if defined(__TARGET_ARCH_x86)
+	return (const void *)(sp + 8);
+#else
+	return (const void *)PT_REGS_PARM2(ctx);
+#endif
+}
+
+/* llama_context_params, llama_set_n_threads' counts, the model's path. */
+static __always_inline void llama_args(struct pt_regs *ctx, __u32 tgid, __u64 sp, __u32 which)
+{
+	struct it_llama_params *lp = llama_state(tgid);
+	__u32 cp[4];
+
+	if (!lp) {
+		stat_inc(IT_STAT_LOST_EVENTS);
+		return;
+	}
+	if (which == IT_LLAMA_ARG_CONTEXT_PARAMS) {
+		/* n_ctx, n_batch, n_ubatch, n_seq_max: the struct's first fields in
+		 * every llama.cpp release since 2023 (the thread counts after them
+		 * moved in some builds: they come from llama_set_n_threads only) */
+		if (bpf_probe_read_user(cp, sizeof(cp), struct_arg2(ctx, sp)))
+			return;
+		lp->n_ctx = cp[0];
+		lp->n_batch = cp[1];
+		lp->n_ubatch = cp[2];
+		lp->n_seq_max = cp[3];
+		lp->have_context = 1;
+	} else if (which == IT_LLAMA_ARG_THREADS) {
+		lp->n_threads = (__s32)PT_REGS_PARM2(ctx);
+		lp->n_threads_batch = (__s32)PT_REGS_PARM3(ctx);
+		lp->have_threads = 1;
+	} else if (which == IT_LLAMA_ARG_MODEL_PATH) {
+		bpf_probe_read_user_str(lp->model_path, sizeof(lp->model_path), (const void *)PT_REGS_PARM1(ctx));
+	}
+}
+
+/* struct llama_batch's head: n_tokens, then token, embd, pos pointers. */
+struct llama_batch_head {
+	__s32 n_tokens;
+	__u32 pad;
+	__u64 token, embd, pos;
+};
+
+/* A llama_decode: its batch's tokens go to the prompt or generation count
+ * and phase; a prompt at position 0 (or, without positions, a batch of
+ * several tokens after a single-token one) starts a cycle. Returns the
+ * phase the call is timed in. */
+static __always_inline __u32 llama_decode(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 sp, __u32 id,
+					  struct sched_thread **st, __u64 now)
+{
+	struct it_llama_params *lp = llama_state(tgid);
+	struct llama_batch_head b = {};
+	__u32 prompt_phase = id & 0xff, prompt_count = (id >> 8) & 0xff;
+	__s32 pos0 = -1;
+	bool prompt, start;
+
+	if (bpf_probe_read_user(&b, sizeof(b), struct_arg2(ctx, sp)) || b.n_tokens <= 0)
+		return prompt_phase + 1;
+	if (b.pos && bpf_probe_read_user(&pos0, sizeof(pos0), (const void *)b.pos))
+		pos0 = -1;
+	prompt = b.n_tokens > 1;
+	if (b.pos)
+		start = prompt && pos0 == 0;
+	else
+		start = prompt && (!lp || lp->last_batch_tokens <= 1);
+	if (lp)
+		lp->last_batch_tokens = b.n_tokens;
+	if (start && cfg_llama_cycles) {
+		*st = sched_edge_settle(*st, tgid, tid, now, false);
+		cycle_close(tgid, tid, now, 0);
+		cycle_open(tgid, tid, now);
+	}
+	count_add(tgid, prompt ? prompt_count : prompt_count + 1, (__u64)b.n_tokens);
+	return prompt ? prompt_phase : prompt_phase + 1;
 }
 
 /* Whether a function entry at sp was reached by a tail call (a jump) from a
@@ -271,6 +381,10 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 		count_call(tgid, pid_);
 		return 0;
 	}
+	if (role == IT_ROLE_LLAMA_ARGS) {
+		llama_args(ctx, tgid, sp, pid_);
+		return 0;
+	}
 	/* an edge: its timestamp is taken once the thread's state is found */
 	st = sched_edge_begin(tid, &now);
 	if (role == IT_ROLE_CYCLE_MARKER) {
@@ -279,6 +393,11 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 		cycle_open(tgid, tid, now);
 		sched_edge_retag(st, tgid, tid);
 		return 0;
+	}
+	if (role == IT_ROLE_LLAMA_DECODE) {
+		/* from here on an ordinary phase call */
+		pid_ = llama_decode(ctx, tgid, tid, sp, pid_, &st, now);
+		role = IT_ROLE_PHASE;
 	}
 	ts = thread_state(tid);
 	if (!ts)

@@ -26,6 +26,7 @@ const { values: opt } = parseArgs({
         threads: { type: "string", default: "2" },
         prompt: { type: "string", default: "The quick brown fox jumps over the lazy dog." },
         ctx: { type: "string", default: "512" },
+        tokenize: { type: "string", default: "each" },
         json: { type: "boolean", default: false },
         quiet: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
@@ -48,6 +49,10 @@ const int = (name) => {
 };
 const cycles = int("cycles"), nTokens = int("tokens"), threads = int("threads"), ctxSize = int("ctx");
 const perCycleLines = !(opt.json || opt.quiet);
+if (opt.tokenize !== "each" && opt.tokenize !== "once") {
+    console.error(`driver: --tokenize wants 'each' or 'once', got '${opt.tokenize}'`);
+    process.exit(2);
+}
 
 const t0 = performance.now();
 const llama = await getLlama({
@@ -69,15 +74,18 @@ const context = await model.createContext({
 const sequence = context.getSequence();
 const loadMs = performance.now() - t0;
 
+const promptOnce = opt.tokenize === "once" ? model.tokenize(opt.prompt) : null;
+const prefillMs = [];
 const cycleMs = [], genMs = [], promptTokens = [], generated = [], evaluated = [], decodeCalls = [];
 let firstTokens = null;
 for (let c = 0; c < cycles; c++) {
     const start = performance.now();
     // llama_tokenize: the one native call at the very start of each cycle (the marker)
-    const input = model.tokenize(opt.prompt);          // adds BOS: the model says add_bos_token
+    const input = promptOnce ?? model.tokenize(opt.prompt); // adds BOS: the model says add_bos_token
     await sequence.clearHistory();                     // llama_memory_seq_rm, from cycle 1 on
     const out = [];
     let firstTokenAt = 0;
+    const evalStart = performance.now();
     // evaluate() decodes the prompt in one batch, samples, yields the token; each
     // next() decodes the yielded token and samples again. Stop after N tokens: the
     // last one is sampled but not decoded.
@@ -89,6 +97,7 @@ for (let c = 0; c < cycles; c++) {
     const end = performance.now();
     cycleMs.push(end - start);
     genMs.push(end - firstTokenAt);
+    prefillMs.push(firstTokenAt - evalStart);
     promptTokens.push(input.length);
     generated.push(out.length);
     evaluated.push(input.length + out.length - 1);      // tokens that went through llama_decode
@@ -118,6 +127,10 @@ const result = {
     generated_per_cycle: generated,
     tokens_evaluated_per_cycle: evaluated,
     decode_calls_per_cycle: decodeCalls,
+    tokenize: opt.tokenize,
+    // the prompt's evaluation up to the first token, and the generation after it
+    prefill_ms: prefillMs.map(r3),
+    generation_ms: genMs.map(r3),
     total_ms: r3(totalMs),
     avg_cycle_ms: r3(totalMs / cycles),
     // generated tokens over the whole cycle's time (prompt included)

@@ -128,6 +128,33 @@ enum it_probe_role {
 	IT_ROLE_PHASE_END = 6,    /* ... end */
 	IT_ROLE_CYCLE_BEGIN = 7,
 	IT_ROLE_CYCLE_END = 8,
+	/* llama_decode(ctx, struct llama_batch): the batch picks the phase and
+	 * the token counts, and a prompt at position 0 starts a cycle. Cookie
+	 * id: prompt phase | prompt-tokens count << 8; the generation phase and
+	 * generated-tokens count are the next ids. */
+	IT_ROLE_LLAMA_DECODE = 9,
+	/* what a llama.cpp process shows of its settings; cookie id: enum it_llama_arg */
+	IT_ROLE_LLAMA_ARGS = 10,
+};
+
+/* Which llama.cpp call an IT_ROLE_LLAMA_ARGS probe reads (cookie id). */
+enum it_llama_arg {
+	IT_LLAMA_ARG_CONTEXT_PARAMS = 1, /* llama_init_from_model(model, struct llama_context_params) */
+	IT_LLAMA_ARG_THREADS = 2,        /* llama_set_n_threads(ctx, n_threads, n_threads_batch) */
+	IT_LLAMA_ARG_MODEL_PATH = 3,     /* llama_model_load_from_file(const char *path, params) */
+};
+
+#define IT_LLAMA_PATH_LEN 256
+
+/* Per process (tgid): the llama.cpp settings its calls passed. */
+struct it_llama_params {
+	__u32 have_context;  /* a context was created with these parameters */
+	__u32 n_ctx, n_batch, n_ubatch, n_seq_max;
+	__s32 n_threads, n_threads_batch; /* the last llama_set_n_threads wins */
+	__u32 have_threads;  /* llama_set_n_threads was called */
+	__u32 last_batch_tokens; /* n_tokens of the process's last llama_decode */
+	__u32 pad;
+	char model_path[IT_LLAMA_PATH_LEN];
 };
 
 /* Attach cookie: probe index (bits 32..47), role (16..23), phase/count id (0..15). */

@@ -69,7 +69,9 @@ static void test_phase_thresholds(void **state)
 	assert_non_null(find(p, "database"));
 	assert_string_equal(sev(find(p, "database")), "high");          /* 20 / 15 = 1.33 */
 	assert_null(find(p, "mode_overhead"));                          /* 5 <= 10 */
-	assert_in_range(json_array_size(json_object_get(p, "recommendations")), 7, 7);
+	/* database: 3; inference: none, since this run shows no model, context
+	 * or GPU that a recommendation could be computed from */
+	assert_in_range(json_array_size(json_object_get(p, "recommendations")), 3, 3);
 	assert_float_equal(json_real_value(json_object_get(find(p, "database"), "percentage_of_cycle")), 20, 1e-9);
 	json_decref(p);
 	/* at the threshold nothing fires; raised thresholds silence the rule */
@@ -132,6 +134,134 @@ static void test_contention_offcpu_thermal_gpu(void **state)
 	json_decref(p);
 }
 
+static json_t *find_rec(json_t *profile, const char *title)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(profile, "recommendations"), i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "title")), title))
+			return r;
+	return NULL;
+}
+
+/* Inference advice only from this run's figures, each with its evidence
+ * and a computed value. */
+static void test_advice_from_evidence(void **state)
+{
+	struct rule_thresholds t;
+	json_t *p = profile_with_phases(80, 1, 1), *r;
+	size_t i;
+
+	(void)state;
+	rule_thresholds__defaults(&t);
+	json_array_append_new(json_object_get(p, "cycles"),
+			      json_pack("{s:f,s:{},s:{s:i,s:i,s:f,s:f}}", "duration_ms", 100.0, "phases", "llama",
+					"prompt_tokens", 36, "generated_tokens", 16, "prefill_ms", 20.0, "decode_ms", 70.0));
+	json_object_set_new(p, "llama", json_pack("{s:{s:s,s:i,s:f,s:f},s:{s:i}}", "model", "file_type", "F32",
+						  "file_type_id", 0, "n_params", 1e9, "size_bytes", 4e9,
+						  "context", "n_ctx", 4096));
+	evaluate(p, &t);
+	r = find_rec(p, "Reduce the context window");
+	assert_non_null(r);
+	assert_string_equal(json_string_value(json_object_get(r, "recommended_value")), "n_ctx 256"); /* 52 tokens */
+	r = find_rec(p, "Quantize the model");
+	assert_non_null(r);
+	assert_string_equal(json_string_value(json_object_get(r, "recommended_value")), "Q4_K_M (about 611 MB)");
+	assert_null(find_rec(p, "Offload layers to the GPU")); /* no GPU seen */
+	json_array_foreach(json_object_get(p, "recommendations"), i, r)
+		assert_true(json_object_size(json_object_get(r, "evidence")) > 0);
+	json_decref(p);
+
+	/* a Q4_K_M model and a context the cycles fill: nothing to recommend */
+	p = profile_with_phases(80, 1, 1);
+	json_array_append_new(json_object_get(p, "cycles"),
+			      json_pack("{s:f,s:{},s:{s:i,s:i,s:f,s:f}}", "duration_ms", 100.0, "phases", "llama",
+					"prompt_tokens", 300, "generated_tokens", 100, "prefill_ms", 20.0, "decode_ms", 70.0));
+	json_object_set_new(p, "llama", json_pack("{s:{s:s,s:i,s:f},s:{s:i}}", "model", "file_type", "Q4_K_M",
+						  "file_type_id", 15, "n_params", 1e9, "context", "n_ctx", 512));
+	evaluate(p, &t);
+	assert_non_null(find(p, "llm_inference"));
+	assert_int_equal(json_array_size(json_object_get(p, "recommendations")), 0);
+	json_decref(p);
+}
+
+/* Contention is judged over the cycles: a busy start-up does not count. */
+static void test_contention_over_cycles(void **state)
+{
+	struct rule_thresholds t;
+	json_t *p = profile_with_phases(1, 1, 1);
+
+	(void)state;
+	rule_thresholds__defaults(&t);
+	json_object_set_new(p, "sched", json_pack("{s:f,s:f,s:i}", "runq_share_percent", 30.0,
+						  "avg_runnable_threads", 3.0, "cpus", 2));
+	for (int i = 0; i < 3; i++)
+		json_array_append_new(json_object_get(p, "cycles"),
+				      json_pack("{s:f,s:{},s:{s:f,s:f,s:f}}", "duration_ms", 100.0, "phases", "all_threads",
+						"oncpu_ms", 98.0, "runq_wait_ms", 2.0, "offcpu_ms", 0.0));
+	evaluate(p, &t);
+	assert_null(find(p, "cpu_contention"));
+	assert_null(find(p, "cpu_oversubscribed"));
+	json_decref(p);
+
+	p = profile_with_phases(1, 1, 1);
+	json_object_set_new(p, "sched", json_pack("{s:f,s:f,s:i}", "runq_share_percent", 1.0,
+						  "avg_runnable_threads", 1.0, "cpus", 2));
+	json_array_append_new(json_object_get(p, "cycles"),
+			      json_pack("{s:f,s:{},s:{s:f,s:f,s:f}}", "duration_ms", 100.0, "phases", "all_threads",
+					"oncpu_ms", 100.0, "runq_wait_ms", 60.0, "offcpu_ms", 0.0));
+	evaluate(p, &t);
+	assert_non_null(find(p, "cpu_contention"));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(find(p, "cpu_contention"), "evidence"),
+							      "scope")), "cycles");
+	json_decref(p);
+}
+
+/* Threads spinning in ggml's barrier with as many threads as CPUs: the
+ * thread count to use is computed; with one thread on two CPUs, none. */
+static void test_spin_oversubscribed(void **state)
+{
+	struct rule_thresholds t;
+	struct model m;
+	json_t *p = profile_with_phases(1, 1, 1), *out, *b;
+	size_t i;
+	bool found = false;
+
+	(void)state;
+	rule_thresholds__defaults(&t);
+	json_object_set_new(p, "sched", json_pack("{s:f,s:f,s:i}", "runq_share_percent", 5.0,
+						  "avg_runnable_threads", 2.0, "cpus", 2));
+	json_object_set_new(p, "llama", json_pack("{s:{s:i,s:i}}", "context", "n_threads", 2, "n_threads_batch", 2));
+	assert_int_equal(model__from_json(&m, p, "test"), 0);
+	folded__add(&m.oncpu, "node;llama_decode;ggml_graph_compute_thread;ggml_barrier", 40);
+	folded__add(&m.oncpu, "node;llama_decode;ggml_graph_compute_thread;ggml_vec_dot_f32", 60);
+	assert_int_equal(rules__evaluate(&m, &t), 0);
+	out = model__to_json(&m);
+	json_array_foreach(json_object_get(out, "bottlenecks"), i, b)
+		if (!strcmp(json_string_value(json_object_get(b, "type")), "cpu_oversubscribed"))
+			found = true;
+	assert_true(found);
+	json_array_foreach(json_object_get(out, "recommendations"), i, b)
+		if (!strcmp(json_string_value(json_object_get(b, "bottleneck")), "cpu_oversubscribed"))
+			assert_string_equal(json_string_value(json_object_get(b, "recommended_value")), "1");
+	json_decref(out);
+	model__free(&m);
+
+	/* one thread on two CPUs, hardly spinning and no waits: no thread advice */
+	json_object_set_new(p, "llama", json_pack("{s:{s:i,s:i}}", "context", "n_threads", 1, "n_threads_batch", 1));
+	assert_int_equal(model__from_json(&m, p, "test"), 0);
+	folded__add(&m.oncpu, "node;llama_decode;ggml_graph_compute_thread;ggml_barrier", 40);
+	folded__add(&m.oncpu, "node;llama_decode;ggml_graph_compute_thread;ggml_vec_dot_f32", 60);
+	assert_int_equal(rules__evaluate(&m, &t), 0);
+	out = model__to_json(&m);
+	assert_int_equal(json_array_size(json_object_get(out, "bottlenecks")), 0);
+	assert_int_equal(json_array_size(json_object_get(out, "recommendations")), 0);
+	json_decref(out);
+	model__free(&m);
+	json_decref(p);
+}
+
 /* Rules need derived figures: a model still collecting is refused. */
 static void test_rules_refuse_unfinished_model(void **state)
 {
@@ -152,6 +282,9 @@ int main(void)
 		cmocka_unit_test(test_phase_thresholds),
 		cmocka_unit_test(test_memory_and_leak),
 		cmocka_unit_test(test_contention_offcpu_thermal_gpu),
+		cmocka_unit_test(test_advice_from_evidence),
+		cmocka_unit_test(test_contention_over_cycles),
+		cmocka_unit_test(test_spin_oversubscribed),
 		cmocka_unit_test(test_rules_refuse_unfinished_model),
 	};
 

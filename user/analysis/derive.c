@@ -164,6 +164,12 @@ int model__derive(struct model *m)
 		derive_cycle(m, c, i);
 		durs[i] = c->duration_ms;
 		a->cycles_ms += c->duration_ms;
+	}
+	/* llama.cpp cycles: tokens/s from the batches' tokens */
+	llama__derive(m);
+	for (size_t i = 0; i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
+
 		if (!isnan(c->tokens_per_second) && !isnan(c->tokens_per_second_wall)) {
 			tps[ntps] = c->tokens_per_second;
 			tpsw[ntps++] = c->tokens_per_second_wall;

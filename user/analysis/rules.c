@@ -9,13 +9,15 @@
 #include "folded.h"
 #include "model.h"
 #include "rules.h"
+#include "gguf.h"
+#include <inttypes.h>
 
 void rule_thresholds__defaults(struct rule_thresholds *t)
 {
 	*t = (struct rule_thresholds){
 		.inference_pct = 60, .database_pct = 15, .mode_pct = 10, .memory_pct = 80,
 		.runq_pct = 20, .offcpu_pct = 50, .gpu_util_pct = 70, .gpu_sync_pct = 30,
-		.leak_mb_per_cycle = 1,
+		.leak_mb_per_cycle = 1, .spin_pct = 10,
 	};
 }
 
@@ -24,7 +26,7 @@ int rule_thresholds__set(struct rule_thresholds *t, const char *name, double v)
 	static const struct { const char *name; size_t off; } fields[] = {
 #define F(x) { #x, offsetof(struct rule_thresholds, x) }
 		F(inference_pct), F(database_pct), F(mode_pct), F(memory_pct), F(runq_pct),
-		F(offcpu_pct), F(gpu_util_pct), F(gpu_sync_pct), F(leak_mb_per_cycle),
+		F(offcpu_pct), F(gpu_util_pct), F(gpu_sync_pct), F(leak_mb_per_cycle), F(spin_pct),
 #undef F
 	};
 
@@ -86,12 +88,6 @@ struct advice {
 	const char *title, *description, *recommended;
 };
 
-static const struct advice inference_advice[] = {
-	{ "Reduce the context window", "A smaller context makes each decode cheaper.", "halve n_ctx (e.g. 4096 -> 2048)" },
-	{ "Quantize more aggressively", "Fewer bits per weight mean less memory traffic per token.", "Q4_0 or Q4_K_M instead of Q8_0/F16" },
-	{ "Generate fewer tokens per response", "Inference time grows with every generated token.", "lower max_tokens" },
-	{ "Offload layers to the GPU", "On Jetson or a GPU server, GPU layers take the matmuls off the CPU.", "raise n_gpu_layers" },
-};
 static const struct advice database_advice[] = {
 	{ "Batch database writes", "One transaction per batch instead of one per statement.", "wrap each cycle's writes in one transaction" },
 	{ "Use an in-memory database with periodic flush", "Avoids a sync to disk per write.", "PRAGMA journal_mode=WAL; synchronous=NORMAL, or :memory: + periodic backup" },
@@ -113,8 +109,7 @@ static const struct advice thermal_advice[] = {
 	{ "Reduce GPU layers or batch size", "Less heat per second.", "fewer layers / smaller batch" },
 };
 static const struct advice contention_advice[] = {
-	{ "Run fewer threads than CPUs", "Runnable threads wait for a CPU: time goes to the run queue.", "threads <= CPUs (n_threads)" },
-	{ "Stop competing work or use more CPUs", "Other processes take the CPUs the experiment needs.", "an idle machine, or pin with taskset" },
+	{ "Stop competing work or use more CPUs", "Runnable threads wait for a CPU during the cycles.", "an idle machine, or pin with taskset" },
 };
 static const struct advice offcpu_advice[] = {
 	{ "Look at the off-CPU stacks", "The phase is mostly blocked, not computing; offcpu.folded shows where.", "on-CPU most of the phase" },
@@ -131,6 +126,8 @@ static void add_finding(struct model *m, const char *type, const char *sev, doub
 {
 	model__add_finding(m, type, sev, pct, evidence);
 	for (size_t i = 0; i < nadv; i++) {
+		json_t *ev = m->nfindings ? json_deep_copy(m->findings[m->nfindings - 1].evidence) : NULL;
+
 		struct model_recommendation r = {
 			.title = (char *)adv[i].title,
 			.priority = (char *)(i == 0 ? priority_of(sev) : "medium"),
@@ -138,6 +135,7 @@ static void add_finding(struct model *m, const char *type, const char *sev, doub
 			.current_value = (char *)current,
 			.recommended_value = (char *)adv[i].recommended,
 			.bottleneck = (char *)type,
+			.evidence = ev,
 		};
 
 		model__add_recommendation(m, &r);
@@ -165,6 +163,118 @@ static void phase_rule(struct model *m, const char *type, const char *exact, con
 	json_object_set_new(ev, "top_functions", top_leaves(&m->oncpu_by_phase[ph], 5));
 	snprintf(current, sizeof(current), "%s takes %.1f%% of the cycle", m->phase_names[ph], pct);
 	add_finding(m, type, severity(pct, threshold), pct, ev, adv, nadv, current);
+}
+
+static void add_rec(struct model *m, const char *title, const char *prio, const char *desc, const char *cur,
+		    const char *recd, json_t *ev)
+{
+	struct model_recommendation r = {
+		.title = (char *)title, .priority = (char *)prio, .description = (char *)desc,
+		.current_value = (char *)cur, .recommended_value = (char *)recd, .bottleneck = "llm_inference",
+		.evidence = ev,
+	};
+
+	model__add_recommendation(m, &r);
+}
+
+/* Inference share of the cycle: the llm_inference phase, else llama.cpp's
+ * prompt and generation phases together, else a phase named *inference*. */
+static double inference_share(const struct model *m, double *ms, const char **name)
+{
+	int pp = model__phase_id(m, "llm_prompt"), gp = model__phase_id(m, "llm_generate");
+	int ph = find_phase(m, "llm_inference", "inference");
+
+	if (ph) {
+		*ms = m->phases[ph].total_ms;
+		*name = m->phase_names[ph];
+		return m->phases[ph].percent_of_cycle;
+	}
+	if (pp > 0 && gp > 0 && (m->phases[pp].present || m->phases[gp].present)) {
+		*ms = m->phases[pp].total_ms + m->phases[gp].total_ms;
+		*name = "llm_prompt+llm_generate";
+		return m->phases[pp].percent_of_cycle + m->phases[gp].percent_of_cycle;
+	}
+	return NAN;
+}
+
+/* llm_inference over the threshold; each recommendation only where this
+ * run's figures support it, with a value computed from them. */
+static void inference_rule(struct model *m, const struct rule_thresholds *t)
+{
+	json_t *model = json_object_get(m->llama_facts, "model"), *ctx = json_object_get(m->llama_facts, "context");
+	double ms = 0, pct;
+	const char *name = NULL;
+	char cur[160], recd[96];
+	json_t *ev;
+
+	pct = inference_share(m, &ms, &name);
+	if (isnan(pct) || pct <= t->inference_pct)
+		return;
+	ev = json_object();
+	json_object_set_new(ev, "phase", json_string(name));
+	json_object_set_new(ev, "percent_of_cycle", json_real(pct));
+	json_object_set_new(ev, "threshold_percent", json_real(t->inference_pct));
+	json_object_set_new(ev, "total_ms", json_real(ms));
+	json_object_set_new(ev, "top_functions", top_leaves(&m->oncpu, 5));
+	model__add_finding(m, "llm_inference", severity(pct, t->inference_pct), pct, ev);
+
+	/* context: the tokens a cycle used against n_ctx */
+	double n_ctx = json_num(ctx, "n_ctx");
+	uint64_t used = 0;
+
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_llama_cycle *l = &m->cycles[i].llama;
+
+		if (l->present && l->prompt_tokens + l->generated_tokens > used)
+			used = l->prompt_tokens + l->generated_tokens;
+	}
+	if (isfinite(n_ctx) && used && n_ctx >= 4.0 * used) {
+		uint64_t want = 256;
+
+		while (want < used + used / 4)
+			want *= 2;
+		if (want < n_ctx) {
+			json_t *e = json_pack("{s:f,s:I}", "n_ctx", n_ctx, "max_tokens_per_cycle", (json_int_t)used);
+
+			snprintf(cur, sizeof(cur), "n_ctx %.0f; at most %" PRIu64 " tokens used per cycle", n_ctx, used);
+			snprintf(recd, sizeof(recd), "n_ctx %" PRIu64, want);
+			add_rec(m, "Reduce the context window", "medium",
+				"The cycles use a fraction of the context; a smaller KV cache costs less memory and time.",
+				cur, recd, e);
+		}
+	}
+	/* quantization: from the model file's type */
+	json_t *ftid = json_object_get(model, "file_type_id");
+	double n_params = json_num(model, "n_params"), size = json_num(model, "size_bytes");
+
+	if (json_is_integer(ftid) && isfinite(n_params) && n_params > 0) {
+		uint32_t ft = (uint32_t)json_integer_value(ftid);
+		double bits = gguf__file_type_bits(ft), to_bits = gguf__file_type_bits(15 /* Q4_K_M */);
+
+		if (bits >= 6) {
+			json_t *e = json_object();
+
+			json_object_set_new(e, "file_type", json_string(gguf__file_type_name(ft)));
+			json_object_set_new(e, "bits_per_weight", json_real(bits));
+			json_object_set_new(e, "n_params", json_real(n_params));
+			if (isfinite(size))
+				json_object_set_new(e, "size_bytes", json_real(size));
+			snprintf(cur, sizeof(cur), "%s, %.1f bits per weight, %.0f MB", gguf__file_type_name(ft), bits,
+				 isfinite(size) ? size / 1e6 : n_params * bits / 8e6);
+			snprintf(recd, sizeof(recd), "Q4_K_M (about %.0f MB)", n_params * to_bits / 8e6);
+			add_rec(m, "Quantize the model", priority_of(severity(pct, t->inference_pct)),
+				"Inference dominates and reads every weight per token; fewer bits per weight mean "
+				"less memory traffic per token.", cur, recd, e);
+		}
+	}
+	/* GPU offload only where a GPU was seen */
+	if (m->side.gpu_available) {
+		json_t *e = json_pack("{s:b,s:f}", "gpu_available", 1, "inference_percent_of_cycle", pct);
+
+		snprintf(cur, sizeof(cur), "inference takes %.0f%% of the cycle on the CPU", pct);
+		add_rec(m, "Offload layers to the GPU", "medium", "A GPU was seen: GPU layers take the matmuls off the CPU.",
+			cur, "raise n_gpu_layers", e);
+	}
 }
 
 static void memory_rules(struct model *m, const struct rule_thresholds *t)
@@ -197,21 +307,140 @@ static void memory_rules(struct model *m, const struct rule_thresholds *t)
 	}
 }
 
+/* The run queue over the cycles (all threads of the cycle's process), the
+ * experiment's steady state: start-up and tear-down threads do not count.
+ * Without per-cycle figures, the whole recording's. */
+static bool cycles_runq(const struct model *m, double *share, double *runnable, double *runq_ms, const char **scope)
+{
+	double on = 0, rq = 0, wall = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+
+		if (!c->has_all_threads)
+			continue;
+		on += c->all_oncpu_ms;
+		rq += c->all_runq_ms;
+		wall += c->duration_ms;
+		n++;
+	}
+	if (n) {
+		*share = on + rq > 0 ? 100 * rq / (on + rq) : 0;
+		*runnable = wall > 0 ? (on + rq) / wall : 0;
+		*runq_ms = rq;
+		*scope = "cycles";
+		return true;
+	}
+	if (!m->sched.available)
+		return false;
+	*share = m->sched.runq_share_percent;
+	*runnable = m->sched.avg_runnable_threads;
+	*runq_ms = m->sched.runq_wait_ms;
+	*scope = "recording";
+	return true;
+}
+
+/* llama.cpp's compute threads the process set, or -1. */
+static int llama_threads(const struct model *m)
+{
+	json_t *ctx = json_object_get(m->llama_facts, "context");
+	double n = json_num(ctx, "n_threads");
+
+	return isfinite(n) && n > 0 ? (int)n : -1;
+}
+
+/* Leaf functions where compute threads spin waiting for each other. */
+static bool spin_leaf(const char *f)
+{
+	static const char *const spins[] = {
+		"ggml_barrier", "ggml_graph_compute_check_for_work", "ggml_graph_compute_poll_for_work",
+		"ggml_graph_compute_thread_sync", "gomp_barrier_wait_end", "gomp_team_barrier_wait_end",
+		"gomp_spin", "do_spin", "__kmp_wait", "__kmp_hyper_barrier", "sched_yield",
+	};
+
+	for (size_t i = 0; i < sizeof(spins) / sizeof(spins[0]); i++)
+		if (!strncmp(f, spins[i], strlen(spins[i])))
+			return true;
+	return false;
+}
+
+/* Threads spinning in barriers while CPUs are oversubscribed: computed
+ * thread count to use. The spin share is of the on-CPU samples. */
+static void spin_rule(struct model *m, const struct rule_thresholds *t, double share, double runnable,
+		      const char *scope)
+{
+	struct folded leaves = {};
+	uint64_t spin = 0;
+	int cpus = m->sched.cpus > 0 ? m->sched.cpus : (int)json_num(m->run.system, "cpus");
+	int threads = llama_threads(m), rec;
+	double pct;
+	char current[160], recommended[64];
+
+	if (cpus <= 0 || folded__leaves(&m->oncpu, &leaves) || !leaves.total) {
+		folded__free(&leaves);
+		return;
+	}
+	for (size_t i = 0; i < leaves.n; i++)
+		if (spin_leaf(leaves.entries[i].stack))
+			spin += leaves.entries[i].count;
+	pct = 100.0 * spin / leaves.total;
+	folded__free(&leaves);
+	/* oversubscribed: the threads asked for fill every CPU, or threads wait
+	 * for CPUs a large share of their runnable time */
+	if (pct < t->spin_pct || !((threads > 0 && threads >= cpus) || share > t->runq_pct))
+		return;
+	rec = (threads > 0 ? (threads < cpus ? threads : cpus) : cpus) - 1;
+	if (rec < 1)
+		rec = 1;
+	json_t *ev = json_object();
+
+	json_object_set_new(ev, "spin_percent_of_samples", json_real(pct));
+	json_object_set_new(ev, "cpus", json_integer(cpus));
+	if (threads > 0)
+		json_object_set_new(ev, "n_threads", json_integer(threads));
+	json_object_set_new(ev, "runq_share_percent", json_real(share));
+	json_object_set_new(ev, "avg_runnable_threads", json_real(runnable));
+	json_object_set_new(ev, "scope", json_string(scope));
+	model__add_finding(m, "cpu_oversubscribed", severity(pct, t->spin_pct), pct, ev);
+	if (threads > 0)
+		snprintf(current, sizeof(current), "%d threads on %d CPUs; %.0f%% of samples spin in barriers", threads,
+			 cpus, pct);
+	else
+		snprintf(current, sizeof(current), "%.0f%% of samples spin in barriers on %d CPUs", pct, cpus);
+	snprintf(recommended, sizeof(recommended), "%d", rec);
+	struct model_recommendation r = {
+		.title = "Run fewer compute threads",
+		.priority = "high",
+		.description = "Compute threads spin in barriers waiting for threads that wait for a CPU; one "
+			       "thread fewer than the CPUs leaves room for the rest of the process.",
+		.current_value = current,
+		.recommended_value = recommended,
+		.bottleneck = "cpu_oversubscribed",
+		.evidence = json_deep_copy(ev),
+	};
+	model__add_recommendation(m, &r);
+}
+
 static void sched_rules(struct model *m, const struct rule_thresholds *t)
 {
-	double share = m->sched.available ? m->sched.runq_share_percent : NAN;
+	double share = NAN, runnable = NAN, runq_ms = NAN;
+	const char *scope = NULL;
 	char current[160];
 
-	if (!isnan(share) && share > t->runq_pct) {
+	if (cycles_runq(m, &share, &runnable, &runq_ms, &scope) && share > t->runq_pct) {
 		json_t *ev = json_object();
 
 		json_object_set_new(ev, "runq_share_percent", json_real(share));
-		json_object_set_new(ev, "avg_runnable_threads", json_real(m->sched.avg_runnable_threads));
+		json_object_set_new(ev, "avg_runnable_threads", json_real(runnable));
 		json_object_set_new(ev, "cpus", json_real(m->sched.cpus));
-		json_object_set_new(ev, "runq_wait_ms", json_real(m->sched.runq_wait_ms));
-		snprintf(current, sizeof(current), "%.0f%% of runnable time waiting for a CPU", share);
-		add_finding(m, "cpu_contention", severity(share, t->runq_pct), share, ev, contention_advice, 2, current);
+		json_object_set_new(ev, "runq_wait_ms", json_real(runq_ms));
+		json_object_set_new(ev, "scope", json_string(scope));
+		snprintf(current, sizeof(current), "%.0f%% of runnable time in the %s waiting for a CPU", share, scope);
+		add_finding(m, "cpu_contention", severity(share, t->runq_pct), share, ev, contention_advice, 1, current);
 	}
+	if (scope)
+		spin_rule(m, t, share, runnable, scope);
 	/* a phase mostly blocked: sum its off-CPU time over the cycles */
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
 		double ms = 0, off = 0, io = 0;
@@ -294,7 +523,7 @@ int rules__evaluate(struct model *m, const struct rule_thresholds *t)
 	if (err)
 		return err;
 	model__clear_findings(m);
-	phase_rule(m, "llm_inference", "llm_inference", "inference", t->inference_pct, inference_advice, 4);
+	inference_rule(m, t);
 	phase_rule(m, "database", "database", "database", t->database_pct, database_advice, 3);
 	phase_rule(m, "mode_overhead", "mode", "mode", t->mode_pct, mode_advice, 2);
 	memory_rules(m, t);

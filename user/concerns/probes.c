@@ -53,6 +53,7 @@ struct probes {
 	int nphase_ids, ncount_ids;
 	bool cycles_from_probes;
 	bool marker_mode;
+	bool llama_cycles;         /* cycles start at llama.cpp prompt batches */
 	char exe[PATH_MAX];
 	char *known[MAX_KNOWN_FILES]; /* libraries the target loads at start */
 	int nknown;
@@ -162,6 +163,36 @@ static int add_named(struct probes *ps, int kind, const char *name, const char *
 	return err;
 }
 
+static int add_each(struct probes *ps, const char *specs, enum it_probe_role role, int id, const char *what)
+{
+	char *copy = strdup(specs), *s, *save = NULL;
+	int err = copy ? 0 : -ENOMEM;
+
+	for (s = copy ? strtok_r(copy, ",", &save) : NULL; s && !err; s = strtok_r(NULL, ",", &save))
+		err = add_probe(ps, s, role, id, true, what);
+	free(copy);
+	return err;
+}
+
+/* llama_decode: two phases and two counts on consecutive ids, so that one
+ * cookie names them all. With cycles, the batches' role starts them. */
+static int add_batch(struct probes *ps, const struct preset_batch *b, bool cycles, const char *what)
+{
+	int ph, ph2, cnt, cnt2;
+
+	ph = name_id(ps, 0, b->prompt_phase);
+	ph2 = name_id(ps, 0, b->generate_phase);
+	cnt = name_id(ps, 1, b->prompt_count);
+	cnt2 = name_id(ps, 1, b->generate_count);
+	if (ph < 0 || ph2 != ph + 1 || cnt < 0 || cnt2 != cnt + 1) {
+		fprintf(stderr, "infertrace: %s: the phases %s and %s (or counts %s, %s) are already named otherwise\n",
+			what, b->prompt_phase, b->generate_phase, b->prompt_count, b->generate_count);
+		return -EINVAL;
+	}
+	ps->llama_cycles = cycles;
+	return add_each(ps, b->specs, IT_ROLE_LLAMA_DECODE, ph | cnt << 8, what);
+}
+
 static bool named_given(const struct named_spec *arr, int n, const char *name)
 {
 	for (int i = 0; i < n; i++)
@@ -196,6 +227,10 @@ static int collect_requests(struct probes *ps, const struct record_opts *o)
 		/* the user's own options win over the preset's */
 		if (pr->cycle_marker && !o->cycle_spec && !o->cycle_marker_spec)
 			err = add_probe(ps, pr->cycle_marker, IT_ROLE_CYCLE_MARKER, 0, true, pr->name);
+		if (pr->batch.specs && !err)
+			err = add_batch(ps, &pr->batch, !o->cycle_spec && !o->cycle_marker_spec, pr->name);
+		for (int j = 0; j < PRESET_MAX_NAMED && pr->args[j].specs && !err; j++)
+			err = add_each(ps, pr->args[j].specs, IT_ROLE_LLAMA_ARGS, pr->args[j].which, pr->name);
 		for (int j = 0; j < PRESET_MAX_NAMED && pr->phases[j].name && !err; j++)
 			if (!named_given(o->phases, o->nphases, pr->phases[j].name))
 				err = add_named(ps, 0, pr->phases[j].name, pr->phases[j].specs, true);
@@ -347,7 +382,10 @@ static int probes_configure(struct recording *rec)
 	err = collect_requests(ps, o);
 	if (err)
 		return err;
-	ps->cycles_from_probes = o->cycle_spec || o->cycle_marker_spec;
+	ps->cycles_from_probes = o->cycle_spec || o->cycle_marker_spec || ps->llama_cycles;
+	if (ps->llama_cycles)
+		ps->marker_mode = true;
+	rec->tracer.skel->rodata->cfg_llama_cycles = ps->llama_cycles;
 	for (int i = 0; i < ps->n; i++)
 		if (ps->probes[i].role == IT_ROLE_CYCLE_MARKER || ps->probes[i].role == IT_ROLE_CYCLE)
 			ps->cycles_from_probes = true;
@@ -451,7 +489,7 @@ static int attach_usdt(struct recording *rec, struct probe *p, const char *file,
 
 static int attach_in_file(struct recording *rec, struct probe *p, const char *file)
 {
-	bool pair = p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE;
+	bool pair = p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE || p->role == IT_ROLE_LLAMA_DECODE;
 	int err;
 
 	if (p->spec.kind == SPEC_USDT) {
@@ -814,7 +852,8 @@ static void phase_facts(const struct recording *rec, struct model *m)
 
 static json_t *probes_json(const struct recording *rec, struct model *m)
 {
-	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count" };
+	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count", "", "", "", "",
+					     "llama_batch", "llama_args" };
 	const struct probes *ps = rec->probes;
 	int fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
 	json_t *arr = json_array();
@@ -837,7 +876,7 @@ static json_t *probes_json(const struct recording *rec, struct model *m)
 		json_object_set_new(o, "placed_in", files);
 		json_object_set_new(o, "hits", json_integer(h.hits));
 		/* every hit inside a cycle lengthens it: entry + return for timed probes */
-		if (p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE)
+		if (p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE || p->role == IT_ROLE_LLAMA_DECODE)
 			m->probe_cost.timed_hits += 2 * h.hits;
 		else
 			m->probe_cost.point_hits += h.hits;
@@ -898,7 +937,8 @@ static int probes_spans(struct recording *rec, struct model *m)
 		memcpy(sorted, ps->calls, ps->ncalls * sizeof(*sorted));
 		qsort(sorted, ps->ncalls, sizeof(*sorted), by_key);
 	}
-	m->cycles_source = !ps || !ps->cycles_from_probes ? "whole_run" : ps->marker_mode ? "cycle_marker" : "cycle";
+	m->cycles_source = !ps || !ps->cycles_from_probes ? "whole_run" : ps->llama_cycles ? "llama_prompt" :
+			   ps->marker_mode ? "cycle_marker" : "cycle";
 	for (size_t i = 0; i < nspans; i++) {
 		const struct cycle_span *c = &spans[i];
 		struct model_cycle *mc;

@@ -18,5 +18,6 @@ extern const struct concern network_concern;  /* TCP bytes per cycle, RTT, retra
 extern const struct concern cuda_concern;     /* --preset cuda: launches, copies, sync waits per cycle */
 extern const struct concern overhead_concern; /* probe cost per hit: probes_overhead */
 extern const struct concern self_cost_concern; /* the tracer's CPU, RSS, wake-ups, BPF run time: self */
+extern const struct concern llama_concern;    /* --preset llama.cpp: model file and context settings: llama */
 
 #endif

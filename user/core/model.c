@@ -121,6 +121,7 @@ void model__free(struct model *m)
 	free(m->recs);
 	json_decref(m->alerts);
 	json_decref(m->tail_cycles);
+	json_decref(m->llama_facts);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -183,7 +184,7 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
 	memset(dst->sections, 0, sizeof(dst->sections));
-	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = NULL;
+	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = NULL;
 	dst->names = NULL;
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
@@ -279,6 +280,7 @@ int model__copy(struct model *dst, const struct model *src)
 	}
 	dst->alerts = copy_json(src->alerts);
 	dst->tail_cycles = copy_json(src->tail_cycles);
+	dst->llama_facts = copy_json(src->llama_facts);
 	return 0;
 nomem:
 	model__free(dst);

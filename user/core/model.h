@@ -84,6 +84,16 @@ struct model_cycle_phase {
 	struct model_split split;
 };
 
+/* llama.cpp's figures of one cycle (or of all cycles), derived from the
+ * llm_prompt / llm_generate phases and the batches' token counts. */
+struct model_llama_cycle {
+	bool present;
+	uint64_t prompt_tokens, generated_tokens;
+	uint64_t generation_batches_tokens; /* tokens decoded after the prompt */
+	double prefill_ms, decode_ms;
+	double prefill_tokens_per_s, decode_tokens_per_s; /* NAN: no time */
+};
+
 struct model_cycle {
 	/* spans (probes concern) */
 	pid_t pid;
@@ -106,6 +116,7 @@ struct model_cycle {
 	uint32_t index;
 	double duration_ms;
 	double tokens_per_second, tokens_per_second_wall; /* NAN without tokens */
+	struct model_llama_cycle llama;
 };
 
 struct model_phase_summary {
@@ -322,6 +333,10 @@ struct model {
 	size_t nrecs, caprecs;
 	json_t *alerts;
 	json_t *tail_cycles;
+	/* llama.cpp: the model and context the process showed (llama concern),
+	 * {model: {...}, context: {...}}; NULL when none */
+	json_t *llama_facts;
+	struct model_llama_cycle llama;   /* derived: over the cycles */
 };
 
 void model__init(struct model *m);
@@ -372,6 +387,13 @@ int model__set_command(struct model *m, char *const *argv);
 
 /* Derived figures (analysis/derive.c): a plain function of the model. */
 int model__derive(struct model *m);
+/* llama.cpp's per-cycle and aggregate figures (analysis/llama.c), part of
+ * model__derive; and their JSON. */
+void llama__derive(struct model *m);
+json_t *llama__cycle_json(const struct model_llama_cycle *l);
+void llama__cycle_load(struct model_llama_cycle *l, json_t *o);
+json_t *llama__json(const struct model *m);
+void llama__load(struct model *m, json_t *o);
 
 /* profile.json ↔ model (outputs/profile_json.c). */
 /* A split's keys (oncpu_ms, runq_wait_ms, offcpu_ms, blocked, unattributed_*)

@@ -52,6 +52,7 @@ static const struct concern *const concerns[] = {
 	&network_concern,
 	&cuda_concern,
 	&overhead_concern,
+	&llama_concern,
 	&jsphase_concern, /* after probes (spans) and sched (collect) */
 	&self_cost_concern, /* attaches last: its BPF run-time stats leave out start-up */
 };

@@ -79,7 +79,7 @@ static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 		json_object_set_new(phases, m->phase_names[ph], po);
 	}
 	json_object_set_new(o, "phases", phases);
-	if (tok > 0 && c->has_count[tok]) {
+	if ((tok > 0 && c->has_count[tok]) || c->llama.present) {
 		json_object_set_new(o, "tokens_per_second", real_or_null(c->tokens_per_second));
 		json_object_set_new(o, "tokens_per_second_wall", real_or_null(c->tokens_per_second_wall));
 	}
@@ -87,6 +87,8 @@ static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 		if (m->count_names[id] && c->has_count[id])
 			json_object_set_new(counts, m->count_names[id], json_integer(c->counts[id]));
 	json_object_set_new(o, "counts", counts);
+	if (c->llama.present)
+		json_object_set_new(o, "llama", llama__cycle_json(&c->llama));
 	model__split_json(o, &c->split);
 	if (c->has_all_threads) {
 		json_object_set_new(o, "all_threads", json_pack("{s:f,s:f,s:f}", "oncpu_ms", c->all_oncpu_ms,
@@ -208,11 +210,11 @@ static json_t *recs_json(const struct model *m)
 
 static json_t *thresholds_json(const struct rule_thresholds *t)
 {
-	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
 		"inference_pct", t->inference_pct, "database_pct", t->database_pct, "mode_pct", t->mode_pct,
 		"memory_pct", t->memory_pct, "runq_pct", t->runq_pct, "offcpu_pct", t->offcpu_pct,
 		"gpu_util_pct", t->gpu_util_pct, "gpu_sync_pct", t->gpu_sync_pct,
-		"leak_mb_per_cycle", t->leak_mb_per_cycle);
+		"leak_mb_per_cycle", t->leak_mb_per_cycle, "spin_pct", t->spin_pct);
 }
 
 /* A detail section, or an empty object/array where the contract wants one. */
@@ -312,6 +314,8 @@ json_t *model__to_json(const struct model *m)
 	}
 	if (m->tail_cycles)
 		json_object_set(p, "tail_cycles", m->tail_cycles);
+	if (m->llama.present || m->llama_facts)
+		json_object_set_new(p, "llama", llama__json(m));
 	return p;
 }
 
@@ -368,7 +372,7 @@ static bool typed_cycle_key(const char *k)
 		"index", "bpf_cycle", "pid", "start_ns", "end_ns", "duration_ms", "open_at_end", "abandoned",
 		"end", "samples", "phases", "tokens_per_second", "tokens_per_second_wall", "counts", "oncpu_ms",
 		"runq_wait_ms", "offcpu_ms", "blocked", "unattributed_ms", "unattributed_percent", "all_threads",
-		"page_faults", "context_switches", "rss_peak_mb", "rss_end_mb",
+		"page_faults", "context_switches", "rss_peak_mb", "rss_end_mb", "llama",
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -397,6 +401,8 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 	mc->abandoned = json_is_true(json_object_get(c, "abandoned"));
 	mc->ended_at_last_phase = json_is_string(json_object_get(c, "end"));
 	mc->samples = u64(c, "samples");
+	if (json_is_object(json_object_get(c, "llama")))
+		llama__cycle_load(&mc->llama, json_object_get(c, "llama"));
 	json_object_foreach(phases, k, v) {
 		int ph = name_id(m->phase_names, k);
 
@@ -502,7 +508,7 @@ static void phase_load(struct model *m, int ph, json_t *v)
 
 static void aggregates_load(struct model *m, json_t *a)
 {
-	static const char *const sources[] = { "cycle", "cycle_marker", "whole_run" };
+	static const char *const sources[] = { "cycle", "cycle_marker", "llama_prompt", "whole_run" };
 	const char *src = json_string_value(json_object_get(a, "cycles_source"));
 
 	m->agg.total_cycles = json_is_number(json_object_get(a, "total_cycles")) ? u64(a, "total_cycles") : m->ncycles;
@@ -678,6 +684,8 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 		m->alerts = json_deep_copy(json_object_get(p, "alerts"));
 	if (json_is_array(json_object_get(p, "tail_cycles")))
 		m->tail_cycles = json_deep_copy(json_object_get(p, "tail_cycles"));
+	if (json_is_object(json_object_get(p, "llama")))
+		llama__load(m, json_object_get(p, "llama"));
 	v = json_object_get(json_object_get(p, "config"), "thresholds");
 	if (json_is_object(v)) {
 		rule_thresholds__defaults(&m->thresholds);

@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "infertrace.h"
 #include "presets.h"
 
 static const struct preset presets[] = {
 	{
 		.name = "llama.cpp",
-		.description = "llama.cpp: llama_decode is the inference phase and counts tokens; "
-			       "each llama_tokenize call (one per prompt) starts a cycle",
-		/* A JS or Python loop around llama.cpp has no native per-cycle
-		 * function; tokenizing the prompt is the first native call of each
-		 * cycle and happens once per prompt. */
-		.cycle_marker = "libllama:llama_tokenize",
-		.phases = {
-			{ "llm_inference", "libllama:llama_decode" },
-			{ "model_load", "libllama:llama_model_load_from_file,libllama:llama_load_model_from_file" },
+		.description = "llama.cpp: each llama_decode batch is timed as llm_prompt (several tokens) or "
+			       "llm_generate (one token) and its tokens counted; a prompt batch at position 0 "
+			       "starts a cycle; the model's GGUF facts and the context's settings are read",
+		/* Cycles from what llama.cpp does, whatever the driver's language:
+		 * a sequence's prompt is processed at position 0 after its memory
+		 * was cleared. Tokenizing is no boundary: it happens at load, in
+		 * chat templates, and any number of times per prompt. */
+		.batch = { "libllama:llama_decode", "llm_prompt", "llm_generate", "prompt_tokens", "generated_tokens" },
+		.args = {
+			{ "libllama:llama_init_from_model,libllama:llama_new_context_with_model", IT_LLAMA_ARG_CONTEXT_PARAMS },
+			{ "libllama:llama_set_n_threads", IT_LLAMA_ARG_THREADS },
+			{ "libllama:llama_model_load_from_file,libllama:llama_load_model_from_file", IT_LLAMA_ARG_MODEL_PATH },
 		},
-		.counts = {
-			/* one llama_decode per generated token (the prompt's batch yields the first) */
-			{ "tokens", "libllama:llama_decode" },
+		.phases = {
+			{ "model_load", "libllama:llama_model_load_from_file,libllama:llama_load_model_from_file" },
 		},
 	},
 	{

@@ -12,10 +12,26 @@ struct preset_probe {
 
 #define PRESET_MAX_NAMED 4 /* phases, and counts, per preset */
 
+/* llama.cpp's decode call: each batch is timed in the prompt or generation
+ * phase and its tokens counted by its size; a prompt batch at position 0
+ * starts a cycle (unless --cycle or --cycle-marker is given). */
+struct preset_batch {
+	const char *specs;
+	const char *prompt_phase, *generate_phase;
+	const char *prompt_count, *generate_count;
+};
+
+struct preset_args {
+	const char *specs;
+	int which;           /* enum it_llama_arg */
+};
+
 struct preset {
 	const char *name;
 	const char *description;
 	const char *cycle_marker;      /* NULL: none */
+	struct preset_batch batch;     /* .specs NULL: none */
+	struct preset_args args[PRESET_MAX_NAMED];
 	struct preset_probe phases[PRESET_MAX_NAMED];
 	struct preset_probe counts[PRESET_MAX_NAMED];
 };

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* llama.cpp's figures, per cycle and over the cycles, from what the preset
+ * measured: the llm_prompt and llm_generate phases (llama_decode calls by
+ * batch size) and the prompt_tokens / generated_tokens counts (tokens of
+ * those batches, not calls).
+ *
+ * prefill_ms is the wall time from the cycle's first prompt batch to its
+ * first generation batch (the first token's sampling included), decode_ms
+ * from there to the last generation batch's return: together what a driver
+ * times as "prompt, then generation". Without per-call times (events lost)
+ * they fall back to the phases' summed call times. generated_tokens counts
+ * the token the prompt's batch yields plus one per generation batch: the
+ * last token sampled is never decoded. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "json_num.h"
+#include "model.h"
+
+#define PROMPT_PHASE "llm_prompt"
+#define GENERATE_PHASE "llm_generate"
+#define PROMPT_COUNT "prompt_tokens"
+#define GENERATE_COUNT "generated_tokens"
+
+static double per_s(double n, double ms)
+{
+	return ms > 0 ? n / (ms / 1000.0) : NAN;
+}
+
+static void rates(struct model_llama_cycle *l)
+{
+	l->prefill_tokens_per_s = per_s((double)l->prompt_tokens, l->prefill_ms);
+	l->decode_tokens_per_s = per_s((double)l->generation_batches_tokens, l->decode_ms);
+}
+
+/* First prompt entry, first generation entry, last returns, over the calls
+ * the model kept of (pid, cycle). */
+static bool windows(const struct model *m, const struct model_cycle *c, int pp, int gp, double *prefill,
+		    double *decode)
+{
+	uint64_t p_in = UINT64_MAX, p_out = 0, g_in = UINT64_MAX, g_out = 0;
+	uint64_t np = 0, ng = 0;
+
+	for (size_t i = 0; i < m->ncalls; i++) {
+		const struct model_phase_call *k = &m->calls[i];
+
+		if (k->tgid != c->pid || k->bpf_cycle != c->bpf_cycle)
+			continue;
+		if ((int)k->phase == pp) {
+			np++;
+			p_in = k->entry_ns < p_in ? k->entry_ns : p_in;
+			p_out = k->exit_ns > p_out ? k->exit_ns : p_out;
+		} else if ((int)k->phase == gp) {
+			ng++;
+			g_in = k->entry_ns < g_in ? k->entry_ns : g_in;
+			g_out = k->exit_ns > g_out ? k->exit_ns : g_out;
+		}
+	}
+	if (np != c->phases[pp].calls || (gp > 0 && c->phases[gp].present && ng != c->phases[gp].calls))
+		return false;
+	if (!ng) {
+		*prefill = (p_out - p_in) / 1e6;
+		*decode = 0;
+	} else {
+		*prefill = g_in > p_in ? (g_in - p_in) / 1e6 : 0;
+		*decode = (g_out - g_in) / 1e6;
+	}
+	return true;
+}
+
+void llama__derive(struct model *m)
+{
+	int pp = model__phase_id(m, PROMPT_PHASE), gp = model__phase_id(m, GENERATE_PHASE);
+	int pc = model__count_id(m, PROMPT_COUNT), gc = model__count_id(m, GENERATE_COUNT);
+	struct model_llama_cycle *a = &m->llama;
+
+	memset(a, 0, sizeof(*a));
+	if (pp <= 0 || gp <= 0 || pc <= 0 || gc <= 0)
+		return;
+	for (size_t i = 0; i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
+		struct model_llama_cycle *l = &c->llama;
+
+		memset(l, 0, sizeof(*l));
+		if (!c->phases[pp].present) /* no prompt: not a llama.cpp cycle */
+			continue;
+		l->present = true;
+		l->prompt_tokens = c->has_count[pc] ? c->counts[pc] : 0;
+		l->generation_batches_tokens = c->has_count[gc] ? c->counts[gc] : 0;
+		l->generated_tokens = l->generation_batches_tokens + 1;
+		if (!windows(m, c, pp, gp, &l->prefill_ms, &l->decode_ms)) {
+			l->prefill_ms = c->phases[pp].ms;
+			l->decode_ms = c->phases[gp].present ? c->phases[gp].ms : 0;
+		}
+		rates(l);
+		/* the cycle's tokens/s: generated tokens over prompt + generation,
+		 * and over the whole cycle as the experiment sees it */
+		c->tokens_per_second = per_s((double)l->generated_tokens, l->prefill_ms + l->decode_ms);
+		c->tokens_per_second_wall = per_s((double)l->generated_tokens, c->duration_ms);
+		a->present = true;
+		a->prompt_tokens += l->prompt_tokens;
+		a->generated_tokens += l->generated_tokens;
+		a->generation_batches_tokens += l->generation_batches_tokens;
+		a->prefill_ms += l->prefill_ms;
+		a->decode_ms += l->decode_ms;
+	}
+	if (a->present)
+		rates(a);
+}
+
+static void set_real(json_t *o, const char *k, double v)
+{
+	json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
+}
+
+json_t *llama__cycle_json(const struct model_llama_cycle *l)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "prompt_tokens", json_integer((json_int_t)l->prompt_tokens));
+	json_object_set_new(o, "generated_tokens", json_integer((json_int_t)l->generated_tokens));
+	json_object_set_new(o, "prefill_ms", json_real(l->prefill_ms));
+	json_object_set_new(o, "decode_ms", json_real(l->decode_ms));
+	set_real(o, "prefill_tokens_per_s", l->prefill_tokens_per_s);
+	set_real(o, "decode_tokens_per_s", l->decode_tokens_per_s);
+	return o;
+}
+
+static uint64_t u64_of(json_t *o, const char *k)
+{
+	double v = json_num(o, k);
+
+	return isfinite(v) && v > 0 ? (uint64_t)v : 0;
+}
+
+void llama__cycle_load(struct model_llama_cycle *l, json_t *o)
+{
+	l->present = true;
+	l->prompt_tokens = u64_of(o, "prompt_tokens");
+	l->generated_tokens = u64_of(o, "generated_tokens");
+	l->generation_batches_tokens = l->generated_tokens ? l->generated_tokens - 1 : 0;
+	l->prefill_ms = json_num(o, "prefill_ms");
+	l->decode_ms = json_num(o, "decode_ms");
+	l->prefill_tokens_per_s = json_num(o, "prefill_tokens_per_s");
+	l->decode_tokens_per_s = json_num(o, "decode_tokens_per_s");
+}
+
+json_t *llama__json(const struct model *m)
+{
+	json_t *o = m->llama.present ? llama__cycle_json(&m->llama) : json_object();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(m->llama_facts, k, v)
+		json_object_set(o, k, v);
+	return o;
+}
+
+void llama__load(struct model *m, json_t *o)
+{
+	json_t *facts = json_object();
+
+	if (json_is_number(json_object_get(o, "prompt_tokens")))
+		llama__cycle_load(&m->llama, o);
+	if (json_is_object(json_object_get(o, "model")))
+		json_object_set(facts, "model", json_object_get(o, "model"));
+	if (json_is_object(json_object_get(o, "context")))
+		json_object_set(facts, "context", json_object_get(o, "context"));
+	json_decref(m->llama_facts);
+	m->llama_facts = json_object_size(facts) ? facts : (json_decref(facts), NULL);
+}
