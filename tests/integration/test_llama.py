@@ -40,7 +40,11 @@ def trace_demo(model, cycles, tokens, extra=(), tokenize="each"):
         raise unittest.SkipTest(why)
     cmd = [os.path.join(DEMO, "bin", "node"), os.path.join(DEMO, "driver.mjs"), "--model", os.path.join(DEMO, "models", model),
            "--threads", "1", "--cycles", str(cycles), "--tokens", str(tokens), "--json", "--tokenize", tokenize]
-    r = record(["--preset", "llama.cpp"] + list(extra), cmd, timeout=300)
+    # cycles begin on node's worker thread while the main thread may stay
+    # blocked across several of them: its time is split only at the last
+    # cycle's start (docs/sched-memory.md, Limits), so the main-thread wall
+    # split is not checked here; the cycles' counts and times are
+    r = record(["--preset", "llama.cpp"] + list(extra), cmd, timeout=300, wall_split=None)
     return r, driver_json(r.stdout)
 
 
