@@ -410,7 +410,8 @@ static void energy_collect(struct side_sampler *sm, struct model *m)
 	int tok = model__count_id(m, "tokens");
 	double tokens = 0;
 	bool any_tokens = false;
-	json_t *run;
+	json_t *run, *v;
+	size_t i;
 
 	json_decref(ef->detail);
 	ef->detail = side_sampler__energy_json(sm);
@@ -418,13 +419,16 @@ static void energy_collect(struct side_sampler *sm, struct model *m)
 	ef->resolution_ms = json_num(ef->detail, "resolution_ms");
 	ef->peak_w = json_num(run, "peak_w");
 	ef->capped_ms = json_num(json_object_get(ef->detail, "power_capped"), "capped_ms");
+	ef->root_only = false;
+	json_array_foreach(json_object_get(ef->detail, "sources"), i, v)
+		ef->root_only |= json_is_true(json_object_get(v, "root_only"));
 	ef->cycles_measured = ef->cycles_left_out = 0;
 	ef->cycles = (struct model_energy){ .total_j = NAN, .tokens_per_joule = NAN };
 	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
 		ef->cycles.j[d] = NAN;
 	if (!json_array_size(json_object_get(ef->detail, "sources")))
 		return;
-	for (size_t i = 0; i < m->ncycles; i++) {
+	for (i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 		struct model_energy *e = &c->energy;
 

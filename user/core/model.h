@@ -198,6 +198,7 @@ struct model_energy_figures {
 	double resolution_ms;          /* the side sampling period */
 	double peak_w;                 /* highest total power over one period, NAN: none */
 	double capped_ms;              /* power-cap episodes (clock drop at the limit) */
+	bool root_only;                /* a source is root-only (RAPL): owner-only files */
 	json_t *detail;                /* sources, missing, run, power_capped, phases */
 };
 

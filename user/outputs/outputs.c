@@ -339,6 +339,10 @@ static int write_html(const struct model *m, const char *dir)
 
 	if (!af)
 		return -errno;
+	if (m->energy.root_only && atomic_file__private(af)) {
+		atomic_file__abort(af);
+		return -EIO;
+	}
 	f = atomic_file__stream(af);
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>infertrace report</title>\n"
 		"<style>body{font-family:sans-serif;margin:20px;max-width:1240px}table{border-collapse:collapse;"

@@ -92,6 +92,8 @@ static void energy_section_load(struct model *m, json_t *o)
 	struct model_energy_figures *ef = &m->energy;
 	static const char *const typed[] = { "cpu_j", "dram_j", "gpu_j", "board_j", "total_j", "tokens_per_joule",
 					     "cycles_measured", "cycles_left_out", "resolution_ms", "peak_w" };
+	json_t *v;
+	size_t i;
 
 	if (!json_is_object(o))
 		return;
@@ -103,6 +105,8 @@ static void energy_section_load(struct model *m, json_t *o)
 	ef->peak_w = json_num(o, "peak_w");
 	ef->capped_ms = json_num(json_object_get(o, "power_capped"), "capped_ms");
 	ef->detail = json_deep_copy(o);
+	json_array_foreach(json_object_get(o, "sources"), i, v)
+		ef->root_only |= json_is_true(json_object_get(v, "root_only"));
 	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
 		json_object_del(ef->detail, typed[i]);
 }

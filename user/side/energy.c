@@ -51,6 +51,30 @@ enum energy_domain energy_rail_domain(const char *label)
 	return gpu ? ENERGY_GPU : cpu ? ENERGY_CPU : ENERGY_OTHER;
 }
 
+static void remember(struct energy_source *e, uint64_t ts)
+{
+	e->hist_ts[e->hist_n % ENERGY_HIST] = ts;
+	e->hist_j[e->hist_n % ENERGY_HIST] = e->joules;
+	e->hist_n++;
+}
+
+double energy_source__recent_w(const struct energy_source *e, uint64_t window_ns)
+{
+	unsigned int last, k, kept;
+
+	if (e->hist_n < 2)
+		return NAN;
+	last = (e->hist_n - 1) % ENERGY_HIST;
+	kept = e->hist_n < ENERGY_HIST ? e->hist_n : ENERGY_HIST;
+	for (unsigned int back = 1; back < kept; back++) {
+		k = (e->hist_n - 1 - back) % ENERGY_HIST;
+		if (e->hist_ts[last] - e->hist_ts[k] >= window_ns || back == kept - 1)
+			return e->hist_ts[last] > e->hist_ts[k] ?
+			       (e->hist_j[last] - e->hist_j[k]) / ((e->hist_ts[last] - e->hist_ts[k]) / 1e9) : NAN;
+	}
+	return NAN;
+}
+
 void energy_source__counter(struct energy_source *e, uint64_t raw, uint64_t ts)
 {
 	bool wrapped;
@@ -61,6 +85,7 @@ void energy_source__counter(struct energy_source *e, uint64_t raw, uint64_t ts)
 		e->prev_raw = raw;
 		e->prev_ts = e->first_ts = ts;
 		e->last_w = NAN;
+		remember(e, ts);
 		return;
 	}
 	d = energy_counter_delta(e->prev_raw, raw, e->max_range, &wrapped);
@@ -69,6 +94,7 @@ void energy_source__counter(struct energy_source *e, uint64_t raw, uint64_t ts)
 	e->last_w = ts > e->prev_ts ? d * e->unit_j / ((ts - e->prev_ts) / 1e9) : NAN;
 	e->prev_raw = raw;
 	e->prev_ts = ts;
+	remember(e, ts);
 }
 
 void energy_source__power(struct energy_source *e, double w, uint64_t ts)
@@ -82,11 +108,13 @@ void energy_source__power(struct energy_source *e, double w, uint64_t ts)
 		e->prev_w = w;
 		e->prev_ts = e->first_ts = ts;
 		e->last_w = w;
+		remember(e, ts);
 		return;
 	}
 	e->joules += (e->prev_w + w) / 2 * ((ts - e->prev_ts) / 1e9);
 	e->prev_w = e->last_w = w;
 	e->prev_ts = ts;
+	remember(e, ts);
 }
 
 struct energy_source *energy_add(struct energy_source **v, int *n, int *cap)
@@ -105,7 +133,6 @@ struct energy_source *energy_add(struct energy_source **v, int *n, int *cap)
 	(*v)[*n].last_w = NAN;
 	(*v)[*n].gpu = -1;
 	(*v)[*n].power_col = -1;
-	(*v)[*n].col = -1;
 	return &(*v)[(*n)++];
 }
 
@@ -183,4 +210,60 @@ int energy_discover_powercap(struct energy_source **v, int *n, int *cap, char *w
 	else if (!added)
 		snprintf(why, whylen, "no powercap zone with an energy counter (RAPL not exposed, e.g. in a VM)");
 	return added;
+}
+
+int energy_source__record(struct energy_source *e, uint64_t ts)
+{
+	if (!e->primed)
+		return 0;
+	if (e->nseries == e->capseries) {
+		size_t cap = e->capseries ? e->capseries * 2 : 256;
+		uint64_t *t = realloc(e->series_ts, cap * sizeof(*t));
+		double *j;
+
+		if (t)
+			e->series_ts = t;
+		j = t ? realloc(e->series_j, cap * sizeof(*j)) : NULL;
+		if (!j)
+			return -ENOMEM;
+		e->series_j = j;
+		e->capseries = cap;
+	}
+	/* a reading dated before the previous one (clock-equal reads) adds nothing */
+	if (e->nseries && ts <= e->series_ts[e->nseries - 1])
+		return 0;
+	e->series_ts[e->nseries] = ts;
+	e->series_j[e->nseries++] = e->joules;
+	return 0;
+}
+
+double energy_source__total_at(const struct energy_source *e, uint64_t t)
+{
+	size_t lo = 0, hi = e->nseries;
+
+	while (lo < hi) { /* the first reading at or after t */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->series_ts[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == e->nseries)
+		return NAN;
+	if (e->series_ts[lo] == t)
+		return e->series_j[lo];
+	if (lo == 0)
+		return NAN;
+	return e->series_j[lo - 1] + (e->series_j[lo] - e->series_j[lo - 1]) * (double)(t - e->series_ts[lo - 1]) /
+	       (double)(e->series_ts[lo] - e->series_ts[lo - 1]);
+}
+
+void energy_source__free(struct energy_source *e)
+{
+	free(e->series_ts);
+	free(e->series_j);
+	e->series_ts = NULL;
+	e->series_j = NULL;
+	e->nseries = e->capseries = 0;
 }

@@ -3,8 +3,8 @@
  * (powercap RAPL zones' energy_uj, NVML's total-energy counter) and power
  * readings integrated over time (Jetson INA3221 rails, NVML power where the
  * GPU has no counter). Each source accumulates joules since its first
- * reading; the sampler stores that running total as a column of its rows,
- * so the energy of any window is the difference of two interpolated totals.
+ * reading and keeps the series of (time of the read, running total), so
+ * the energy of any window is the difference of two interpolated totals.
  *
  * powercap zones are read under INFERTRACE_SYSFS_ROOT like every sysfs path.
  * Their counters wrap at max_energy_range_uj; every wrap between two reads
@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define ENERGY_HIST 16
 
 enum energy_domain {
 	ENERGY_CPU = 0,   /* CPU package (RAPL package-N, Jetson CPU rail) */
@@ -49,7 +51,6 @@ struct energy_source {
 	double limit_w;         /* powercap long-term limit, NAN when none */
 	int gpu;
 	int power_col;
-	int col;                /* its running total (J) in the side rows */
 	/* state */
 	bool primed;
 	uint64_t prev_raw;
@@ -58,6 +59,14 @@ struct energy_source {
 	double joules;          /* since the first reading */
 	double last_w;          /* mean power over the last interval, NAN before two */
 	uint32_t wraps, read_errors;
+	/* every reading: (CLOCK_MONOTONIC ns of the read, running total J) */
+	uint64_t *series_ts;
+	double *series_j;
+	size_t nseries, capseries;
+	/* the latest readings (ts, joules), for power over a window */
+	uint64_t hist_ts[ENERGY_HIST];
+	double hist_j[ENERGY_HIST];
+	unsigned int hist_n;
 };
 
 /* "cpu", "dram", "gpu", "board", "other" */
@@ -76,6 +85,18 @@ enum energy_domain energy_rail_domain(const char *label);
 void energy_source__counter(struct energy_source *e, uint64_t raw, uint64_t ts);
 /* Feeds one power reading (watts, NAN when the read failed): trapezoids. */
 void energy_source__power(struct energy_source *e, double w, uint64_t ts);
+
+/* Appends the current running total at ts to the series. 0 or -ENOMEM. */
+int energy_source__record(struct energy_source *e, uint64_t ts);
+/* The running total at t, interpolated between the readings around it
+ * (power constant between two reads); NAN outside the series. */
+double energy_source__total_at(const struct energy_source *e, uint64_t t);
+void energy_source__free(struct energy_source *e); /* the series */
+
+/* Mean power over the latest readings reaching back at least window_ns
+ * (all kept ones when fewer): short intervals jitter with the reads' timing.
+ * NAN before two readings. */
+double energy_source__recent_w(const struct energy_source *e, uint64_t window_ns);
 
 /* Finds the powercap zones with an energy counter under sysfs_root():
  * top-level zones and their subzones (dram, core, uncore), skipping the

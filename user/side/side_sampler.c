@@ -22,6 +22,7 @@
 
 #define MAX_GPUS 16
 #define MAX_PIDMEM 256
+#define PCAP_WINDOW_NS 200000000ULL
 
 /* the external columns of one NVML device, in this order */
 static const enum side_metric nvml_cols[] = {
@@ -170,11 +171,6 @@ static void pair_cpu_columns(struct side_sampler *s)
 	}
 }
 
-static void energy_source_column(struct side_sampler *s, struct energy_source *e)
-{
-	e->col = channels__add(&s->ch, SM_ENERGY_J, CR_EXTERNAL, (int)(e - s->en), 1.0, e->name, NULL, NULL);
-}
-
 /* Counters first (powercap, NVML energy), then integrals of the power
  * columns (NVML power where no counter, Jetson rails); a domain nothing
  * measures gets its reason. */
@@ -222,10 +218,8 @@ static void discover_energy(struct side_sampler *s)
 		e->via = ENERGY_VIA_COLUMN;
 		e->power_col = i;
 	}
-	for (int i = 0; i < s->nen; i++) {
-		energy_source_column(s, &s->en[i]);
+	for (int i = 0; i < s->nen; i++)
 		have[s->en[i].domain] = true;
-	}
 	if (!s->gpu_source)
 		sysfs_fmt(s->en_missing[ENERGY_GPU], sizeof(s->en_missing[ENERGY_GPU]), "%s", s->gpu_reason);
 	else if (!have[ENERGY_GPU])
@@ -308,7 +302,39 @@ static double cpu_best_clock_pct(const struct side_sampler *s, const double *row
  * (100 - drop)% of its maximum, or an NVML GPU whose driver reports a power
  * cap (software cap or hardware brake) with its clock below its maximum.
  * Called with mu held. */
-static void update_energy(struct side_sampler *s, uint64_t ts, double *row)
+/* Reads each counter dated by the clock around its own read: a thread
+ * preempted in the middle of a row would otherwise misdate it by the delay
+ * (on a busy machine, tens of ms). A read that took longer than 1 ms is
+ * tried again (three times at most). Only discovery-time fields are read
+ * here, outside mu; ok[i] is false where the read failed. */
+static void read_counters(struct side_sampler *s, uint64_t *raw, uint64_t *rts, bool *ok)
+{
+	for (int i = 0; i < s->nen; i++) {
+		struct energy_source *e = &s->en[i];
+
+		ok[i] = false;
+		for (int tries = 0; tries < 3 && e->via != ENERGY_VIA_COLUMN; tries++) {
+			uint64_t t0 = now_ns(), t1;
+			long long v;
+			unsigned long long mj;
+
+			if (e->via == ENERGY_VIA_POWERCAP && !sysfs_read_ll(e->path, &v) && v >= 0) {
+				raw[i] = (uint64_t)v;
+				ok[i] = true;
+			} else if (e->via == ENERGY_VIA_NVML && !gpu_nvml__energy_mj(s->nvml, e->gpu, &mj, NULL, 0)) {
+				raw[i] = mj;
+				ok[i] = true;
+			}
+			t1 = now_ns();
+			rts[i] = t0 + (t1 - t0) / 2;
+			if (!ok[i] || t1 - t0 <= 1000000)
+				break;
+		}
+	}
+}
+
+static void update_energy(struct side_sampler *s, uint64_t ts, double *row, const uint64_t *raw, const uint64_t *rts,
+			  const bool *ok)
 {
 	double dom_w[ENERGY_NDOMAINS + 1] = { 0 }, total;
 	bool dom_have[ENERGY_NDOMAINS + 1] = { false };
@@ -317,37 +343,31 @@ static void update_energy(struct side_sampler *s, uint64_t ts, double *row)
 
 	for (int i = 0; i < s->nen; i++) {
 		struct energy_source *e = &s->en[i];
-		long long raw;
-		unsigned long long mj;
 
-		switch (e->via) {
-		case ENERGY_VIA_POWERCAP:
-			if (sysfs_read_ll(e->path, &raw) || raw < 0)
-				e->read_errors++;
-			else
-				energy_source__counter(e, (uint64_t)raw, ts);
-			break;
-		case ENERGY_VIA_NVML:
-			if (gpu_nvml__energy_mj(s->nvml, e->gpu, &mj, NULL, 0))
-				e->read_errors++;
-			else
-				energy_source__counter(e, mj, ts);
-			break;
-		case ENERGY_VIA_COLUMN:
+		if (e->via == ENERGY_VIA_COLUMN) {
 			energy_source__power(e, row[e->power_col], ts);
-			break;
+			energy_source__record(e, ts);
+		} else if (ok[i]) {
+			energy_source__counter(e, raw[i], rts[i]);
+			energy_source__record(e, rts[i]);
+		} else {
+			e->read_errors++;
 		}
-		row[e->col] = e->primed ? e->joules : NAN;
 		if (!isnan(e->last_w)) {
 			dom_w[e->domain] += e->last_w;
 			dom_have[e->domain] = true;
 		}
 		if (e->via == ENERGY_VIA_POWERCAP && e->domain == ENERGY_CPU && isfinite(e->limit_w) &&
-		    !isnan(e->last_w) && !isnan(cpu_pct)) {
+		    !isnan(cpu_pct)) {
+			/* RAPL enforces its limit over a time window; read power over >= 200 ms */
+			double w = energy_source__recent_w(e, PCAP_WINDOW_NS);
+
+			if (isnan(w))
+				continue;
 			snprintf(reason, sizeof(reason), "power at %.0f%% of the %.1f W limit with clock below %.0f%% of max",
-				 100.0 * e->last_w / e->limit_w, e->limit_w, 100.0 - s->clock_drop_pct);
+				 100.0 * w / e->limit_w, e->limit_w, 100.0 - s->clock_drop_pct);
 			throttle_tracker__observe(s->pcap, "cpu", ts,
-						  e->last_w >= 0.95 * e->limit_w && cpu_pct < 100.0 - s->clock_drop_pct,
+						  w >= 0.95 * e->limit_w && cpu_pct < 100.0 - s->clock_drop_pct,
 						  e->name, reason, NAN, cpu_pct);
 		}
 	}
@@ -424,10 +444,15 @@ static void take_sample(struct side_sampler *s)
 	int nprocs[MAX_GPUS] = { 0 };
 	pid_t *pids = NULL;
 	int npids = 0;
-	uint64_t ts;
+	uint64_t ts, *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw)), *rts = raw + s->nen;
+	bool *ok = calloc(s->nen ? s->nen : 1, sizeof(*ok));
 
-	if (!row)
+	if (!row || !raw || !ok) {
+		free(row);
+		free(raw);
+		free(ok);
 		return;
+	}
 	for (int i = 0; i < ncols; i++)
 		row[i] = NAN;
 	pthread_mutex_lock(&s->mu);
@@ -438,6 +463,7 @@ static void take_sample(struct side_sampler *s)
 	pthread_mutex_unlock(&s->mu);
 
 	ts = now_ns();
+	read_counters(s, raw, rts, ok);
 	channels__read_all(&s->ch, row);
 	for (int g = 0; s->nvml && g < s->ngpu; g++) {
 		struct gpu_reading r;
@@ -465,12 +491,14 @@ static void take_sample(struct side_sampler *s)
 		if (!t || !r) {
 			pthread_mutex_unlock(&s->mu);
 			free(row);
+			free(raw);
+			free(ok);
 			return;
 		}
 		s->rows = r;
 		s->caprows = cap;
 	}
-	update_energy(s, ts, row);
+	update_energy(s, ts, row, raw, rts, ok);
 	s->ts[s->nrows] = ts;
 	memcpy(&s->rows[s->nrows * ncols], row, ncols * sizeof(*row));
 	s->nrows++;
@@ -485,6 +513,8 @@ static void take_sample(struct side_sampler *s)
 	detect_throttling(s, ts, row);
 	pthread_mutex_unlock(&s->mu);
 	free(row);
+	free(raw);
+	free(ok);
 }
 
 static void *sampler_main(void *arg)
@@ -612,6 +642,8 @@ void side_sampler__free(struct side_sampler *s)
 	channels__free(&s->ch);
 	throttle_tracker__free(s->thr);
 	throttle_tracker__free(s->pcap);
+	for (int i = 0; i < s->nen; i++)
+		energy_source__free(&s->en[i]);
 	free(s->en);
 	for (int i = 0; i < s->ndisk; i++)
 		free(s->disk_paths[i]);
@@ -1078,37 +1110,6 @@ int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid
 
 /* ---- energy ---- */
 
-/* A source's running total at t, interpolated between the samples around
- * it (power taken as constant between two samples); NAN outside the
- * sampled span. Called with mu held. */
-static double total_at(const struct side_sampler *s, int col, uint64_t t)
-{
-	size_t lo = 0, hi = s->nrows, i, j;
-	double a, b;
-
-	while (lo < hi) { /* first row with ts >= t */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ts[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (j = lo; j < s->nrows && isnan(s->rows[j * s->ch.n + col]); j++)
-		;
-	if (j == s->nrows)
-		return NAN;
-	b = s->rows[j * s->ch.n + col];
-	if (s->ts[j] == t)
-		return b;
-	for (i = lo; i-- > 0 && isnan(s->rows[i * s->ch.n + col]);)
-		;
-	if (i == (size_t)-1)
-		return NAN;
-	a = s->rows[i * s->ch.n + col];
-	return a + (b - a) * (double)(t - s->ts[i]) / (double)(s->ts[j] - s->ts[i]);
-}
-
 int side_sampler__energy(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns, double *j)
 {
 	bool have[ENERGY_NDOMAINS] = { false }, bad[ENERGY_NDOMAINS] = { false };
@@ -1132,7 +1133,7 @@ int side_sampler__energy(struct side_sampler *s, uint64_t start_ns, uint64_t end
 
 		if (e->domain >= ENERGY_NDOMAINS)
 			continue;
-		v = total_at(s, e->col, end_ns) - total_at(s, e->col, start_ns);
+		v = energy_source__total_at(e, end_ns) - energy_source__total_at(e, start_ns);
 		if (isnan(v)) {
 			bad[e->domain] = true;
 			continue;
@@ -1182,6 +1183,8 @@ json_t *side_sampler__energy_json(struct side_sampler *s)
 		}
 		if (isfinite(e->limit_w))
 			json_object_set_new(so, "limit_w", num(e->limit_w));
+		if (e->via == ENERGY_VIA_POWERCAP) /* root only since Linux 5.10 (PLATYPUS) */
+			json_object_set_new(so, "root_only", json_true());
 		if (e->read_errors)
 			json_object_set_new(so, "read_errors", json_integer(e->read_errors));
 		json_array_append_new(srcs, so);

@@ -40,7 +40,6 @@ enum side_metric {
 	SM_GPU_MAX_MHZ,          /* maximum SM / devfreq clock */
 	SM_GPU_REASONS,          /* NVML throttle-reason bit mask (exact in a double) */
 	SM_GPU_PROC_MEM_MB,      /* GPU memory of the target processes */
-	SM_ENERGY_J,             /* an energy source's running total (energy.h) */
 	SM__COUNT,
 };
 
