@@ -113,6 +113,13 @@ def jetson_tree(mode):
     return tree
 
 
+def assert_schema(profile):
+    import json
+    import jsonschema
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "profile.schema.json")) as f:
+        jsonschema.validate(profile, json.load(f))
+
+
 def energy_source(p, name):
     return next(s for s in p["energy"]["sources"] if s["name"] == name)
 
@@ -201,6 +208,7 @@ class SideTest(unittest.TestCase):
     def test_rapl_energy_with_wrap(self):
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree)
         p = r.profile
+        assert_schema(p)
         e = p["energy"]
         self.assertEqual(sorted(s["name"] for s in e["sources"]), ["intel-rapl:0:0:dram", "intel-rapl:0:package-0"])
         pkg, dram = energy_source(p, "intel-rapl:0:package-0"), energy_source(p, "intel-rapl:0:0:dram")
@@ -280,6 +288,7 @@ class SideTest(unittest.TestCase):
         env = {"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}
         a = run(env, gpu="jetson", tree=jetson_tree(2), plan=PLAN[:3])
         p = a.profile
+        assert_schema(p)
         pw = p["system"]["power"]
         self.assertEqual(pw["nvpmodel"], {"id": 2, "name": "15W", "source": "/var/lib/nvpmodel/status"})
         self.assertAlmostEqual(pw["emc_mhz"], 3199, places=3)
@@ -308,6 +317,7 @@ class SideTest(unittest.TestCase):
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="auto")
         self.assertEqual(r.proc.returncode, 0)
         # no energy source here: each domain named with its reason, no zero anywhere
+        assert_schema(r.profile)
         e = r.profile["energy"]
         self.assertEqual(e["sources"], [])
         self.assertEqual(e["cycles_measured"], 0)
