@@ -206,7 +206,8 @@ class SideTest(unittest.TestCase):
             self.assertAlmostEqual(c["energy"]["gpu_j"], util * s, delta=util * s * 0.05, msg=c)
 
     def test_rapl_energy_with_wrap(self):
-        r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree)
+        r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree,
+                args=["--phase", "work=cycle_body"])
         p = r.profile
         assert_schema(p)
         e = p["energy"]
@@ -227,6 +228,10 @@ class SideTest(unittest.TestCase):
             self.assertNotIn("gpu_j", c["energy"])  # unmeasured: absent, not zero
             self.assertAlmostEqual(c["energy"]["total_j"], c["energy"]["cpu_j"] + c["energy"]["dram_j"], places=6)
         self.assertEqual(e["cycles_measured"], len(PLAN))
+        # the phase's intervals (each cycle's call) are measured the same way
+        ph = e["phases"]["work"]
+        self.assertEqual((ph["intervals_measured"], ph["intervals_left_out"]), (len(PLAN), 0))
+        self.assertAlmostEqual(ph["cpu_j"], PKG_W * ph["measured_ms"] / 1e3, delta=PKG_W * ph["measured_ms"] / 1e3 * 0.05)
         self.assertAlmostEqual(e["cpu_j"], sum(c["energy"]["cpu_j"] for c in p["cycles"]), places=6)
         # the peak is over one period: a late feeder write shows as a spike, never as less
         self.assertGreaterEqual(e["peak_w"], (PKG_W + DRAM_W) * 0.98)
@@ -255,10 +260,21 @@ class SideTest(unittest.TestCase):
         self.assertIn("Energy over 6 cycles", rep.stdout)
         self.assertIn("no board energy", rep.stdout)
 
-    def test_power_threshold_option(self):
+    def test_resolution_and_power_threshold(self):
+        # a 300 ms period: the 250 ms cycles and phase calls are below the resolution
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree,
-                args=["--threshold", "power_mw=100000"], plan=PLAN[:2])
+                args=["--threshold", "power_mw=100000", "--side-period", "0.3", "--phase", "work=cycle_body"],
+                plan=PLAN[:2])
         p = r.profile
+        e = p["energy"]
+        self.assertEqual((e["cycles_measured"], e["cycles_left_out"]), (0, 2))
+        self.assertTrue(all("energy" not in c for c in p["cycles"]))
+        self.assertNotIn("cpu_j", e)
+        self.assertEqual((e["phases"]["work"]["intervals_measured"], e["phases"]["work"]["intervals_left_out"]), (0, 2))
+        self.assertEqual(e["resolution_ms"], 300)
+        # the run as a whole is still measured
+        src = energy_source(p, "intel-rapl:0:package-0")
+        self.assertAlmostEqual(e["run"]["cpu_j"], PKG_W * src["seconds"], delta=PKG_W * src["seconds"] * 0.02)
         self.assertEqual(p["config"]["thresholds"]["power_mw"], 100000)
         self.assertEqual([a for a in p["alerts"] if a["type"] == "power"], [])
         self.assertEqual([b for b in p["bottlenecks"] if b["type"] == "power_capped"], [])
