@@ -207,7 +207,7 @@ class SideTest(unittest.TestCase):
 
     def test_rapl_energy_with_wrap(self):
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree,
-                args=["--phase", "work=cycle_body"])
+                args=["--phase", "work=cycle_body", "--count", "tokens=cycle_body"])
         p = r.profile
         assert_schema(p)
         e = p["energy"]
@@ -227,12 +227,14 @@ class SideTest(unittest.TestCase):
             self.assertAlmostEqual(c["energy"]["dram_j"], DRAM_W * s, delta=DRAM_W * s * 0.05, msg=c)
             self.assertNotIn("gpu_j", c["energy"])  # unmeasured: absent, not zero
             self.assertAlmostEqual(c["energy"]["total_j"], c["energy"]["cpu_j"] + c["energy"]["dram_j"], places=6)
+            self.assertAlmostEqual(c["energy"]["tokens_per_joule"], 1 / c["energy"]["total_j"], places=6)
         self.assertEqual(e["cycles_measured"], len(PLAN))
         # the phase's intervals (each cycle's call) are measured the same way
         ph = e["phases"]["work"]
         self.assertEqual((ph["intervals_measured"], ph["intervals_left_out"]), (len(PLAN), 0))
         self.assertAlmostEqual(ph["cpu_j"], PKG_W * ph["measured_ms"] / 1e3, delta=PKG_W * ph["measured_ms"] / 1e3 * 0.05)
         self.assertAlmostEqual(e["cpu_j"], sum(c["energy"]["cpu_j"] for c in p["cycles"]), places=6)
+        self.assertAlmostEqual(e["tokens_per_joule"], len(PLAN) / e["total_j"], places=6)
         # the peak is over one period: a late feeder write shows as a spike, never as less
         self.assertGreaterEqual(e["peak_w"], (PKG_W + DRAM_W) * 0.98)
         missing = {m["domain"]: m["reason"] for m in e["missing"]}
@@ -285,7 +287,9 @@ class SideTest(unittest.TestCase):
         script = os.path.join(d, "nvml.script")
         with open(script, "w") as f:
             f.write("name=Fake H100\nenergy_rate_mw=40000\n")
-        r = run({"INFERTRACE_NVML_LIB": lib, "FAKE_NVML_SCRIPT": script, "SIDE_EXP_NVML_EXTRA": "energy_rate_mw=40000"},
+        # the driver reports a software power cap with the clock below its maximum
+        extra = "energy_rate_mw=40000\nreasons=0x4\nsm_mhz=1400"
+        r = run({"INFERTRACE_NVML_LIB": lib, "FAKE_NVML_SCRIPT": script, "SIDE_EXP_NVML_EXTRA": extra},
                 nvml_script=script, gpu="nvml")
         shutil.rmtree(d, ignore_errors=True)
         p = r.profile
@@ -297,6 +301,13 @@ class SideTest(unittest.TestCase):
             self.assertAlmostEqual(c["energy"]["gpu_j"], 40 * s, delta=40 * s * 0.05, msg=c)
         missing = {m["domain"] for m in p["energy"]["missing"]}
         self.assertEqual(missing, {"cpu", "dram", "board"})
+        capped = [b for b in p["bottlenecks"] if b["type"] == "power_capped"]
+        self.assertEqual(len(capped), 1, p["bottlenecks"])
+        eps = capped[0]["evidence"]["episodes"]
+        self.assertEqual({ep["source"] for ep in eps}, {"gpu0"})
+        self.assertEqual(eps[0]["reason"], "sw_power_cap")
+        self.assertAlmostEqual(eps[0]["min_clock_pct"], 100 * 1400 / 1980, places=2)
+        self.assertLessEqual(eps[0]["start_ns"], p["cycles"][0]["start_ns"])
         # no RAPL: nothing root-only, the profile keeps its usual mode
         self.assertFalse(any(s.get("root_only") for s in p["energy"]["sources"]))
 
@@ -325,6 +336,10 @@ class SideTest(unittest.TestCase):
         self.assertIn("power mode: base nvpmodel 2 (15W), governor schedutil; new nvpmodel 0 (MAXN)", d.stdout)
         self.assertIn("WARNING: the runs were made in different power modes", d.stdout)
         self.assertIn("energy_j_per_cycle", d.stdout)
+        with open(os.path.join(a.dir, "report.html")) as f:
+            html = f.read()
+        self.assertIn("Energy and power mode", html)
+        self.assertIn("15W", html)
         same = subprocess.run([common.INFERTRACE, "diff", "--threshold", "1000", a.dir, a.dir], text=True,
                               capture_output=True)
         self.assertNotIn("different power modes", same.stdout)
