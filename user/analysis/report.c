@@ -11,6 +11,7 @@
 #include "exit_codes.h"
 #include "folded.h"
 #include "model.h"
+#include "power_mode.h"
 #include "profile.h"
 #include "report.h"
 
@@ -105,6 +106,37 @@ static void print_cycles(const struct model *m)
 		       (unsigned long long)v->calls, v->percent_of_cycle, fmt_ms(b[0], 32, v->p50_ms, 10, 3),
 		       fmt_ms(b[1], 32, v->p95_ms, 10, 3), fmt_ms(b[2], 32, v->p99_ms, 10, 3), outside);
 	}
+}
+
+static void print_energy(const struct model *m)
+{
+	const struct model_energy_figures *ef = &m->energy;
+	const struct model_energy *e = &ef->cycles;
+	json_t *v, *pw = json_object_get(m->run.system, "power");
+	size_t i;
+	char b[4][32], mode[200];
+
+	if (json_object_size(pw)) {
+		power_mode__describe(pw, mode, sizeof(mode));
+		printf("\nPower mode: %s\n", mode);
+	}
+	if (!ef->detail)
+		return;
+	if (e->present) {
+		printf("%sEnergy over %llu cycles (resolution %.0f ms; %llu shorter cycles left out):", json_object_size(pw) ? "" : "\n",
+		       (unsigned long long)ef->cycles_measured, ef->resolution_ms, (unsigned long long)ef->cycles_left_out);
+		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+			if (isfinite(e->j[d]))
+				printf("  %.*s %.2f J", (int)strlen(model_energy_keys[d]) - 2, model_energy_keys[d], e->j[d]);
+		printf("\n  total %s J, %s J per cycle, tokens/J %s, peak %s W\n", fmt_ms(b[0], 32, e->total_j, 0, 2),
+		       fmt_ms(b[1], 32, ef->cycles_measured ? e->total_j / ef->cycles_measured : NAN, 0, 3),
+		       fmt_ms(b[2], 32, e->tokens_per_joule, 0, 3), fmt_ms(b[3], 32, ef->peak_w, 0, 1));
+	} else {
+		printf("%sEnergy: not measured per cycle\n", json_object_size(pw) ? "" : "\n");
+	}
+	json_array_foreach(json_object_get(ef->detail, "missing"), i, v)
+		printf("  no %s energy: %s\n", json_string_value(json_object_get(v, "domain")),
+		       json_string_value(json_object_get(v, "reason")));
 }
 
 static void print_probe_overhead(const struct model *m)
@@ -218,6 +250,7 @@ int cmd_report(int argc, char **argv)
 	       m.run.duration_s, m.run.stop_reason ? m.run.stop_reason : "?");
 	print_samples(&m);
 	print_cycles(&m);
+	print_energy(&m);
 	print_probe_overhead(&m);
 	print_self_cost(&m);
 	print_findings(&m);
@@ -255,6 +288,17 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 	const struct model_aggregates *ba = &b->agg, *na = &n->agg;
 	int regressions = 0;
 
+	json_t *bp = json_object_get(b->run.system, "power"), *np = json_object_get(n->run.system, "power");
+	char bm[200], nm[200];
+
+	/* the power mode decides the figures: never compare two modes silently */
+	if (bp || np) {
+		power_mode__describe(bp, bm, sizeof(bm));
+		power_mode__describe(np, nm, sizeof(nm));
+		printf("power mode: base %s; new %s\n", bm, nm);
+		if (power_mode__differs(bp, np))
+			printf("WARNING: the runs were made in different power modes: the figures below compare the modes too\n");
+	}
 	printf("%-28s %12s %12s %10s %9s\n", "metric", "base", "new", "change", "speedup");
 	regressions += diff_row("duration_s", b->run.duration_s, n->run.duration_s, threshold);
 	regressions += diff_row("avg_cycle_ms", ba->avg_cycle_ms, na->avg_cycle_ms, threshold);
@@ -262,6 +306,10 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 	regressions += diff_row("p95_cycle_ms", ba->p95_cycle_ms, na->p95_cycle_ms, threshold);
 	regressions += diff_row("p99_cycle_ms", ba->p99_cycle_ms, na->p99_cycle_ms, threshold);
 	regressions += diff_row("max_cycle_ms", ba->max_cycle_ms, na->max_cycle_ms, threshold);
+	regressions += diff_row("energy_j_per_cycle",
+				b->energy.cycles_measured ? b->energy.cycles.total_j / b->energy.cycles_measured : NAN,
+				n->energy.cycles_measured ? n->energy.cycles.total_j / n->energy.cycles_measured : NAN,
+				threshold);
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
 		const struct model_phase_summary *bv = &b->phases[ph], *nv;
 		int nid;

@@ -17,7 +17,7 @@ void rule_thresholds__defaults(struct rule_thresholds *t)
 	*t = (struct rule_thresholds){
 		.inference_pct = 60, .database_pct = 15, .mode_pct = 10, .memory_pct = 80,
 		.runq_pct = 20, .offcpu_pct = 50, .gpu_util_pct = 70, .gpu_sync_pct = 30,
-		.leak_mb_per_cycle = 1, .spin_pct = 10,
+		.leak_mb_per_cycle = 1, .spin_pct = 10, .power_mw = 1000, .power_capped_pct = 5,
 	};
 }
 
@@ -26,7 +26,8 @@ int rule_thresholds__set(struct rule_thresholds *t, const char *name, double v)
 	static const struct { const char *name; size_t off; } fields[] = {
 #define F(x) { #x, offsetof(struct rule_thresholds, x) }
 		F(inference_pct), F(database_pct), F(mode_pct), F(memory_pct), F(runq_pct),
-		F(offcpu_pct), F(gpu_util_pct), F(gpu_sync_pct), F(leak_mb_per_cycle), F(spin_pct),
+		F(offcpu_pct), F(gpu_util_pct), F(gpu_sync_pct), F(leak_mb_per_cycle), F(spin_pct), F(power_mw),
+		F(power_capped_pct),
 #undef F
 	};
 
@@ -119,6 +120,11 @@ static const struct advice gpu_util_advice[] = {
 };
 static const struct advice gpu_sync_advice[] = {
 	{ "Overlap host work with the GPU", "The host waits on GPU synchronisation a large share of the cycle.", "asynchronous copies and fewer synchronisations" },
+};
+
+static const struct advice power_cap_advice[] = {
+	{ "Raise the power limit or mode, or lower the load", "The clock dropped while power sat at its limit: the power budget, not the code, set the speed.", "power below the limit (a higher nvpmodel mode or RAPL/NVML limit)" },
+	{ "Compare runs in the same power mode", "A capped run's timings depend on the power budget.", "the same power mode for base and new" },
 };
 
 static void add_finding(struct model *m, const char *type, const char *sev, double pct, json_t *evidence,
@@ -516,6 +522,55 @@ static void side_rules(struct model *m, const struct rule_thresholds *t)
 	}
 }
 
+/* power_capped: the share of the cycles' time (the run's without cycles)
+ * spent in power-cap episodes, with the episodes as evidence. */
+static void power_rules(struct model *m, const struct rule_thresholds *t)
+{
+	json_t *pc = json_object_get(m->energy.detail, "power_capped"), *ev;
+	double base_ms = m->agg.cycles_ms > 0 ? m->agg.cycles_ms : m->run.duration_s * 1e3, pct;
+	char current[160];
+
+	if (!isfinite(m->energy.capped_ms) || m->energy.capped_ms <= 0 || !(base_ms > 0))
+		return;
+	pct = 100.0 * m->energy.capped_ms / base_ms;
+	if (pct > 100)
+		pct = 100;
+	if (pct < t->power_capped_pct)
+		return;
+	ev = json_object();
+	json_object_set_new(ev, "capped_ms", json_real(m->energy.capped_ms));
+	json_object_set_new(ev, "capped_percent", json_real(pct));
+	json_object_set_new(ev, "threshold_percent", json_real(t->power_capped_pct));
+	json_object_set_new(ev, "episodes", json_deep_copy(json_object_get(pc, "episodes")));
+	snprintf(current, sizeof(current), "power-capped %.0f%% of the time (%.0f ms)", pct, m->energy.capped_ms);
+	add_finding(m, "power_capped", severity(pct, t->power_capped_pct), pct, ev, power_cap_advice, 2, current);
+}
+
+/* The power alert (the seeds' power_consumption_mw): the peak total power
+ * over one sampling period above the threshold. Replaces an earlier one. */
+static void power_alert(struct model *m, const struct rule_thresholds *t)
+{
+	json_t *kept = json_array(), *v;
+	size_t i;
+	char desc[200];
+
+	json_array_foreach(m->alerts, i, v) {
+		const char *type = json_string_value(json_object_get(v, "type"));
+
+		if (!type || strcmp(type, "power"))
+			json_array_append(kept, v);
+	}
+	json_decref(m->alerts);
+	m->alerts = kept;
+	if (!isfinite(m->energy.peak_w) || m->energy.peak_w * 1e3 <= t->power_mw)
+		return;
+	snprintf(desc, sizeof(desc), "peak power %.0f mW above the %.0f mW threshold (--threshold power_mw=)",
+		 m->energy.peak_w * 1e3, t->power_mw);
+	json_array_append_new(m->alerts, json_pack("{s:s,s:s,s:s,s:f,s:f}", "type", "power", "severity", "warning",
+						   "description", desc, "value_mw", m->energy.peak_w * 1e3,
+						   "threshold_mw", t->power_mw));
+}
+
 int rules__evaluate(struct model *m, const struct rule_thresholds *t)
 {
 	int err = model__require(m, MODEL_DERIVED, "rules__evaluate");
@@ -529,6 +584,8 @@ int rules__evaluate(struct model *m, const struct rule_thresholds *t)
 	memory_rules(m, t);
 	sched_rules(m, t);
 	side_rules(m, t);
+	power_rules(m, t);
+	power_alert(m, t);
 	m->thresholds = *t;
 	m->have_thresholds = true;
 	return m->stage == MODEL_DERIVED ? model__advance(m, MODEL_ANALYSED, "rules__evaluate") : 0;

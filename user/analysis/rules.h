@@ -17,6 +17,8 @@ struct rule_thresholds {
 	double gpu_sync_pct;        /* host waits on the GPU this share of the cycle (30) */
 	double leak_mb_per_cycle;   /* RSS growth per cycle (1) */
 	double spin_pct;            /* on-CPU samples spinning in barriers (10) */
+	double power_mw;            /* power alert: peak total power above this (1000, the seeds') */
+	double power_capped_pct;    /* power-capped share of the cycles' time (5) */
 };
 
 void rule_thresholds__defaults(struct rule_thresholds *t);

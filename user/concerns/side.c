@@ -17,6 +17,7 @@
 #include "json_num.h"
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "power_mode.h"
 #include "sched.h"
 #include "side_sampler.h"
 
@@ -45,6 +46,7 @@ struct side_state {
 	uint64_t ev_dropped;            /* beyond POWER_EVENTS_MAX */
 	uint64_t ev_count[NPOWER];
 	char cwd[PATH_MAX], outdir[PATH_MAX];
+	json_t *power_mode;             /* system.power, read as the run starts */
 };
 
 static struct bpf_program *power_prog(struct infertrace_bpf *s, size_t i)
@@ -153,6 +155,7 @@ static int side_attach(struct recording *rec)
 		.ndisk_paths = ndisks,
 	};
 
+	ss->power_mode = power_mode__json();
 	ss->sampler = side_sampler__start(&cfg);
 	if (!ss->sampler)
 		fprintf(stderr, "infertrace: warning: side data sampler not started: %s; no thermal, GPU or "
@@ -310,6 +313,151 @@ static void side_stop(struct recording *rec)
 	}
 }
 
+/* Board power when a board rail measures it, else what the parts add up to. */
+static double energy_total(const struct model_energy *e)
+{
+	double t = 0;
+	bool any = false;
+
+	if (!isnan(e->j[MODEL_EN_BOARD]))
+		return e->j[MODEL_EN_BOARD];
+	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+		if (d != MODEL_EN_BOARD && !isnan(e->j[d])) {
+			t += e->j[d];
+			any = true;
+		}
+	return any ? t : NAN;
+}
+
+static int cmp_u64_pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* energy.phases: each phase's calls merged over threads into intervals;
+ * those of at least one sampling period are measured, shorter ones left
+ * out and counted. */
+static json_t *phase_energy_json(struct side_sampler *sm, const struct model *m)
+{
+	json_t *o = json_object();
+
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		uint64_t *iv = NULL, cur_s = 0, cur_e = 0, left = 0, measured = 0;
+		double sum[MODEL_EN_NDOMAINS] = { 0 }, ms = 0;
+		bool have[MODEL_EN_NDOMAINS] = { false };
+		size_t n = 0;
+		json_t *po;
+
+		if (!m->phase_names[ph])
+			continue;
+		for (size_t i = 0; i < m->ncalls; i++)
+			n += m->calls[i].phase == (uint32_t)ph && m->calls[i].exit_ns > m->calls[i].entry_ns;
+		if (!n || !(iv = malloc(2 * n * sizeof(*iv))))
+			continue;
+		n = 0;
+		for (size_t i = 0; i < m->ncalls; i++)
+			if (m->calls[i].phase == (uint32_t)ph && m->calls[i].exit_ns > m->calls[i].entry_ns) {
+				iv[2 * n] = m->calls[i].entry_ns;
+				iv[2 * n++ + 1] = m->calls[i].exit_ns;
+			}
+		qsort(iv, n, 2 * sizeof(*iv), cmp_u64_pair);
+		for (size_t i = 0; i <= n; i++) {
+			double j[MODEL_EN_NDOMAINS];
+
+			if (i < n && cur_e && iv[2 * i] <= cur_e) {
+				if (iv[2 * i + 1] > cur_e)
+					cur_e = iv[2 * i + 1];
+				continue;
+			}
+			if (cur_e) {
+				if (!side_sampler__energy(sm, cur_s, cur_e, j)) {
+					measured++;
+					ms += (cur_e - cur_s) / 1e6;
+					for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+						if (!isnan(j[d])) {
+							sum[d] += j[d];
+							have[d] = true;
+						}
+				} else {
+					left++;
+				}
+			}
+			if (i < n) {
+				cur_s = iv[2 * i];
+				cur_e = iv[2 * i + 1];
+			}
+		}
+		free(iv);
+		po = json_object();
+		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+			if (have[d])
+				json_object_set_new(po, model_energy_keys[d], json_real(sum[d]));
+		json_object_set_new(po, "intervals_measured", json_integer(measured));
+		json_object_set_new(po, "intervals_left_out", json_integer(left));
+		json_object_set_new(po, "measured_ms", json_real(ms));
+		json_object_set_new(o, m->phase_names[ph], po);
+	}
+	return o;
+}
+
+/* Energy per cycle (windows shorter than the sampling period left out),
+ * summed over the cycles, per phase, and the sources. */
+static void energy_collect(struct side_sampler *sm, struct model *m)
+{
+	struct model_energy_figures *ef = &m->energy;
+	int tok = model__count_id(m, "tokens");
+	double tokens = 0;
+	bool any_tokens = false;
+	json_t *run, *v;
+	size_t i;
+
+	json_decref(ef->detail);
+	ef->detail = side_sampler__energy_json(sm);
+	run = json_object_get(ef->detail, "run");
+	ef->resolution_ms = json_num(ef->detail, "resolution_ms");
+	ef->peak_w = json_num(run, "peak_w");
+	ef->capped_ms = json_num(json_object_get(ef->detail, "power_capped"), "capped_ms");
+	ef->root_only = false;
+	json_array_foreach(json_object_get(ef->detail, "sources"), i, v)
+		ef->root_only |= json_is_true(json_object_get(v, "root_only"));
+	ef->cycles_measured = ef->cycles_left_out = 0;
+	ef->cycles = (struct model_energy){ .total_j = NAN, .tokens_per_joule = NAN };
+	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+		ef->cycles.j[d] = NAN;
+	if (!json_array_size(json_object_get(ef->detail, "sources")))
+		return;
+	for (i = 0; i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
+		struct model_energy *e = &c->energy;
+
+		*e = (struct model_energy){ .total_j = NAN, .tokens_per_joule = NAN };
+		if (!c->end_ns || side_sampler__energy(sm, c->start_ns, c->end_ns, e->j)) {
+			for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+				e->j[d] = NAN;
+			ef->cycles_left_out++;
+			continue;
+		}
+		e->present = true;
+		e->total_j = energy_total(e);
+		if (tok > 0 && c->has_count[tok] && e->total_j > 0) {
+			e->tokens_per_joule = c->counts[tok] / e->total_j;
+			tokens += c->counts[tok];
+			any_tokens = true;
+		}
+		ef->cycles_measured++;
+		ef->cycles.present = true;
+		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+			if (!isnan(e->j[d]))
+				ef->cycles.j[d] = (isnan(ef->cycles.j[d]) ? 0 : ef->cycles.j[d]) + e->j[d];
+	}
+	ef->cycles.total_j = energy_total(&ef->cycles);
+	if (any_tokens && ef->cycles.total_j > 0)
+		ef->cycles.tokens_per_joule = tokens / ef->cycles.total_j;
+	json_object_set_new(ef->detail, "phases", phase_energy_json(sm, m));
+}
+
 static int side_collect(struct recording *rec, struct model *m)
 {
 	struct side_state *ss = rec->side;
@@ -326,10 +474,13 @@ static int side_collect(struct recording *rec, struct model *m)
 		model__set_section(m, MODEL_SEC_HOST, json_incref(json_object_get(sum, "host")));
 		model__set_section(m, MODEL_SEC_THERMAL, json_incref(json_object_get(sum, "thermal")));
 		json_decref(sum);
+		energy_collect(ss->sampler, m);
 		json_decref(m->trace_counters);
 		m->trace_counters = json_array();
 		side_sampler__trace_counters(ss->sampler, m->trace_counters, pid, m->run.start_ns);
 	}
+	if (ss->power_mode && json_is_object(m->run.system))
+		json_object_set(m->run.system, "power", ss->power_mode);
 	thermal = model__section(m, MODEL_SEC_THERMAL);
 	if (!json_is_object(thermal)) {
 		thermal = json_object();
@@ -368,6 +519,7 @@ static void side_cleanup(struct recording *rec)
 	if (!ss)
 		return;
 	side_sampler__free(ss->sampler);
+	json_decref(ss->power_mode);
 	free(ss->ev);
 	free(ss);
 	rec->side = NULL;

@@ -9,6 +9,8 @@
 #include "model.h"
 #include "vec.h"
 
+const char *const model_energy_keys[MODEL_EN_NDOMAINS] = { "cpu_j", "dram_j", "gpu_j", "board_j" };
+
 const char *const model_section_names[MODEL_NSECTIONS] = {
 	[MODEL_SEC_SAMPLES] = "samples",
 	[MODEL_SEC_OFFCPU] = "offcpu",
@@ -35,6 +37,7 @@ void model__init(struct model *m)
 	m->side.max_temp_c = NAN;
 	m->side.gpu_util_avg_pct = NAN;
 	m->memory.peak_mb = NAN;
+	m->energy.peak_w = m->energy.resolution_ms = m->energy.capped_ms = NAN;
 	/* the contract's two lost counters exist from the start */
 	model__add_lost(m, "samples", 0);
 	model__add_lost(m, "events", 0);
@@ -122,6 +125,7 @@ void model__free(struct model *m)
 	json_decref(m->alerts);
 	json_decref(m->tail_cycles);
 	json_decref(m->llama_facts);
+	json_decref(m->energy.detail);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -185,6 +189,7 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
 	memset(dst->sections, 0, sizeof(dst->sections));
 	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = NULL;
+	dst->energy.detail = NULL;
 	dst->names = NULL;
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
@@ -281,6 +286,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->alerts = copy_json(src->alerts);
 	dst->tail_cycles = copy_json(src->tail_cycles);
 	dst->llama_facts = copy_json(src->llama_facts);
+	dst->energy.detail = copy_json(src->energy.detail);
 	return 0;
 nomem:
 	model__free(dst);

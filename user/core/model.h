@@ -76,6 +76,17 @@ struct model_split {
 	double unattributed_ms, unattributed_percent;
 };
 
+/* Joules by domain, NAN where nothing measures it (energy.h's domains). */
+enum model_energy_domain { MODEL_EN_CPU = 0, MODEL_EN_DRAM, MODEL_EN_GPU, MODEL_EN_BOARD, MODEL_EN_NDOMAINS };
+extern const char *const model_energy_keys[MODEL_EN_NDOMAINS]; /* "cpu_j", "dram_j", "gpu_j", "board_j" */
+
+struct model_energy {
+	bool present;
+	double j[MODEL_EN_NDOMAINS];
+	double total_j;           /* board_j when measured, else the sum of cpu, dram and gpu */
+	double tokens_per_joule;  /* NAN without a tokens count */
+};
+
 struct model_cycle_phase {
 	bool present;   /* the phase ran in this cycle (calls > 0) */
 	double ms;      /* union over the process's threads */
@@ -112,6 +123,7 @@ struct model_cycle {
 	bool has_rss;
 	double rss_peak_mb, rss_end_mb;
 	json_t *detail;  /* per-cycle extras by concern: side data, network, cuda */
+	struct model_energy energy;    /* side: absent below the sampling period */
 	/* derived */
 	uint32_t index;
 	double duration_ms;
@@ -188,6 +200,17 @@ struct model_side_figures {
 	double max_temp_c;      /* NAN: no temperature seen */
 	bool gpu_available;
 	double gpu_util_avg_pct; /* NAN: no utilisation seen */
+};
+
+/* Energy over the cycles (side concern). */
+struct model_energy_figures {
+	struct model_energy cycles;    /* summed over the cycles measured */
+	uint64_t cycles_measured, cycles_left_out;
+	double resolution_ms;          /* the side sampling period */
+	double peak_w;                 /* highest total power over one period, NAN: none */
+	double capped_ms;              /* power-cap episodes (clock drop at the limit) */
+	bool root_only;                /* a source is root-only (RAPL): owner-only files */
+	json_t *detail;                /* sources, missing, run, power_capped, phases */
 };
 
 /* One outermost phase call on one thread (for trace.json). */
@@ -316,6 +339,7 @@ struct model {
 	struct model_sched_figures sched;
 	struct model_memory_figures memory;
 	struct model_side_figures side;
+	struct model_energy_figures energy;
 	uint64_t oom_kills;
 
 	json_t *sections[MODEL_NSECTIONS];

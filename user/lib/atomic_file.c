@@ -99,6 +99,11 @@ static int open_tmp(struct atomic_file *af)
 	return -1;
 }
 
+int atomic_file__private(struct atomic_file *af)
+{
+	return fchmod(fileno(af->f), 0600) ? -errno : 0;
+}
+
 struct atomic_file *atomic_file__open(const char *dir, const char *name)
 {
 	struct atomic_file *af;

@@ -16,6 +16,9 @@ struct atomic_file;
  * file in it. NULL with errno set on failure; EPERM for an unsafe directory. */
 struct atomic_file *atomic_file__open(const char *dir, const char *name);
 FILE *atomic_file__stream(struct atomic_file *af);
+/* Makes the file readable by its owner only (0600): for figures from
+ * counters the kernel keeps root-only, such as RAPL energy. 0 or -errno. */
+int atomic_file__private(struct atomic_file *af);
 /* Flushes, fsyncs and renames into place; removes the temp file on any error.
  * Frees af in every case. 0 or -errno. */
 int atomic_file__commit(struct atomic_file *af);

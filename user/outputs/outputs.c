@@ -212,16 +212,62 @@ static void html_cycles(FILE *f, const struct model *m)
 	if (!m->ncycles)
 		return;
 	fprintf(f, "<details><summary>per cycle</summary><table><tr><th>#</th><th>pid</th><th>ms</th>"
-		"<th>samples</th><th>tokens/s</th></tr>\n");
+		"<th>samples</th><th>tokens/s</th><th>J</th></tr>\n");
 	for (size_t i = 0; i < m->ncycles && i < 1000; i++) {
 		const struct model_cycle *c = &m->cycles[i];
 
 		fprintf(f, "<tr><td>%u</td><td>%d</td><td>%.3f</td><td>%llu</td>", c->index, c->pid, c->duration_ms,
 			(unsigned long long)c->samples);
 		cell(f, c->tokens_per_second, "%.2f");
+		cell(f, c->energy.present ? c->energy.total_j : NAN, "%.3f");
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table></details>\n");
+}
+
+static void html_energy(FILE *f, const struct model *m)
+{
+	const struct model_energy_figures *ef = &m->energy;
+	json_t *pw = json_object_get(m->run.system, "power"), *v;
+	const char *k;
+	size_t i;
+
+	if (!ef->detail && !json_object_size(pw))
+		return;
+	fprintf(f, "<h2>Energy and power mode</h2><table>\n");
+	json_object_foreach(pw, k, v) {
+		fprintf(f, "<tr><th>");
+		h(f, k);
+		fprintf(f, "</th><td>");
+		if (json_is_string(v))
+			h(f, json_string_value(v));
+		else if (json_is_number(v))
+			fprintf(f, "%.1f", json_number_value(v));
+		else if (json_is_object(v)) { /* nvpmodel */
+			fprintf(f, "%lld ", json_integer_value(json_object_get(v, "id")));
+			h(f, json_string_value(json_object_get(v, "name")));
+		}
+		fprintf(f, "</td></tr>\n");
+	}
+	if (ef->cycles.present) {
+		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+			if (isfinite(ef->cycles.j[d]))
+				row_num(f, model_energy_keys[d], ef->cycles.j[d], "%.3f");
+		row_num(f, "total J over the cycles", ef->cycles.total_j, "%.3f");
+		row_num(f, "J per cycle", ef->cycles_measured ? ef->cycles.total_j / ef->cycles_measured : NAN, "%.3f");
+		row_num(f, "tokens per joule", ef->cycles.tokens_per_joule, "%.3f");
+		row_num(f, "cycles left out (shorter than the period)", (double)ef->cycles_left_out, "%.0f");
+	}
+	row_num(f, "resolution ms", ef->resolution_ms, "%.0f");
+	row_num(f, "peak W", ef->peak_w, "%.1f");
+	json_array_foreach(json_object_get(ef->detail, "missing"), i, v) {
+		fprintf(f, "<tr><th>no ");
+		h(f, json_string_value(json_object_get(v, "domain")));
+		fprintf(f, " energy</th><td>");
+		h(f, json_string_value(json_object_get(v, "reason")));
+		fprintf(f, "</td></tr>\n");
+	}
+	fprintf(f, "</table>\n");
 }
 
 static void html_findings(FILE *f, const struct model *m)
@@ -296,6 +342,10 @@ static int write_html(const struct model *m, const char *dir)
 
 	if (!af)
 		return -errno;
+	if (m->energy.root_only && atomic_file__private(af)) {
+		atomic_file__abort(af);
+		return -EIO;
+	}
 	f = atomic_file__stream(af);
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>infertrace report</title>\n"
 		"<style>body{font-family:sans-serif;margin:20px;max-width:1240px}table{border-collapse:collapse;"
@@ -310,6 +360,7 @@ static int write_html(const struct model *m, const char *dir)
 	fprintf(f, "</p>\n");
 	html_cycles(f, m);
 	html_phases(f, m);
+	html_energy(f, m);
 	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "
 			"of a phase at most%s</p>\n", m->probe_cost.warning ? " class=\"warn\"" : "",

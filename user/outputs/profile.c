@@ -46,9 +46,17 @@ json_t *profile__system_json(void)
 int profile__write(json_t *profile, const char *dir)
 {
 	struct atomic_file *af = atomic_file__open(dir, "profile.json");
+	json_t *src;
+	size_t i;
 
 	if (!af)
 		return -errno;
+	/* figures from root-only counters (RAPL) stay readable by the owner only */
+	json_array_foreach(json_object_get(json_object_get(profile, "energy"), "sources"), i, src)
+		if (json_is_true(json_object_get(src, "root_only")) && atomic_file__private(af)) {
+			atomic_file__abort(af);
+			return -EIO;
+		}
 	if (json_dumpf(profile, atomic_file__stream(af), JSON_INDENT(2) | JSON_REAL_PRECISION(10))) {
 		atomic_file__abort(af);
 		return -EIO;

@@ -17,6 +17,8 @@
 #include "profile.h"
 #include "stats.h"
 
+static uint64_t u64(json_t *o, const char *key);
+
 /* NAN and infinities are never written: they become null. */
 static json_t *real_or_null(double v)
 {
@@ -44,6 +46,69 @@ void model__split_json(json_t *o, const struct model_split *s)
 		json_object_set_new(o, "unattributed_ms", json_real(s->unattributed_ms));
 		json_object_set_new(o, "unattributed_percent", json_real(s->unattributed_percent));
 	}
+}
+
+/* {cpu_j, dram_j, gpu_j, board_j, total_j, tokens_per_joule}: a domain no
+ * source measures is left out, never written as zero. */
+static json_t *energy_json(const struct model_energy *e)
+{
+	json_t *o = json_object();
+
+	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+		if (isfinite(e->j[d]))
+			json_object_set_new(o, model_energy_keys[d], json_real(e->j[d]));
+	if (isfinite(e->total_j))
+		json_object_set_new(o, "total_j", json_real(e->total_j));
+	if (isfinite(e->tokens_per_joule))
+		json_object_set_new(o, "tokens_per_joule", json_real(e->tokens_per_joule));
+	return o;
+}
+
+static void energy_load(struct model_energy *e, json_t *o)
+{
+	e->present = json_is_object(o);
+	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+		e->j[d] = json_num(o, model_energy_keys[d]);
+	e->total_j = json_num(o, "total_j");
+	e->tokens_per_joule = json_num(o, "tokens_per_joule");
+}
+
+/* The top-level `energy`: the cycles' sums, then the sources and the rest. */
+static json_t *energy_section_json(const struct model *m)
+{
+	const struct model_energy_figures *ef = &m->energy;
+	json_t *o = energy_json(&ef->cycles);
+
+	json_object_set_new(o, "cycles_measured", json_integer(ef->cycles_measured));
+	json_object_set_new(o, "cycles_left_out", json_integer(ef->cycles_left_out));
+	json_object_set_new(o, "resolution_ms", real_or_null(ef->resolution_ms));
+	json_object_set_new(o, "peak_w", real_or_null(ef->peak_w));
+	json_object_update_missing(o, ef->detail);
+	return o;
+}
+
+static void energy_section_load(struct model *m, json_t *o)
+{
+	struct model_energy_figures *ef = &m->energy;
+	static const char *const typed[] = { "cpu_j", "dram_j", "gpu_j", "board_j", "total_j", "tokens_per_joule",
+					     "cycles_measured", "cycles_left_out", "resolution_ms", "peak_w" };
+	json_t *v;
+	size_t i;
+
+	if (!json_is_object(o))
+		return;
+	energy_load(&ef->cycles, o);
+	ef->cycles.present = ef->cycles.present && u64(o, "cycles_measured") > 0;
+	ef->cycles_measured = u64(o, "cycles_measured");
+	ef->cycles_left_out = u64(o, "cycles_left_out");
+	ef->resolution_ms = json_num(o, "resolution_ms");
+	ef->peak_w = json_num(o, "peak_w");
+	ef->capped_ms = json_num(json_object_get(o, "power_capped"), "capped_ms");
+	ef->detail = json_deep_copy(o);
+	json_array_foreach(json_object_get(o, "sources"), i, v)
+		ef->root_only |= json_is_true(json_object_get(v, "root_only"));
+	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
+		json_object_del(ef->detail, typed[i]);
 }
 
 static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
@@ -102,6 +167,8 @@ static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 		json_object_set_new(o, "rss_peak_mb", json_real(c->rss_peak_mb));
 		json_object_set_new(o, "rss_end_mb", json_real(c->rss_end_mb));
 	}
+	if (c->energy.present)
+		json_object_set_new(o, "energy", energy_json(&c->energy));
 	json_object_foreach(c->detail, k, v)
 		json_object_set(o, k, v);
 	return o;
@@ -210,11 +277,12 @@ static json_t *recs_json(const struct model *m)
 
 static json_t *thresholds_json(const struct rule_thresholds *t)
 {
-	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
+	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
 		"inference_pct", t->inference_pct, "database_pct", t->database_pct, "mode_pct", t->mode_pct,
 		"memory_pct", t->memory_pct, "runq_pct", t->runq_pct, "offcpu_pct", t->offcpu_pct,
 		"gpu_util_pct", t->gpu_util_pct, "gpu_sync_pct", t->gpu_sync_pct,
-		"leak_mb_per_cycle", t->leak_mb_per_cycle, "spin_pct", t->spin_pct);
+		"leak_mb_per_cycle", t->leak_mb_per_cycle, "spin_pct", t->spin_pct, "power_mw", t->power_mw,
+		"power_capped_pct", t->power_capped_pct);
 }
 
 /* A detail section, or an empty object/array where the contract wants one. */
@@ -264,6 +332,8 @@ json_t *model__to_json(const struct model *m)
 	json_object_set_new(p, "gpu", v);
 	json_object_set_new(p, "disk", section_or(m, MODEL_SEC_DISK, false));
 	json_object_set_new(p, "network", section_or(m, MODEL_SEC_NETWORK, false));
+	if (m->energy.detail)
+		json_object_set_new(p, "energy", energy_section_json(m));
 	lost = json_object();
 	for (size_t i = 0; i < m->nlost; i++)
 		json_object_set_new(lost, m->lost[i].name, json_integer(m->lost[i].value));
@@ -372,7 +442,7 @@ static bool typed_cycle_key(const char *k)
 		"index", "bpf_cycle", "pid", "start_ns", "end_ns", "duration_ms", "open_at_end", "abandoned",
 		"end", "samples", "phases", "tokens_per_second", "tokens_per_second_wall", "counts", "oncpu_ms",
 		"runq_wait_ms", "offcpu_ms", "blocked", "unattributed_ms", "unattributed_percent", "all_threads",
-		"page_faults", "context_switches", "rss_peak_mb", "rss_end_mb", "llama",
+		"page_faults", "context_switches", "rss_peak_mb", "rss_end_mb", "llama", "energy",
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -442,6 +512,8 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 		mc->rss_peak_mb = json_num(c, "rss_peak_mb");
 		mc->rss_end_mb = json_num(c, "rss_end_mb");
 	}
+	if (json_is_object(json_object_get(c, "energy")))
+		energy_load(&mc->energy, json_object_get(c, "energy"));
 	json_object_foreach(c, k, v)
 		if (!typed_cycle_key(k))
 			model__cycle_detail(mc, k, json_incref(v));
@@ -675,6 +747,7 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 		json_object_del(v, "cuda");
 	}
 	figures_load(m);
+	energy_section_load(m, json_object_get(p, "energy"));
 	json_object_foreach(json_object_get(p, "lost"), k, v)
 		if (json_is_integer(v))
 			model__add_lost(m, k, (uint64_t)json_integer_value(v) - model__lost(m, k));

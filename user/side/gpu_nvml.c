@@ -48,6 +48,7 @@ struct gpu_nvml {
 	nvmlReturn_t (*get_clock)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*get_max_clock)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*get_reasons)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*get_energy)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*get_procs_v2)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_v2_t *);
 	nvmlReturn_t (*get_procs_v1)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_v1_t *);
 	const char *(*error_string)(nvmlReturn_t);
@@ -120,6 +121,8 @@ struct gpu_nvml *gpu_nvml__open(char *reason, size_t reason_len)
 	g->get_max_clock = sym(g->lib, "nvmlDeviceGetMaxClockInfo", NULL);
 	g->get_reasons = sym(g->lib, "nvmlDeviceGetCurrentClocksEventReasons",
 			     "nvmlDeviceGetCurrentClocksThrottleReasons");
+	/* Volta and later; millijoules since the driver was loaded */
+	g->get_energy = sym(g->lib, "nvmlDeviceGetTotalEnergyConsumption", NULL);
 	g->get_procs_v2 = sym(g->lib, "nvmlDeviceGetComputeRunningProcesses_v3",
 			      "nvmlDeviceGetComputeRunningProcesses_v2");
 	if (!g->get_procs_v2)
@@ -260,5 +263,26 @@ int gpu_nvml__read(struct gpu_nvml *g, int idx, const pid_t *pids, int npids,
 	}
 	if (nprocs)
 		*nprocs = np;
+	return 0;
+}
+
+int gpu_nvml__energy_mj(struct gpu_nvml *g, int idx, unsigned long long *mj, char *why, size_t whylen)
+{
+	char ebuf[128];
+	nvmlReturn_t rc;
+
+	if (!g || idx < 0 || idx >= g->count)
+		return -ENODEV;
+	if (!g->get_energy) {
+		if (why)
+			snprintf(why, whylen, "this NVML has no nvmlDeviceGetTotalEnergyConsumption");
+		return -EOPNOTSUPP;
+	}
+	rc = g->get_energy(g->dev[idx], mj);
+	if (rc != NVML_SUCCESS) {
+		if (why)
+			snprintf(why, whylen, "nvmlDeviceGetTotalEnergyConsumption: %s", errstr(g, rc, ebuf, sizeof(ebuf)));
+		return -EOPNOTSUPP;
+	}
 	return 0;
 }

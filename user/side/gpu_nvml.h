@@ -60,5 +60,8 @@ const char *gpu_nvml__name(const struct gpu_nvml *g, int idx);
  * *nprocs is set to the number written). 0, or -ENODEV for a bad index. */
 int gpu_nvml__read(struct gpu_nvml *g, int idx, const pid_t *pids, int npids,
 		   struct gpu_reading *r, struct gpu_proc_mem *procs, int *nprocs);
+/* The device's total-energy counter in millijoules (Volta and later). 0, or
+ * -EOPNOTSUPP with why filled in (no such call, or the GPU lacks it). */
+int gpu_nvml__energy_mj(struct gpu_nvml *g, int idx, unsigned long long *mj, char *why, size_t whylen);
 
 #endif

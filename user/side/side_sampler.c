@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "energy.h"
 #include "gpu_jetson.h"
 #include "gpu_nvml.h"
 #include "sysfs_readers.h"
@@ -21,6 +22,7 @@
 
 #define MAX_GPUS 16
 #define MAX_PIDMEM 256
+#define PCAP_WINDOW_NS 200000000ULL
 
 /* the external columns of one NVML device, in this order */
 static const enum side_metric nvml_cols[] = {
@@ -62,6 +64,9 @@ struct side_sampler {
 	char gpu_reason[384];
 	char notice[448];
 	int *cpu_cur_col, *cpu_max_col, ncpu_pairs;
+	struct energy_source *en;     /* updated under mu */
+	int nen, capen;
+	char en_missing[ENERGY_NDOMAINS][256];
 
 	/* under mu */
 	pid_t *pids;
@@ -73,6 +78,8 @@ struct side_sampler {
 	double *rows;
 	size_t nrows, caprows;
 	struct throttle_tracker *thr;
+	struct throttle_tracker *pcap; /* power-cap episodes */
+	double peak_w;                 /* highest total power over one interval */
 };
 
 static uint64_t now_ns(void)
@@ -100,6 +107,8 @@ int side_gpu_mode_parse(const char *s, enum side_gpu_mode *out)
 }
 
 /* ---- discovery (sampler thread) ---- */
+
+static int col_of(const struct side_sampler *s, enum side_metric m, int index);
 
 static void discover_gpu(struct side_sampler *s)
 {
@@ -162,6 +171,72 @@ static void pair_cpu_columns(struct side_sampler *s)
 	}
 }
 
+/* Counters first (powercap, NVML energy), then integrals of the power
+ * columns (NVML power where no counter, Jetson rails); a domain nothing
+ * measures gets its reason. */
+static void discover_energy(struct side_sampler *s)
+{
+	char why[256] = "", gwhy[192];
+	bool have[ENERGY_NDOMAINS + 1] = { false };
+	struct energy_source *e;
+	int n0;
+
+	energy_discover_powercap(&s->en, &s->nen, &s->capen, why, sizeof(why));
+	for (int d = 0; d < ENERGY_NDOMAINS; d++)
+		sysfs_copy(s->en_missing[d], sizeof(s->en_missing[d]), why);
+	for (int g = 0; s->nvml && g < s->ngpu; g++) {
+		unsigned long long mj;
+		int pc = col_of(s, SM_GPU_POWER_W, g);
+
+		gwhy[0] = 0;
+		if (!gpu_nvml__energy_mj(s->nvml, g, &mj, gwhy, sizeof(gwhy))) {
+			if (!(e = energy_add(&s->en, &s->nen, &s->capen)))
+				break;
+			e->kind = ENERGY_COUNTER;
+			e->via = ENERGY_VIA_NVML;
+			e->unit_j = 1e-3;
+			e->gpu = g;
+		} else if (pc >= 0) {
+			if (!(e = energy_add(&s->en, &s->nen, &s->capen)))
+				break;
+			e->kind = ENERGY_INTEGRAL;
+			e->via = ENERGY_VIA_COLUMN;
+			e->power_col = pc;
+		} else {
+			continue;
+		}
+		e->domain = ENERGY_GPU;
+		snprintf(e->name, sizeof(e->name), "gpu%d", g);
+	}
+	n0 = s->nen;
+	for (int i = 0; i < s->ch.n; i++) {
+		if (s->ch.v[i].metric != SM_RAIL_POWER_W || !(e = energy_add(&s->en, &s->nen, &s->capen)))
+			continue;
+		sysfs_copy(e->name, sizeof(e->name), s->ch.v[i].name);
+		e->domain = energy_rail_domain(e->name);
+		e->kind = ENERGY_INTEGRAL;
+		e->via = ENERGY_VIA_COLUMN;
+		e->power_col = i;
+	}
+	for (int i = 0; i < s->nen; i++)
+		have[s->en[i].domain] = true;
+	if (!s->gpu_source)
+		sysfs_fmt(s->en_missing[ENERGY_GPU], sizeof(s->en_missing[ENERGY_GPU]), "%s", s->gpu_reason);
+	else if (!have[ENERGY_GPU])
+		sysfs_fmt(s->en_missing[ENERGY_GPU], sizeof(s->en_missing[ENERGY_GPU]),
+			  "the %s GPU has neither an energy counter nor a power reading", s->gpu_source);
+	if (!have[ENERGY_BOARD])
+		sysfs_fmt(s->en_missing[ENERGY_BOARD], sizeof(s->en_missing[ENERGY_BOARD]),
+			  "no board input rail (Jetson INA3221 VDD_IN/POM_5V_IN) or RAPL psys zone%s%s",
+			  why[0] ? "; " : "", why);
+	if (!have[ENERGY_CPU] && s->nen > n0)
+		sysfs_fmt(s->en_missing[ENERGY_CPU], sizeof(s->en_missing[ENERGY_CPU]),
+			  "no CPU rail among the power rails%s%s", why[0] ? "; " : "", why);
+	for (int d = 0; d < ENERGY_NDOMAINS; d++)
+		if (have[d])
+			s->en_missing[d][0] = 0;
+}
+
 static void discover(struct side_sampler *s)
 {
 	sysfs_discover_thermal(&s->ch);
@@ -173,6 +248,7 @@ static void discover(struct side_sampler *s)
 	for (int i = 0; i < s->ndisk; i++)
 		sysfs_add_disk(&s->ch, s->disk_paths[i]);
 	discover_gpu(s);
+	discover_energy(s);
 	pair_cpu_columns(s);
 }
 
@@ -205,6 +281,117 @@ static void note_pid_mem(struct side_sampler *s, int gpu, const struct gpu_proc_
 		s->pidmem[s->npidmem++] = (struct pid_mem){ gpu, p->pid, p->used_mb };
 }
 
+/* The fastest CPU's clock in % of its maximum: idle cores sit at low
+ * clocks without being throttled. NAN without cpufreq. */
+static double cpu_best_clock_pct(const struct side_sampler *s, const double *row)
+{
+	double best = NAN;
+
+	for (int i = 0; i < s->ncpu_pairs; i++) {
+		double cur = row[s->cpu_cur_col[i]], max = row[s->cpu_max_col[i]];
+
+		if (!isnan(cur) && !isnan(max) && max > 0 && (isnan(best) || 100.0 * cur / max > best))
+			best = 100.0 * cur / max;
+	}
+	return best;
+}
+
+/* Feeds every energy source this row's readings; the running totals go
+ * into the row. A power cap is a clock drop while power sits at the limit:
+ * a RAPL package at >= 95% of its long-term limit with the fastest CPU below
+ * (100 - drop)% of its maximum, or an NVML GPU whose driver reports a power
+ * cap (software cap or hardware brake) with its clock below its maximum.
+ * Called with mu held. */
+/* Reads each counter dated by the clock around its own read: a thread
+ * preempted in the middle of a row would otherwise misdate it by the delay
+ * (on a busy machine, tens of ms). A read that took longer than 1 ms is
+ * tried again (three times at most). Only discovery-time fields are read
+ * here, outside mu; ok[i] is false where the read failed. */
+static void read_counters(struct side_sampler *s, uint64_t *raw, uint64_t *rts, bool *ok)
+{
+	for (int i = 0; i < s->nen; i++) {
+		struct energy_source *e = &s->en[i];
+
+		ok[i] = false;
+		for (int tries = 0; tries < 3 && e->via != ENERGY_VIA_COLUMN; tries++) {
+			uint64_t t0 = now_ns(), t1;
+			long long v;
+			unsigned long long mj;
+
+			if (e->via == ENERGY_VIA_POWERCAP && !sysfs_read_ll(e->path, &v) && v >= 0) {
+				raw[i] = (uint64_t)v;
+				ok[i] = true;
+			} else if (e->via == ENERGY_VIA_NVML && !gpu_nvml__energy_mj(s->nvml, e->gpu, &mj, NULL, 0)) {
+				raw[i] = mj;
+				ok[i] = true;
+			}
+			t1 = now_ns();
+			rts[i] = t0 + (t1 - t0) / 2;
+			if (!ok[i] || t1 - t0 <= 1000000)
+				break;
+		}
+	}
+}
+
+static void update_energy(struct side_sampler *s, uint64_t ts, double *row, const uint64_t *raw, const uint64_t *rts,
+			  const bool *ok)
+{
+	double dom_w[ENERGY_NDOMAINS + 1] = { 0 }, total;
+	bool dom_have[ENERGY_NDOMAINS + 1] = { false };
+	double cpu_pct = cpu_best_clock_pct(s, row);
+	char reason[128];
+
+	for (int i = 0; i < s->nen; i++) {
+		struct energy_source *e = &s->en[i];
+
+		if (e->via == ENERGY_VIA_COLUMN) {
+			energy_source__power(e, row[e->power_col], ts);
+			energy_source__record(e, ts);
+		} else if (ok[i]) {
+			energy_source__counter(e, raw[i], rts[i]);
+			energy_source__record(e, rts[i]);
+		} else {
+			e->read_errors++;
+		}
+		if (!isnan(e->last_w)) {
+			dom_w[e->domain] += e->last_w;
+			dom_have[e->domain] = true;
+		}
+		if (e->via == ENERGY_VIA_POWERCAP && e->domain == ENERGY_CPU && isfinite(e->limit_w) &&
+		    !isnan(cpu_pct)) {
+			/* RAPL enforces its limit over a time window; read power over >= 200 ms */
+			double w = energy_source__recent_w(e, PCAP_WINDOW_NS);
+
+			if (isnan(w))
+				continue;
+			snprintf(reason, sizeof(reason), "power at %.0f%% of the %.1f W limit with clock below %.0f%% of max",
+				 100.0 * w / e->limit_w, e->limit_w, 100.0 - s->clock_drop_pct);
+			throttle_tracker__observe(s->pcap, "cpu", ts,
+						  w >= 0.95 * e->limit_w && cpu_pct < 100.0 - s->clock_drop_pct,
+						  e->name, reason, NAN, cpu_pct);
+		}
+	}
+	total = dom_have[ENERGY_BOARD] ? dom_w[ENERGY_BOARD] : dom_w[ENERGY_CPU] + dom_w[ENERGY_DRAM] + dom_w[ENERGY_GPU];
+	if ((dom_have[ENERGY_BOARD] || dom_have[ENERGY_CPU] || dom_have[ENERGY_DRAM] || dom_have[ENERGY_GPU]) &&
+	    (isnan(s->peak_w) || total > s->peak_w))
+		s->peak_w = total;
+	for (int g = 0; s->nvml && g < s->ngpu; g++) {
+		double rs = at(row, col_of(s, SM_GPU_REASONS, g)), clk = at(row, col_of(s, SM_GPU_SM_MHZ, g));
+		double max = at(row, col_of(s, SM_GPU_MAX_MHZ, g));
+		char source[16];
+
+		if (isnan(rs))
+			continue;
+		snprintf(source, sizeof(source), "gpu%d", g);
+		throttle_nvml_reason_names((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE),
+					   reason, sizeof(reason));
+		throttle_tracker__observe(s->pcap, source, ts,
+					  ((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE)) &&
+					  !isnan(clk) && !isnan(max) && clk < max,
+					  s->gpu_name[g], reason, NAN, max > 0 ? 100.0 * clk / max : NAN);
+	}
+}
+
 /* Throttling state of this row, per source; called with mu held. */
 static void detect_throttling(struct side_sampler *s, uint64_t ts, const double *row)
 {
@@ -218,13 +405,7 @@ static void detect_throttling(struct side_sampler *s, uint64_t ts, const double 
 			temp = row[i];
 			zone = s->ch.v[i].name;
 		}
-	/* the fastest CPU: idle cores sit at low clocks without being throttled */
-	for (int i = 0; i < s->ncpu_pairs; i++) {
-		double cur = row[s->cpu_cur_col[i]], max = row[s->cpu_max_col[i]];
-
-		if (!isnan(cur) && !isnan(max) && max > 0 && (isnan(best_pct) || 100.0 * cur / max > best_pct))
-			best_pct = 100.0 * cur / max;
-	}
+	best_pct = cpu_best_clock_pct(s, row);
 	if (!isnan(temp) && !isnan(best_pct)) {
 		snprintf(reason, sizeof(reason), "thermal: above %.0f C with clock below %.0f%% of max",
 			 s->temp_threshold_c, 100.0 - s->clock_drop_pct);
@@ -263,10 +444,15 @@ static void take_sample(struct side_sampler *s)
 	int nprocs[MAX_GPUS] = { 0 };
 	pid_t *pids = NULL;
 	int npids = 0;
-	uint64_t ts;
+	uint64_t ts, *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw)), *rts = raw + s->nen;
+	bool *ok = calloc(s->nen ? s->nen : 1, sizeof(*ok));
 
-	if (!row)
+	if (!row || !raw || !ok) {
+		free(row);
+		free(raw);
+		free(ok);
 		return;
+	}
 	for (int i = 0; i < ncols; i++)
 		row[i] = NAN;
 	pthread_mutex_lock(&s->mu);
@@ -277,6 +463,7 @@ static void take_sample(struct side_sampler *s)
 	pthread_mutex_unlock(&s->mu);
 
 	ts = now_ns();
+	read_counters(s, raw, rts, ok);
 	channels__read_all(&s->ch, row);
 	for (int g = 0; s->nvml && g < s->ngpu; g++) {
 		struct gpu_reading r;
@@ -304,11 +491,14 @@ static void take_sample(struct side_sampler *s)
 		if (!t || !r) {
 			pthread_mutex_unlock(&s->mu);
 			free(row);
+			free(raw);
+			free(ok);
 			return;
 		}
 		s->rows = r;
 		s->caprows = cap;
 	}
+	update_energy(s, ts, row, raw, rts, ok);
 	s->ts[s->nrows] = ts;
 	memcpy(&s->rows[s->nrows * ncols], row, ncols * sizeof(*row));
 	s->nrows++;
@@ -323,6 +513,8 @@ static void take_sample(struct side_sampler *s)
 	detect_throttling(s, ts, row);
 	pthread_mutex_unlock(&s->mu);
 	free(row);
+	free(raw);
+	free(ok);
 }
 
 static void *sampler_main(void *arg)
@@ -363,8 +555,10 @@ static void *sampler_main(void *arg)
 	/* the state at stop, so a short run still has data and open episodes end here */
 	take_sample(s);
 	pthread_mutex_lock(&s->mu);
-	if (s->nrows)
+	if (s->nrows) {
 		throttle_tracker__finish(s->thr, s->ts[s->nrows - 1]);
+		throttle_tracker__finish(s->pcap, s->ts[s->nrows - 1]);
+	}
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
@@ -394,8 +588,10 @@ struct side_sampler *side_sampler__start(const struct side_config *cfg)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	s->peak_w = NAN;
 	s->thr = throttle_tracker__new();
-	if (!s->thr)
+	s->pcap = throttle_tracker__new();
+	if (!s->thr || !s->pcap)
 		goto nomem;
 	for (int i = 0; i < cfg->npids; i++)
 		if (side_sampler__add_pid(s, cfg->pids[i]))
@@ -445,6 +641,10 @@ void side_sampler__free(struct side_sampler *s)
 	gpu_jetson__free(s->jetson);
 	channels__free(&s->ch);
 	throttle_tracker__free(s->thr);
+	throttle_tracker__free(s->pcap);
+	for (int i = 0; i < s->nen; i++)
+		energy_source__free(&s->en[i]);
+	free(s->en);
 	for (int i = 0; i < s->ndisk; i++)
 		free(s->disk_paths[i]);
 	free(s->disk_paths);
@@ -906,4 +1106,117 @@ int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid
 	}
 	pthread_mutex_unlock(&s->mu);
 	return added;
+}
+
+/* ---- energy ---- */
+
+int side_sampler__energy(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns, double *j)
+{
+	bool have[ENERGY_NDOMAINS] = { false }, bad[ENERGY_NDOMAINS] = { false };
+	int err = 0, measured = 0;
+
+	for (int d = 0; d < ENERGY_NDOMAINS; d++)
+		j[d] = NAN;
+	pthread_mutex_lock(&s->mu);
+	wait_ready(s);
+	if (!s->nen) {
+		err = -ENODATA;
+		goto out;
+	}
+	if (end_ns <= start_ns || end_ns - start_ns < (uint64_t)s->period_ms * 1000000ULL) {
+		err = -ERANGE;
+		goto out;
+	}
+	for (int i = 0; i < s->nen; i++) {
+		const struct energy_source *e = &s->en[i];
+		double v;
+
+		if (e->domain >= ENERGY_NDOMAINS)
+			continue;
+		v = energy_source__total_at(e, end_ns) - energy_source__total_at(e, start_ns);
+		if (isnan(v)) {
+			bad[e->domain] = true;
+			continue;
+		}
+		j[e->domain] = (have[e->domain] ? j[e->domain] : 0) + v;
+		have[e->domain] = true;
+	}
+	for (int d = 0; d < ENERGY_NDOMAINS; d++) {
+		if (bad[d])
+			j[d] = NAN;
+		measured += !isnan(j[d]);
+	}
+	if (!measured)
+		err = -ERANGE;
+out:
+	pthread_mutex_unlock(&s->mu);
+	return err;
+}
+
+json_t *side_sampler__energy_json(struct side_sampler *s)
+{
+	static const char *const kinds[] = { "counter", "integral" };
+	json_t *o = json_object(), *srcs = json_array(), *missing = json_array(), *run = json_object();
+	json_t *eps = json_array();
+	double dom[ENERGY_NDOMAINS];
+	bool have[ENERGY_NDOMAINS] = { false };
+	uint64_t capped_ns = 0;
+
+	pthread_mutex_lock(&s->mu);
+	wait_ready(s);
+	for (int i = 0; i < s->nen; i++) {
+		const struct energy_source *e = &s->en[i];
+		double dur = e->primed && e->prev_ts > e->first_ts ? (e->prev_ts - e->first_ts) / 1e9 : NAN;
+		json_t *so = json_object();
+
+		json_object_set_new(so, "name", json_string(e->name));
+		json_object_set_new(so, "domain", json_string(energy_domain_name(e->domain)));
+		json_object_set_new(so, "kind", json_string(kinds[e->kind]));
+		json_object_set_new(so, "period_ms", json_integer(s->period_ms));
+		json_object_set_new(so, "joules", num(isnan(dur) ? NAN : e->joules));
+		json_object_set_new(so, "seconds", num(dur));
+		json_object_set_new(so, "mean_w", num(dur > 0 ? e->joules / dur : NAN));
+		if (e->kind == ENERGY_COUNTER) {
+			json_object_set_new(so, "wraps", json_integer(e->wraps));
+			if (e->max_range)
+				json_object_set_new(so, "max_range_j", num(e->max_range * e->unit_j));
+		}
+		if (isfinite(e->limit_w))
+			json_object_set_new(so, "limit_w", num(e->limit_w));
+		if (e->via == ENERGY_VIA_POWERCAP) /* root only since Linux 5.10 (PLATYPUS) */
+			json_object_set_new(so, "root_only", json_true());
+		if (e->read_errors)
+			json_object_set_new(so, "read_errors", json_integer(e->read_errors));
+		json_array_append_new(srcs, so);
+		if (e->domain < ENERGY_NDOMAINS && !isnan(dur)) {
+			dom[e->domain] = (have[e->domain] ? dom[e->domain] : 0) + e->joules;
+			have[e->domain] = true;
+		}
+	}
+	for (int d = 0; d < ENERGY_NDOMAINS; d++) {
+		char key[16];
+
+		snprintf(key, sizeof(key), "%s_j", energy_domain_name(d));
+		if (have[d])
+			json_object_set_new(run, key, num(dom[d]));
+		if (s->en_missing[d][0])
+			json_array_append_new(missing, json_pack("{s:s,s:s}", "domain", energy_domain_name(d),
+								 "reason", s->en_missing[d]));
+	}
+	json_object_set_new(run, "peak_w", num(s->peak_w));
+	for (size_t i = 0; i < throttle_tracker__count(s->pcap); i++) {
+		const struct throttle_episode *ep = throttle_tracker__get(s->pcap, i);
+		json_t *ej = throttle_episode__json(ep);
+
+		json_object_del(ej, "peak_temp_c");
+		json_array_append_new(eps, ej);
+		capped_ns += ep->end_ns > ep->start_ns ? ep->end_ns - ep->start_ns : 0;
+	}
+	json_object_set_new(o, "resolution_ms", json_integer(s->period_ms));
+	json_object_set_new(o, "sources", srcs);
+	json_object_set_new(o, "missing", missing);
+	json_object_set_new(o, "run", run);
+	json_object_set_new(o, "power_capped", json_pack("{s:o,s:o}", "capped_ms", num(capped_ns / 1e6), "episodes", eps));
+	pthread_mutex_unlock(&s->mu);
+	return o;
 }

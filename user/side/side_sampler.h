@@ -76,4 +76,15 @@ json_t *side_sampler__cycle_json(struct side_sampler *s, uint64_t start_ns, uint
  * events, ts in microseconds since base_ns. Returns the number appended. */
 int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid, uint64_t base_ns);
 
+/* Joules per domain (cpu, dram, gpu, board: energy.h's ENERGY_NDOMAINS
+ * order) in [start_ns, end_ns], NAN where no source measures it. 0, or
+ * -ENODATA with no energy source, -ERANGE for a window shorter than the
+ * sampling period (below the resolution) or outside the sampled span. */
+int side_sampler__energy(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns, double *j);
+
+/* {resolution_ms, sources: [{name, domain, kind, period_ms, joules, seconds,
+ * mean_w, wraps, max_range_j, limit_w}], missing: [{domain, reason}],
+ * run: {cpu_j.., peak_w}, power_capped: {capped_ms, episodes}} */
+json_t *side_sampler__energy_json(struct side_sampler *s);
+
 #endif
