@@ -16,5 +16,6 @@ extern const struct concern side_concern;     /* thermal, power, GPU, disk: side
 extern const struct concern network_concern;  /* TCP bytes per cycle, RTT, retransmits: network */
 extern const struct concern cuda_concern;     /* --preset cuda: launches, copies, sync waits per cycle */
 extern const struct concern overhead_concern; /* probe cost per hit: probes_overhead */
+extern const struct concern live_concern;     /* `top` and --metrics: snapshots while recording */
 
 #endif

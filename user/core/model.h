@@ -177,6 +177,8 @@ struct model_side_figures {
 	double max_temp_c;      /* NAN: no temperature seen */
 	bool gpu_available;
 	double gpu_util_avg_pct; /* NAN: no utilisation seen */
+	/* the last side period or two, for the live view and /metrics (NAN: none) */
+	double now_temp_c, now_cpu_mhz, now_gpu_util_pct, now_gpu_temp_c, now_gpu_mhz, now_gpu_power_w;
 };
 
 /* One outermost phase call on one thread (for trace.json). */

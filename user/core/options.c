@@ -11,6 +11,7 @@
 
 #include "config_file.h"
 #include "exit_codes.h"
+#include "metrics.h"
 #include "options.h"
 #include "sysfs_readers.h"
 
@@ -60,6 +61,7 @@ enum {
 	OPTK_STACK_ENTRIES,
 	OPTK_THRESHOLD,
 	OPTK_USAGE,
+	OPTK_METRICS,
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -359,6 +361,18 @@ static int set_verbose(struct record_opts *o, const char *arg, bool cfg, char *e
 	return 0;
 }
 
+static int set_metrics(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+
+	(void)cfg;
+	if (metrics__parse_addr(arg, &sa, &len, err, errlen))
+		return -EINVAL;
+	o->metrics = arg;
+	return 0;
+}
+
 #define S OPTV_STRING
 #define N OPTV_NUMBER
 #define F OPTV_NONE
@@ -403,6 +417,9 @@ const struct record_option record_options[] = {
 	  "Bottleneck rule threshold (repeatable): inference_pct=60, database_pct=15, mode_pct=10, "
 	  "memory_pct=80, runq_pct=20, offcpu_pct=50, gpu_util_pct=70, gpu_sync_pct=30, leak_mb_per_cycle=1",
 	  set_threshold },
+	{ "metrics", OPTK_METRICS, "[ADDR:]PORT", S, 0, NULL, 4,
+	  "Serve Prometheus metrics at http://ADDR:PORT/metrics while recording (ADDR default "
+	  "127.0.0.1; PORT 0 picks a free one; another address exposes them to that network)", set_metrics },
 	{ "quiet", 'q', NULL, F, 0, NULL, 4,
 	  "No progress line and no start message (warnings and errors still shown)", set_quiet },
 	{ "verbose", 'v', NULL, F, 0, NULL, 4,

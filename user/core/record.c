@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* `infertrace record`: parse → set up → attach → run → collect → write. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ static const struct concern *const concerns[] = {
 	&network_concern,
 	&cuda_concern,
 	&overhead_concern,
+	&live_concern, /* last: its attach takes the terminal once all others attached */
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)
@@ -135,7 +137,23 @@ static int setup_targets(struct recording *rec)
 	int err;
 
 	if (o->command) {
-		err = launched__fork(&rec->cmd, o->command);
+		int out_fd = -1;
+
+		if (o->top) {
+			/* the view owns the terminal: the command's output goes to a file */
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/command.log", o->output_dir);
+			out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+			if (out_fd < 0) {
+				err = -errno;
+				fprintf(stderr, "infertrace: cannot write %s: %s\n", path, strerror(errno));
+				return err;
+			}
+		}
+		err = launched__fork(&rec->cmd, o->command, out_fd);
+		if (out_fd >= 0)
+			close(out_fd);
 		if (err) {
 			fprintf(stderr, "infertrace: cannot fork: %s\n", strerror(-err));
 			return err;
@@ -162,6 +180,10 @@ static int setup_targets(struct recording *rec)
 
 static bool should_stop(struct recording *rec)
 {
+	if (rec->stop_request) {
+		rec->stop_reason = rec->stop_request;
+		return true;
+	}
 	if (stop_signal) {
 		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGHUP ? "SIGHUP" : "SIGTERM";
 		return true;
@@ -370,7 +392,20 @@ static enum it_exit setup_exit(int err)
 	}
 }
 
+static int record_main(int argc, char **argv, bool top);
+
 int cmd_record(int argc, char **argv)
+{
+	return record_main(argc, argv, false);
+}
+
+/* `infertrace top`: a recording shown live (user/live/top.c) */
+int cmd_top(int argc, char **argv)
+{
+	return record_main(argc, argv, true);
+}
+
+static int record_main(int argc, char **argv, bool top)
 {
 	struct recording rec = {};
 	struct watchdog wd = { .pid = -1, .fd = -1 };
@@ -391,6 +426,10 @@ int cmd_record(int argc, char **argv)
 		model__free(&rec.model);
 		record_opts__free(&rec.opts);
 		return IT_EXIT_USAGE;
+	}
+	if (top) {
+		rec.opts.top = true;
+		rec.opts.quiet = true; /* the view replaces the progress line */
 	}
 	/* the one privilege check */
 	status = IT_EXIT_PRIVILEGE;

@@ -26,6 +26,7 @@ struct net_state;
 struct cuda_state;
 struct crash_state;
 struct overhead_state;
+struct live_state;
 
 struct recording {
 	struct record_opts opts;
@@ -38,6 +39,7 @@ struct recording {
 	double start_wall_s;
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
 	const char *stop_reason;
+	const char *stop_request;  /* set by a concern (top's `q`): ends the run */
 	/* phase and count ids (1..IT_MAX_PHASES-1) → names; NULL when unused */
 	const char *phase_names[IT_MAX_PHASES];
 	const char *count_names[IT_MAX_PHASES];
@@ -55,6 +57,7 @@ struct recording {
 	struct cuda_state *cuda;
 	struct crash_state *crash;
 	struct overhead_state *overhead;
+	struct live_state *live;
 };
 
 /* One concern of a recording. Every hook is optional. */
