@@ -522,8 +522,10 @@ static int record_main(int argc, char **argv, bool top)
 	err = run(&rec);
 	if (!err) {
 		status = IT_EXIT_OUTPUT;
-		/* kernel symbols are only needed to name frames: read them now */
-		rec.ksyms = ksyms__load();
+		/* kernel symbols are only needed to name frames: read them now
+		 * (`top` read them at the start, for its live frames) */
+		if (!rec.ksyms)
+			rec.ksyms = ksyms__load();
 		if (!rec.ksyms)
 			fprintf(stderr, "infertrace: warning: kernel symbols unavailable (%s); kernel frames "
 				"will show as [unknown]\n", strerror(errno));

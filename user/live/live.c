@@ -12,6 +12,7 @@
 #include "concerns.h"
 #include "metrics.h"
 #include "model.h"
+#include "syms.h"
 #include "top.h"
 
 #define TOP_REFRESH_NS 1000000000ull
@@ -54,6 +55,9 @@ static int live_attach(struct recording *rec)
 
 	if (!ls || !rec->opts.top)
 		return 0;
+	/* the view names kernel frames too (record reads them only at the end) */
+	if (!rec->ksyms)
+		rec->ksyms = ksyms__load();
 	return top__start(&ls->top);
 }
 
@@ -67,7 +71,7 @@ static void live_tick(struct recording *rec)
 	if (!ls)
 		return;
 	if (ls->top && top__quit_requested(ls->top))
-		rec->stop_request = "q (top)";
+		rec->stop_request = "q";
 	for_top = ls->top && now - ls->last_top_ns >= TOP_REFRESH_NS;
 	for_metrics = ls->metrics && metrics_server__wanted(ls->metrics, now);
 	if (!for_top && !for_metrics)
