@@ -735,6 +735,7 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "gpu", json_string(o->gpu_mode));
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
+	json_object_set_new(c, "metrics", o->metrics ? json_string(o->metrics) : json_null());
 	json_object_set_new(c, "config_file", o->config_file ? json_string(o->config_file) : json_null());
 	return c;
 }
