@@ -144,12 +144,15 @@ static int setup_targets(struct recording *rec)
 			char path[4096];
 
 			snprintf(path, sizeof(path), "%s/command.log", o->output_dir);
-			out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+			/* an earlier run's was removed with the output set: a file
+			 * there now was planted, and is refused */
+			out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 			if (out_fd < 0) {
 				err = -errno;
 				fprintf(stderr, "infertrace: cannot write %s: %s\n", path, strerror(errno));
 				return err;
 			}
+			atomic_file__chown_invoker(out_fd);
 		}
 		err = launched__fork(&rec->cmd, o->command, out_fd);
 		if (out_fd >= 0)
