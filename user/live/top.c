@@ -179,9 +179,10 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 	free(ms);
 	for (size_t i = 0, off = 0; i < m->run.npids && off < sizeof(pids) - 12; i++)
 		off += snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "", (int)m->run.pids[i]);
-	line(lines, &nl, nlines, width, "infertrace top  %s (PID %s)  %02lu:%02lu:%02lu  q: quit%s%s",
-	     m->run.command && m->run.command[0] ? m->run.command[0] : m->nprocs ? m->procs[0].comm : "?", pids,
-	     el / 3600, el / 60 % 60, el % 60, metrics_url ? "  metrics " : "", metrics_url ? metrics_url : "");
+	/* what matters first: a narrow terminal cuts the end */
+	line(lines, &nl, nlines, width, "%02lu:%02lu:%02lu  q: quit  %s (PID %s)%s%s", el / 3600, el / 60 % 60,
+	     el % 60, m->run.command && m->run.command[0] ? m->run.command[0] : m->nprocs ? m->procs[0].comm : "?",
+	     pids, metrics_url ? "  metrics " : "", metrics_url ? metrics_url : "");
 	if (last) {
 		tps = last->tokens_per_second;
 		line(lines, &nl, nlines, width, "cycles %zu  last %.1f ms  p50 %.1f ms  p95 %.1f ms", n,
