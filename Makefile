@@ -29,7 +29,7 @@ MULTIARCH := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu,x86_64-linux-gnu)
 VMLINUX_H := bpf/vmlinux/$(ARCH)/vmlinux.h
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
-LIBS_PC := libbpf libelf libdw zlib jansson
+LIBS_PC := libbpf libelf libdw zlib jansson ncursesw libmicrohttpd
 CFLAGS ?= -O2 -g
 # user/ is split by role (README, "Architecture"); every role's directory is on
 # the include path so that headers are named by file, not by where they live
@@ -126,7 +126,9 @@ vmlinux:
 
 # ARM64_TESTS=0 leaves out the arm64 unit tests (cross-built, run under qemu-user)
 ARM64_TESTS ?= 1
+# the tests' peers (tmux for `top`, Prometheus and promtool for --metrics)
 test: deps
+	$(Q)tools/install-deps.sh test
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 ifeq ($(ARM64_TESTS),1)
 	$(Q)tools/build-arm64-tests.sh
@@ -137,6 +139,7 @@ unit: all $(UNIT_BINS)
 	$(Q)tools/run-tests.sh $(OUT) unit
 
 integration: all
+	$(Q)tools/install-deps.sh test
 	$(Q)tools/run-tests.sh $(OUT) integration
 
 demo: deps

@@ -10,7 +10,7 @@ command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v "$cc" >/dev/null 2>&1 || missing="$missing gcc"
 command -v "$clang" >/dev/null 2>&1 || missing="$missing clang"
 command -v "$bpftool" >/dev/null 2>&1 || missing="$missing bpftool"
-mods="libbpf:libbpf-dev libelf:libelf-dev libdw:libdw-dev zlib:zlib1g-dev jansson:libjansson-dev"
+mods="libbpf:libbpf-dev libelf:libelf-dev libdw:libdw-dev zlib:zlib1g-dev jansson:libjansson-dev ncursesw:libncurses-dev libmicrohttpd:libmicrohttpd-dev"
 [ "$unit" = unit ] && mods="$mods cmocka:libcmocka-dev"
 if command -v pkg-config >/dev/null 2>&1; then
 	for m in $mods; do

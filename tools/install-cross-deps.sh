@@ -6,7 +6,7 @@
 # tests. Idempotent: does nothing when everything is already present.
 set -euo pipefail
 PKGS=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64
-      zlib1g-dev:arm64 libjansson-dev:arm64 libcmocka-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64
+      zlib1g-dev:arm64 libjansson-dev:arm64 libncurses-dev:arm64 libmicrohttpd-dev:arm64 libcmocka-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64
       libbz2-dev:arm64 qemu-user-static)
 . "$(dirname "$0")/apt-ensure.sh"
 # the arm64 libraries come from Debian's arm64 archive (multiarch)

@@ -2,12 +2,22 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Installs the Debian packages infertrace needs to build, test and run the demo.
 # Idempotent and quiet: does nothing when everything is already present.
+# usage: install-deps.sh [test]; `test` installs only the peers the
+# integration tests drive (`make test` and `make integration` ask for them).
 set -euo pipefail
+. "$(dirname "$0")/apt-ensure.sh"
+if [ "${1:-}" = test ]; then
+	# tmux: `top` in a real terminal; prometheus (with promtool): --metrics.
+	# Debian's prometheus package enables its own service on a host with
+	# systemd (port 9090); the tests run their own server on another port.
+	# golang-go: `go tool pprof` reads profile.pb.gz back; systemd: systemd-analyze
+	# verifies the example unit.
+	apt_ensure "run 'make test' as root (apt-get install)" tmux prometheus golang-go systemd
+	exit 0
+fi
 PKGS=(make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev
-      zlib1g-dev libjansson-dev libcmocka-dev systemtap-sdt-dev g++ python3 python3-jsonschema libc6-dbg lld
-      linux-perf procps util-linux
-      golang-go)  # go tool pprof: the integration test reads profile.pb.gz back with it
+      zlib1g-dev libjansson-dev libncurses-dev libmicrohttpd-dev libcmocka-dev systemtap-sdt-dev g++ python3 python3-jsonschema libc6-dbg lld
+      linux-perf procps util-linux)
 # node and npm may come from another vendor's package (nodesource bundles npm)
 command -v npm >/dev/null 2>&1 || PKGS+=(nodejs npm)
-. "$(dirname "$0")/apt-ensure.sh"
 apt_ensure "run 'make deps' as root (apt-get install)" "${PKGS[@]}"

@@ -130,6 +130,7 @@ static const struct {
 	{ "side-period", { "--side-period", "0.5" }, "{\"side_period_s\": 0.5}" },
 	{ "threshold", { "--threshold", "inference_pct=70", "--threshold", "offcpu_pct=5" },
 	  "{\"thresholds\": {\"inference_pct\": 70, \"offcpu_pct\": 5}}" },
+	{ "metrics", { "--metrics", "[::1]:9464" }, "{\"metrics\": \"[::1]:9464\"}" },
 	{ "quiet", { "-q" }, "{\"quiet\": true}" },
 	{ "verbose", { "-v" }, "{\"verbose\": true}" },
 };

@@ -458,6 +458,22 @@ static void energy_collect(struct side_sampler *sm, struct model *m)
 	json_object_set_new(ef->detail, "phases", phase_energy_json(sm, m));
 }
 
+/* The last two side periods (or the last sample): `top` and /metrics. */
+static void side_now(struct side_state *ss, struct model *m, double period_s)
+{
+	uint64_t now = m->run.end_ns ? m->run.end_ns : recording__now_ns();
+	json_t *d = side_sampler__cycle_json(ss->sampler, now - (uint64_t)(2e9 * period_s), now);
+	json_t *gpu = json_object_get(d, "gpu");
+
+	m->side.now_temp_c = json_num(d, "temp_max_c");
+	m->side.now_cpu_mhz = json_num(d, "cpu_mhz");
+	m->side.now_gpu_util_pct = json_num(gpu, "util_pct");
+	m->side.now_gpu_temp_c = json_num(gpu, "temp_c");
+	m->side.now_gpu_mhz = json_num(gpu, "sm_clock_mhz");
+	m->side.now_gpu_power_w = json_num(gpu, "power_w");
+	json_decref(d);
+}
+
 static int side_collect(struct recording *rec, struct model *m)
 {
 	struct side_state *ss = rec->side;
@@ -492,6 +508,8 @@ static int side_collect(struct recording *rec, struct model *m)
 	gpu = model__section(m, MODEL_SEC_GPU);
 	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
 	m->side.gpu_util_avg_pct = json_num(json_object_get(gpu, "util_pct"), "avg");
+	if (ss->sampler)
+		side_now(ss, m, rec->opts.side_period_s);
 	for (size_t i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 

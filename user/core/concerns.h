@@ -19,5 +19,6 @@ extern const struct concern cuda_concern;     /* --preset cuda: launches, copies
 extern const struct concern overhead_concern; /* probe cost per hit: probes_overhead */
 extern const struct concern self_cost_concern; /* the tracer's CPU, RSS, wake-ups, BPF run time: self */
 extern const struct concern llama_concern;    /* --preset llama.cpp: model file and context settings: llama */
+extern const struct concern live_concern;     /* `top` and --metrics: snapshots while recording */
 
 #endif

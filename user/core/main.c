@@ -19,6 +19,7 @@ static const char usage[] =
 "Commands:\n"
 "  record [OPTIONS] -- COMMAND [ARGS...]   trace a command from its first instruction\n"
 "  record [OPTIONS] -p PID[,PID...]        trace running processes\n"
+"  top [OPTIONS] (-p PID | -- COMMAND)     a recording shown live in the terminal; q ends it\n"
 "  report DIR|profile.json                 text summary of a recording\n"
 "  diff [--threshold PCT] BASE NEW         compare two recordings; exit 1 on regression\n"
 "\n"
@@ -52,6 +53,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "record", cmd_record },
+	{ "top", cmd_top },
 	{ "report", cmd_report },
 	{ "diff", cmd_diff },
 };

@@ -36,6 +36,8 @@ void model__init(struct model *m)
 	m->memory.growth_mb_per_cycle = NAN;
 	m->side.max_temp_c = NAN;
 	m->side.gpu_util_avg_pct = NAN;
+	m->side.now_temp_c = m->side.now_cpu_mhz = m->side.now_gpu_util_pct = NAN;
+	m->side.now_gpu_temp_c = m->side.now_gpu_mhz = m->side.now_gpu_power_w = NAN;
 	m->memory.peak_mb = NAN;
 	m->energy.peak_w = m->energy.resolution_ms = m->energy.capped_ms = NAN;
 	/* the contract's two lost counters exist from the start */

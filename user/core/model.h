@@ -200,6 +200,8 @@ struct model_side_figures {
 	double max_temp_c;      /* NAN: no temperature seen */
 	bool gpu_available;
 	double gpu_util_avg_pct; /* NAN: no utilisation seen */
+	/* the last side period or two, for the live view and /metrics (NAN: none) */
+	double now_temp_c, now_cpu_mhz, now_gpu_util_pct, now_gpu_temp_c, now_gpu_mhz, now_gpu_power_w;
 };
 
 /* Energy over the cycles (side concern). */

@@ -11,6 +11,7 @@
 
 #include "config_file.h"
 #include "exit_codes.h"
+#include "metrics.h"
 #include "options.h"
 #include "sysfs_readers.h"
 
@@ -62,6 +63,7 @@ enum {
 	OPTK_THRESHOLD,
 	OPTK_USAGE,
 	OPTK_JIT_MAPS,
+	OPTK_METRICS,
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -378,6 +380,18 @@ static int set_verbose(struct record_opts *o, const char *arg, bool cfg, char *e
 	return 0;
 }
 
+static int set_metrics(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+
+	(void)cfg;
+	if (metrics__parse_addr(arg, &sa, &len, err, errlen))
+		return -EINVAL;
+	o->metrics = arg;
+	return 0;
+}
+
 #define S OPTV_STRING
 #define N OPTV_NUMBER
 #define F OPTV_NONE
@@ -429,6 +443,9 @@ const struct record_option record_options[] = {
 	  "memory_pct=80, runq_pct=20, offcpu_pct=50, gpu_util_pct=70, gpu_sync_pct=30, leak_mb_per_cycle=1, "
 	  "power_mw=1000 (power alert), power_capped_pct=5",
 	  set_threshold },
+	{ "metrics", OPTK_METRICS, "[ADDR:]PORT", S, 0, NULL, 4,
+	  "Serve Prometheus metrics at http://ADDR:PORT/metrics while recording (ADDR default "
+	  "127.0.0.1; PORT 0 picks a free one; another address exposes them to that network)", set_metrics },
 	{ "quiet", 'q', NULL, F, 0, NULL, 4,
 	  "No progress line and no start message (warnings and errors still shown)", set_quiet },
 	{ "verbose", 'v', NULL, F, 0, NULL, 4,
@@ -747,6 +764,7 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
 	json_object_set_new(c, "jit_maps", json_string(o->jit_maps ? o->jit_maps : "on"));
+	json_object_set_new(c, "metrics", o->metrics ? json_string(o->metrics) : json_null());
 	json_object_set_new(c, "config_file", o->config_file ? json_string(o->config_file) : json_null());
 	return c;
 }

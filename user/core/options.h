@@ -60,6 +60,8 @@ struct record_opts {
 	bool no_follow_children;
 	bool verbose;
 	bool quiet;                   /* -q: no progress line, no start line */
+	const char *metrics;          /* --metrics [ADDR:]PORT: serve /metrics while recording */
+	bool top;                     /* `infertrace top`: the live terminal view */
 	char cli_target;              /* 'p' or 'c': the command line named PIDs or a command */
 };
 

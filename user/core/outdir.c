@@ -23,6 +23,7 @@ bool output_dir__is_ours(const char *name)
 	static const char *const fixed[] = {
 		"profile.json", "trace.json", "flamegraph.svg", "report.html",
 		"stacks.folded", "offcpu.folded",
+		"command.log", /* `top`: the launched command's output */
 	};
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)

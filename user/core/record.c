@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* `infertrace record`: parse → set up → attach → run → collect → write. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,7 +55,8 @@ static const struct concern *const concerns[] = {
 	&overhead_concern,
 	&llama_concern,
 	&jsphase_concern, /* after probes (spans) and sched (collect) */
-	&self_cost_concern, /* attaches last: its BPF run-time stats leave out start-up */
+	&self_cost_concern, /* attaches after the others: its BPF run-time stats leave out start-up */
+	&live_concern, /* last: its attach takes the terminal once all others attached */
 };
 #define for_each_concern(c) \
 	for (size_t _i = 0; _i < sizeof(concerns) / sizeof(concerns[0]) && ((c) = concerns[_i]); _i++)
@@ -184,7 +186,26 @@ static int setup_targets(struct recording *rec)
 	if (err)
 		return err;
 	if (o->command) {
-		err = launched__fork(&rec->cmd, o->command);
+		int out_fd = -1;
+
+		if (o->top) {
+			/* the view owns the terminal: the command's output goes to a file */
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%s/command.log", o->output_dir);
+			/* an earlier run's was removed with the output set: a file
+			 * there now was planted, and is refused */
+			out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+			if (out_fd < 0) {
+				err = -errno;
+				fprintf(stderr, "infertrace: cannot write %s: %s\n", path, strerror(errno));
+				return err;
+			}
+			atomic_file__chown_invoker(out_fd);
+		}
+		err = launched__fork(&rec->cmd, o->command, out_fd);
+		if (out_fd >= 0)
+			close(out_fd);
 		if (err) {
 			fprintf(stderr, "infertrace: cannot fork: %s\n", strerror(-err));
 			return err;
@@ -212,6 +233,10 @@ static int setup_targets(struct recording *rec)
 
 static bool should_stop(struct recording *rec)
 {
+	if (rec->stop_request) {
+		rec->stop_reason = rec->stop_request;
+		return true;
+	}
 	if (stop_signal) {
 		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGHUP ? "SIGHUP" : "SIGTERM";
 		return true;
@@ -452,7 +477,20 @@ static enum it_exit setup_exit(int err)
 	}
 }
 
+static int record_main(int argc, char **argv, bool top);
+
 int cmd_record(int argc, char **argv)
+{
+	return record_main(argc, argv, false);
+}
+
+/* `infertrace top`: a recording shown live (user/live/top.c) */
+int cmd_top(int argc, char **argv)
+{
+	return record_main(argc, argv, true);
+}
+
+static int record_main(int argc, char **argv, bool top)
 {
 	struct recording rec = {};
 	struct watchdog wd = { .pid = -1, .fd = -1 };
@@ -474,6 +512,10 @@ int cmd_record(int argc, char **argv)
 		model__free(&rec.model);
 		record_opts__free(&rec.opts);
 		return IT_EXIT_USAGE;
+	}
+	if (top) {
+		rec.opts.top = true;
+		rec.opts.quiet = true; /* the view replaces the progress line */
 	}
 	/* the one privilege check */
 	status = IT_EXIT_PRIVILEGE;
@@ -574,7 +616,8 @@ int cmd_record(int argc, char **argv)
 	err = run(&rec);
 	if (!err) {
 		status = IT_EXIT_OUTPUT;
-		/* kernel symbols are only needed to name frames: read them now */
+		/* kernel symbols are only needed to name frames: read them now
+		 * (`top` read them at the start, for its live frames) */
 		if (!rec.ksyms)
 			rec.ksyms = ksyms_loader__join(&kl);
 		if (!rec.ksyms)

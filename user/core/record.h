@@ -3,5 +3,6 @@
 #define INFERTRACE_RECORD_H
 
 int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -28,6 +28,7 @@ struct cuda_state;
 struct crash_state;
 struct overhead_state;
 struct jsphase_state;
+struct live_state;
 
 struct recording {
 	struct record_opts opts;
@@ -43,6 +44,7 @@ struct recording {
 	double start_wall_s;
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
 	const char *stop_reason;
+	const char *stop_request;  /* set by a concern (top's `q`): ends the run */
 	/* phase and count ids (1..IT_MAX_PHASES-1) → names; NULL when unused */
 	const char *phase_names[IT_MAX_PHASES];
 	const char *count_names[IT_MAX_PHASES];
@@ -62,6 +64,7 @@ struct recording {
 	struct overhead_state *overhead;
 	struct self_cost_state *self_cost;
 	struct jsphase_state *jsphase;
+	struct live_state *live;
 };
 
 /* One concern of a recording. Every hook is optional. */

@@ -14,7 +14,7 @@
 #include "comm.h"
 #include "target.h"
 
-int launched__fork(struct launched *l, char **argv)
+int launched__fork(struct launched *l, char **argv, int out_fd)
 {
 	int gate[2], errp[2];
 	pid_t pid;
@@ -45,6 +45,16 @@ int launched__fork(struct launched *l, char **argv)
 		 * kernel send it SIGHUP. The terminal stays the tracer's: Ctrl-C
 		 * stops the recording, which then ends the command's group. */
 		setsid();
+		if (out_fd >= 0) {
+			int null = open("/dev/null", O_RDONLY);
+
+			if (null >= 0 && null != STDIN_FILENO) {
+				dup2(null, STDIN_FILENO);
+				close(null);
+			}
+			dup2(out_fd, STDOUT_FILENO);
+			dup2(out_fd, STDERR_FILENO);
+		}
 		close(gate[1]);
 		close(errp[0]);
 		/* wait for the tracer; EOF without a byte means it gave up */

@@ -17,8 +17,9 @@ struct launched {
 };
 
 /* Forks the command, stopped before exec until launched__release. The
- * child's stdin/stdout/stderr are ours. 0 or -errno. */
-int launched__fork(struct launched *l, char **argv);
+ * child's stdin/stdout/stderr are ours, or with out_fd >= 0 stdout and
+ * stderr go to out_fd and stdin reads /dev/null. 0 or -errno. */
+int launched__fork(struct launched *l, char **argv, int out_fd);
 /* Releases the child into exec. Returns 0, or -errno (with a message
  * printed) when the command could not be started (not found, not executable). */
 int launched__release(struct launched *l, const char *name);

@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The live outputs while recording: `--metrics` (Prometheus text at /metrics,
+checked by promtool and scraped by a real Prometheus server on loopback) and
+`infertrace top` (in a real terminal: tmux, send-keys and capture-pane). The
+peers, tmux and Debian's prometheus (with promtool), are installed by the
+deps step (`tools/install-deps.sh test`, run by `make test`)."""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+from common import INFERTRACE, build, load_json, need_root
+
+PROBES = ["--cycle", "run_cycle", "--phase", "inference=inference", "--phase", "database=database",
+          "--count", "tokens=token"]
+
+
+def experiment():
+    return build("experiment", ["experiment.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+
+
+def need(tool):
+    path = shutil.which(tool)
+    if not path:
+        raise AssertionError(f"{tool} is missing: run 'tools/install-deps.sh test' as root (make test does)")
+    return path
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_recording(args, cycles=400):
+    """A recording with --metrics on a free port; returns (process, url, outdir)."""
+    out = tempfile.mkdtemp(prefix="it-live-")
+    argv = [INFERTRACE, "record", "-o", out, "--metrics", "127.0.0.1:0"] + PROBES + list(args) + \
+        ["--", experiment(), str(cycles), "20", "4", "5", "2"]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = None
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        m = re.search(r"serving metrics at (http://\S+)", line)
+        if m:
+            url = m.group(1)
+            break
+    if not url:
+        p.kill()
+        raise AssertionError(f"no metrics URL announced:\n{p.stderr.read()}")
+    return p, url, out
+
+
+def stop_recording(test, p):
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    test.assertEqual(p.returncode, 0, err)
+
+
+def scrape(url):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.headers.get("Content-Type"), r.read().decode()
+
+
+def series(text, name):
+    """{labels-string: value} of the samples of metric name."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(re.escape(name) + r"\{([^}]*)\} (\S+)$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+@need_root
+class MetricsTest(unittest.TestCase):
+    def test_promtool_accepts_and_figures_match_the_recording(self):
+        promtool = need("promtool")
+        p, url, out = start_recording([], cycles=80)
+        try:
+            ctype, text = "", ""
+            # until at least one cycle has ended
+            for _ in range(300):
+                try:
+                    ctype, text = scrape(url)
+                except urllib.error.HTTPError as e:
+                    # 503 until the first snapshot, while the probes are placed
+                    self.assertEqual(e.code, 503)
+                    time.sleep(0.2)
+                    continue
+                if series(text, "infertrace_cycles_total") and \
+                        list(series(text, "infertrace_cycles_total").values())[0] > 0:
+                    break
+                time.sleep(0.2)
+            self.assertTrue(ctype.startswith("text/plain; version=0.0.4"), ctype)
+            chk = subprocess.run([promtool, "check", "metrics"], input=text, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.assertEqual(chk.returncode, 0, chk.stdout + "\n" + text)
+            cycles = series(text, "infertrace_cycles_total")
+            (labels, n), = cycles.items()
+            self.assertGreater(n, 0)
+            self.assertIn('command="experiment"', labels)
+            self.assertRegex(labels, r'pid="\d+"')
+            phases = series(text, "infertrace_phase_seconds_total")
+            self.assertEqual({re.search(r'phase="([^"]*)"', k).group(1) for k in phases},
+                             {"inference", "database"})
+            # every ended cycle is in the histogram, and a cycle spins 20 ms of CPU
+            hist = series(text, "infertrace_cycle_duration_seconds_count")
+            self.assertEqual(list(hist.values())[0], n)
+            total = list(series(text, "infertrace_cycle_duration_seconds_sum").values())[0]
+            self.assertGreater(total / n, 0.02)
+            # 4 token() calls per cycle
+            self.assertEqual(list(series(text, "infertrace_tokens_total").values())[0], 4 * n)
+            for name in ("infertrace_samples_total", "infertrace_rss_bytes"):
+                self.assertTrue(series(text, name), name)
+            lost = series(text, "infertrace_lost_total")
+            self.assertTrue(any('kind="samples"' in k for k in lost))
+            self.assertTrue(any('kind="events"' in k for k in lost))
+            # anything but /metrics is not served
+            with self.assertRaises(urllib.error.HTTPError) as e:
+                scrape(url.replace("/metrics", "/other"))
+            self.assertEqual(e.exception.code, 404)
+        finally:
+            stop_recording(self, p)
+        # the counter never exceeds what the recording then wrote
+        prof = load_json(os.path.join(out, "profile.json"))
+        self.assertGreaterEqual(len(prof["cycles"]), n)
+
+    def test_a_real_prometheus_scrapes_the_recording(self):
+        prometheus = need("prometheus")
+        p, url, _ = start_recording([], cycles=600)
+        tmp = tempfile.mkdtemp(prefix="it-prom-")
+        target = urllib.parse.urlparse(url).netloc
+        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n  - job_name: infertrace\n"
+                    f"    static_configs:\n      - targets: ['{target}']\n")
+        port = free_port()
+        with open(os.path.join(tmp, "log"), "w") as log:
+            prom = subprocess.Popen([prometheus, f"--config.file={tmp}/prometheus.yml",
+                                     f"--storage.tsdb.path={tmp}/data", f"--web.listen-address=127.0.0.1:{port}"],
+                                    cwd=tmp, stdout=subprocess.DEVNULL, stderr=log)
+        api = f"http://127.0.0.1:{port}/api/v1/query?query="
+
+        def query(q):
+            try:
+                with urllib.request.urlopen(api + urllib.parse.quote(q), timeout=5) as r:
+                    return json.load(r)["data"]["result"]
+            except (OSError, ValueError, KeyError):
+                return []
+        try:
+            seen = []
+            deadline = time.time() + 90
+            while time.time() < deadline and p.poll() is None:
+                res = query("infertrace_cycles_total")
+                if res:
+                    v = float(res[0]["value"][1])
+                    if not seen or v != seen[-1]:
+                        seen.append(v)
+                    if len(seen) >= 3 and seen[-1] > seen[0] > 0:
+                        break
+                time.sleep(0.5)
+            with open(os.path.join(tmp, "log")) as f:
+                log = f.read()[-3000:]
+            self.assertGreaterEqual(len(seen), 3, f"Prometheus saw {seen}; its log:\n{log}")
+            self.assertEqual(seen, sorted(seen), "the counter went back")
+            self.assertGreater(seen[-1], seen[0])
+            phases = {r["metric"].get("phase") for r in query("infertrace_phase_seconds_total")}
+            self.assertEqual(phases, {"inference", "database"})
+            res = query("infertrace_cycles_total")
+            self.assertEqual(res[0]["metric"].get("command"), "experiment")
+            self.assertEqual(query('up{job="infertrace"}')[0]["value"][1], "1")
+        finally:
+            prom.terminate()
+            prom.wait(timeout=30)
+            stop_recording(self, p)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def run_refused(self, addr):
+        """record --metrics ADDR on a command that would leave a file: the
+        error comes before the command starts."""
+        tmp = tempfile.mkdtemp(prefix="it-live-")
+        flag = os.path.join(tmp, "started")
+        p = subprocess.run([INFERTRACE, "record", "-o", os.path.join(tmp, "out"), "--metrics", addr,
+                            "--", "sh", "-c", f"touch {flag}"], text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        self.assertFalse(os.path.exists(flag), "the target ran")
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        return p.returncode, lines
+
+    def test_bad_address_is_a_usage_error(self):
+        for addr in ("999.1.1.1:9100", "127.0.0.1:70000", "localhost:", "[::1]9100", "host.example:80"):
+            rc, lines = self.run_refused(addr)
+            self.assertEqual(rc, 2, (addr, lines))  # IT_EXIT_USAGE
+            self.assertEqual(len(lines), 1, lines)
+            self.assertRegex(lines[0], r"^infertrace record: invalid --metrics '.*': expected \[ADDR:\]PORT")
+
+    def test_port_in_use_fails_before_the_target_starts(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            port = s.getsockname()[1]
+            rc, lines = self.run_refused(f"127.0.0.1:{port}")
+        self.assertEqual(rc, 5, lines)  # IT_EXIT_RUNTIME
+        self.assertTrue(any(re.match(rf"infertrace record: cannot serve --metrics on 127.0.0.1:{port}: "
+                                     r"Address already in use", ln) for ln in lines), lines)
+
+    def test_address_of_no_interface_fails_before_the_target_starts(self):
+        rc, lines = self.run_refused("192.0.2.1:9100")  # TEST-NET-1: on no interface here
+        self.assertEqual(rc, 5, lines)
+        self.assertTrue(any("Cannot assign requested address" in ln for ln in lines), lines)
+
+
+@need_root
+class TopTest(unittest.TestCase):
+    def test_top_in_tmux_shows_cycles_growing_and_phases_and_ends_on_q(self):
+        tmux = need("tmux")
+        out = tempfile.mkdtemp(prefix="it-top-")
+        status = os.path.join(out, "status")
+        sock = f"infertrace-test-{os.getpid()}"
+        cmd = " ".join([INFERTRACE, "top", "-o", os.path.join(out, "rec")] + PROBES +
+                       ["--", experiment(), "2000", "20", "4", "5", "2"])
+        subprocess.run([tmux, "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30",
+                        f"{cmd}; echo $? > {status}; sleep 600"], check=True)
+
+        def screen():
+            return subprocess.run([tmux, "-L", sock, "capture-pane", "-p"], text=True,
+                                  stdout=subprocess.PIPE).stdout
+        try:
+            counts, text = [], ""
+            deadline = time.time() + 90
+            while time.time() < deadline:
+                text = screen()
+                m = re.search(r"^cycles (\d+)  last [\d.]+ ms", text, re.M)
+                if m and (not counts or int(m.group(1)) != counts[-1]):
+                    counts.append(int(m.group(1)))
+                if len(counts) >= 3 and counts[-1] > counts[0] > 0:
+                    break
+                time.sleep(0.3)
+            self.assertGreaterEqual(len(counts), 3, f"cycles seen {counts}; screen:\n{text}")
+            self.assertEqual(counts, sorted(counts))
+            self.assertRegex(text, r"(?m)^inference +\d+\.\d%")
+            self.assertRegex(text, r"(?m)^database +\d+\.\d%")
+            self.assertIn("TOP FUNCTIONS", text)
+            self.assertRegex(text, r"lost: samples \d+  events \d+")
+            subprocess.run([tmux, "-L", sock, "send-keys", "q"], check=True)
+            deadline = time.time() + 120
+            while time.time() < deadline and not os.path.exists(status):
+                time.sleep(0.3)
+            with open(status) as f:
+                self.assertEqual(f.read().strip(), "0", screen())
+            after = screen()
+            # the terminal is given back; the closing messages are printed on it
+            self.assertIn("recording ended (q)", after)
+            prof = load_json(os.path.join(out, "rec", "profile.json"))
+            self.assertEqual(prof["stop_reason"], "q")
+            self.assertGreaterEqual(len(prof["cycles"]), counts[-1])
+            self.assertLess(len(prof["cycles"]), 2000)  # q ended it, not the fixture
+            # the command's output goes to a file, not over the view
+            self.assertTrue(os.path.exists(os.path.join(out, "rec", "command.log")))
+        finally:
+            subprocess.run([tmux, "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
+
+    def test_top_without_a_terminal_is_refused_before_the_target_starts(self):
+        tmp = tempfile.mkdtemp(prefix="it-top-")
+        flag = os.path.join(tmp, "started")
+        p = subprocess.run([INFERTRACE, "top", "-o", os.path.join(tmp, "out"), "--", "sh", "-c", f"touch {flag}"],
+                           text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertFalse(os.path.exists(flag))
+        self.assertRegex(p.stderr, r"infertrace top: top needs a terminal")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The live outputs without BPF: --metrics address parsing, the exposition of
+ * a model whose figures are known by construction (only ended cycles counted,
+ * the histogram cumulative, label values escaped), and top's lines. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "metrics.h"
+#include "model.h"
+#include "top.h"
+
+#define MS 1000000ull
+
+static void parse_ok(const char *s, int family, const char *host, int port)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	char err[256], buf[64];
+
+	assert_int_equal(metrics__parse_addr(s, &sa, &len, err, sizeof(err)), 0);
+	assert_int_equal(sa.ss_family, family);
+	if (family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&sa;
+
+		inet_ntop(AF_INET, &a->sin_addr, buf, sizeof(buf));
+		assert_int_equal(ntohs(a->sin_port), port);
+	} else {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&sa;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof(buf));
+		assert_int_equal(ntohs(a->sin6_port), port);
+	}
+	assert_string_equal(buf, host);
+}
+
+static void test_parse_addr(void **state)
+{
+	static const char *const bad[] = { "", ":", "x", "9100x", "-1", "65536", "1.2.3:80", "localhost:",
+					   "[::1]9100", "[::1", "::1:80", "host.example:80", " 80" };
+	struct sockaddr_storage sa;
+	socklen_t len;
+	char err[256];
+
+	(void)state;
+	parse_ok("9464", AF_INET, "127.0.0.1", 9464);
+	parse_ok(":9464", AF_INET, "127.0.0.1", 9464);
+	parse_ok("localhost:0", AF_INET, "127.0.0.1", 0);
+	parse_ok("0.0.0.0:65535", AF_INET, "0.0.0.0", 65535);
+	parse_ok("[::1]:9100", AF_INET6, "::1", 9100);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		assert_int_equal(metrics__parse_addr(bad[i], &sa, &len, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "expected [ADDR:]PORT"));
+	}
+}
+
+/* pid 42, command `/opt/my "exp"\`: cycles of 10, 20, 30 ms ended, one open;
+ * phase infer 5 ms per ended cycle; 3 tokens per cycle. */
+static void fixture(struct model *m)
+{
+	char *argv[] = { "/opt/my \"exp\"\\", NULL };
+
+	model__init(m);
+	assert_int_equal(model__set_command(m, argv), 0);
+	m->run.pids = calloc(1, sizeof(pid_t));
+	m->run.pids[0] = 42;
+	m->run.npids = 1;
+	m->run.duration_s = 1.5;
+	assert_int_equal(model__set_phase_name(m, 1, "infer"), 0);
+	assert_int_equal(model__set_count_name(m, 1, "tokens"), 0);
+	for (int i = 0; i < 4; i++) {
+		uint64_t start = 1000 * MS + i * 100 * MS;
+		struct model_cycle *c = model__add_cycle(m, 42, i, start, start + (i + 1) * 10 * MS);
+
+		assert_non_null(c);
+		c->open_at_end = i == 3;
+		c->phases[1] = (struct model_cycle_phase){ .present = true, .ms = 5, .calls = 1 };
+		c->has_count[1] = true;
+		c->counts[1] = 3;
+		c->tokens_per_second = 100 + i;
+	}
+	assert_int_equal(model__add_lost(m, "samples", 0), 0);
+	assert_int_equal(model__add_lost(m, "events", 7), 0);
+	assert_int_equal(folded__add(&m->oncpu, "exp;main;infer", 6), 0);
+	assert_int_equal(folded__add(&m->oncpu, "exp;main;db_write", 4), 0);
+	folded__merge(&m->oncpu);
+}
+
+static double value(const char *text, const char *series)
+{
+	const char *p = strstr(text, series);
+
+	assert_non_null(p);
+	return strtod(p + strlen(series), NULL);
+}
+
+#define LABELS "command=\"my \\\"exp\\\"\\\\\",pid=\"42\""
+
+static void test_render(void **state)
+{
+	struct model m;
+	char *t;
+
+	(void)state;
+	fixture(&m);
+	t = metrics__render(&m);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "# TYPE infertrace_cycles_total counter\n"));
+	assert_true(value(t, "infertrace_cycles_total{" LABELS "} ") == 3);
+	assert_true(value(t, "infertrace_cycle_duration_seconds_bucket{" LABELS ",le=\"0.01\"} ") == 1);
+	assert_true(value(t, "infertrace_cycle_duration_seconds_bucket{" LABELS ",le=\"0.025\"} ") == 2);
+	assert_true(value(t, "infertrace_cycle_duration_seconds_bucket{" LABELS ",le=\"0.05\"} ") == 3);
+	assert_true(value(t, "infertrace_cycle_duration_seconds_bucket{" LABELS ",le=\"+Inf\"} ") == 3);
+	assert_true(fabs(value(t, "infertrace_cycle_duration_seconds_sum{" LABELS "} ") - 0.06) < 1e-12);
+	assert_true(fabs(value(t, "infertrace_last_cycle_duration_seconds{" LABELS "} ") - 0.03) < 1e-12);
+	assert_true(fabs(value(t, "infertrace_phase_seconds_total{" LABELS ",phase=\"infer\"} ") - 0.015) < 1e-12);
+	assert_true(value(t, "infertrace_tokens_total{" LABELS "} ") == 9);
+	assert_true(value(t, "infertrace_tokens_per_second{" LABELS "} ") == 102);
+	assert_true(value(t, "infertrace_lost_total{" LABELS ",kind=\"events\"} ") == 7);
+	/* no side data, no GPU: no gauge rather than NaN */
+	assert_null(strstr(t, "temperature"));
+	assert_null(strstr(t, "NaN"));
+	free(t);
+	model__free(&m);
+}
+
+static void test_top_lines(void **state)
+{
+	struct model m;
+	struct folded prev = { 0 };
+	char lines[40][256];
+	int n;
+	bool found_infer = false, found_db = false;
+
+	(void)state;
+	fixture(&m);
+	/* the previous refresh saw 5 samples in infer: the interval has 1 + 4 */
+	assert_int_equal(folded__add(&prev, "infer", 5), 0);
+	n = top__format(&m, &prev, NULL, lines, 40, 60);
+	assert_true(n > 6);
+	assert_non_null(strstr(lines[1], "cycles 3  last 30.0 ms  p50 20.0 ms  p95 29.0 ms"));
+	for (int i = 0; i < n; i++) {
+		assert_true(strlen(lines[i]) <= 60);
+		found_infer |= !strcmp(lines[i], "       1   20.0%  infer");
+		found_db |= !strcmp(lines[i], "       4   80.0%  db_write");
+	}
+	assert_true(found_infer);
+	assert_true(found_db);
+	folded__free(&prev);
+	model__free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_addr),
+		cmocka_unit_test(test_top_lines),
+		cmocka_unit_test(test_render),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

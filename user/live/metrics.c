@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* `--metrics`: Prometheus text exposition of a model snapshot, and the
+ * libmicrohttpd server that serves it (metrics.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "metrics.h"
+#include "model.h"
+
+/* ---- [ADDR:]PORT ---- */
+
+int metrics__parse_addr(const char *s, struct sockaddr_storage *sa, socklen_t *len, char *err, size_t errlen)
+{
+	char host[64] = "127.0.0.1";
+	const char *port = s, *colon;
+	unsigned long p;
+	char *end;
+
+	memset(sa, 0, sizeof(*sa));
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':' || close - s - 1 >= (long)sizeof(host))
+			goto bad;
+		snprintf(host, sizeof(host), "%.*s", (int)(close - s - 1), s + 1);
+		port = close + 2;
+	} else if ((colon = strrchr(s, ':'))) {
+		if (colon - s >= (long)sizeof(host) || strchr(s, ':') != colon)
+			goto bad;
+		if (colon > s)
+			snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+		port = colon + 1;
+	}
+	errno = 0;
+	p = strtoul(port, &end, 10);
+	if (!*port || *end || errno || p > 65535 || port[0] < '0' || port[0] > '9')
+		goto bad;
+	if (!strcmp(host, "localhost"))
+		strcpy(host, "127.0.0.1");
+	if (s[0] == '[') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)sa;
+
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+			goto bad;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(p);
+		*len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)sa;
+
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			goto bad;
+		a->sin_family = AF_INET;
+		a->sin_port = htons(p);
+		*len = sizeof(*a);
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "invalid --metrics '%s': expected [ADDR:]PORT, ADDR a numeric IPv4 address, "
+		 "[IPv6] or localhost (default 127.0.0.1), PORT 0..65535", s);
+	return -EINVAL;
+}
+
+/* ---- exposition ---- */
+
+/* upper bounds of the cycle-duration buckets, seconds */
+static const double cycle_buckets_s[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+					  0.5, 1, 2.5, 5, 10, 30, 60, 300 };
+
+struct expo {
+	FILE *f;
+	char base[512]; /* command="...",pid="..." */
+};
+
+/* A label value: backslash, double quote and newline escaped. */
+static void put_escaped(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f), fputc(*v, f);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void escape_into(char *out, size_t cap, const char *v)
+{
+	FILE *f = fmemopen(out, cap, "w");
+
+	if (!f) {
+		out[0] = 0;
+		return;
+	}
+	put_escaped(f, v);
+	fclose(f);
+}
+
+static void head(struct expo *e, const char *name, const char *type, const char *help)
+{
+	fprintf(e->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{base[,extra="value"]} value; extra may be NULL */
+static void sample(struct expo *e, const char *name, const char *extra, const char *value, double v)
+{
+	fprintf(e->f, "%s{%s", name, e->base);
+	if (extra) {
+		fprintf(e->f, ",%s=\"", extra);
+		put_escaped(e->f, value);
+		fputc('"', e->f);
+	}
+	/* %.17g keeps every double exact; integers print as integers */
+	fprintf(e->f, "} %.17g\n", v);
+}
+
+static void gauge(struct expo *e, const char *name, const char *help, double v)
+{
+	if (isnan(v) || isinf(v))
+		return;
+	head(e, name, "gauge", help);
+	sample(e, name, NULL, NULL, v);
+}
+
+static bool ended(const struct model_cycle *c)
+{
+	return c->end_ns && !c->open_at_end;
+}
+
+static void base_labels(struct expo *e, const struct model *m)
+{
+	char cmd[256] = "", pids[192] = "", esc[256 * 2 + 1];
+	size_t off = 0;
+
+	if (m->run.command && m->run.command[0]) {
+		const char *slash = strrchr(m->run.command[0], '/');
+
+		snprintf(cmd, sizeof(cmd), "%s", slash ? slash + 1 : m->run.command[0]);
+	} else if (m->nprocs) {
+		snprintf(cmd, sizeof(cmd), "%s", m->procs[0].comm);
+	}
+	for (size_t i = 0; i < m->run.npids && off < sizeof(pids) - 12; i++)
+		off += snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "", (int)m->run.pids[i]);
+	escape_into(esc, sizeof(esc), cmd);
+	snprintf(e->base, sizeof(e->base), "command=\"%s\",pid=\"%s\"", esc, pids);
+}
+
+static void cycles(struct expo *e, const struct model *m)
+{
+	const size_t nb = sizeof(cycle_buckets_s) / sizeof(cycle_buckets_s[0]);
+	uint64_t counts[sizeof(cycle_buckets_s) / sizeof(cycle_buckets_s[0])] = { 0 }, n = 0;
+	const struct model_cycle *last = NULL;
+	double sum = 0;
+	char le[32];
+
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+		double s = (c->end_ns - c->start_ns) / 1e9;
+
+		if (!ended(c))
+			continue;
+		n++;
+		sum += s;
+		for (size_t b = 0; b < nb; b++)
+			if (s <= cycle_buckets_s[b])
+				counts[b]++;
+		if (!last || c->end_ns > last->end_ns)
+			last = c;
+	}
+	head(e, "infertrace_cycles_total", "counter", "Experiment cycles ended so far");
+	sample(e, "infertrace_cycles_total", NULL, NULL, n);
+	head(e, "infertrace_cycle_duration_seconds", "histogram", "Wall time of the ended cycles");
+	for (size_t b = 0; b < nb; b++) {
+		snprintf(le, sizeof(le), "%g", cycle_buckets_s[b]);
+		sample(e, "infertrace_cycle_duration_seconds_bucket", "le", le, counts[b]);
+	}
+	sample(e, "infertrace_cycle_duration_seconds_bucket", "le", "+Inf", n);
+	sample(e, "infertrace_cycle_duration_seconds_sum", NULL, NULL, sum);
+	sample(e, "infertrace_cycle_duration_seconds_count", NULL, NULL, n);
+	if (last) {
+		gauge(e, "infertrace_last_cycle_duration_seconds", "Wall time of the last ended cycle",
+		      (last->end_ns - last->start_ns) / 1e9);
+		gauge(e, "infertrace_tokens_per_second", "Tokens per second of CPU-attributed inference in the last "
+		      "ended cycle (profile.json tokens_per_second)", last->tokens_per_second);
+	}
+}
+
+static void phases_and_counts(struct expo *e, const struct model *m)
+{
+	bool any = false;
+	int tokens = model__count_id(m, "tokens");
+
+	for (int p = 1; p < IT_MAX_PHASES; p++)
+		any |= m->phase_names[p] != NULL;
+	if (any) {
+		head(e, "infertrace_phase_seconds_total", "counter", "Wall time inside each phase, ended cycles");
+		for (int p = 1; p < IT_MAX_PHASES; p++) {
+			double ms = 0;
+
+			if (!m->phase_names[p])
+				continue;
+			for (size_t i = 0; i < m->ncycles; i++)
+				if (ended(&m->cycles[i]) && m->cycles[i].phases[p].present)
+					ms += m->cycles[i].phases[p].ms;
+			sample(e, "infertrace_phase_seconds_total", "phase", m->phase_names[p], ms / 1e3);
+		}
+		head(e, "infertrace_phase_calls_total", "counter", "Calls of each phase, ended cycles");
+		for (int p = 1; p < IT_MAX_PHASES; p++) {
+			uint64_t calls = 0;
+
+			if (!m->phase_names[p])
+				continue;
+			for (size_t i = 0; i < m->ncycles; i++)
+				if (ended(&m->cycles[i]))
+					calls += m->cycles[i].phases[p].calls;
+			sample(e, "infertrace_phase_calls_total", "phase", m->phase_names[p], calls);
+		}
+	}
+	any = false;
+	for (int k = 1; k < IT_MAX_PHASES; k++)
+		any |= m->count_names[k] != NULL;
+	if (!any)
+		return;
+	head(e, "infertrace_counted_calls_total", "counter", "Calls of each --count function, ended cycles");
+	for (int k = 1; k < IT_MAX_PHASES; k++) {
+		uint64_t n = 0;
+
+		if (!m->count_names[k])
+			continue;
+		for (size_t i = 0; i < m->ncycles; i++)
+			if (ended(&m->cycles[i]))
+				n += m->cycles[i].counts[k];
+		sample(e, "infertrace_counted_calls_total", "count", m->count_names[k], n);
+		if (k == tokens) {
+			/* the same figure under the name dashboards look for */
+			head(e, "infertrace_tokens_total", "counter", "Tokens (calls of --count tokens), ended cycles");
+			sample(e, "infertrace_tokens_total", NULL, NULL, n);
+		}
+	}
+}
+
+static double json_number(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void samples_lost_memory(struct expo *e, const struct model *m)
+{
+	json_t *samples = model__section(m, MODEL_SEC_SAMPLES), *mem = model__section(m, MODEL_SEC_MEMORY);
+	double total = json_number(samples, "total"), rss = NAN;
+	json_t *per = json_object_get(mem, "per_process"), *p;
+	size_t i;
+
+	if (!isnan(total)) {
+		head(e, "infertrace_samples_total", "counter", "On-CPU samples of the targets");
+		sample(e, "infertrace_samples_total", NULL, NULL, total);
+	}
+	head(e, "infertrace_lost_total", "counter",
+	     "Samples, events and other records lost (profile.json lost); non-zero: figures are incomplete");
+	for (i = 0; i < m->nlost; i++)
+		sample(e, "infertrace_lost_total", "kind", m->lost[i].name, m->lost[i].value);
+	json_array_foreach(per, i, p) {
+		double mb = json_number(p, "last_mb");
+
+		if (!isnan(mb))
+			rss = (isnan(rss) ? 0 : rss) + mb;
+	}
+	gauge(e, "infertrace_rss_bytes", "Resident set size of the traced processes, last seen",
+	      rss * 1048576.0);
+	if (m->memory.available)
+		gauge(e, "infertrace_rss_peak_bytes", "Peak resident set size of a traced process",
+		      m->memory.peak_mb * 1048576.0);
+}
+
+static void sched(struct expo *e, const struct model *m)
+{
+	const struct model_sched_figures *s = &m->sched;
+	double total = s->oncpu_ms + s->runq_wait_ms + s->offcpu_ms;
+
+	if (!s->available || !(total > 0))
+		return;
+	head(e, "infertrace_thread_time_ratio", "gauge",
+	     "Share of the traced threads' time on a CPU, waiting in the run queue, and blocked");
+	sample(e, "infertrace_thread_time_ratio", "state", "oncpu", s->oncpu_ms / total);
+	sample(e, "infertrace_thread_time_ratio", "state", "runqueue", s->runq_wait_ms / total);
+	sample(e, "infertrace_thread_time_ratio", "state", "blocked", s->offcpu_ms / total);
+}
+
+static void side(struct expo *e, const struct model *m)
+{
+	const struct model_side_figures *s = &m->side;
+
+	gauge(e, "infertrace_temperature_celsius", "Hottest thermal zone or hwmon sensor, recent average",
+	      s->now_temp_c);
+	gauge(e, "infertrace_cpu_frequency_hertz", "CPU clock averaged over CPUs, recent", s->now_cpu_mhz * 1e6);
+	gauge(e, "infertrace_gpu_utilization_ratio", "GPU utilisation, recent", s->now_gpu_util_pct / 100.0);
+	gauge(e, "infertrace_gpu_temperature_celsius", "GPU temperature, recent", s->now_gpu_temp_c);
+	gauge(e, "infertrace_gpu_clock_hertz", "GPU SM clock, recent", s->now_gpu_mhz * 1e6);
+	gauge(e, "infertrace_gpu_power_watts", "GPU power, recent", s->now_gpu_power_w);
+}
+
+char *metrics__render(const struct model *m)
+{
+	struct expo e;
+	char *buf = NULL;
+	size_t len = 0;
+
+	e.f = open_memstream(&buf, &len);
+	if (!e.f)
+		return NULL;
+	base_labels(&e, m);
+	gauge(&e, "infertrace_recording_seconds", "Time since the recording started", m->run.duration_s);
+	cycles(&e, m);
+	phases_and_counts(&e, m);
+	samples_lost_memory(&e, m);
+	sched(&e, m);
+	side(&e, m);
+	if (fclose(e.f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* ---- the server ---- */
+
+struct metrics_server {
+	struct MHD_Daemon *daemon;
+	int fd;
+	char url[96];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *text;          /* NULL until the first publish */
+	uint64_t built_ns;
+	uint64_t generation;
+	bool want;           /* a scrape waits for fresh text */
+	bool closing;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
+			     const char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* libmicrohttpd's thread: reads only what publish handed over. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **req)
+{
+	static const char not_found[] = "infertrace serves /metrics only\n";
+	static const char not_ready[] = "infertrace: no snapshot yet\n";
+	struct metrics_server *s = cls;
+	enum MHD_Result ret;
+	struct timespec until;
+	uint64_t gen;
+
+	(void)version, (void)upload, (void)upload_size, (void)req;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "GET only\n", 9);
+	if (strcmp(url, "/metrics"))
+		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1);
+	pthread_mutex_lock(&s->mu);
+	if (!s->text || mono_ns() - s->built_ns > METRICS_MAX_AGE_NS) {
+		s->want = true;
+		gen = s->generation;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += METRICS_WAIT_NS / 1000000000ull;
+		while (s->generation == gen && !s->closing &&
+		       pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
+			;
+	}
+	if (s->text)
+		ret = reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", s->text, strlen(s->text));
+	else
+		ret = reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", not_ready, sizeof(not_ready) - 1);
+	pthread_mutex_unlock(&s->mu);
+	return ret;
+}
+
+int metrics_server__start(struct metrics_server **out, const char *addr)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	char err[256], host[INET6_ADDRSTRLEN];
+	struct metrics_server *s;
+	pthread_condattr_t ca;
+	int one = 1, e;
+
+	*out = NULL;
+	if (metrics__parse_addr(addr, &sa, &len, err, sizeof(err))) {
+		fprintf(stderr, "infertrace: %s\n", err);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(s->fd, (struct sockaddr *)&sa, len) || listen(s->fd, 16) ||
+	    getsockname(s->fd, (struct sockaddr *)&sa, &len)) {
+		e = errno;
+		fprintf(stderr, "infertrace: cannot serve --metrics on %s: %s%s\n", addr, strerror(e),
+			e == EADDRINUSE ? " (another program listens there; pick another port, or 0 for a free one)" :
+			e == EADDRNOTAVAIL ? " (no interface of this host has that address)" : "");
+		if (s->fd >= 0)
+			close(s->fd);
+		free(s);
+		return -e;
+	}
+	if (sa.ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, host, sizeof(host));
+		snprintf(s->url, sizeof(s->url), "http://[%s]:%u/metrics", host,
+			 ntohs(((struct sockaddr_in6 *)&sa)->sin6_port));
+	} else {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host, sizeof(host));
+		snprintf(s->url, sizeof(s->url), "http://%s:%u/metrics", host,
+			 ntohs(((struct sockaddr_in *)&sa)->sin_port));
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+				     (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				     0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
+				     MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				     MHD_OPTION_END);
+	if (!s->daemon) {
+		fprintf(stderr, "infertrace: cannot start the --metrics HTTP server (libmicrohttpd)\n");
+		metrics_server__stop(s);
+		return -EIO;
+	}
+	s->fd = -1; /* MHD_stop_daemon closes the listening socket */
+	*out = s;
+	return 0;
+}
+
+const char *metrics_server__url(const struct metrics_server *s)
+{
+	return s->url;
+}
+
+bool metrics_server__wanted(struct metrics_server *s, uint64_t now_ns)
+{
+	bool w;
+
+	(void)now_ns;
+	pthread_mutex_lock(&s->mu);
+	w = s->want;
+	pthread_mutex_unlock(&s->mu);
+	return w;
+}
+
+void metrics_server__publish(struct metrics_server *s, char *text, uint64_t now_ns)
+{
+	pthread_mutex_lock(&s->mu);
+	free(s->text);
+	s->text = text;
+	s->built_ns = now_ns;
+	s->generation++;
+	s->want = false;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void metrics_server__stop(struct metrics_server *s)
+{
+	if (!s)
+		return;
+	if (s->daemon) {
+		/* a scrape waiting for fresh text gives up now */
+		pthread_mutex_lock(&s->mu);
+		s->closing = true;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		MHD_stop_daemon(s->daemon);
+	}
+	if (s->fd >= 0)
+		close(s->fd);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s->text);
+	free(s);
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* `infertrace top`: the live terminal view (top.h). */
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "folded.h"
+#include "json_num.h"
+#include "model.h"
+#include "stats.h"
+#include "top.h"
+
+#define MAX_LINES 200
+
+struct top {
+	SCREEN *screen;
+	int saved_stderr;   /* the terminal's stderr, while messages go to log_fd */
+	int log_fd;
+	bool quit;
+	struct folded prev_leaves; /* merged by name */
+	bool have_prev;
+	char lines[MAX_LINES][256];
+};
+
+int top__check_terminal(void)
+{
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		return 0;
+	fprintf(stderr, "infertrace: top needs a terminal on stdin and stdout; use 'infertrace record' "
+		"(with --metrics for a live view elsewhere)\n");
+	return -ENOTTY;
+}
+
+int top__start(struct top **out)
+{
+	struct top *t = calloc(1, sizeof(*t));
+	int err;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->saved_stderr = t->log_fd = -1;
+	/* messages meanwhile are kept, unnamed, and shown when the view ends */
+	t->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (t->log_fd < 0) {
+		FILE *f = tmpfile();
+
+		t->log_fd = f ? dup(fileno(f)) : -1;
+		if (f)
+			fclose(f);
+	}
+	if (t->log_fd >= 0) {
+		fflush(stderr);
+		t->saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (t->saved_stderr >= 0)
+			dup2(t->log_fd, STDERR_FILENO);
+	}
+	t->screen = newterm(NULL, stdout, stdin);
+	if (!t->screen) {
+		err = -ENOTTY;
+		top__end(t);
+		fprintf(stderr, "infertrace: cannot start the terminal view (TERM=%s)\n",
+			getenv("TERM") ? getenv("TERM") : "");
+		return err;
+	}
+	/* Ctrl-C stays a signal (the recording's handler ends it); keys unbuffered */
+	cbreak();
+	noecho();
+	nodelay(stdscr, TRUE);
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	erase();
+	mvaddstr(0, 0, "infertrace top: waiting for the first snapshot...");
+	refresh();
+	*out = t;
+	return 0;
+}
+
+static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n >= nlines)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(lines[*n], 256, fmt, ap);
+	va_end(ap);
+	if (width >= 0 && width < 256)
+		lines[*n][width] = 0;
+	(*n)++;
+}
+
+static int by_stack(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_entry *)a)->stack, ((const struct folded_entry *)b)->stack);
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct folded_entry *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->stack, y->stack);
+}
+
+/* The leaves of m's on-CPU stacks, minus those of the previous snapshot
+ * (both merged by name): the functions of the last interval, busiest first. */
+static int interval_leaves(const struct model *m, const struct folded *prev, struct folded *cur,
+			   struct folded *delta)
+{
+	memset(cur, 0, sizeof(*cur));
+	memset(delta, 0, sizeof(*delta));
+	if (folded__leaves(&m->oncpu, cur))
+		return -ENOMEM;
+	folded__merge(cur);
+	for (size_t i = 0; i < cur->n; i++) {
+		const struct folded_entry *e = &cur->entries[i], *p = NULL;
+		uint64_t before = 0;
+
+		if (prev && prev->n)
+			p = bsearch(e, prev->entries, prev->n, sizeof(*e), by_stack);
+		if (p)
+			before = p->count;
+		if (e->count > before && folded__add(delta, e->stack, e->count - before))
+			return -ENOMEM;
+	}
+	qsort(delta->entries, delta->n, sizeof(*delta->entries), by_count_desc);
+	return 0;
+}
+
+static double rss_now_mb(const struct model *m)
+{
+	json_t *per = json_object_get(model__section(m, MODEL_SEC_MEMORY), "per_process"), *p;
+	double rss = NAN;
+	size_t i;
+
+	json_array_foreach(per, i, p) {
+		double mb = json_num(p, "last_mb");
+
+		if (!isnan(mb))
+			rss = (isnan(rss) ? 0 : rss) + mb;
+	}
+	return rss;
+}
+
+static int format(const struct model *m, const struct folded *prev, struct folded *cur_out,
+		  const char *metrics_url, char lines[][256], int nlines, int width)
+{
+	double *ms = calloc(m->ncycles + 1, sizeof(double)), p50, p95, tps = NAN, rss = rss_now_mb(m);
+	const struct model_cycle *last = NULL;
+	const struct model_sched_figures *s = &m->sched;
+	struct folded cur, delta;
+	unsigned long el = m->run.duration_s > 0 ? (unsigned long)m->run.duration_s : 0;
+	size_t n = 0;
+	int nl = 0;
+	char buf[256], pids[64] = "";
+
+	if (!ms)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+
+		if (!c->end_ns || c->open_at_end)
+			continue;
+		ms[n++] = (c->end_ns - c->start_ns) / 1e6;
+		if (!last || c->end_ns > last->end_ns)
+			last = c;
+	}
+	p50 = stats__percentile(ms, n, 50);
+	p95 = stats__percentile(ms, n, 95);
+	free(ms);
+	for (size_t i = 0, off = 0; i < m->run.npids && off < sizeof(pids) - 12; i++)
+		off += snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "", (int)m->run.pids[i]);
+	/* what matters first: a narrow terminal cuts the end */
+	line(lines, &nl, nlines, width, "%02lu:%02lu:%02lu  q: quit  %s (PID %s)%s%s", el / 3600, el / 60 % 60,
+	     el % 60, m->run.command && m->run.command[0] ? m->run.command[0] : m->nprocs ? m->procs[0].comm : "?",
+	     pids, metrics_url ? "  metrics " : "", metrics_url ? metrics_url : "");
+	if (last) {
+		tps = last->tokens_per_second;
+		line(lines, &nl, nlines, width, "cycles %zu  last %.1f ms  p50 %.1f ms  p95 %.1f ms", n,
+		     (last->end_ns - last->start_ns) / 1e6, p50, p95);
+	} else {
+		line(lines, &nl, nlines, width, "cycles 0 (%s)",
+		     m->cycles_source && !strcmp(m->cycles_source, "whole_run") ?
+		     "no --cycle: the whole run is one cycle, ended at exit" : "none ended yet");
+	}
+	if (!isnan(tps))
+		line(lines, &nl, nlines, width, "tokens/s %.1f (last cycle)  %.1f (average)", tps,
+		     m->agg.avg_tokens_per_second);
+	if (s->available && s->oncpu_ms + s->runq_wait_ms + s->offcpu_ms > 0) {
+		double t = s->oncpu_ms + s->runq_wait_ms + s->offcpu_ms;
+
+		line(lines, &nl, nlines, width, "threads: on-CPU %.1f%%  run queue %.1f%%  blocked %.1f%%",
+		     100 * s->oncpu_ms / t, 100 * s->runq_wait_ms / t, 100 * s->offcpu_ms / t);
+	}
+	if (!isnan(rss))
+		line(lines, &nl, nlines, width, "RSS %.1f MB (peak %.1f MB)", rss,
+		     m->memory.available ? m->memory.peak_mb : rss);
+	buf[0] = 0;
+	if (!isnan(m->side.now_temp_c))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "temp %.1f C  ", m->side.now_temp_c);
+	if (!isnan(m->side.now_cpu_mhz))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "CPU %.0f MHz  ", m->side.now_cpu_mhz);
+	if (!isnan(m->side.now_gpu_util_pct))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "GPU %.0f%%  ", m->side.now_gpu_util_pct);
+	if (!isnan(m->side.now_gpu_mhz))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "GPU %.0f MHz  ", m->side.now_gpu_mhz);
+	if (!isnan(m->side.now_gpu_temp_c))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "GPU %.0f C  ", m->side.now_gpu_temp_c);
+	if (buf[0])
+		line(lines, &nl, nlines, width, "%s", buf);
+	snprintf(buf, sizeof(buf), "lost: samples %llu  events %llu", (unsigned long long)model__lost(m, "samples"),
+		 (unsigned long long)model__lost(m, "events"));
+	for (size_t i = 0; i < m->nlost; i++)
+		if (m->lost[i].value && strcmp(m->lost[i].name, "samples") && strcmp(m->lost[i].name, "events"))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  %s %llu", m->lost[i].name,
+				 (unsigned long long)m->lost[i].value);
+	line(lines, &nl, nlines, width, "%s", buf);
+	line(lines, &nl, nlines, width, "%s", "");
+	line(lines, &nl, nlines, width, "%-24s %7s %12s %9s", "PHASE", "SHARE", "TOTAL ms", "CALLS");
+	for (int p = 1; p < IT_MAX_PHASES; p++) {
+		const struct model_phase_summary *ph = &m->phases[p];
+
+		if (!m->phase_names[p])
+			continue;
+		line(lines, &nl, nlines, width, "%-24.24s %6.1f%% %12.1f %9llu", m->phase_names[p],
+		     ph->present ? ph->percent_of_cycle : 0.0, ph->present ? ph->total_ms : 0.0,
+		     (unsigned long long)(ph->present ? ph->calls : 0));
+	}
+	line(lines, &nl, nlines, width, "%s", "");
+	if (interval_leaves(m, prev, &cur, &delta)) {
+		folded__free(&cur);
+		folded__free(&delta);
+		return -ENOMEM;
+	}
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < delta.n; i++)
+		total += delta.entries[i].count;
+	line(lines, &nl, nlines, width, "TOP FUNCTIONS (on-CPU samples since the last refresh: %llu)",
+	     (unsigned long long)total);
+	for (size_t i = 0; i < delta.n && nl < nlines; i++)
+		line(lines, &nl, nlines, width, "%8llu %6.1f%%  %s", (unsigned long long)delta.entries[i].count,
+		     100.0 * delta.entries[i].count / total, delta.entries[i].stack);
+	folded__free(&delta);
+	if (cur_out)
+		*cur_out = cur;
+	else
+		folded__free(&cur);
+	return nl;
+}
+
+int top__format(const struct model *m, const struct folded *prev_leaves, const char *metrics_url,
+		char lines[][256], int nlines, int width)
+{
+	return format(m, prev_leaves, NULL, metrics_url, lines, nlines, width);
+}
+
+void top__draw(struct top *t, const struct model *m, const char *metrics_url)
+{
+	struct folded cur = { 0 };
+	int rows, cols, n;
+
+	getmaxyx(stdscr, rows, cols);
+	if (rows > MAX_LINES)
+		rows = MAX_LINES;
+	n = format(m, t->have_prev ? &t->prev_leaves : NULL, &cur, metrics_url, t->lines, rows,
+		   cols > 0 ? cols - 1 : 0);
+	if (n < 0)
+		return;
+	folded__free(&t->prev_leaves);
+	t->prev_leaves = cur;
+	t->have_prev = true;
+	erase();
+	for (int i = 0; i < n; i++)
+		mvaddnstr(i, 0, t->lines[i], cols);
+	refresh();
+}
+
+bool top__quit_requested(struct top *t)
+{
+	int c;
+
+	while ((c = getch()) != ERR)
+		if (c == 'q' || c == 'Q')
+			t->quit = true;
+	return t->quit;
+}
+
+void top__end(struct top *t)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (!t)
+		return;
+	if (t->screen) {
+		endwin();
+		delscreen(t->screen);
+	}
+	if (t->saved_stderr >= 0) {
+		fflush(stderr);
+		dup2(t->saved_stderr, STDERR_FILENO);
+		close(t->saved_stderr);
+	}
+	if (t->log_fd >= 0) {
+		lseek(t->log_fd, 0, SEEK_SET);
+		while ((n = read(t->log_fd, buf, sizeof(buf))) > 0)
+			if (write(STDERR_FILENO, buf, n) < 0)
+				break;
+		close(t->log_fd);
+	}
+	folded__free(&t->prev_leaves);
+	free(t);
+}
