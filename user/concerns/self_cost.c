@@ -25,7 +25,6 @@
 #include "infertrace.skel.h"
 
 struct self_cost_state {
-	struct rusage at_start;    /* when the concern was configured */
 	struct rusage at_attach;   /* once every concern attached */
 	uint64_t attach_ns;
 	int stats_fd;              /* BPF_STATS_RUN_TIME; -1: not enabled */
@@ -57,7 +56,6 @@ static int self_cost_configure(struct recording *rec)
 	if (!rec->self_cost)
 		return -ENOMEM;
 	rec->self_cost->stats_fd = -1;
-	getrusage(RUSAGE_SELF, &rec->self_cost->at_start);
 	return 0;
 }
 
@@ -138,7 +136,7 @@ static int self_cost_collect(struct recording *rec, struct model *m)
 		return 0;
 	getrusage(RUSAGE_SELF, &now);
 	double recording_s = (recording__now_ns() - s->attach_ns) / 1e9;
-	double startup = cpu_s(&s->at_attach) - cpu_s(&s->at_start);
+	double startup = cpu_s(&s->at_attach); /* since the process started */
 	double during = cpu_s(&now) - cpu_s(&s->at_attach);
 	json_t *self = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:o}",
 				 "cpu_s", cpu_s(&now), "startup_cpu_s", startup, "recording_cpu_s", during,
