@@ -68,6 +68,22 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
     def line(self, out, prefix):
         return [l for l in out.splitlines() if l.startswith(prefix)][0]
 
+    def test_report_prints_llama_figures(self):
+        p = profile(100.0, {"llm_prompt": (20.0, 10), "llm_generate": (70.0, 70)})
+        p["llama"] = {"prompt_tokens": 100, "generated_tokens": 80, "prefill_ms": 200.0, "decode_ms": 700.0,
+                      "prefill_tokens_per_s": 500.0, "decode_tokens_per_s": 112.857,
+                      "j_per_generated_token": 0.125}
+        r = subprocess.run([INFERTRACE, "report", self.write(p)], text=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("llama.cpp: prompt 100 tokens in 200.0 ms (500.0 tok/s), generation 80 tokens in "
+                      "700.0 ms (112.9 tok/s), 0.125 J per generated token", r.stdout)
+        # without measured energy: no energy figure at all
+        del p["llama"]["j_per_generated_token"]
+        r = subprocess.run([INFERTRACE, "report", self.write(p)], text=True, stdout=subprocess.PIPE)
+        self.assertNotIn("J per generated token", r.stdout)
+        self.assertNotIn("nan", r.stdout)
+
     def test_regression_and_speedup(self):
         base = self.write(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
         slow = self.write(profile(120.0, {"llm_inference": (400.0, 10), "database": (50.0, 10)}))

@@ -186,6 +186,45 @@ static void test_advice_from_evidence(void **state)
 	json_decref(p);
 }
 
+/* Joules per generated token: each cycle's measured energy over its
+ * generated tokens, and over the cycles whose energy was measured; a cycle
+ * without energy gets no figure (not a zero). */
+static void test_joules_per_generated_token(void **state)
+{
+	json_t *p = profile_with_phases(80, 1, 1), *cycles = json_object_get(p, "cycles"), *out, *c;
+	struct model m;
+
+	(void)state;
+	json_array_append_new(cycles, json_pack("{s:f,s:{},s:{s:i,s:i,s:f,s:f},s:{s:f,s:f}}", "duration_ms", 100.0,
+						"phases", "llama", "prompt_tokens", 10, "generated_tokens", 8,
+						"prefill_ms", 20.0, "decode_ms", 70.0, "energy", "cpu_j", 2.0,
+						"total_j", 2.0));
+	json_array_append_new(cycles, json_pack("{s:f,s:{},s:{s:i,s:i,s:f,s:f},s:{s:f,s:f}}", "duration_ms", 100.0,
+						"phases", "llama", "prompt_tokens", 10, "generated_tokens", 4,
+						"prefill_ms", 20.0, "decode_ms", 70.0, "energy", "cpu_j", 1.0,
+						"total_j", 1.0));
+	json_array_append_new(cycles, json_pack("{s:f,s:{},s:{s:i,s:i,s:f,s:f}}", "duration_ms", 100.0, "phases",
+						"llama", "prompt_tokens", 10, "generated_tokens", 6, "prefill_ms", 20.0,
+						"decode_ms", 70.0));
+	json_object_set_new(p, "llama", json_pack("{s:i,s:i,s:f,s:f}", "prompt_tokens", 30, "generated_tokens", 18,
+						  "prefill_ms", 60.0, "decode_ms", 210.0));
+	assert_int_equal(model__from_json(&m, p, "test"), 0);
+	llama__energy(&m);
+	assert_float_equal(m.cycles[0].llama.j_per_generated_token, 0.25, 1e-12);
+	assert_float_equal(m.cycles[1].llama.j_per_generated_token, 0.25, 1e-12);
+	assert_true(isnan(m.cycles[2].llama.j_per_generated_token));
+	assert_float_equal(m.llama.j_per_generated_token, 3.0 / 12, 1e-12); /* measured cycles only */
+	m.stage = MODEL_ANALYSED;
+	out = model__to_json(&m);
+	c = json_array_get(json_object_get(out, "cycles"), 2);
+	assert_null(json_object_get(json_object_get(c, "llama"), "j_per_generated_token"));
+	assert_float_equal(json_real_value(json_object_get(json_object_get(out, "llama"), "j_per_generated_token")),
+			   0.25, 1e-12);
+	json_decref(out);
+	model__free(&m);
+	json_decref(p);
+}
+
 /* Contention is judged over the cycles: a busy start-up does not count. */
 static void test_contention_over_cycles(void **state)
 {
@@ -284,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_contention_offcpu_thermal_gpu),
 		cmocka_unit_test(test_advice_from_evidence),
 		cmocka_unit_test(test_contention_over_cycles),
+		cmocka_unit_test(test_joules_per_generated_token),
 		cmocka_unit_test(test_spin_oversubscribed),
 		cmocka_unit_test(test_rules_refuse_unfinished_model),
 	};

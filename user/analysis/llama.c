@@ -107,6 +107,26 @@ void llama__derive(struct model *m)
 	}
 	if (a->present)
 		rates(a);
+	llama__energy(m);
+}
+
+void llama__energy(struct model *m)
+{
+	double joules = 0;
+	uint64_t tokens = 0;
+
+	for (size_t i = 0; i < m->ncycles; i++) {
+		struct model_cycle *c = &m->cycles[i];
+		struct model_llama_cycle *l = &c->llama;
+
+		l->j_per_generated_token = NAN;
+		if (!l->present || !l->generated_tokens || !c->energy.present || !isfinite(c->energy.total_j))
+			continue;
+		l->j_per_generated_token = c->energy.total_j / (double)l->generated_tokens;
+		joules += c->energy.total_j;
+		tokens += l->generated_tokens;
+	}
+	m->llama.j_per_generated_token = tokens ? joules / (double)tokens : NAN;
 }
 
 static void set_real(json_t *o, const char *k, double v)
@@ -124,6 +144,9 @@ json_t *llama__cycle_json(const struct model_llama_cycle *l)
 	json_object_set_new(o, "decode_ms", json_real(l->decode_ms));
 	set_real(o, "prefill_tokens_per_s", l->prefill_tokens_per_s);
 	set_real(o, "decode_tokens_per_s", l->decode_tokens_per_s);
+	/* only where measured: no zero or null stands for a missing energy */
+	if (isfinite(l->j_per_generated_token))
+		json_object_set_new(o, "j_per_generated_token", json_real(l->j_per_generated_token));
 	return o;
 }
 
@@ -144,6 +167,7 @@ void llama__cycle_load(struct model_llama_cycle *l, json_t *o)
 	l->decode_ms = json_num(o, "decode_ms");
 	l->prefill_tokens_per_s = json_num(o, "prefill_tokens_per_s");
 	l->decode_tokens_per_s = json_num(o, "decode_tokens_per_s");
+	l->j_per_generated_token = json_num(o, "j_per_generated_token");
 }
 
 json_t *llama__json(const struct model *m)

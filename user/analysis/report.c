@@ -44,6 +44,10 @@ static void print_samples(const struct model *m)
 	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
 	const char *key;
 
+	if (!json_is_object(s) || !isfinite(json_num(s, "total"))) {
+		printf("Samples: none recorded\n");
+		return;
+	}
 	printf("Samples: %.0f at %.0f Hz requested, %.1f Hz achieved over %.2f s of target CPU time\n",
 	       json_num(s, "total"), json_num(s, "requested_hz"), json_num(s, "achieved_hz"), json_num(s, "target_cpu_seconds"));
 	printf("Stacks: %.1f%% complete (reach main/thread start)\n", json_num(q, "complete_percent"));
@@ -80,6 +84,15 @@ static void print_cycles(const struct model *m)
 	if (isfinite(a->avg_tokens_per_second))
 		printf("Tokens/s: %.2f during the inference phase, %.2f over the whole cycle\n",
 		       a->avg_tokens_per_second, a->avg_tokens_per_second_wall);
+	if (m->llama.present) {
+		printf("llama.cpp: prompt %llu tokens in %.1f ms (%s tok/s), generation %llu tokens in %.1f ms (%s tok/s)",
+		       (unsigned long long)m->llama.prompt_tokens, m->llama.prefill_ms,
+		       fmt_ms(b[0], 32, m->llama.prefill_tokens_per_s, 0, 1), (unsigned long long)m->llama.generated_tokens,
+		       m->llama.decode_ms, fmt_ms(b[1], 32, m->llama.decode_tokens_per_s, 0, 1));
+		if (isfinite(m->llama.j_per_generated_token))
+			printf(", %.3f J per generated token", m->llama.j_per_generated_token);
+		printf("\n");
+	}
 	if (isfinite(a->peak_memory_mb))
 		printf("Peak memory: %.1f MB\n", a->peak_memory_mb);
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++)

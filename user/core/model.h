@@ -103,6 +103,7 @@ struct model_llama_cycle {
 	uint64_t generation_batches_tokens; /* tokens decoded after the prompt */
 	double prefill_ms, decode_ms;
 	double prefill_tokens_per_s, decode_tokens_per_s; /* NAN: no time */
+	double j_per_generated_token; /* NAN: the cycles' energy was not measured */
 };
 
 struct model_cycle {
@@ -416,6 +417,9 @@ int model__derive(struct model *m);
 /* llama.cpp's per-cycle and aggregate figures (analysis/llama.c), part of
  * model__derive; and their JSON. */
 void llama__derive(struct model *m);
+/* Joules per generated token, per cycle and over the cycles whose energy
+ * was measured (part of llama__derive; NAN where none was). */
+void llama__energy(struct model *m);
 json_t *llama__cycle_json(const struct model_llama_cycle *l);
 void llama__cycle_load(struct model_llama_cycle *l, json_t *o);
 json_t *llama__json(const struct model *m);
