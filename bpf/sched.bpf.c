@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
 #include "mm.bpf.h"
+#include "python.bpf.h"
 
 const volatile __u64 cfg_min_block_ns = 1000;
 const volatile char cfg_comm[IT_COMM_LEN] = {};  /* --comm; empty: off */
@@ -293,6 +294,7 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 		sk.phase = st->phase;
 		sk.ustack_id = st->ustack_id;
 		sk.kstack_id = st->kstack_id;
+		sk.pystack = py_offcpu_stack(tid);
 		BPF_CORE_READ_STR_INTO(&sk.comm, task, group_leader, comm);
 		add_u64(&offcpu_counts, &sk, off_total);
 	}
@@ -396,6 +398,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				stat_inc(IT_STAT_OFFCPU_KSTACK_ERR);
 			if (st->ustack_id < 0)
 				stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
+			py_offcpu_capture(ptgid, ptid);
 		} else {
 			st->state = IT_SCHED_RUNQ;
 		}

@@ -24,7 +24,8 @@
 
 
 static const struct concern *const concerns[] = {
-	&probes_concern,   /* first: names phases, builds `cycles` */
+	&python_concern,   /* first: code names must be known before any stack is folded */
+	&probes_concern,   /* names phases, builds `cycles` */
 	&sampling_concern,
 	&sched_concern,
 	&memory_concern,
