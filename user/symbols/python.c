@@ -208,6 +208,29 @@ static int read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
 }
 
+/* Whether addr lies in a writable mapping of pid: ld.so first maps a
+ * library's whole span from file offset 0, then its data segment over it;
+ * before that, _PyRuntime's address holds other bytes of the file. */
+static bool mapped_writable(pid_t pid, uint64_t addr)
+{
+	char path[64], line[512], perms[8];
+	unsigned long long lo, hi;
+	bool w = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && addr >= lo && addr < hi) {
+			w = perms[1] == 'w';
+			break;
+		}
+	fclose(f);
+	return w;
+}
+
 /* Version from a file name: python3.10, libpython3.10.so.1.0. */
 static uint32_t version_from_name(const char *path)
 {
@@ -283,6 +306,10 @@ enum py_detect python__detect(pid_t pid, struct syms_cache *syms, struct it_py_p
 	c.exe[n > 0 ? n : 0] = 0;
 	if (syms_cache__mappings(syms, pid, detect_one, &c) <= 0 || !c.path)
 		return PY_DETECT_NONE;
+	/* ld.so maps the code before the data: until _PyRuntime can be read,
+	 * the caller tries again */
+	if (!mapped_writable(pid, c.runtime) || read_target(pid, c.runtime, dbg, 8))
+		return PY_DETECT_PENDING;
 	if (read_target(pid, c.runtime, dbg, sizeof(dbg)) == 0 && !memcmp(dbg, "xdebugpy", 8)) {
 		version = (uint32_t)dbg_u64(dbg, DBG_VERSION);
 		err = python__debug_offsets(dbg, sizeof(dbg), out);

@@ -36,6 +36,7 @@ enum py_detect {
 	PY_DETECT_NONE = 0,        /* no interpreter in the process (yet) */
 	PY_DETECT_OK = 1,          /* *out filled */
 	PY_DETECT_UNSUPPORTED = 2, /* an interpreter whose version we cannot walk */
+	PY_DETECT_PENDING = 3,     /* found, its data not mapped yet: try again later */
 };
 
 /* Looks for an interpreter among pid's captured mappings. `what` receives
