@@ -5,7 +5,6 @@
  * addresses) and keeps the names of the code objects BPF reports. The
  * stacks themselves are folded by stacks.c through python.h. */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,9 +22,6 @@ struct py_state {
 	/* pids already found, or warned about: not looked at again until exec */
 	pid_t done[4096];
 	size_t ndone;
-	/* pids whose interpreter was found before its data was mapped */
-	pid_t pending[256];
-	size_t npending;
 };
 
 static struct py_state py_state = { .procs_fd = -1 };
@@ -74,29 +70,9 @@ static void py_look(struct recording *rec, pid_t pid)
 			what, pid);
 		py_mark(pid);
 		break;
-	case PY_DETECT_PENDING:
-		for (size_t i = 0; i < py_state.npending; i++)
-			if (py_state.pending[i] == pid)
-				return;
-		if (py_state.npending < sizeof(py_state.pending) / sizeof(py_state.pending[0]))
-			py_state.pending[py_state.npending++] = pid;
-		break;
 	default:
 		break;
 	}
-}
-
-/* Every 100 ms: the interpreters found before their data was mapped. */
-static void python_tick(struct recording *rec)
-{
-	size_t n = py_state.npending;
-	pid_t pids[sizeof(py_state.pending) / sizeof(py_state.pending[0])];
-
-	memcpy(pids, py_state.pending, n * sizeof(pids[0]));
-	py_state.npending = 0;
-	for (size_t i = 0; i < n; i++)
-		if (kill(pids[i], 0) == 0 || errno != ESRCH)
-			py_look(rec, pids[i]);
 }
 
 static int python_attach(struct recording *rec)
@@ -148,13 +124,11 @@ static void python_cleanup(struct recording *rec)
 	python__reset();
 	py_state.procs_fd = -1;
 	py_state.ndone = 0;
-	py_state.npending = 0;
 }
 
 const struct concern python_concern = {
 	.name = "python",
 	.attach = python_attach,
 	.on_event = python_on_event,
-	.tick = python_tick,
 	.cleanup = python_cleanup,
 };

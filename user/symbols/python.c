@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -201,34 +200,35 @@ static int elf_data_symbol(const char *path, const char *symbol, uint64_t *vaddr
 	return err;
 }
 
-static int read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
+/* Reads len bytes at ELF vaddr from the file's own copy (the initial
+ * contents: _PyRuntime's static initializer, Py_Version), so that detection
+ * does not wait for ld.so to map the data segment. 0 or -errno. */
+static int elf_read_vaddr(const char *path, uint64_t vaddr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	size_t nph;
+	Elf *e;
+	int fd, err = -ENOENT;
 
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
-}
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_getphdrnum(e, &nph) == 0) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
 
-/* Whether addr lies in a writable mapping of pid: ld.so first maps a
- * library's whole span from file offset 0, then its data segment over it;
- * before that, _PyRuntime's address holds other bytes of the file. */
-static bool mapped_writable(pid_t pid, uint64_t addr)
-{
-	char path[64], line[512], perms[8];
-	unsigned long long lo, hi;
-	bool w = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && addr >= lo && addr < hi) {
-			w = perms[1] == 'w';
+			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
+			    vaddr + len > ph.p_vaddr + ph.p_filesz)
+				continue;
+			err = pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr)) == (ssize_t)len ? 0 : -EIO;
 			break;
 		}
-	fclose(f);
-	return w;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return err;
 }
 
 /* Version from a file name: python3.10, libpython3.10.so.1.0. */
@@ -306,16 +306,12 @@ enum py_detect python__detect(pid_t pid, struct syms_cache *syms, struct it_py_p
 	c.exe[n > 0 ? n : 0] = 0;
 	if (syms_cache__mappings(syms, pid, detect_one, &c) <= 0 || !c.path)
 		return PY_DETECT_NONE;
-	/* ld.so maps the code before the data: until _PyRuntime can be read,
-	 * the caller tries again */
-	if (!mapped_writable(pid, c.runtime) || read_target(pid, c.runtime, dbg, 8))
-		return PY_DETECT_PENDING;
-	if (read_target(pid, c.runtime, dbg, sizeof(dbg)) == 0 && !memcmp(dbg, "xdebugpy", 8)) {
+	if (elf_read_vaddr(c.path, c.runtime - c.bias, dbg, sizeof(dbg)) == 0 && !memcmp(dbg, "xdebugpy", 8)) {
 		version = (uint32_t)dbg_u64(dbg, DBG_VERSION);
 		err = python__debug_offsets(dbg, sizeof(dbg), out);
 	} else {
 		if (elf_data_symbol(c.path, "Py_Version", &vaddr) == 0 &&
-		    read_target(pid, vaddr + c.bias, &v32, sizeof(v32)) == 0)
+		    elf_read_vaddr(c.path, vaddr, &v32, sizeof(v32)) == 0)
 			version = v32;
 		else
 			version = version_from_name(c.path);

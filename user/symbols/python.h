@@ -5,7 +5,7 @@
  *
  * Detection reads the target itself: the `_PyRuntime` symbol of the
  * executable or libpython (ELF .dynsym/.symtab), the version from the
- * `_Py_DebugOffsets` at its start (3.13+, cookie "xdebugpy"; the offsets are
+ * `_Py_DebugOffsets` at its start, read from the file's initial data (3.13+, cookie "xdebugpy"; the offsets are
  * then taken from there too), else from `Py_Version` (3.11+), else from the
  * file name (python3.10, libpython3.10.so). 3.10 to 3.12 use a table.
  *
@@ -36,7 +36,6 @@ enum py_detect {
 	PY_DETECT_NONE = 0,        /* no interpreter in the process (yet) */
 	PY_DETECT_OK = 1,          /* *out filled */
 	PY_DETECT_UNSUPPORTED = 2, /* an interpreter whose version we cannot walk */
-	PY_DETECT_PENDING = 3,     /* found, its data not mapped yet: try again later */
 };
 
 /* Looks for an interpreter among pid's captured mappings. `what` receives
