@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
+#include "python.bpf.h"
 
 #define EEXIST 17
 #define PAGE 4096
@@ -152,6 +153,7 @@ static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u
 	e->cycle = cycle;
 	e->phase = key->phase;
 	e->kstack_id = key->kstack_id;
+	e->pystack = key->pystack;
 	__builtin_memcpy(e->comm, key->comm, IT_COMM_LEN);
 	got = 0;
 	if (user_regs(e) == 0)
@@ -205,6 +207,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&key.comm, task, group_leader, comm);
+	key.pystack = py_stack_capture(tgid, tid);
 
 	ckey.tgid = tgid;
 	ckey.cycle = current_cycle(tgid);

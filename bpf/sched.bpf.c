@@ -63,6 +63,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				stat_inc(IT_STAT_OFFCPU_KSTACK_ERR);
 			if (st->ustack_id < 0)
 				stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
+			py_offcpu_capture(ptgid, ptid);
 		} else {
 			st->state = IT_SCHED_RUNQ;
 		}

@@ -165,6 +165,7 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	key.tgid = h->tgid;
 	key.phase = e->phase;
 	key.kstack_id = e->kstack_id;
+	key.pystack = e->pystack;
 	memcpy(key.comm, e->comm, IT_COMM_LEN);
 	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
 	unwinder__unwind(s->unwinder, h->tgid, h->tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,

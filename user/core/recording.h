@@ -26,6 +26,7 @@ struct net_state;
 struct cuda_state;
 struct crash_state;
 struct overhead_state;
+struct py_state;
 
 struct recording {
 	struct record_opts opts;
@@ -55,6 +56,7 @@ struct recording {
 	struct cuda_state *cuda;
 	struct crash_state *crash;
 	struct overhead_state *overhead;
+	struct py_state *python;
 };
 
 /* One concern of a recording. Every hook is optional. */

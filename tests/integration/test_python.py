@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Python frames in stacks.folded and offcpu.folded, on every CPython found
+on the machine (pyenv builds, /usr/bin/python3.X): the fixture's functions
+appear as `qualname (py_stacks.py)`, in call order, in place of the
+eval-loop frames; recursion, threads, an asyncio task and a C function
+calling back into Python keep their real stacks. An interpreter of an
+unsupported version gets a warning and native stacks."""
+import glob
+import os
+import re
+import subprocess
+import unittest
+
+from common import FIXTURES, build, need_root, record
+
+FIXTURE = os.path.join(FIXTURES, "py_stacks.py")
+EVAL = "_PyEval_EvalFrameDefault"
+PYFRAME = re.compile(r"^(.*) \(([^()]*)\)$")
+
+
+def pythons():
+    """{label: path} of the CPython 3.10+ interpreters present."""
+    found = {}
+    for p in sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3")):
+        found["pyenv-" + p.split("/")[-3]] = p
+    for p in sorted(glob.glob("/usr/bin/python3.[0-9]*")):
+        if re.fullmatch(r"python3\.\d+", os.path.basename(p)):
+            found["system-" + os.path.basename(p)] = p
+    out = {}
+    for label, p in found.items():
+        try:
+            v = subprocess.run([p, "-c", "import sys; print(sys.version_info[1])"], text=True,
+                               stdout=subprocess.PIPE, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if v.isdigit() and 10 <= int(v) <= 13:
+            out[label] = p
+    return out
+
+
+PYTHONS = pythons()
+
+
+def fixture_frames(stack):
+    """The frames of py_stacks.py in a folded stack, as (index, qualname)."""
+    out = []
+    for i, f in enumerate(stack.split(";")):
+        m = PYFRAME.match(f)
+        if m and m.group(2) == "py_stacks.py":
+            out.append((i, m.group(1)))
+    return out
+
+
+def has_python(stack):
+    return any(PYFRAME.match(f) and f.endswith(".py)") or f.endswith(">)") for f in stack.split(";"))
+
+
+@need_root
+@unittest.skipUnless(PYTHONS, "no CPython 3.10..3.13 on this machine")
+class TestPythonFrames(unittest.TestCase):
+    def run_mode(self, python, mode, cycles):
+        return record(["-F", "199"], [python, FIXTURE, mode, str(cycles)])
+
+    def samples_with(self, folded, seq):
+        """Samples whose py_stacks.py frames start with seq (root first)."""
+        return sum(c for s, c in folded.items() if [n for _, n in fixture_frames(s)][:len(seq)] == seq)
+
+    def test_loop_order_and_coverage(self):
+        cycles = 15
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "loop", cycles)
+                self.assertNotIn("not supported", rec.stderr)
+                on = rec.folded()
+                spin = self.samples_with(on, ["<module>", "main", "run_cycle", "phase_spin", "spin"])
+                # 30 ms of CPU per cycle at 199 Hz: about 6 samples a cycle
+                self.assertGreater(spin, cycles, label)
+                for s in on:
+                    names = [n for _, n in fixture_frames(s)]
+                    if "phase_spin" in names:
+                        self.assertEqual(names[:4], ["<module>", "main", "run_cycle", "phase_spin"], s)
+                        self.assertNotIn(EVAL, s.split(";"), s)
+                # samples in the interpreter (Python frames, or the eval loop
+                # left native) that carry Python frames
+                interp = sum(c for s, c in on.items() if has_python(s) or EVAL in s.split(";"))
+                with_py = sum(c for s, c in on.items() if has_python(s))
+                print(f"\n{label}: {with_py}/{interp} samples in the interpreter carry Python frames "
+                      f"({100.0 * with_py / interp:.1f}%)")
+                self.assertGreaterEqual(with_py / interp, 0.9, label)
+                off = rec.folded("offcpu.folded")
+                slept_us = self.samples_with(off, ["<module>", "main", "run_cycle", "phase_sleep"])
+                # each cycle sleeps 20 ms (at least that, as nanosleep guarantees)
+                self.assertGreaterEqual(slept_us, cycles * 20000 * 0.95, label)
+                for s in off:
+                    names = [n for _, n in fixture_frames(s)]
+                    if "phase_sleep" in names:
+                        self.assertEqual(names, ["<module>", "main", "run_cycle", "phase_sleep"], s)
+
+    def test_recursion_50(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "recurse", 10)
+                deepest = 0
+                for s, c in rec.folded().items():
+                    names = [n for _, n in fixture_frames(s)]
+                    if names[-1:] != ["spin"]:
+                        continue
+                    self.assertEqual(names[:2], ["<module>", "main"], s)
+                    body = names[2:-1]
+                    self.assertEqual(set(body), {"recurse"}, s)
+                    deepest = max(deepest, len(body))
+                # recurse(50) .. recurse(0): 51 frames
+                self.assertEqual(deepest, 51, label)
+
+    def test_two_threads(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "threads", 15)
+                on, off = rec.folded(), rec.folded("offcpu.folded")
+                for me, other in (("worker_a", "worker_b"), ("worker_b", "worker_a")):
+                    mine = {s: c for s, c in on.items() if me in [n for _, n in fixture_frames(s)]}
+                    self.assertGreater(sum(mine.values()), 0, f"{label}: no sample in {me}")
+                    for s in mine:
+                        names = [n for _, n in fixture_frames(s)]
+                        self.assertNotIn(other, names, s)
+                        # spinning, or taking the GIL back after its sleep
+                        self.assertIn(names, ([me, "spin"], [me]), s)
+                        self.assertNotIn("main", names, s)  # a thread's own stack, not the main one
+                    slept = sum(c for s, c in off.items() if [n for _, n in fixture_frames(s)] == [me])
+                    self.assertGreater(slept, 0, f"{label}: {me} blocked nowhere")
+
+    def test_asyncio_task(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "asyncio", 15)
+                task = {s: c for s, c in rec.folded().items()
+                        if [n for _, n in fixture_frames(s)][-2:] == ["task_coro", "spin"]}
+                self.assertGreater(sum(task.values()), 0, label)
+                for s in task:
+                    frames = s.split(";")
+                    # the task runs under the event loop's Python frames (3.10
+                    # names carry no class: co_name)
+                    self.assertTrue(any(re.fullmatch(r"(BaseEventLoop\.)?run_forever \(base_events\.py\)", f)
+                                        for f in frames), s)
+
+    def test_c_calls_back_into_python(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "callback", 10)
+                n = 0
+                for s, c in rec.folded().items():
+                    ff = fixture_frames(s)
+                    names = [x for _, x in ff]
+                    if "sort_key" not in names:
+                        continue
+                    n += c
+                    self.assertEqual(names[:4], ["<module>", "main", "sort_cycle", "sort_key"], s)
+                    i_cycle, i_key = ff[2][0], ff[3][0]
+                    # sorted() (native) lies between its caller and the key function
+                    self.assertGreater(i_key - i_cycle, 1, s)
+                self.assertGreater(n, 0, label)
+
+
+@need_root
+class TestUnsupportedPython(unittest.TestCase):
+    def test_warning_and_native_stacks(self):
+        fake = build("py_fake", ["py_fake.c"], "-O1 -g -fno-omit-frame-pointer")
+        rec = record([], [fake, "0.3"])
+        self.assertEqual(rec.proc.returncode, 0)
+        warn = [l for l in rec.stderr.splitlines() if "not supported" in l]
+        self.assertEqual(len(warn), 1, rec.stderr)
+        self.assertRegex(warn[0], r"^infertrace record: warning: Python 3\.9 .* is not supported")
+        self.assertGreater(sum(c for s, c in rec.folded().items() if "fake_spin" in s), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
