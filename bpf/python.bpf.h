@@ -68,6 +68,36 @@ struct {
 	__type(value, struct it_py_stack);
 } py_scratch SEC(".maps") SHARED;
 
+/* `py:` specs: observations of the target's Python stacks (IT_EV_PY_OBS)
+ * at every sample and every switch out and in; user space turns them into
+ * cycles and phases (user/analysis/pyspans.c). */
+SHARED const volatile __u32 cfg_py_observe = 0;
+
+/* Code objects of `py:` functions (user space adds them as their names
+ * arrive): their frames get a call identity in each observation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct py_code_key);
+	__type(value, __u32);
+} py_watch SEC(".maps") SHARED;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct it_py_obs_event);
+} py_obs_scratch SEC(".maps") SHARED;
+
+/* The last switch-out observation of each thread, sent again at its
+ * switch-in: a thread off its CPU runs no Python. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct it_py_obs_event);
+} py_obs_last SEC(".maps") SHARED;
+
 static __always_inline __u64 py_ptr(__u64 addr)
 {
 	__u64 v = 0;
@@ -168,6 +198,59 @@ struct py_walk {
 	__u64 hash;
 };
 
+#define PY_CALL_ARGS 4   /* arguments hashed into a call's identity */
+#define PY_CALLER_LOCALS 8 /* caller's local slots hashed into it */
+
+/* Folds the first n (at most max, a constant) pointer slots at base into h. */
+static __always_inline __u64 py_slots_hash(__u64 h, __u64 base, __u64 n, const __u32 max)
+{
+	__u64 v[PY_CALLER_LOCALS] = {};
+
+	if (n > max)
+		n = max;
+	if (!n || max > PY_CALLER_LOCALS || bpf_probe_read_user(v, max * sizeof(__u64), (void *)base))
+		return h;
+	for (int i = 0; i < PY_CALLER_LOCALS; i++)
+		if (i < n)
+			h = (h ^ v[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A frame of a watched function: its identity for this call is its address,
+ * its first arguments and its caller's first local slots (a loop's variable),
+ * none of which change while the call runs. */
+static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct py_walk *w, __u64 fr, __u64 code)
+{
+	__u32 zero = 0, k;
+	struct it_py_obs_event *o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
+	__u64 h = (0xcbf29ce484222325ull ^ fr) * 0x100000001b3ull, caller = w->frame, ccode, n = 0;
+	int argc = 0, nl = 0;
+
+	if (!o)
+		return;
+	k = o->nwatch;
+	if (k >= IT_PY_OBS_WATCH)
+		return;
+	bpf_probe_read_user(&argc, sizeof(argc), (void *)(code + pp->co_argcount));
+	if (argc > 0)
+		h = py_slots_hash(h, fr + pp->fr_localsplus, argc, PY_CALL_ARGS);
+	if (caller) {
+		ccode = py_ptr(caller + pp->fr_code) & ~7ull;
+		if (pp->flags & IT_PY_NLOCALS_TUPLE) {
+			n = py_ptr(py_ptr(ccode + pp->co_nlocals) + 16); /* ob_size */
+		} else {
+			bpf_probe_read_user(&nl, sizeof(nl), (void *)(ccode + pp->co_nlocals));
+			n = nl > 0 ? nl : 0;
+		}
+		h = py_slots_hash(h, caller + pp->fr_localsplus, n, PY_CALLER_LOCALS);
+	}
+	o->watch[k].code = code;
+	o->watch[k].call = h ? h : 1;
+	o->watch[k].depth = w->n;
+	o->watch[k].pad = 0;
+	o->nwatch = k + 1;
+}
+
 static int py_step(__u32 i, struct py_walk *w)
 {
 	__u32 zero = 0, tgid = w->tgid, ident, flags = 0;
@@ -214,6 +297,8 @@ static int py_step(__u32 i, struct py_walk *w)
 		py_send_code(pp, tgid, code, ident, name, file);
 		bpf_map_update_elem(&py_code_seen, &ck, &ident, BPF_ANY);
 	}
+	if (cfg_py_observe && bpf_map_lookup_elem(&py_watch, &ck))
+		py_watch_frame(pp, w, fr, code);
 	__u32 n = w->n;
 
 	if (n < IT_PY_MAX_FRAMES) {
@@ -240,6 +325,12 @@ static __always_inline __u64 py_stack_capture(__u32 tgid, __u32 tid)
 	if (!pp)
 		return 0;
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (cfg_py_observe) {
+		struct it_py_obs_event *o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
+
+		if (o)
+			o->nwatch = 0;
+	}
 	ts = py_thread_state(pp, tid);
 	if (!s || !ts)
 		return 0;
@@ -276,17 +367,71 @@ static __always_inline __u64 py_stack_capture(__u32 tgid, __u32 tid)
 
 /* At a thread's voluntary switch-out: keeps its Python stack for the
  * off-CPU interval that begins. */
-static __always_inline void py_offcpu_capture(__u32 tgid, __u32 tid)
+static __always_inline __u64 py_offcpu_capture(__u32 tgid, __u32 tid)
 {
 	__u64 h;
 
 	if (!bpf_map_lookup_elem(&py_procs, &tgid))
-		return;
+		return 0;
 	h = py_stack_capture(tgid, tid);
 	if (h)
 		bpf_map_update_elem(&py_offcpu, &tid, &h, BPF_ANY);
 	else
 		bpf_map_delete_elem(&py_offcpu, &tid);
+	return h;
+}
+
+/* Sends the observation py_stack_capture just made (stack h: 0 for none).
+ * A switch-out's is kept for the thread's switch-in. */
+static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, __u64 h, __u64 now)
+{
+	struct it_py_obs_event *o;
+	__u32 zero = 0;
+
+	if (!cfg_py_observe || !bpf_map_lookup_elem(&py_procs, &tgid))
+		return;
+	o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
+	if (!o)
+		return;
+	if (!h)
+		o->nwatch = 0;
+	event_header(&o->hdr, IT_EV_PY_OBS, tgid, tid, now);
+	o->pystack = h;
+	o->kind = kind;
+	if (bpf_ringbuf_output(&events, o, sizeof(*o), lazy_wakeup()))
+		stat_inc(IT_STAT_RINGBUF_LOST);
+	if (kind == IT_PY_OBS_OUT)
+		bpf_map_update_elem(&py_obs_last, &tid, o, BPF_ANY);
+}
+
+/* At a switch-out (either kind) of a thread of a Python process. */
+static __always_inline void py_observe_out(__u32 tgid, __u32 tid, __u64 now)
+{
+	__u64 h;
+
+	if (!cfg_py_observe || !bpf_map_lookup_elem(&py_procs, &tgid))
+		return;
+	h = py_stack_capture(tgid, tid);
+	py_observe_emit(tgid, tid, IT_PY_OBS_OUT, h, now);
+}
+
+/* At a switch-in: the switch-out's stack again, at this instant. Runs on the
+ * previous task (no access to this thread's memory): nothing is read. */
+static __always_inline void py_observe_in(__u32 tid, __u64 now)
+{
+	struct it_py_obs_event *o;
+
+	if (!cfg_py_observe)
+		return;
+	o = bpf_map_lookup_elem(&py_obs_last, &tid);
+	if (!o)
+		return;
+	o->hdr.ts_ns = now;
+	o->hdr.cpu = bpf_get_smp_processor_id();
+	o->kind = IT_PY_OBS_IN;
+	if (bpf_ringbuf_output(&events, o, sizeof(*o), lazy_wakeup()))
+		stat_inc(IT_STAT_RINGBUF_LOST);
+	bpf_map_delete_elem(&py_obs_last, &tid);
 }
 
 static __always_inline __u64 py_offcpu_stack(__u32 tid)

@@ -208,6 +208,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&key.comm, task, group_leader, comm);
 	key.pystack = py_stack_capture(tgid, tid);
+	py_observe_emit(tgid, tid, IT_PY_OBS_SAMPLE, key.pystack, bpf_ktime_get_ns());
 
 	ckey.tgid = tgid;
 	ckey.cycle = current_cycle(tgid);

@@ -63,9 +63,11 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				stat_inc(IT_STAT_OFFCPU_KSTACK_ERR);
 			if (st->ustack_id < 0)
 				stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
-			py_offcpu_capture(ptgid, ptid);
+			/* the same walk is the switch-out's observation */
+			py_observe_emit(ptgid, ptid, IT_PY_OBS_OUT, py_offcpu_capture(ptgid, ptid), now);
 		} else {
 			st->state = IT_SCHED_RUNQ;
+			py_observe_out(ptgid, ptid, now);
 		}
 	}
 	if (ntgid && target_of(ntgid)) {
@@ -88,6 +90,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			st->state = IT_SCHED_ONCPU;
 			st->ts = now;
 		}
+		py_observe_in(ntid, now);
 	}
 	return 0;
 }

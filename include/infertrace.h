@@ -412,6 +412,7 @@ enum it_py_flags {
 	IT_PY_FRAME_OBJECT = 4, /* frames are PyFrameObjects, one eval call each (3.10) */
 	IT_PY_IS_ENTRY = 8,     /* frame byte fr_entry is is_entry (3.11) */
 	IT_PY_OWNER = 16,       /* frame byte fr_entry is owner; 3 (C stack) marks an eval entry (3.12+) */
+	IT_PY_NLOCALS_TUPLE = 32, /* co_nlocals is a tuple (co_localsplusnames): its ob_size counts the slots */
 };
 
 #define IT_PY_OWNED_BY_CSTACK 3
@@ -437,6 +438,11 @@ struct it_py_proc {
 	__u16 str_length;
 	__u16 str_ascii_data;   /* data of a compact ASCII string */
 	__u16 str_compact_data; /* data of a compact non-ASCII string */
+	/* call identity of `py:` functions (user/analysis/pyspans.c) */
+	__u16 fr_localsplus;    /* f_localsplus / localsplus */
+	__u16 co_argcount;      /* int */
+	__u16 co_nlocals;       /* int co_nlocals(plus), or the names tuple (IT_PY_NLOCALS_TUPLE) */
+	__u16 pad;
 };
 
 /* Flags of one recorded frame. */
@@ -460,6 +466,38 @@ struct it_py_stack {
 /* Ring-buffer records of the Python frames (values 60..69). */
 enum it_py_event_type {
 	IT_EV_PY_CODE = 60, /* a code object seen for the first time: its names */
+	IT_EV_PY_OBS = 61,  /* an observation of a thread's Python stack (`py:` specs) */
+};
+
+/* Where a thread's Python stack was observed. At a switch-in the stack is the
+ * one its switch-out saw: it has not run since. */
+enum it_py_obs_kind {
+	IT_PY_OBS_SAMPLE = 1, /* on-CPU sample */
+	IT_PY_OBS_OUT = 2,    /* switched out (blocked or preempted) */
+	IT_PY_OBS_IN = 3,     /* switched back in */
+};
+
+#define IT_PY_OBS_WATCH 8 /* watched frames reported per observation */
+
+/* A frame of a watched function (`py_watch`) on an observed stack: its
+ * depth from the leaf and an identity of the call (hash of the frame's
+ * address, its arguments and its caller's locals, which stay the same
+ * through one call and differ between calls that pass or loop over
+ * different objects). */
+struct it_py_watch_frame {
+	__u64 code;
+	__u64 call;
+	__u32 depth;
+	__u32 pad;
+};
+
+/* IT_EV_PY_OBS */
+struct it_py_obs_event {
+	struct it_event_header hdr;
+	__u64 pystack;   /* key of `py_stacks`, 0: no Python frames */
+	__u32 kind;      /* enum it_py_obs_kind */
+	__u32 nwatch;
+	struct it_py_watch_frame watch[IT_PY_OBS_WATCH];
 };
 
 /* IT_EV_PY_CODE. Strings are raw CPython string data: kind 1 (ASCII or

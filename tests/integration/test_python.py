@@ -6,9 +6,11 @@ eval-loop frames; recursion, threads, an asyncio task and a C function
 calling back into Python keep their real stacks. An interpreter of an
 unsupported version gets a warning and native stacks."""
 import glob
+import json
 import os
 import re
 import subprocess
+import tempfile
 import unittest
 
 from common import FIXTURES, build, need_root, record
@@ -171,6 +173,85 @@ class TestUnsupportedPython(unittest.TestCase):
         self.assertEqual(len(warn), 1, rec.stderr)
         self.assertRegex(warn[0], r"^infertrace record: warning: Python 3\.9 .* is not supported")
         self.assertGreater(sum(c for s, c in rec.folded().items() if "fake_spin" in s), 0)
+
+
+PHASES_FIXTURE = os.path.join(FIXTURES, "py_phases.py")
+
+
+@need_root
+@unittest.skipUnless(PYTHONS, "no CPython 3.10..3.13 on this machine")
+class TestPySpecs(unittest.TestCase):
+    """`py:` specs against py_phases.py's own perf_counter figures: a cycle per
+    run_cycle call, and phases infer (spins on the thread's CPU clock), rest
+    (sleeps) and store (SQLite inserts and a commit)."""
+
+    CYCLES = 8
+
+    def run_phases(self, python, specs):
+        tmp = tempfile.mkdtemp(prefix="it-py-")
+        truth_path = os.path.join(tmp, "truth.json")
+        rec = record(specs, [python, PHASES_FIXTURE, str(self.CYCLES), truth_path, os.path.join(tmp, "db.sqlite")])
+        with open(truth_path) as f:
+            truth = json.load(f)
+        return rec, truth
+
+    def check_phase_means(self, label, rec, truth, phases):
+        cycles = rec.profile["cycles"]
+        for ph in phases:
+            traced = sum(c["phases"][ph]["ms"] for c in cycles) / len(cycles)
+            own = sum(t[ph] for t in truth) / len(truth)
+            # the method's bound: 5% of the phase, or 1 ms
+            self.assertLessEqual(abs(traced - own), max(0.05 * own, 1.0),
+                                 f"{label} {ph}: traced {traced:.2f} ms, script {own:.2f} ms")
+            for c in cycles:
+                self.assertEqual(c["phases"][ph]["calls"], 1, f"{label} {ph} cycle {c['index']}")
+
+    def test_cycles_and_phases(self):
+        specs = ["--cycle", "py:run_cycle", "--phase", "infer=py:infer", "--phase", "rest=py:py_phases:rest",
+                 "--phase", "store=py:py_phases.py:store"]
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec, truth = self.run_phases(python, specs)
+                self.assertEqual(rec.profile["aggregate_metrics"]["total_cycles"], self.CYCLES, label)
+                self.assertEqual(len(rec.profile["cycles"]), len(truth), label)
+                self.check_phase_means(label, rec, truth, ["infer", "rest", "store"])
+                for c, t in zip(rec.profile["cycles"], truth):
+                    self.assertLessEqual(abs(c["duration_ms"] - t["cycle_ms"]), max(0.05 * t["cycle_ms"], 1.0),
+                                         f"{label} cycle {c['index']}")
+                py = [p for p in rec.profile["probes"] if p["spec"] == "py:run_cycle"][0]
+                self.assertEqual(py["hits"], self.CYCLES)
+                self.assertGreater(py["python"]["observations"], self.CYCLES)
+                res = py["python"]
+                self.assertGreater(res["edges_between_observations"], 0)
+                self.assertLessEqual(res["resolution_ms_mean"], res["resolution_ms_max"])
+                # Python frames in call order, on-CPU (infer spins) and off-CPU (rest sleeps)
+                on = [s.split(";") for s in rec.folded() if "spin (py_phases.py)" in s]
+                self.assertTrue(on, label)
+                for s in on:
+                    names = [f for f in s if f.endswith("(py_phases.py)")]
+                    self.assertEqual(names[:5], ["<module> (py_phases.py)", "main (py_phases.py)",
+                                                 "run_cycle (py_phases.py)", "infer (py_phases.py)",
+                                                 "spin (py_phases.py)"], s)
+                off = [s.split(";") for s in rec.folded("offcpu.folded") if "rest (py_phases.py)" in s]
+                self.assertTrue(off, label)
+                for s in off:
+                    names = [f for f in s if f.endswith("(py_phases.py)")]
+                    self.assertEqual(names[:4], ["<module> (py_phases.py)", "main (py_phases.py)",
+                                                 "run_cycle (py_phases.py)", "rest (py_phases.py)"], s)
+
+    def test_cycle_marker(self):
+        python = next(iter(PYTHONS.values()))
+        rec, truth = self.run_phases(python, ["--cycle-marker", "py:run_cycle", "--phase", "infer=py:infer",
+                                              "--count", "stores=py:store"])
+        self.assertEqual(rec.profile["aggregate_metrics"]["cycles_source"], "cycle_marker")
+        self.assertEqual(rec.profile["aggregate_metrics"]["total_cycles"], self.CYCLES)
+        self.assertEqual([c["counts"]["stores"] for c in rec.profile["cycles"]], [1] * self.CYCLES)
+        self.check_phase_means("marker", rec, truth, ["infer"])
+
+    def test_bad_spec(self):
+        rec = record(["--phase", "x=py:"], ["true"], check=False, wall_split=None)
+        self.assertNotEqual(rec.proc.returncode, 0)
+        self.assertRegex(rec.stderr, r"infertrace record: --phase x: 'py:': expected py:QUALNAME")
 
 
 if __name__ == "__main__":

@@ -48,14 +48,20 @@ static void test_debug_offsets(void **state)
 	put(d, 264, 70);   /* owner */
 	put(d, 296, 128);  /* qualname */
 	put(d, 560, 40);   /* asciiobject_size */
+	put(d, 256, 72);   /* localsplus */
+	put(d, 320, 52);   /* argcount */
+	put(d, 328, 96);   /* localsplusnames */
 	assert_int_equal(python__debug_offsets(d, sizeof(d), &o), 0);
+	assert_int_equal(o.fr_localsplus, 72);
+	assert_int_equal(o.co_argcount, 52);
+	assert_int_equal(o.co_nlocals, 96);
 	assert_int_equal(o.rt_interp_head, 632);
 	assert_int_equal(o.interp_threads, 7344);
 	assert_int_equal(o.ts_tid, 160);
 	assert_int_equal(o.fr_entry, 70);
 	assert_int_equal(o.co_name, 128);
 	assert_int_equal(o.str_compact_data, 56);
-	assert_int_equal(o.flags, IT_PY_OWNER);
+	assert_int_equal(o.flags, IT_PY_OWNER | IT_PY_NLOCALS_TUPLE);
 	assert_int_equal(python__debug_offsets(d, 100, &o), -EINVAL);
 	put(d, 8, 0x030e00f0); /* 3.14 changed the struct's own layout */
 	assert_int_equal(python__debug_offsets(d, sizeof(d), &o), -ENOTSUP);

@@ -14,6 +14,8 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "probes.h"
+#include "pyspans.h"
 #include "python.h"
 #include "syms.h"
 #include "tracer.h"
@@ -21,6 +23,7 @@
 
 struct py_state {
 	int procs_fd;
+	int watch_fd;
 	/* pids already found, or warned about: not looked at again until exec */
 	pid_t done[4096];
 	size_t ndone;
@@ -85,10 +88,69 @@ static int python_attach(struct recording *rec)
 		return -ENOMEM;
 	rec->python = ps;
 	ps->procs_fd = bpf_map__fd(rec->tracer.skel->maps.py_procs);
+	ps->watch_fd = bpf_map__fd(rec->tracer.skel->maps.py_watch);
 	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
 	for (int i = 0; i < rec->opts.npids; i++)
 		py_look(rec, rec->opts.pids[i]);
 	return 0;
+}
+
+/* Splits "qualname (file)" as python__frame_name writes it. */
+static bool split_frame_name(char *name, char **qual, char **file)
+{
+	char *open = strrchr(name, '(');
+	size_t n = strlen(name);
+
+	if (!open || open == name || open[-1] != ' ' || name[n - 1] != ')')
+		return false;
+	open[-1] = 0;
+	name[n - 1] = 0;
+	*qual = name;
+	*file = open + 1;
+	return true;
+}
+
+static int spec_of_frame(const struct pyspans *sp, pid_t tgid, const struct it_py_frame *f)
+{
+	char name[512], *qual, *file;
+
+	python__frame_name(tgid, f, name, sizeof(name));
+	if (!split_frame_name(name, &qual, &file))
+		return -1;
+	return pyspans__match(sp, qual, file);
+}
+
+/* A code object of a `py:` function: BPF gives its frames a call identity. */
+static void watch_code(struct py_state *ps, struct pyspans *sp, const struct it_py_code_event *e)
+{
+	struct it_py_frame f = { .code = e->code, .ident = e->ident };
+	struct { __u32 tgid, pad; __u64 code; } key = { .tgid = e->hdr.tgid, .code = e->code };
+	__u32 one = 1;
+
+	if (spec_of_frame(sp, e->hdr.tgid, &f) >= 0)
+		bpf_map_update_elem(ps->watch_fd, &key, &one, BPF_ANY);
+}
+
+static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
+{
+	static struct it_py_stack st;
+	struct pyspan_hit hits[IT_PY_MAX_FRAMES];
+	int nhits = 0;
+
+	if (e->pystack && python__stack(e->pystack, &st))
+		return; /* the stack was not kept: this observation says nothing */
+	for (__u32 i = 0; e->pystack && i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
+		int spec = spec_of_frame(sp, e->hdr.tgid, &st.frames[i]);
+
+		if (spec < 0)
+			continue;
+		hits[nhits] = (struct pyspan_hit){ .spec = spec, .depth = st.depth - 1 - i };
+		for (__u32 w = 0; w < e->nwatch && w < IT_PY_OBS_WATCH; w++)
+			if (e->watch[w].depth == i && e->watch[w].code == st.frames[i].code)
+				hits[nhits].call = e->watch[w].call;
+		nhits++;
+	}
+	pyspans__observe(sp, e->hdr.tgid, e->hdr.tid, e->hdr.ts_ns, e->kind, hits, nhits);
 }
 
 static void python_on_event(struct recording *rec, const void *data, size_t size)
@@ -103,8 +165,15 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 		return;
 	switch (h->type) {
 	case IT_EV_PY_CODE:
-		if (size >= sizeof(struct it_py_code_event))
+		if (size >= sizeof(struct it_py_code_event)) {
 			python__add_code(data);
+			if (pyspans__nspecs(probes__pyspans(rec)))
+				watch_code(ps, probes__pyspans(rec), data);
+		}
+		return;
+	case IT_EV_PY_OBS:
+		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec))
+			observe(probes__pyspans(rec), data);
 		return;
 	case IT_EV_FORK:
 		parent = pe->parent_tgid;

@@ -47,6 +47,9 @@ int python__table_offsets(uint32_t version, struct it_py_proc *o)
 		o->co_firstlineno = 40;
 		o->str_ascii_data = 48;
 		o->str_compact_data = 72;
+		o->fr_localsplus = 352; /* f_localsplus */
+		o->co_argcount = 16;
+		o->co_nlocals = 28;
 		return 0;
 	case PY_VER(3, 11):
 		o->flags = IT_PY_CFRAME | IT_PY_IS_ENTRY;
@@ -63,6 +66,9 @@ int python__table_offsets(uint32_t version, struct it_py_proc *o)
 		o->co_firstlineno = 72;
 		o->str_ascii_data = 48;
 		o->str_compact_data = 72;
+		o->fr_localsplus = 72;
+		o->co_argcount = 56;
+		o->co_nlocals = 76;    /* co_nlocalsplus */
 		return 0;
 	case PY_VER(3, 12):
 		o->flags = IT_PY_CFRAME | IT_PY_OWNER;
@@ -79,6 +85,9 @@ int python__table_offsets(uint32_t version, struct it_py_proc *o)
 		o->co_firstlineno = 68;
 		o->str_ascii_data = 40;
 		o->str_compact_data = 56;
+		o->fr_localsplus = 72;
+		o->co_argcount = 52;
+		o->co_nlocals = 72;    /* co_nlocalsplus */
 		return 0;
 	default:
 		return -ENOTSUP;
@@ -96,10 +105,13 @@ enum {
 	DBG_TS_NATIVE_TID = 200,
 	DBG_FR_PREVIOUS = 232,
 	DBG_FR_EXECUTABLE = 240,
+	DBG_FR_LOCALSPLUS = 256,
 	DBG_FR_OWNER = 264,
 	DBG_CO_FILENAME = 280,
 	DBG_CO_QUALNAME = 296,
 	DBG_CO_FIRSTLINENO = 312,
+	DBG_CO_ARGCOUNT = 320,
+	DBG_CO_LOCALSPLUSNAMES = 328,
 	DBG_STR_STATE = 544,
 	DBG_STR_LENGTH = 552,
 	DBG_STR_ASCII_SIZE = 560,
@@ -120,6 +132,7 @@ int python__debug_offsets(const void *dbg, size_t len, struct it_py_proc *o)
 		DBG_RT_INTERP_HEAD, DBG_INTERP_THREADS, DBG_TS_NEXT, DBG_TS_CURRENT_FRAME, DBG_TS_NATIVE_TID,
 		DBG_FR_PREVIOUS, DBG_FR_EXECUTABLE, DBG_FR_OWNER, DBG_CO_FILENAME, DBG_CO_QUALNAME,
 		DBG_CO_FIRSTLINENO, DBG_STR_STATE, DBG_STR_LENGTH, DBG_STR_ASCII_SIZE,
+		DBG_FR_LOCALSPLUS, DBG_CO_ARGCOUNT, DBG_CO_LOCALSPLUSNAMES,
 	};
 	uint32_t version;
 
@@ -135,7 +148,7 @@ int python__debug_offsets(const void *dbg, size_t len, struct it_py_proc *o)
 		if (dbg_u64(dbg, fields[i]) > UINT16_MAX - 16)
 			return -ENOTSUP;
 	o->version = version;
-	o->flags = IT_PY_OWNER;
+	o->flags = IT_PY_OWNER | IT_PY_NLOCALS_TUPLE;
 	o->rt_interp_head = dbg_u64(dbg, DBG_RT_INTERP_HEAD);
 	o->interp_threads = dbg_u64(dbg, DBG_INTERP_THREADS);
 	o->ts_next = dbg_u64(dbg, DBG_TS_NEXT);
@@ -150,6 +163,9 @@ int python__debug_offsets(const void *dbg, size_t len, struct it_py_proc *o)
 	o->str_state = dbg_u64(dbg, DBG_STR_STATE);
 	o->str_length = dbg_u64(dbg, DBG_STR_LENGTH);
 	o->str_ascii_data = dbg_u64(dbg, DBG_STR_ASCII_SIZE);
+	o->fr_localsplus = dbg_u64(dbg, DBG_FR_LOCALSPLUS);
+	o->co_argcount = dbg_u64(dbg, DBG_CO_ARGCOUNT);
+	o->co_nlocals = dbg_u64(dbg, DBG_CO_LOCALSPLUSNAMES);
 	/* PyCompactUnicodeObject: PyASCIIObject, utf8_length, utf8 */
 	o->str_compact_data = o->str_ascii_data + 16;
 	return 0;
