@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import FIXTURES, build, need_root, record
+from common import FIXTURES, INFERTRACE, build, need_root, record
 
 FIXTURE = os.path.join(FIXTURES, "py_stacks.py")
 EVAL = "_PyEval_EvalFrameDefault"
@@ -247,6 +247,9 @@ class TestPySpecs(unittest.TestCase):
         self.assertEqual(rec.profile["aggregate_metrics"]["total_cycles"], self.CYCLES)
         self.assertEqual([c["counts"]["stores"] for c in rec.profile["cycles"]], [1] * self.CYCLES)
         self.check_phase_means("marker", rec, truth, ["infer"])
+        report = subprocess.run([INFERTRACE, "report", rec.dir], text=True, stdout=subprocess.PIPE, check=True).stdout
+        self.assertRegex(report, r"Python phases \(py: specs\): \d+ observations; edges placed between two "
+                                 r"observations within [0-9.]+ ms on average, [0-9.]+ ms at most")
 
     def test_bad_spec(self):
         rec = record(["--phase", "x=py:"], ["true"], check=False, wall_split=None)

@@ -123,6 +123,24 @@ static void print_probe_overhead(const struct model *m)
 		       "probe fewer or coarser functions\n", json_num(o, "max_percent"));
 }
 
+/* `py:` specs: how finely their edges are placed (docs/python.md). */
+static void print_py_resolution(const struct model *m)
+{
+	json_t *probes = model__section(m, MODEL_SEC_PROBES), *p, *py;
+	size_t i;
+
+	json_array_foreach(probes, i, p) {
+		py = json_object_get(p, "python");
+		if (!json_is_object(py))
+			continue;
+		printf("\nPython phases (py: specs): %lld observations; edges placed between two observations "
+		       "within %.2f ms on average, %.2f ms at most\n",
+		       (long long)json_integer_value(json_object_get(py, "observations")),
+		       json_num(py, "resolution_ms_mean"), json_num(py, "resolution_ms_max"));
+		return;
+	}
+}
+
 static void print_findings(const struct model *m)
 {
 	if (m->nfindings)
@@ -193,6 +211,7 @@ int cmd_report(int argc, char **argv)
 	print_samples(&m);
 	print_cycles(&m);
 	print_probe_overhead(&m);
+	print_py_resolution(&m);
 	print_findings(&m);
 	print_alerts(&m);
 	print_top_functions(dir);
