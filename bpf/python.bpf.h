@@ -82,6 +82,16 @@ struct {
 	__type(value, __u32);
 } py_watch SEC(".maps") SHARED;
 
+/* FNV-1a hashes of the specs' qualnames (pyspans__name_hash): a code object
+ * whose name hashes to one is watched from its first sight, before user
+ * space has its name (the module is checked there). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, __u32);
+} py_watch_names SEC(".maps") SHARED;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -188,6 +198,19 @@ static __always_inline void py_send_code(const struct it_py_proc *pp, __u32 tgid
 	bpf_probe_read_user(&e->firstlineno, sizeof(e->firstlineno), (void *)(code + pp->co_firstlineno));
 	py_str(pp, name, 0, e->name, &e->name_kind, &e->name_bytes);
 	py_str(pp, file, 1, e->file, &e->file_kind, &e->file_bytes);
+	if (cfg_py_observe && e->name_kind == 1) {
+		struct py_code_key ck = { .tgid = tgid, .code = code };
+		__u64 h = 0xcbf29ce484222325ull;
+		__u32 one = 1;
+
+		for (int i = 0; i < IT_PY_STR; i++) {
+			if (i >= e->name_bytes)
+				break;
+			h = (h ^ (__u8)e->name[i]) * 0x100000001b3ull;
+		}
+		if (bpf_map_lookup_elem(&py_watch_names, &h))
+			bpf_map_update_elem(&py_watch, &ck, &one, BPF_ANY);
+	}
 	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 

@@ -136,6 +136,11 @@ const char *pyspans__spec_text(const struct pyspans *p, int spec)
 	return spec >= 0 && spec < p->nspecs ? p->specs[spec].text : "";
 }
 
+const char *pyspans__spec_qualname(const struct pyspans *p, int spec)
+{
+	return spec >= 0 && spec < p->nspecs ? p->specs[spec].qualname : "";
+}
+
 void pyspans__spec_role(const struct pyspans *p, int spec, int *role, int *id)
 {
 	*role = spec >= 0 && spec < p->nspecs ? p->specs[spec].role : 0;

@@ -47,7 +47,18 @@ struct pyspans_resolution {
 	double mean_ms, max_ms; /* half the interval around those edges */
 };
 
+/* FNV-1a of a name's bytes, as bpf/python.bpf.h hashes the names it reads. */
+static inline uint64_t pyspans__name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
 bool pyspans__is_spec(const char *text);
+const char *pyspans__spec_qualname(const struct pyspans *p, int spec);
 struct pyspans *pyspans__new(void);
 void pyspans__free(struct pyspans *p);
 /* Adds `py:QUALNAME` or `py:MODULE:QUALNAME` with its role (IT_ROLE_*) and

@@ -89,6 +89,12 @@ static int python_attach(struct recording *rec)
 	rec->python = ps;
 	ps->procs_fd = bpf_map__fd(rec->tracer.skel->maps.py_procs);
 	ps->watch_fd = bpf_map__fd(rec->tracer.skel->maps.py_watch);
+	for (int i = 0; i < pyspans__nspecs(probes__pyspans(rec)); i++) {
+		__u64 h = pyspans__name_hash(pyspans__spec_qualname(probes__pyspans(rec), i));
+		__u32 one = 1;
+
+		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_watch_names), &h, &one, BPF_ANY);
+	}
 	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
 	for (int i = 0; i < rec->opts.npids; i++)
 		py_look(rec, rec->opts.pids[i]);
