@@ -232,6 +232,11 @@ class TestPySpecs(unittest.TestCase):
                     self.assertEqual(names[:5], ["<module> (py_phases.py)", "main (py_phases.py)",
                                                  "run_cycle (py_phases.py)", "infer (py_phases.py)",
                                                  "spin (py_phases.py)"], s)
+                # per-phase stacks: the stacks with the phase's function on them
+                self.assertTrue(rec.folded("stacks.infer.folded"), label)
+                for s in rec.folded("stacks.infer.folded"):
+                    self.assertIn(";infer (py_phases.py);", s)
+                self.assertTrue(any("rest (py_phases.py)" in s for s in rec.folded("offcpu.rest.folded")), label)
                 off = [s.split(";") for s in rec.folded("offcpu.folded") if "rest (py_phases.py)" in s]
                 self.assertTrue(off, label)
                 for s in off:

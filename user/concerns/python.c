@@ -80,6 +80,17 @@ static void py_look(struct recording *rec, pid_t pid)
 	}
 }
 
+static int phase_of_function(void *ctx, const char *qualname, const char *file)
+{
+	const struct pyspans *sp = ctx;
+	int spec = pyspans__match(sp, qualname, file), role, id;
+
+	if (spec < 0)
+		return 0;
+	pyspans__spec_role(sp, spec, &role, &id);
+	return role == IT_ROLE_PHASE ? id : 0;
+}
+
 static int python_attach(struct recording *rec)
 {
 	struct py_state *ps = calloc(1, sizeof(*ps));
@@ -89,6 +100,8 @@ static int python_attach(struct recording *rec)
 	rec->python = ps;
 	ps->procs_fd = bpf_map__fd(rec->tracer.skel->maps.py_procs);
 	ps->watch_fd = bpf_map__fd(rec->tracer.skel->maps.py_watch);
+	if (probes__pyspans(rec))
+		python__set_phase_fn(phase_of_function, probes__pyspans(rec));
 	for (int i = 0; i < pyspans__nspecs(probes__pyspans(rec)); i++) {
 		__u64 h = pyspans__name_hash(pyspans__spec_qualname(probes__pyspans(rec), i));
 		__u32 one = 1;

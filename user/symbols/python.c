@@ -20,6 +20,10 @@
 #define PY_VER(maj, min) (((uint32_t)(maj) << 24) | ((uint32_t)(min) << 16))
 #define PY_MINOR(v) ((v) & 0xffff0000u)
 
+/* `py:` phases by function (python__set_phase_fn) */
+static int (*phase_fn)(void *ctx, const char *qualname, const char *file);
+static void *phase_ctx;
+
 /* ---- offsets ---- */
 
 /* From the 3.10.13, 3.11.7 and 3.12.1 headers (Include/cpython/pystate.h,
@@ -494,6 +498,8 @@ int python__segments(const struct it_py_stack *s, int *starts, int *ends, int ma
 
 void python__reset(void)
 {
+	phase_fn = NULL;
+	phase_ctx = NULL;
 	for (size_t i = 0; i < names_cap; i++)
 		free(names[i].name);
 	free(names);
@@ -505,4 +511,37 @@ void python__reset(void)
 	no_runtime = NULL;
 	no_runtime_n = no_runtime_cap = 0;
 	stacks_fd = -1;
+}
+
+void python__set_phase_fn(int (*fn)(void *ctx, const char *qualname, const char *file), void *ctx)
+{
+	phase_fn = fn;
+	phase_ctx = ctx;
+}
+
+int python__stack_phase(__u64 pystack, pid_t tgid)
+{
+	static struct it_py_stack st;
+	char name[512];
+
+	if (!phase_fn || !pystack || python__stack(pystack, &st))
+		return 0;
+	for (__u32 i = 0; i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
+		char *open;
+		size_t n;
+		int ph;
+
+		python__frame_name(tgid, &st.frames[i], name, sizeof(name));
+		/* "qualname (file)" */
+		open = strrchr(name, '(');
+		n = strlen(name);
+		if (!open || open == name || open[-1] != ' ' || name[n - 1] != ')')
+			continue;
+		open[-1] = 0;
+		name[n - 1] = 0;
+		ph = phase_fn(phase_ctx, name, open + 1);
+		if (ph > 0)
+			return ph;
+	}
+	return 0;
 }

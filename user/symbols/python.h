@@ -56,6 +56,11 @@ int python__stack(__u64 pystack, struct it_py_stack *out);
  * the leaf-most frame of call j (leaf first), ends[j] one past its root-most.
  * Returns the number of calls (at most max). */
 int python__segments(const struct it_py_stack *s, int *starts, int *ends, int max);
+/* `py:` phases: fn gives the phase id of a function (qualname, file), 0 for
+ * none; python__stack_phase then gives a recorded stack's innermost such
+ * phase (0: none), for the per-phase stacks of samples no probe tagged. */
+void python__set_phase_fn(int (*fn)(void *ctx, const char *qualname, const char *file), void *ctx);
+int python__stack_phase(__u64 pystack, pid_t tgid);
 /* Frees the names. */
 void python__reset(void);
 

@@ -288,10 +288,13 @@ int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *k
 	err = fold_one(r, syms, ksyms, key, uips, kips, count, &l);
 	if (!err)
 		err = folded__add(&r->all, l.buf, count);
-	if (!err && key->phase > 0 && key->phase < IT_MAX_PHASES) {
-		r->phase_samples[key->phase] += count;
-		if (phase_names && phase_names[key->phase])
-			err = folded__add(&r->by_phase[key->phase], l.buf, count);
+	/* no probe's phase: a `py:` phase whose function is on the stack */
+	int phase = key->phase ? (int)key->phase : python__stack_phase(key->pystack, key->tgid);
+
+	if (!err && phase > 0 && phase < IT_MAX_PHASES) {
+		r->phase_samples[phase] += count;
+		if (phase_names && phase_names[phase])
+			err = folded__add(&r->by_phase[phase], l.buf, count);
 	}
 	free(l.buf);
 	return err;
