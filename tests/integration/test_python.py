@@ -256,6 +256,11 @@ class TestPySpecs(unittest.TestCase):
         self.assertRegex(report, r"Python phases \(py: specs\): \d+ observations; edges placed between two "
                                  r"observations within [0-9.]+ ms on average, [0-9.]+ ms at most")
 
+    def test_not_python(self):
+        rec = record(["--cycle", "py:run_cycle"], ["sleep", "0.2"], wall_split=None)
+        self.assertIn("infertrace record: warning: 'py:run_cycle' was never seen on a Python stack", rec.stderr)
+        self.assertEqual(rec.profile["aggregate_metrics"]["total_cycles"], 0)
+
     def test_bad_spec(self):
         rec = record(["--phase", "x=py:"], ["true"], check=False, wall_split=None)
         self.assertNotEqual(rec.proc.returncode, 0)

@@ -1132,6 +1132,23 @@ static void probes_stop(struct recording *rec)
 		if (!ps->probes[i].nfiles)
 			fprintf(stderr, "infertrace: warning: probe '%s' was never placed: %s\n", ps->probes[i].spec.text,
 				ps->probes[i].error ? ps->probes[i].error : "its library was never loaded");
+	if (ps && pyspans__nspecs(ps->py)) {
+		struct pyspan_call *pc;
+		size_t n;
+
+		if (pyspans__calls(ps->py, &pc, &n))
+			return;
+		for (int s = 0; s < pyspans__nspecs(ps->py); s++) {
+			bool seen = false;
+
+			for (size_t i = 0; i < n && !seen; i++)
+				seen = pc[i].spec == s;
+			if (!seen)
+				fprintf(stderr, "infertrace: warning: '%s' was never seen on a Python stack (no supported "
+					"CPython in the target, or the function never ran)\n", pyspans__spec_text(ps->py, s));
+		}
+		free(pc);
+	}
 }
 
 static void probes_cleanup(struct recording *rec)
