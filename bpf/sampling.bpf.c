@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
 #include "ustack.bpf.h"
+#include "python.bpf.h"
 
 #define EEXIST 17
 
@@ -78,6 +79,7 @@ static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u
 	e->cycle = cycle;
 	e->phase = key->phase;
 	e->kstack_id = key->kstack_id;
+	e->pystack = key->pystack;
 	__builtin_memcpy(e->comm, key->comm, IT_COMM_LEN);
 	got = 0;
 	if (user_regs(e) == 0)
@@ -131,6 +133,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&key.comm, task, group_leader, comm);
+	key.pystack = py_stack_capture(tgid, tid);
+	py_observe_emit(tgid, tid, IT_PY_OBS_SAMPLE, key.pystack, bpf_ktime_get_ns());
 
 	ckey.tgid = tgid;
 	ckey.cycle = current_cycle(tgid);

@@ -88,8 +88,11 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				if (st->ustack_id < 0)
 					stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
 			}
+			/* the same walk is the switch-out's observation */
+			py_observe_emit(ptgid, ptid, IT_PY_OBS_OUT, py_offcpu_capture(ptgid, ptid), now);
 		} else {
 			st->state = IT_SCHED_RUNQ;
+			py_observe_out(ptgid, ptid, now);
 		}
 	}
 	if (ntgid && target_of(ntgid)) {
@@ -112,6 +115,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			st->state = IT_SCHED_ONCPU;
 			st->ts = now;
 		}
+		py_observe_in(ntid, now);
 	}
 	return 0;
 }
@@ -268,6 +272,7 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	e->phase = st->dwarf_phase;
 	e->kstack_id = st->dwarf_kstack_id;
 	e->blocked_ns = ns;
+	e->pystack = py_offcpu_stack(tid); /* Python frames at the switch-out */
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
 	if (user_regs(e) == 0)

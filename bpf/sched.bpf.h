@@ -17,6 +17,7 @@
 
 #include "maps.bpf.h"
 #include "mm.bpf.h"
+#include "python.bpf.h"
 
 SHARED const volatile __u64 cfg_min_block_ns = 1000;
 /* 1: the scheduler concern runs (its tracepoints are attached): the probe
@@ -340,6 +341,7 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 		sk.phase = st->phase;
 		sk.ustack_id = st->ustack_id;
 		sk.kstack_id = st->kstack_id;
+		sk.pystack = py_offcpu_stack(tid);
 		BPF_CORE_READ_STR_INTO(&sk.comm, task, group_leader, comm);
 		add_u64(&offcpu_counts, &sk, off_total);
 		if (sched_path) {

@@ -104,7 +104,10 @@ enum it_stat {
 	IT_STAT_OFFCPU_DWARF_DROPPED = 38, /* blocked time whose system call never returned (thread exited) */
 	IT_STAT_LABELS_FULL = 43,      /* on-CPU sample without thread/cycle labels: map full */
 	IT_STAT_OFFCPU_LABELS_FULL = 44, /* off-CPU interval likewise */
-	/* 40..42: Python frames */
+	/* 40..47: Python frames */
+	IT_STAT_PY_STACKS_FULL = 40,   /* py_stacks full: a stack kept its native frames only */
+	IT_STAT_PY_READ_ERR = 41,      /* a Python thread state or frame could not be read */
+	IT_STAT_PY_CODE_LOST = 42,     /* a code object's names not sent: ring buffer full */
 	IT_STAT_MAX = 48,
 };
 
@@ -247,6 +250,7 @@ struct it_stack_key {
 	__s32 ustack_id;
 	__s32 kstack_id;
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
+	__u64 pystack;          /* Python stack in `py_stacks`, 0 when none */
 };
 
 /* Key of the labelled stack maps (value: __u64, samples or off-CPU µs):
@@ -314,6 +318,7 @@ struct it_ustack_event {
 			     * `offcpu_stackmap`), < 0 when none */
 	__u32 stack_size;   /* bytes copied into stack[] (may be less than asked) */
 	__u64 blocked_ns;   /* IT_EV_OFFCPU_USTACK: the blocked time it weighs; 0 for samples */
+	__u64 pystack;      /* Python stack in `py_stacks`, 0 when none */
 	__u64 regs[IT_UREGS]; /* DWARF register numbers; x86-64: 0..15 GPRs, 16 rip */
 	__u64 sp;           /* address of stack[0] */
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
@@ -438,6 +443,122 @@ struct it_cuda_key {
 struct it_cuda_total {
 	__u64 calls;
 	__u64 sum;     /* bytes (memcpy); ns waited (sync, entry to return) */
+};
+
+/* CPython frames (bpf/python.bpf.h, user/symbols/python.c). User space
+ * finds the interpreter in a target (the `_PyRuntime` symbol), derives the
+ * offsets below for its version and puts them in `py_procs`; BPF walks the
+ * sampled thread's frames and keeps each distinct Python stack in
+ * `py_stacks`, keyed by a hash that struct it_stack_key carries. */
+#define IT_PY_MAX_FRAMES 96   /* deeper stacks keep their leaf-most frames */
+#define IT_PY_STR 128         /* bytes of a name or file name sent per code object */
+
+enum it_py_flags {
+	IT_PY_TID_PTHREAD = 1,  /* thread state's thread id is pthread_self (3.10), not the native tid */
+	IT_PY_CFRAME = 2,       /* tstate->cframe->current_frame (3.11, 3.12) */
+	IT_PY_FRAME_OBJECT = 4, /* frames are PyFrameObjects, one eval call each (3.10) */
+	IT_PY_IS_ENTRY = 8,     /* frame byte fr_entry is is_entry (3.11) */
+	IT_PY_OWNER = 16,       /* frame byte fr_entry is owner; 3 (C stack) marks an eval entry (3.12+) */
+	IT_PY_NLOCALS_TUPLE = 32, /* co_nlocals is a tuple (co_localsplusnames): its ob_size counts the slots */
+};
+
+#define IT_PY_OWNED_BY_CSTACK 3
+
+/* Value of `py_procs` (key: tgid). Offsets in bytes. */
+struct it_py_proc {
+	__u64 runtime;          /* address of _PyRuntime in the process */
+	__u32 version;          /* PY_VERSION_HEX */
+	__u32 flags;            /* enum it_py_flags */
+	__u16 rt_interp_head;   /* _PyRuntime.interpreters.head */
+	__u16 interp_threads;   /* PyInterpreterState threads list head */
+	__u16 ts_next;
+	__u16 ts_tid;           /* native_thread_id, or thread_id with IT_PY_TID_PTHREAD */
+	__u16 ts_frame;         /* frame (3.10), cframe (3.11/3.12), current_frame (3.13+) */
+	__u16 cframe_current;   /* _PyCFrame.current_frame, with IT_PY_CFRAME */
+	__u16 fr_code;          /* f_code / f_executable */
+	__u16 fr_previous;      /* f_back / previous */
+	__u16 fr_entry;         /* is_entry or owner byte */
+	__u16 co_filename;
+	__u16 co_name;          /* co_qualname (3.11+), co_name (3.10) */
+	__u16 co_firstlineno;
+	__u16 str_state;        /* PyASCIIObject.state */
+	__u16 str_length;
+	__u16 str_ascii_data;   /* data of a compact ASCII string */
+	__u16 str_compact_data; /* data of a compact non-ASCII string */
+	/* call identity of `py:` functions (user/analysis/pyspans.c) */
+	__u16 fr_localsplus;    /* f_localsplus / localsplus */
+	__u16 co_argcount;      /* int */
+	__u16 co_nlocals;       /* int co_nlocals(plus), or the names tuple (IT_PY_NLOCALS_TUPLE) */
+	__u16 pad;
+};
+
+/* Flags of one recorded frame. */
+#define IT_PY_FRAME_ENTRY 1 /* root-most frame of one eval-loop call (_PyEval_EvalFrameDefault) */
+
+struct it_py_frame {
+	__u64 code;   /* code object address */
+	__u32 ident;  /* identity of the code object at that address (name and file pointers) */
+	__u32 flags;
+};
+
+/* Value of `py_stacks`: frames leaf first. */
+struct it_py_stack {
+	__u32 tgid;
+	__u32 depth;
+	__u32 truncated; /* deeper than IT_PY_MAX_FRAMES */
+	__u32 pad;
+	struct it_py_frame frames[IT_PY_MAX_FRAMES];
+};
+
+/* Ring-buffer records of the Python frames (values 60..69). */
+enum it_py_event_type {
+	IT_EV_PY_CODE = 60, /* a code object seen for the first time: its names */
+	IT_EV_PY_OBS = 61,  /* an observation of a thread's Python stack (`py:` specs) */
+};
+
+/* Where a thread's Python stack was observed. At a switch-in the stack is the
+ * one its switch-out saw: it has not run since. */
+enum it_py_obs_kind {
+	IT_PY_OBS_SAMPLE = 1, /* on-CPU sample */
+	IT_PY_OBS_OUT = 2,    /* switched out (blocked or preempted) */
+	IT_PY_OBS_IN = 3,     /* switched back in */
+};
+
+#define IT_PY_OBS_WATCH 8 /* watched frames reported per observation */
+
+/* A frame of a watched function (`py_watch`) on an observed stack: its
+ * depth from the leaf and an identity of the call (hash of the frame's
+ * address, its arguments and its caller's locals, which stay the same
+ * through one call and differ between calls that pass or loop over
+ * different objects). */
+struct it_py_watch_frame {
+	__u64 code;
+	__u64 call;
+	__u32 depth;
+	__u32 pad;
+};
+
+/* IT_EV_PY_OBS */
+struct it_py_obs_event {
+	struct it_event_header hdr;
+	__u64 pystack;   /* key of `py_stacks`, 0: no Python frames */
+	__u32 kind;      /* enum it_py_obs_kind */
+	__u32 nwatch;
+	struct it_py_watch_frame watch[IT_PY_OBS_WATCH];
+};
+
+/* IT_EV_PY_CODE. Strings are raw CPython string data: kind 1 (ASCII or
+ * Latin-1), 2 (UCS-2) or 4 (UCS-4) bytes per character; the file name is
+ * its last IT_PY_STR bytes (enough for the basename). */
+struct it_py_code_event {
+	struct it_event_header hdr;
+	__u64 code;
+	__u32 ident;
+	__u32 firstlineno;
+	__u32 name_kind, name_bytes;
+	__u32 file_kind, file_bytes;
+	char name[IT_PY_STR];
+	char file[IT_PY_STR];
 };
 
 #endif /* INFERTRACE_H */

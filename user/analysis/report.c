@@ -194,6 +194,24 @@ static void print_self_cost(const struct model *m)
 	printf("\n");
 }
 
+/* `py:` specs: how finely their edges are placed (docs/python.md). */
+static void print_py_resolution(const struct model *m)
+{
+	json_t *probes = model__section(m, MODEL_SEC_PROBES), *p, *py;
+	size_t i;
+
+	json_array_foreach(probes, i, p) {
+		py = json_object_get(p, "python");
+		if (!json_is_object(py))
+			continue;
+		printf("\nPython phases (py: specs): %lld observations; edges placed between two observations "
+		       "within %.2f ms on average, %.2f ms at most\n",
+		       (long long)json_integer_value(json_object_get(py, "observations")),
+		       json_num(py, "resolution_ms_mean"), json_num(py, "resolution_ms_max"));
+		return;
+	}
+}
+
 static void print_findings(const struct model *m)
 {
 	if (m->nfindings)
@@ -266,6 +284,7 @@ int cmd_report(int argc, char **argv)
 	print_energy(&m);
 	print_probe_overhead(&m);
 	print_self_cost(&m);
+	print_py_resolution(&m);
 	print_findings(&m);
 	print_alerts(&m);
 	print_top_functions(dir);

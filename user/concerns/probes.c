@@ -28,12 +28,16 @@
 #include "presets.h"
 #include "probe_spec.h"
 #include "probes.h"
+#include "pyspans.h"
 #include "stats.h"
 #include "vec.h"
 
 #define MAX_KNOWN_FILES 512
 #define MAX_PLACEMENTS 16      /* files one probe may be placed in */
 #define MAX_PHASE_CALLS (4u << 20) /* kept for percentiles and the trace */
+#define PY_DEFAULT_HZ 499          /* sampling with `py:` specs and no -F */
+#define PY_CYCLE_BASE 0x40000000u  /* cycle numbers of `py:` cycles: never the kernel's */
+#define PY_PROBE UINT32_MAX        /* phase_call.probe of a `py:` phase call */
 
 struct probe {
 	struct probe_spec spec;
@@ -63,6 +67,8 @@ struct probes {
 	size_t ncalls, capcalls;
 	uint64_t calls_dropped;
 	uint64_t stops;              /* processes stopped to place pending probes */
+	struct pyspans *py;          /* `py:` specs: no probe, Python stack observations */
+	bool py_cycles;              /* the cycles come from a `py:` spec */
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -86,6 +92,13 @@ static int add_probe(struct probes *ps, const char *spec, enum it_probe_role rol
 	char err[512];
 	struct probe *p;
 
+	if (pyspans__is_spec(spec)) {
+		int e = pyspans__add_spec(ps->py, spec, role, id, err, sizeof(err));
+
+		if (e)
+			fprintf(stderr, "infertrace: %s: %s\n", what, err);
+		return e;
+	}
 	if (ps->n >= IT_MAX_PROBES) {
 		fprintf(stderr, "infertrace: too many probes (at most %d)\n", IT_MAX_PROBES);
 		return -E2BIG;
@@ -379,10 +392,14 @@ static int probes_configure(struct recording *rec)
 	if (!ps)
 		return -ENOMEM;
 	rec->probes = ps;
+	ps->py = pyspans__new();
+	if (!ps->py)
+		return -ENOMEM;
 	err = collect_requests(ps, o);
 	if (err)
 		return err;
-	ps->cycles_from_probes = o->cycle_spec || o->cycle_marker_spec || ps->llama_cycles;
+	ps->py_cycles = pyspans__has_role(ps->py, IT_ROLE_CYCLE) || pyspans__has_role(ps->py, IT_ROLE_CYCLE_MARKER);
+	ps->cycles_from_probes = (o->cycle_spec || o->cycle_marker_spec || ps->llama_cycles) && !ps->py_cycles;
 	if (ps->llama_cycles)
 		ps->marker_mode = true;
 	rec->tracer.skel->rodata->cfg_llama_cycles = ps->llama_cycles;
@@ -393,6 +410,15 @@ static int probes_configure(struct recording *rec)
 		if (ps->probes[i].role == IT_ROLE_CYCLE_MARKER)
 			ps->marker_mode = true;
 	rec->tracer.skel->rodata->cfg_cycles_from_probes = ps->cycles_from_probes;
+	if (pyspans__nspecs(ps->py)) {
+		rec->tracer.skel->rodata->cfg_py_observe = 1;
+		if (ps->py_cycles && pyspans__has_role(ps->py, IT_ROLE_CYCLE_MARKER))
+			ps->marker_mode = true;
+		/* each sample is an observation: edges between two of them are
+		 * placed half-way, within half the interval (docs/python.md) */
+		if (!o->frequency_given && rec->opts.frequency < PY_DEFAULT_HZ)
+			rec->opts.frequency = PY_DEFAULT_HZ;
+	}
 	for (int i = 1; i <= ps->nphase_ids; i++)
 		rec->phase_names[i] = ps->names[0][i];
 	for (int i = 1; i <= ps->ncount_ids; i++)
@@ -707,6 +733,11 @@ static void close_open_cycles(const struct recording *rec, struct cycle_span *cy
 	}
 }
 
+struct pyspans *probes__pyspans(const struct recording *rec)
+{
+	return rec->probes && pyspans__nspecs(rec->probes->py) ? rec->probes->py : NULL;
+}
+
 size_t probes__cycles_seen(const struct recording *rec)
 {
 	return rec->probes ? rec->probes->ncycles : 0;
@@ -801,9 +832,16 @@ static int fill_cycle(const struct recording *rec, struct model *m, struct model
 		while (first + n < ncalls && sorted[first + n].tgid == mc->pid &&
 		       sorted[first + n].cycle == mc->bpf_cycle && sorted[first + n].phase == (uint32_t)ph)
 			n++;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			if (model__add_call_ms(m, ph, (sorted[first + i].exit_ns - sorted[first + i].entry_ns) / 1e6))
 				return -ENOMEM;
+			/* a `py:` phase has no kernel totals: its calls are all there is */
+			if (sorted[first + i].probe == PY_PROBE) {
+				p->observed = true;
+				t.calls++;
+				t.ns += sorted[first + i].exit_ns - sorted[first + i].entry_ns;
+			}
+		}
 		if (!t.calls)
 			continue;
 		p->present = true;
@@ -888,6 +926,131 @@ static json_t *probes_json(const struct recording *rec, struct model *m)
 	return arr;
 }
 
+/* ---- `py:` specs --------------------------------------------------------- */
+
+static int by_call_start(const void *a, const void *b)
+{
+	const struct pyspan_call *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Cycles from a `py:` cycle function (each call) or marker (each call's start
+ * to the next one's; the last ends with its last phase call). pc is sorted
+ * by (tgid, start). */
+static int py_cycle_spans(const struct pyspan_call *pc, size_t npc, struct cycle_span **spans, size_t *n,
+			  size_t *cap)
+{
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < npc; i++) {
+		const struct pyspan_call *c = &pc[i];
+		struct cycle_span cs = { .tgid = c->tgid, .bpf_index = PY_CYCLE_BASE + k, .start_ns = c->start_ns,
+					 .end_ns = c->end_ns, .open_at_end = c->open };
+
+		if (c->role != IT_ROLE_CYCLE && c->role != IT_ROLE_CYCLE_MARKER)
+			continue;
+		if (c->role == IT_ROLE_CYCLE_MARKER) {
+			size_t j = i + 1;
+
+			while (j < npc && pc[j].tgid == c->tgid && pc[j].role != IT_ROLE_CYCLE_MARKER)
+				j++;
+			if (j < npc && pc[j].tgid == c->tgid) {
+				cs.end_ns = pc[j].start_ns;
+				cs.open_at_end = false;
+			} else {
+				for (size_t q = i + 1; q < j; q++)
+					if (pc[q].role == IT_ROLE_PHASE && pc[q].end_ns > cs.end_ns) {
+						cs.end_ns = pc[q].end_ns;
+						cs.ended_at_last_phase = true;
+					}
+				cs.open_at_end = true;
+			}
+		}
+		if (VEC_RESERVE(*spans, *cap, *n, 16))
+			return -ENOMEM;
+		(*spans)[(*n)++] = cs;
+		k++;
+	}
+	return 0;
+}
+
+/* The cycle of the span (sorted by start) that holds ts in process tgid. */
+static uint32_t cycle_at(const struct cycle_span *spans, size_t n, pid_t tgid, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (spans[mid].start_ns <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;)
+		if (spans[i].tgid == tgid && ts < spans[i].end_ns)
+			return spans[i].bpf_index;
+	return IT_CYCLE_NONE;
+}
+
+/* The `py:` phase calls as phase calls of the cycles that hold their start. */
+static int py_phase_calls(const struct pyspan_call *pc, size_t npc, const struct cycle_span *spans, size_t nspans,
+			  struct phase_call **calls, size_t *n)
+{
+	size_t cap = *n;
+
+	for (size_t i = 0; i < npc; i++) {
+		if (pc[i].role != IT_ROLE_PHASE)
+			continue;
+		if (VEC_RESERVE(*calls, cap, *n, 64))
+			return -ENOMEM;
+		(*calls)[(*n)++] = (struct phase_call){
+			.tgid = pc[i].tgid, .tid = pc[i].tid, .phase = pc[i].id, .probe = PY_PROBE,
+			.cycle = cycle_at(spans, nspans, pc[i].tgid, pc[i].start_ns),
+			.entry_ns = pc[i].start_ns, .exit_ns = pc[i].end_ns,
+		};
+	}
+	return 0;
+}
+
+static json_t *py_specs_json(const struct probes *ps, const struct pyspan_call *pc, size_t npc)
+{
+	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count" };
+	struct pyspans_resolution r;
+	json_t *arr = json_array();
+
+	pyspans__resolution(ps->py, &r);
+	for (int s = 0; s < pyspans__nspecs(ps->py); s++) {
+		json_t *o = json_object(), *obs = json_object();
+		uint64_t calls = 0;
+		int role, id;
+
+		pyspans__spec_role(ps->py, s, &role, &id);
+		for (size_t i = 0; i < npc; i++)
+			calls += pc[i].spec == s;
+		json_object_set_new(o, "spec", json_string(pyspans__spec_text(ps->py, s)));
+		if (role > 0 && role <= IT_ROLE_COUNT)
+			json_object_set_new(o, "role", json_string(roles[role]));
+		if (role == IT_ROLE_PHASE && id > 0 && ps->names[0][id])
+			json_object_set_new(o, "phase", json_string(ps->names[0][id]));
+		if (role == IT_ROLE_COUNT && id > 0 && ps->names[1][id])
+			json_object_set_new(o, "count", json_string(ps->names[1][id]));
+		json_object_set_new(o, "placed_in", json_array());
+		json_object_set_new(o, "hits", json_integer(calls));
+		json_object_set_new(o, "from_preset", json_false());
+		json_object_set_new(obs, "observations", json_integer(r.observations));
+		json_object_set_new(obs, "edges_between_observations", json_integer(r.edges));
+		json_object_set_new(obs, "resolution_ms_mean", json_real(r.mean_ms));
+		json_object_set_new(obs, "resolution_ms_max", json_real(r.max_ms));
+		json_object_set_new(o, "python", obs);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
 static int by_start(const void *a, const void *b)
 {
 	const struct cycle_span *x = a, *y = b;
@@ -904,17 +1067,26 @@ static int probes_spans(struct recording *rec, struct model *m)
 	uint64_t now = rec->end_ns ? rec->end_ns : recording__now_ns();
 	struct cycle_span *spans = NULL;
 	struct phase_call *sorted = NULL;
-	size_t nspans = 0, cap = 0;
+	struct pyspan_call *pc = NULL;
+	size_t nspans = 0, cap = 0, npc = 0, nsorted = 0;
 	int err = -ENOMEM;
 
-	if (ps && ps->cycles_from_probes) {
+	if (ps && pyspans__nspecs(ps->py)) {
+		if (pyspans__calls(ps->py, &pc, &npc))
+			goto out;
+		qsort(pc, npc, sizeof(*pc), by_call_start);
+	}
+	if (ps && ps->py_cycles) {
+		if (py_cycle_spans(pc, npc, &spans, &nspans, &cap))
+			goto out;
+	} else if (ps && ps->cycles_from_probes) {
 		if (ps->ncycles) {
 			spans = malloc(ps->ncycles * sizeof(*spans));
 			if (!spans)
 				goto out;
 			memcpy(spans, ps->cycles, ps->ncycles * sizeof(*spans));
 		}
-		nspans = ps->ncycles;
+		nspans = cap = ps->ncycles;
 		close_open_cycles(rec, spans, nspans, now);
 	} else {
 		for (size_t i = 0; i < rec->procs.n; i++) {
@@ -929,15 +1101,21 @@ static int probes_spans(struct recording *rec, struct model *m)
 			};
 		}
 	}
-	qsort(spans, nspans, sizeof(*spans), by_start);
+	if (nspans)
+		qsort(spans, nspans, sizeof(*spans), by_start);
 	if (ps && ps->ncalls) {
 		sorted = malloc(ps->ncalls * sizeof(*sorted));
 		if (!sorted)
 			goto out;
 		memcpy(sorted, ps->calls, ps->ncalls * sizeof(*sorted));
-		qsort(sorted, ps->ncalls, sizeof(*sorted), by_key);
+		nsorted = ps->ncalls;
 	}
-	m->cycles_source = !ps || !ps->cycles_from_probes ? "whole_run" : ps->llama_cycles ? "llama_prompt" :
+	if (ps && py_phase_calls(pc, npc, spans, nspans, &sorted, &nsorted))
+		goto out;
+	if (nsorted)
+		qsort(sorted, nsorted, sizeof(*sorted), by_key);
+	m->cycles_source = !ps || !(ps->cycles_from_probes || ps->py_cycles) ? "whole_run" :
+			   ps->llama_cycles ? "llama_prompt" :
 			   ps->marker_mode ? "cycle_marker" : "cycle";
 	for (size_t i = 0; i < nspans; i++) {
 		const struct cycle_span *c = &spans[i];
@@ -945,7 +1123,7 @@ static int probes_spans(struct recording *rec, struct model *m)
 
 		/* marker cycles with nothing of interest in them (e.g. prompts
 		 * tokenized while a model loads) are not experiment cycles */
-		if (ps && ps->marker_mode && cycle_is_empty(rec, c)) {
+		if (ps && ps->marker_mode && !ps->py_cycles && cycle_is_empty(rec, c)) {
 			m->empty_marker_cycles_dropped++;
 			continue;
 		}
@@ -955,22 +1133,37 @@ static int probes_spans(struct recording *rec, struct model *m)
 		mc->open_at_end = c->open_at_end;
 		mc->abandoned = c->abandoned;
 		mc->ended_at_last_phase = c->ended_at_last_phase;
-		if (ps && fill_cycle(rec, m, mc, sorted, ps->ncalls))
+		mc->observed = ps && ps->py_cycles;
+		if (ps && fill_cycle(rec, m, mc, sorted, nsorted))
 			goto out;
+		for (size_t j = 0; j < npc; j++)
+			if (pc[j].role == IT_ROLE_COUNT && pc[j].id > 0 && pc[j].id < IT_MAX_PHASES &&
+			    cycle_at(c, 1, pc[j].tgid, pc[j].start_ns) == c->bpf_index) {
+				mc->has_count[pc[j].id] = true;
+				mc->counts[pc[j].id]++;
+			}
 	}
 	if (ps) {
-		for (size_t i = 0; i < ps->ncalls; i++) {
-			const struct phase_call *pc = &ps->calls[i];
+		for (size_t i = 0; i < nsorted; i++) {
+			const struct phase_call *p = &sorted[i];
 			struct model_phase_call mpc = {
-				.tgid = pc->tgid, .tid = pc->tid, .bpf_cycle = pc->cycle, .phase = pc->phase,
-				.entry_ns = pc->entry_ns, .exit_ns = pc->exit_ns,
+				.tgid = p->tgid, .tid = p->tid, .bpf_cycle = p->cycle, .phase = p->phase,
+				.entry_ns = p->entry_ns, .exit_ns = p->exit_ns,
 			};
 
 			if (model__add_phase_call(m, &mpc))
 				goto out;
 		}
 		phase_facts(rec, m);
-		model__set_section(m, MODEL_SEC_PROBES, probes_json(rec, m));
+		json_t *arr = probes_json(rec, m);
+
+		if (pyspans__nspecs(ps->py)) {
+			json_t *py = py_specs_json(ps, pc, npc);
+
+			json_array_extend(arr, py);
+			json_decref(py);
+		}
+		model__set_section(m, MODEL_SEC_PROBES, arr);
 		if (ps->calls_dropped)
 			model__add_lost(m, "phase_calls_not_kept", ps->calls_dropped);
 	}
@@ -978,6 +1171,7 @@ static int probes_spans(struct recording *rec, struct model *m)
 out:
 	free(spans);
 	free(sorted);
+	free(pc);
 	return err;
 }
 
@@ -990,6 +1184,23 @@ static void probes_stop(struct recording *rec)
 		if (!ps->probes[i].nfiles)
 			fprintf(stderr, "infertrace: warning: probe '%s' was never placed: %s\n", ps->probes[i].spec.text,
 				ps->probes[i].error ? ps->probes[i].error : "its library was never loaded");
+	if (ps && pyspans__nspecs(ps->py)) {
+		struct pyspan_call *pc;
+		size_t n;
+
+		if (pyspans__calls(ps->py, &pc, &n))
+			return;
+		for (int s = 0; s < pyspans__nspecs(ps->py); s++) {
+			bool seen = false;
+
+			for (size_t i = 0; i < n && !seen; i++)
+				seen = pc[i].spec == s;
+			if (!seen)
+				fprintf(stderr, "infertrace: warning: '%s' was never seen on a Python stack (no supported "
+					"CPython in the target, or the function never ran)\n", pyspans__spec_text(ps->py, s));
+		}
+		free(pc);
+	}
 }
 
 static void probes_cleanup(struct recording *rec)
@@ -1010,6 +1221,7 @@ static void probes_cleanup(struct recording *rec)
 		free(ps->known[i]);
 	free(ps->cycles);
 	free(ps->calls);
+	pyspans__free(ps->py);
 	free(ps);
 	rec->probes = NULL;
 }

@@ -34,6 +34,9 @@ struct phase_call {
 uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from, uint64_t to);
 
 struct recording;
+struct pyspans;
+/* The `py:` specs of the recording and the calls seen so far; NULL when none. */
+struct pyspans *probes__pyspans(const struct recording *rec);
 /* Cycles begun so far (for the live progress line); 0 without cycle probes. */
 size_t probes__cycles_seen(const struct recording *rec);
 

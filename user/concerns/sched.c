@@ -423,6 +423,8 @@ static double fill_cycles(const struct view *vw, struct model *m)
 		uint64_t wall = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
 		struct acc a, all;
 
+		if (c->observed)
+			continue; /* no kernel figures carry a `py:` cycle's number */
 		select_sum(vw, c->pid, c->bpf_cycle, -1, true, &a);
 		split_fill(&c->split, &a, wall);
 		select_sum(vw, c->pid, c->bpf_cycle, -1, false, &all);
@@ -439,7 +441,7 @@ static double fill_cycles(const struct view *vw, struct model *m)
 		for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
 			struct acc p;
 
-			if (!c->phases[ph].present)
+			if (!c->phases[ph].present || c->phases[ph].observed)
 				continue;
 			select_sum(vw, c->pid, c->bpf_cycle, ph, false, &p);
 			split_fill(&c->phases[ph].split, &p, (uint64_t)(c->phases[ph].ms * 1e6));

@@ -7,6 +7,7 @@
 
 #include "recording.h"
 
+extern const struct concern python_concern;   /* CPython frames: interpreter offsets, code names */
 extern const struct concern probes_concern;   /* uprobes/USDT: cycles, phases, counts */
 extern const struct concern sampling_concern; /* on-CPU samples: stacks.folded, samples */
 extern const struct concern jsphase_concern;  /* js: phases observed in the samples' stacks */

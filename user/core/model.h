@@ -92,6 +92,7 @@ struct model_cycle_phase {
 	double ms;      /* union over the process's threads */
 	double thread_ms;
 	uint64_t calls;
+	bool observed;  /* a `py:` phase: timed from Python stack observations, no kernel split */
 	struct model_split split;
 };
 
@@ -112,6 +113,7 @@ struct model_cycle {
 	uint32_t bpf_cycle;     /* the cycle number the kernel tagged its data with */
 	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
 	bool open_at_end, abandoned, ended_at_last_phase;
+	bool observed;          /* a `py:` cycle: the kernel tagged nothing with it */
 	struct model_cycle_phase phases[IT_MAX_PHASES];
 	bool has_count[IT_MAX_PHASES];
 	uint64_t counts[IT_MAX_PHASES];

@@ -170,6 +170,7 @@ static int set_frequency(struct record_opts *o, const char *arg, bool cfg, char 
 	if (parse_uint(arg, 1, 100000, &v))
 		return fail(err, errlen, "invalid frequency '%s': expected 1..100000 Hz", arg);
 	o->frequency = v;
+	o->frequency_given = true;
 	return 0;
 }
 
@@ -399,7 +400,7 @@ const struct record_option record_options[] = {
 	{ "output", 'o', "DIR", S, 0, "output_dir", 0,
 	  "Output directory (default ./infertrace-out)", set_output },
 	{ "frequency", 'F', "HZ", N, 0, NULL, 0,
-	  "CPU sampling frequency in Hz (default 99); above the kernel's "
+	  "CPU sampling frequency in Hz (default 99; 499 with py: specs); above the kernel's "
 	  "perf_event_max_sample_rate it is lowered to it, with a warning", set_frequency },
 	{ "duration", 'd', "SECONDS", N, 0, "duration_s", 0,
 	  "Stop after this long (default: when the target exits)", set_duration },

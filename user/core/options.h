@@ -34,6 +34,7 @@ enum call_graph_mode {
 struct record_opts {
 	const char *output_dir;
 	unsigned int frequency;       /* Hz */
+	bool frequency_given;         /* -F or "frequency" in --config */
 	double duration_s;            /* 0: until the target exits or SIGINT */
 	double checkpoint_s;          /* 0: no checkpoints while recording */
 	pid_t pids[MAX_ROOT_PIDS];

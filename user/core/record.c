@@ -44,6 +44,7 @@
  * list orders only attaching: programs on the same tracepoint run in attach
  * order, and crash_on_exec must follow sched_on_exec (crash.c). */
 static const struct concern *const concerns[] = {
+	&python_concern,   /* first: code names must be known before any stack is folded */
 	&probes_concern,
 	&sampling_concern,
 	&sched_concern,

@@ -29,6 +29,7 @@ struct crash_state;
 struct overhead_state;
 struct jsphase_state;
 struct live_state;
+struct py_state;
 
 struct recording {
 	struct record_opts opts;
@@ -65,6 +66,7 @@ struct recording {
 	struct self_cost_state *self_cost;
 	struct jsphase_state *jsphase;
 	struct live_state *live;
+	struct py_state *python;
 };
 
 /* One concern of a recording. Every hook is optional. */

@@ -9,6 +9,7 @@
 #include "infertrace.skel.h"
 #include "comm.h"
 #include "model.h"
+#include "python.h"
 #include "stacks.h"
 #include "syms.h"
 #include "tracer.h"
@@ -140,6 +141,25 @@ static int stack_depth(const __u64 *ips)
 	return n;
 }
 
+/* Appends the Python frames [start, end) of a stack (leaf first), root
+ * first. Their names keep their spaces: `qualname (file.py)`. */
+static int fold_py_segment(struct line *l, pid_t tgid, const struct it_py_stack *py, int start, int end)
+{
+	char frame[FRAME_LEN];
+	int err = 0;
+
+	for (int i = end - 1; i >= start && !err; i--) {
+		python__frame_name(tgid, &py->frames[i], frame, sizeof(frame));
+		for (char *c = frame; *c; c++)
+			if (*c == ';')
+				*c = ':';
+			else if (*c == '\n')
+				*c = '_';
+		err = line_append(l, frame);
+	}
+	return err;
+}
+
 /* Builds the folded line of one key; updates the quality figures. */
 static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksyms *ksyms,
 		    const struct it_stack_key *k, const __u64 *uips, const __u64 *kips,
@@ -150,7 +170,9 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	struct object_quality *oq;
 	struct sym_info si;
 	int nu = uips ? stack_depth(uips) : 0, nk = kips ? stack_depth(kips) : 0;
-	int complete = 0, err;
+	int complete = 0, err, nseg = 0, neval = 0;
+	int seg_start[IT_PY_MAX_FRAMES], seg_end[IT_PY_MAX_FRAMES];
+	struct it_py_stack py;
 
 	l->len = 0;
 	memcpy(comm, k->comm, IT_COMM_LEN);
@@ -160,7 +182,21 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	err = line_append(l, comm[0] ? comm : "[unknown]");
 	if (!uips && k->ustack_id < 0 && !err)
 		err = line_append(l, "[missing_user_stack]");
-	for (int i = nu - 1; i >= 0 && !err; i--) {
+	if (k->pystack && python__stack(k->pystack, &py) == 0) {
+		nseg = python__segments(&py, seg_start, seg_end, IT_PY_MAX_FRAMES);
+		for (int i = 0; i < nu; i++) {
+			uint64_t ip = i ? uips[i] - 1 : uips[i];
+
+			neval += syms_cache__resolve(syms, k->tgid, ip, &si) == 0 && si.name &&
+				 !strcmp(si.name, PY_EVAL_SYMBOL);
+		}
+		/* the leaf-most eval-loop calls are the surest: segments and eval
+		 * frames are matched from the leaf; Python calls whose native
+		 * frames the unwinder did not reach go first, at the root */
+		for (int j = nseg - 1; j >= neval && !err; j--)
+			err = fold_py_segment(l, k->tgid, &py, seg_start[j], seg_end[j]);
+	}
+	for (int i = nu - 1, eval = 0; i >= 0 && !err; i--) {
 		/* callers' entries are return addresses, which may already lie in
 		 * the next function (a call to a noreturn function ends its caller):
 		 * look up the call instruction instead, as perf does */
@@ -171,6 +207,16 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 			complete = 1;
 		if (i == 0 && have && si.object)
 			leaf_object = si.object;
+		if (nseg && have && si.name && !strcmp(si.name, PY_EVAL_SYMBOL)) {
+			/* the eval frame counted eval-th from the root runs the
+			 * segment (neval - 1 - eval) from the leaf */
+			int j = neval - 1 - eval++;
+
+			if (j < nseg) {
+				err = fold_py_segment(l, k->tgid, &py, seg_start[j], seg_end[j]);
+				continue;
+			}
+		}
 		syms_cache__format(syms, k->tgid, ip, frame, sizeof(frame));
 		if (have && si.jit) /* FlameGraph's mark of JIT frames, as _[k] of kernel ones */
 			strncat(frame, "_[j]", sizeof(frame) - strlen(frame) - 1);
@@ -250,10 +296,13 @@ int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *k
 	err = fold_one(r, syms, ksyms, key, uips, kips, count, &l);
 	if (!err)
 		err = folded__add(&r->all, l.buf, count);
-	if (!err && key->phase > 0 && key->phase < IT_MAX_PHASES) {
-		r->phase_samples[key->phase] += count;
-		if (phase_names && phase_names[key->phase])
-			err = folded__add(&r->by_phase[key->phase], l.buf, count);
+	/* no probe's phase: a `py:` phase whose function is on the stack */
+	int phase = key->phase ? (int)key->phase : python__stack_phase(key->pystack, key->tgid);
+
+	if (!err && phase > 0 && phase < IT_MAX_PHASES) {
+		r->phase_samples[phase] += count;
+		if (phase_names && phase_names[phase])
+			err = folded__add(&r->by_phase[phase], l.buf, count);
 	}
 	free(l.buf);
 	return err;

@@ -43,6 +43,7 @@ int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const stru
 	key->stack.tgid = e->hdr.tgid;
 	key->stack.phase = e->phase;
 	key->stack.kstack_id = e->kstack_id;
+	key->stack.pystack = e->pystack;
 	memcpy(key->stack.comm, e->comm, IT_COMM_LEN);
 	key->tid = e->hdr.tid;
 	key->cycle = e->cycle;

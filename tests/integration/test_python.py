@@ -1,0 +1,271 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Python frames in stacks.folded and offcpu.folded, on every CPython found
+on the machine (pyenv builds, /usr/bin/python3.X): the fixture's functions
+appear as `qualname (py_stacks.py)`, in call order, in place of the
+eval-loop frames; recursion, threads, an asyncio task and a C function
+calling back into Python keep their real stacks. An interpreter of an
+unsupported version gets a warning and native stacks."""
+import glob
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+from common import FIXTURES, INFERTRACE, build, need_root, record
+
+FIXTURE = os.path.join(FIXTURES, "py_stacks.py")
+EVAL = "_PyEval_EvalFrameDefault"
+PYFRAME = re.compile(r"^(.*) \(([^()]*)\)$")
+
+
+def pythons():
+    """{label: path} of the CPython 3.10+ interpreters present."""
+    found = {}
+    for p in sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3")):
+        found["pyenv-" + p.split("/")[-3]] = p
+    for p in sorted(glob.glob("/usr/bin/python3.[0-9]*")):
+        if re.fullmatch(r"python3\.\d+", os.path.basename(p)):
+            found["system-" + os.path.basename(p)] = p
+    out = {}
+    for label, p in found.items():
+        try:
+            v = subprocess.run([p, "-c", "import sys; print(sys.version_info[1])"], text=True,
+                               stdout=subprocess.PIPE, timeout=30).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if v.isdigit() and 10 <= int(v) <= 13:
+            out[label] = p
+    return out
+
+
+PYTHONS = pythons()
+
+
+def fixture_frames(stack):
+    """The frames of py_stacks.py in a folded stack, as (index, qualname)."""
+    out = []
+    for i, f in enumerate(stack.split(";")):
+        m = PYFRAME.match(f)
+        if m and m.group(2) == "py_stacks.py":
+            out.append((i, m.group(1)))
+    return out
+
+
+def has_python(stack):
+    return any(PYFRAME.match(f) and f.endswith(".py)") or f.endswith(">)") for f in stack.split(";"))
+
+
+@need_root
+@unittest.skipUnless(PYTHONS, "no CPython 3.10..3.13 on this machine")
+class TestPythonFrames(unittest.TestCase):
+    def run_mode(self, python, mode, cycles):
+        return record(["-F", "199"], [python, FIXTURE, mode, str(cycles)])
+
+    def samples_with(self, folded, seq):
+        """Samples whose py_stacks.py frames start with seq (root first)."""
+        return sum(c for s, c in folded.items() if [n for _, n in fixture_frames(s)][:len(seq)] == seq)
+
+    def test_loop_order_and_coverage(self):
+        cycles = 15
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "loop", cycles)
+                self.assertNotIn("not supported", rec.stderr)
+                on = rec.folded()
+                spin = self.samples_with(on, ["<module>", "main", "run_cycle", "phase_spin", "spin"])
+                # 30 ms of CPU per cycle at 199 Hz: about 6 samples a cycle
+                self.assertGreater(spin, cycles, label)
+                for s in on:
+                    names = [n for _, n in fixture_frames(s)]
+                    if "phase_spin" in names:
+                        self.assertEqual(names[:4], ["<module>", "main", "run_cycle", "phase_spin"], s)
+                        self.assertNotIn(EVAL, s.split(";"), s)
+                # samples in the interpreter (Python frames, or the eval loop
+                # left native) that carry Python frames
+                interp = sum(c for s, c in on.items() if has_python(s) or EVAL in s.split(";"))
+                with_py = sum(c for s, c in on.items() if has_python(s))
+                print(f"\n{label}: {with_py}/{interp} samples in the interpreter carry Python frames "
+                      f"({100.0 * with_py / interp:.1f}%)")
+                self.assertGreaterEqual(with_py / interp, 0.9, label)
+                off = rec.folded("offcpu.folded")
+                slept_us = self.samples_with(off, ["<module>", "main", "run_cycle", "phase_sleep"])
+                # each cycle sleeps 20 ms (at least that, as nanosleep guarantees)
+                self.assertGreaterEqual(slept_us, cycles * 20000 * 0.95, label)
+                for s in off:
+                    names = [n for _, n in fixture_frames(s)]
+                    if "phase_sleep" in names:
+                        self.assertEqual(names, ["<module>", "main", "run_cycle", "phase_sleep"], s)
+
+    def test_recursion_50(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "recurse", 10)
+                deepest = 0
+                for s, c in rec.folded().items():
+                    names = [n for _, n in fixture_frames(s)]
+                    if names[-1:] != ["spin"]:
+                        continue
+                    self.assertEqual(names[:2], ["<module>", "main"], s)
+                    body = names[2:-1]
+                    self.assertEqual(set(body), {"recurse"}, s)
+                    deepest = max(deepest, len(body))
+                # recurse(50) .. recurse(0): 51 frames
+                self.assertEqual(deepest, 51, label)
+
+    def test_two_threads(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "threads", 15)
+                on, off = rec.folded(), rec.folded("offcpu.folded")
+                for me, other in (("worker_a", "worker_b"), ("worker_b", "worker_a")):
+                    mine = {s: c for s, c in on.items() if me in [n for _, n in fixture_frames(s)]}
+                    self.assertGreater(sum(mine.values()), 0, f"{label}: no sample in {me}")
+                    for s in mine:
+                        names = [n for _, n in fixture_frames(s)]
+                        self.assertNotIn(other, names, s)
+                        # spinning, or taking the GIL back after its sleep
+                        self.assertIn(names, ([me, "spin"], [me]), s)
+                        self.assertNotIn("main", names, s)  # a thread's own stack, not the main one
+                    slept = sum(c for s, c in off.items() if [n for _, n in fixture_frames(s)] == [me])
+                    self.assertGreater(slept, 0, f"{label}: {me} blocked nowhere")
+
+    def test_asyncio_task(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "asyncio", 15)
+                task = {s: c for s, c in rec.folded().items()
+                        if [n for _, n in fixture_frames(s)][-2:] == ["task_coro", "spin"]}
+                self.assertGreater(sum(task.values()), 0, label)
+                for s in task:
+                    frames = s.split(";")
+                    # the task runs under the event loop's Python frames (3.10
+                    # names carry no class: co_name)
+                    self.assertTrue(any(re.fullmatch(r"(BaseEventLoop\.)?run_forever \(base_events\.py\)", f)
+                                        for f in frames), s)
+
+    def test_c_calls_back_into_python(self):
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "callback", 10)
+                n = 0
+                for s, c in rec.folded().items():
+                    ff = fixture_frames(s)
+                    names = [x for _, x in ff]
+                    if "sort_key" not in names:
+                        continue
+                    n += c
+                    self.assertEqual(names[:4], ["<module>", "main", "sort_cycle", "sort_key"], s)
+                    i_cycle, i_key = ff[2][0], ff[3][0]
+                    # sorted() (native) lies between its caller and the key function
+                    self.assertGreater(i_key - i_cycle, 1, s)
+                self.assertGreater(n, 0, label)
+
+
+@need_root
+class TestUnsupportedPython(unittest.TestCase):
+    def test_warning_and_native_stacks(self):
+        fake = build("py_fake", ["py_fake.c"], "-O1 -g -fno-omit-frame-pointer")
+        rec = record([], [fake, "0.3"])
+        self.assertEqual(rec.proc.returncode, 0)
+        warn = [l for l in rec.stderr.splitlines() if "not supported" in l]
+        self.assertEqual(len(warn), 1, rec.stderr)
+        self.assertRegex(warn[0], r"^infertrace record: warning: Python 3\.9 .* is not supported")
+        self.assertGreater(sum(c for s, c in rec.folded().items() if "fake_spin" in s), 0)
+
+
+PHASES_FIXTURE = os.path.join(FIXTURES, "py_phases.py")
+
+
+@need_root
+@unittest.skipUnless(PYTHONS, "no CPython 3.10..3.13 on this machine")
+class TestPySpecs(unittest.TestCase):
+    """`py:` specs against py_phases.py's own perf_counter figures: a cycle per
+    run_cycle call, and phases infer (spins on the thread's CPU clock), rest
+    (sleeps) and store (SQLite inserts and a commit)."""
+
+    CYCLES = 8
+
+    def run_phases(self, python, specs):
+        tmp = tempfile.mkdtemp(prefix="it-py-")
+        truth_path = os.path.join(tmp, "truth.json")
+        rec = record(specs, [python, PHASES_FIXTURE, str(self.CYCLES), truth_path, os.path.join(tmp, "db.sqlite")])
+        with open(truth_path) as f:
+            truth = json.load(f)
+        return rec, truth
+
+    def check_phase_means(self, label, rec, truth, phases):
+        cycles = rec.profile["cycles"]
+        for ph in phases:
+            traced = sum(c["phases"][ph]["ms"] for c in cycles) / len(cycles)
+            own = sum(t[ph] for t in truth) / len(truth)
+            # the method's bound: 5% of the phase, or 1 ms
+            self.assertLessEqual(abs(traced - own), max(0.05 * own, 1.0),
+                                 f"{label} {ph}: traced {traced:.2f} ms, script {own:.2f} ms")
+            for c in cycles:
+                self.assertEqual(c["phases"][ph]["calls"], 1, f"{label} {ph} cycle {c['index']}")
+
+    def test_cycles_and_phases(self):
+        specs = ["--cycle", "py:run_cycle", "--phase", "infer=py:infer", "--phase", "rest=py:py_phases:rest",
+                 "--phase", "store=py:py_phases.py:store"]
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec, truth = self.run_phases(python, specs)
+                self.assertEqual(rec.profile["aggregate_metrics"]["total_cycles"], self.CYCLES, label)
+                self.assertEqual(len(rec.profile["cycles"]), len(truth), label)
+                self.check_phase_means(label, rec, truth, ["infer", "rest", "store"])
+                for c, t in zip(rec.profile["cycles"], truth):
+                    self.assertLessEqual(abs(c["duration_ms"] - t["cycle_ms"]), max(0.05 * t["cycle_ms"], 1.0),
+                                         f"{label} cycle {c['index']}")
+                py = [p for p in rec.profile["probes"] if p["spec"] == "py:run_cycle"][0]
+                self.assertEqual(py["hits"], self.CYCLES)
+                self.assertGreater(py["python"]["observations"], self.CYCLES)
+                res = py["python"]
+                self.assertGreater(res["edges_between_observations"], 0)
+                self.assertLessEqual(res["resolution_ms_mean"], res["resolution_ms_max"])
+                # Python frames in call order, on-CPU (infer spins) and off-CPU (rest sleeps)
+                on = [s.split(";") for s in rec.folded() if "spin (py_phases.py)" in s]
+                self.assertTrue(on, label)
+                for s in on:
+                    names = [f for f in s if f.endswith("(py_phases.py)")]
+                    self.assertEqual(names[:5], ["<module> (py_phases.py)", "main (py_phases.py)",
+                                                 "run_cycle (py_phases.py)", "infer (py_phases.py)",
+                                                 "spin (py_phases.py)"], s)
+                # per-phase stacks: the stacks with the phase's function on them
+                self.assertTrue(rec.folded("stacks.infer.folded"), label)
+                for s in rec.folded("stacks.infer.folded"):
+                    self.assertIn(";infer (py_phases.py);", s)
+                self.assertTrue(any("rest (py_phases.py)" in s for s in rec.folded("offcpu.rest.folded")), label)
+                off = [s.split(";") for s in rec.folded("offcpu.folded") if "rest (py_phases.py)" in s]
+                self.assertTrue(off, label)
+                for s in off:
+                    names = [f for f in s if f.endswith("(py_phases.py)")]
+                    self.assertEqual(names[:4], ["<module> (py_phases.py)", "main (py_phases.py)",
+                                                 "run_cycle (py_phases.py)", "rest (py_phases.py)"], s)
+
+    def test_cycle_marker(self):
+        python = next(iter(PYTHONS.values()))
+        rec, truth = self.run_phases(python, ["--cycle-marker", "py:run_cycle", "--phase", "infer=py:infer",
+                                              "--count", "stores=py:store"])
+        self.assertEqual(rec.profile["aggregate_metrics"]["cycles_source"], "cycle_marker")
+        self.assertEqual(rec.profile["aggregate_metrics"]["total_cycles"], self.CYCLES)
+        self.assertEqual([c["counts"]["stores"] for c in rec.profile["cycles"]], [1] * self.CYCLES)
+        self.check_phase_means("marker", rec, truth, ["infer"])
+        report = subprocess.run([INFERTRACE, "report", rec.dir], text=True, stdout=subprocess.PIPE, check=True).stdout
+        self.assertRegex(report, r"Python phases \(py: specs\): \d+ observations; edges placed between two "
+                                 r"observations within [0-9.]+ ms on average, [0-9.]+ ms at most")
+
+    def test_not_python(self):
+        rec = record(["--cycle", "py:run_cycle"], ["sleep", "0.2"], wall_split=None)
+        self.assertIn("infertrace record: warning: 'py:run_cycle' was never seen on a Python stack", rec.stderr)
+        self.assertEqual(rec.profile["aggregate_metrics"]["total_cycles"], 0)
+
+    def test_bad_spec(self):
+        rec = record(["--phase", "x=py:"], ["true"], check=False, wall_split=None)
+        self.assertNotEqual(rec.proc.returncode, 0)
+        self.assertRegex(rec.stderr, r"infertrace record: --phase x: 'py:': expected py:QUALNAME")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Python frames concern: finds CPython in each followed process (at attach,
+ * exec and each new executable mapping, e.g. libpython), gives BPF its
+ * offsets (`py_procs`), follows forks (a child keeps its parent's
+ * addresses) and keeps the names of the code objects BPF reports. The
+ * stacks themselves are folded by stacks.c through python.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "concerns.h"
+#include "infertrace.skel.h"
+#include "probes.h"
+#include "pyspans.h"
+#include "python.h"
+#include "syms.h"
+#include "tracer.h"
+
+
+struct py_state {
+	int procs_fd;
+	int watch_fd;
+	/* pids already found, or warned about: not looked at again until exec */
+	pid_t done[4096];
+	size_t ndone;
+};
+
+
+static bool py_done(const struct py_state *ps, pid_t pid)
+{
+	for (size_t i = 0; i < ps->ndone; i++)
+		if (ps->done[i] == pid)
+			return true;
+	return false;
+}
+
+static void py_forget(struct py_state *ps, pid_t pid)
+{
+	for (size_t i = 0; i < ps->ndone; i++)
+		if (ps->done[i] == pid) {
+			ps->done[i] = ps->done[--ps->ndone];
+			return;
+		}
+}
+
+static void py_mark(struct py_state *ps, pid_t pid)
+{
+	if (ps->ndone < sizeof(ps->done) / sizeof(ps->done[0]))
+		ps->done[ps->ndone++] = pid;
+}
+
+static void py_look(struct recording *rec, pid_t pid)
+{
+	struct py_state *ps = rec->python;
+	struct it_py_proc pp;
+	char what[512];
+	__u32 key = pid;
+
+	if (ps->procs_fd < 0 || py_done(ps, pid))
+		return;
+	switch (python__detect(pid, rec->syms, &pp, what, sizeof(what))) {
+	case PY_DETECT_OK:
+		if (bpf_map_update_elem(ps->procs_fd, &key, &pp, BPF_ANY))
+			fprintf(stderr, "infertrace: warning: Python %s in pid %d: %s; its stacks stay native\n",
+				what, pid, strerror(errno));
+		py_mark(ps, pid);
+		break;
+	case PY_DETECT_UNSUPPORTED:
+		fprintf(stderr,
+			"infertrace: warning: Python %s in pid %d is not supported (CPython 3.10 to 3.13); its stacks stay native\n",
+			what, pid);
+		py_mark(ps, pid);
+		break;
+	default:
+		break;
+	}
+}
+
+static int phase_of_function(void *ctx, const char *qualname, const char *file)
+{
+	const struct pyspans *sp = ctx;
+	int spec = pyspans__match(sp, qualname, file), role, id;
+
+	if (spec < 0)
+		return 0;
+	pyspans__spec_role(sp, spec, &role, &id);
+	return role == IT_ROLE_PHASE ? id : 0;
+}
+
+static int python_attach(struct recording *rec)
+{
+	struct py_state *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return -ENOMEM;
+	rec->python = ps;
+	ps->procs_fd = bpf_map__fd(rec->tracer.skel->maps.py_procs);
+	ps->watch_fd = bpf_map__fd(rec->tracer.skel->maps.py_watch);
+	if (probes__pyspans(rec))
+		python__set_phase_fn(phase_of_function, probes__pyspans(rec));
+	for (int i = 0; i < pyspans__nspecs(probes__pyspans(rec)); i++) {
+		__u64 h = pyspans__name_hash(pyspans__spec_qualname(probes__pyspans(rec), i));
+		__u32 one = 1;
+
+		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_watch_names), &h, &one, BPF_ANY);
+	}
+	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
+	for (int i = 0; i < rec->opts.npids; i++)
+		py_look(rec, rec->opts.pids[i]);
+	return 0;
+}
+
+/* Splits "qualname (file)" as python__frame_name writes it. */
+static bool split_frame_name(char *name, char **qual, char **file)
+{
+	char *open = strrchr(name, '(');
+	size_t n = strlen(name);
+
+	if (!open || open == name || open[-1] != ' ' || name[n - 1] != ')')
+		return false;
+	open[-1] = 0;
+	name[n - 1] = 0;
+	*qual = name;
+	*file = open + 1;
+	return true;
+}
+
+static int spec_of_frame(const struct pyspans *sp, pid_t tgid, const struct it_py_frame *f)
+{
+	char name[512], *qual, *file;
+
+	python__frame_name(tgid, f, name, sizeof(name));
+	if (!split_frame_name(name, &qual, &file))
+		return -1;
+	return pyspans__match(sp, qual, file);
+}
+
+/* A code object of a `py:` function: BPF gives its frames a call identity. */
+static void watch_code(struct py_state *ps, struct pyspans *sp, const struct it_py_code_event *e)
+{
+	struct it_py_frame f = { .code = e->code, .ident = e->ident };
+	struct { __u32 tgid, pad; __u64 code; } key = { .tgid = e->hdr.tgid, .code = e->code };
+	__u32 one = 1;
+
+	if (spec_of_frame(sp, e->hdr.tgid, &f) >= 0)
+		bpf_map_update_elem(ps->watch_fd, &key, &one, BPF_ANY);
+}
+
+static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
+{
+	static struct it_py_stack st;
+	struct pyspan_hit hits[IT_PY_MAX_FRAMES];
+	int nhits = 0;
+
+	if (e->pystack && python__stack(e->pystack, &st))
+		return; /* the stack was not kept: this observation says nothing */
+	for (__u32 i = 0; e->pystack && i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
+		int spec = spec_of_frame(sp, e->hdr.tgid, &st.frames[i]);
+
+		if (spec < 0)
+			continue;
+		hits[nhits] = (struct pyspan_hit){ .spec = spec, .depth = st.depth - 1 - i };
+		for (__u32 w = 0; w < e->nwatch && w < IT_PY_OBS_WATCH; w++)
+			if (e->watch[w].depth == i && e->watch[w].code == st.frames[i].code)
+				hits[nhits].call = e->watch[w].call;
+		nhits++;
+	}
+	pyspans__observe(sp, e->hdr.tgid, e->hdr.tid, e->hdr.ts_ns, e->kind, hits, nhits);
+}
+
+static void python_on_event(struct recording *rec, const void *data, size_t size)
+{
+	struct py_state *ps = rec->python;
+	const struct it_event_header *h = data;
+	const struct it_proc_event *pe = data;
+	struct it_py_proc pp;
+	__u32 parent, child;
+
+	if (!ps)
+		return;
+	switch (h->type) {
+	case IT_EV_PY_CODE:
+		if (size >= sizeof(struct it_py_code_event)) {
+			python__add_code(data);
+			if (pyspans__nspecs(probes__pyspans(rec)))
+				watch_code(ps, probes__pyspans(rec), data);
+		}
+		return;
+	case IT_EV_PY_OBS:
+		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec))
+			observe(probes__pyspans(rec), data);
+		return;
+	case IT_EV_FORK:
+		parent = pe->parent_tgid;
+		child = h->tgid;
+		if (ps->procs_fd >= 0 && bpf_map_lookup_elem(ps->procs_fd, &parent, &pp) == 0 &&
+		    bpf_map_update_elem(ps->procs_fd, &child, &pp, BPF_ANY) == 0)
+			py_mark(ps, h->tgid);
+		return;
+	case IT_EV_EXEC:
+		child = h->tgid;
+		if (ps->procs_fd >= 0)
+			bpf_map_delete_elem(ps->procs_fd, &child);
+		py_forget(ps, h->tgid);
+		py_look(rec, h->tgid);
+		return;
+	case IT_EV_MMAP:
+		py_look(rec, h->tgid);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Python stacks that kept only their native frames, and code objects whose
+ * names never arrived (their frames read `[unknown_python] (?)`). */
+static int python_collect(struct recording *rec, struct model *m)
+{
+	__u64 stats[IT_STAT_MAX];
+	__u64 full, unread;
+
+	tracer__stats(&rec->tracer, stats);
+	full = stats[IT_STAT_PY_STACKS_FULL] + stats[IT_STAT_PY_READ_ERR];
+	unread = stats[IT_STAT_PY_CODE_LOST];
+	if (full && model__add_lost(m, "python_stacks", full))
+		return -ENOMEM;
+	if (unread && model__add_lost(m, "python_code_names", unread))
+		return -ENOMEM;
+	return 0;
+}
+
+static void python_cleanup(struct recording *rec)
+{
+	python__reset();
+	free(rec->python);
+	rec->python = NULL;
+}
+
+const struct concern python_concern = {
+	.name = "python",
+	.attach = python_attach,
+	.on_event = python_on_event,
+	.collect = python_collect,
+	.cleanup = python_cleanup,
+};
