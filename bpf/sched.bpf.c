@@ -64,7 +64,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 		 * the end of the interval, which account() takes from the kernel) */
 		if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
 			unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(ptid, st, now, prev, false, true);
+		account(ptid, st, now, prev, false, false, false);
 		key_of(&k, ptid, st, st->cycle, st->phase);
 		v = times_of(&k);
 		if (v)
@@ -109,7 +109,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				run_first = true;
 			}
 			/* BLOCKED here: its wake-up was not seen, all of it counts as blocked */
-			account(ntid, st, now, next, run_first, true);
+			account(ntid, st, now, next, run_first, false, false);
 		}
 		if (st) {
 			st->state = IT_SCHED_ONCPU;
@@ -141,11 +141,11 @@ static __always_inline int on_wakeup(struct task_struct *task)
 		unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
 		st->state = IT_SCHED_BLOCKED;
 		st->kstack_id = st->ustack_id = -1;
-		account(tid, st, now, task, true, true);
+		account(tid, st, now, task, true, true, true);
 		st->state = IT_SCHED_RUNQ;
 	} else if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
 		if (st->state == IT_SCHED_BLOCKED)
-			account(tid, st, now, task, false, true);
+			account(tid, st, now, task, false, true, true);
 		st->state = IT_SCHED_RUNQ;
 		st->ts = now;
 	}
@@ -192,10 +192,10 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
 		/* running, but its switch-in was not seen: the wait ends here */
 		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, bpf_ktime_get_ns(), task, false, true);
+		account(tid, st, bpf_ktime_get_ns(), task, false, true, false);
 		st->state = IT_SCHED_ONCPU;
 	} else if (st->state == IT_SCHED_ONCPU) {
-		account(tid, st, bpf_ktime_get_ns(), task, false, true);
+		account(tid, st, bpf_ktime_get_ns(), task, false, true, false);
 	}
 	return 0;
 }

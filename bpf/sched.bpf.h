@@ -240,12 +240,14 @@ static __always_inline void flush_faults(struct sched_thread *st, struct task_st
  * edges settle it, so a phase that differs now changed at an edge that was
  * not seen, and the interval goes to IT_PHASE_UNATTRIBUTED. A cycle begun by
  * another thread splits it at the cycle's start. sched_path: called by the
- * scheduler programs, which defer a blocking system call's stack to its exit
- * (constant per call site: the probe programs, whose verification is near
- * the kernel's limit, get none of that code; an unseen switch-in settled at
- * an edge counts its block without a user stack). */
+ * scheduler programs (labelled off-CPU counts); defer_dwarf: by the wake-up,
+ * which ends a block and defers a blocking system call's stack to the call's
+ * exit. Both are constant per call site, so the programs whose verification
+ * is near the kernel's 1M-instruction limit (the probes, sched_switch with
+ * Python observations) get none of that code; a block settled elsewhere (its
+ * wake-up unseen) is counted without a user stack. */
 static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 now,
-				    struct task_struct *task, bool run_first, bool sched_path)
+				    struct task_struct *task, bool run_first, bool sched_path, bool defer_dwarf)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
 	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
@@ -325,7 +327,7 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 			add_u64(&blocked_kstacks, &k, off);
 		}
 	}
-	if (sched_path && st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns &&
+	if (defer_dwarf && st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns &&
 	    st->ustack_id == SCHED_USTACK_AT_SYSCALL_EXIT) {
 		/* counted with its user stack when the system call returns */
 		if (!st->dwarf_pend_ns) {
@@ -452,7 +454,7 @@ static __always_inline struct sched_thread *sched_edge_settle(struct sched_threa
 		/* running, but its switch-in was not seen: the wait ends here,
 		 * settled as a tick would (the kernel's run placed at the end) */
 		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, now, task, false, false);
+		account(tid, st, now, task, false, false, false);
 		st->state = IT_SCHED_ONCPU;
 		return st;
 	}

@@ -94,10 +94,13 @@ static json_t *bpf_programs(struct recording *rec, double *total_ns, uint64_t *t
 		*total_ns += info.run_time_ns;
 		*total_runs += info.run_cnt;
 		*misses += info.recursion_misses;
-		json_t *p = json_pack("{s:s, s:I, s:f, s:f, s:I}", "name", bpf_program__name(prog),
+		/* verified_insns: how close the program came to the verifier's
+		 * 1M-instruction limit in this configuration */
+		json_t *p = json_pack("{s:s, s:I, s:f, s:f, s:I, s:I}", "name", bpf_program__name(prog),
 				      "runs", (json_int_t)info.run_cnt, "run_time_ms", info.run_time_ns / 1e6,
 				      "ns_per_run", (double)info.run_time_ns / info.run_cnt,
-				      "recursion_misses", (json_int_t)info.recursion_misses);
+				      "recursion_misses", (json_int_t)info.recursion_misses,
+				      "verified_insns", (json_int_t)info.verified_insns);
 		size_t i = 0;
 
 		/* insertion by run time: a few dozen programs at most */
