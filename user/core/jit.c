@@ -25,7 +25,7 @@ int jit__prepare(struct recording *rec)
 		int err = perfmap__set_env();
 
 		if (err)
-			fprintf(stderr, "infertrace: warning: cannot set NODE_OPTIONS/PYTHONPERFSUPPORT: %s\n",
+			fprintf(stderr, "infertrace: warning: cannot set NODE_OPTIONS: %s\n",
 				strerror(-err));
 	}
 	return 0;
@@ -82,8 +82,7 @@ void jit__hint_pids(struct recording *rec)
 				"unnamed; start it with NODE_OPTIONS='%s' to name them\n", (int)pid,
 				PERFMAP_NODE_SWITCHES);
 		else if (!strncmp(base, "python", 6))
-			fprintf(stderr, "infertrace: PID %d runs Python without a perf map: start it with "
-				"PYTHONPERFSUPPORT=1 (Python 3.12+) for its perf-map frames\n", (int)pid);
+			continue; /* Python frames come from the interpreter's own frames */
 		else if (runs_jit(pid))
 			fprintf(stderr, "infertrace: PID %d runs generated code without a perf map: its JIT frames "
 				"stay unnamed unless its runtime writes /tmp/perf-%d.map (node --perf-basic-prof, "

@@ -591,8 +591,9 @@ int perfmap__set_env(void)
 		err = setenv("NODE_OPTIONS", v, 1);
 		free(v);
 	}
-	if (!err && !getenv("PYTHONPERFSUPPORT"))
-		err = setenv("PYTHONPERFSUPPORT", "1", 1);
+	/* no PYTHONPERFSUPPORT: Python frames are read from the interpreter's
+	 * own frames (user/symbols/python.c); its perf trampolines would add a
+	 * JIT frame per Python call and their cost */
 	return err ? -errno : 0;
 }
 

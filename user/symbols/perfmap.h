@@ -109,9 +109,8 @@ static inline uint32_t perfmap__token_id(uint64_t addr)
 }
 
 /* ---- launching a command with the runtimes' switches ---- */
-/* Appends V8's perf-map switches to NODE_OPTIONS and sets
- * PYTHONPERFSUPPORT=1 in this process's environment, for a child to
- * inherit. 0 or -errno. */
+/* Appends V8's perf-map switches to NODE_OPTIONS in this process's
+ * environment, for a child to inherit. 0 or -errno. */
 int perfmap__set_env(void);
 #define PERFMAP_NODE_SWITCHES "--perf-basic-prof --interpreted-frames-native-stack"
 
