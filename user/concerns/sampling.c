@@ -47,7 +47,7 @@ static uint64_t stack_hash(const struct it_stack_key *k, const __u64 *ips, int n
 	const unsigned char *b = (const unsigned char *)k;
 
 	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
+		h = (h ^ b[i]) * 0x100000001b3ull; // NOLINT(clang-analyzer-core.UndefinedBinaryOperatorResult): callers zero the key
 	for (int i = 0; i < n; i++)
 		h = (h ^ ips[i]) * 0x100000001b3ull;
 	return h ^ (h >> 29);

@@ -479,6 +479,7 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 		return NULL;
 	slot = cache__dso_slot(cache->dsos, cache->cap_dsos, dev, ino);
 	if (*slot)
+		// cppcheck-suppress identicalInnerCondition
 		return *slot;
 
 	dso = calloc(1, sizeof(*dso));
