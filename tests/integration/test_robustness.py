@@ -18,6 +18,10 @@ OUTPUT_NAMES = ["profile.json", "trace.json", "flamegraph.svg", "report.html",
                 "stacks.folded", "offcpu.folded", "write-check"]
 
 
+def experiment():
+    return common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
+
+
 def sticky_world_dir():
     d = tempfile.mkdtemp(prefix="it-sticky-")
     os.chmod(d, 0o1777)
@@ -90,6 +94,37 @@ class OutputFilesTest(unittest.TestCase):
         self.assertIn("infertrace record: refusing output directory", r.stderr)
         self.assertIn("symbolic link", r.stderr)
         self.assertEqual(os.listdir(real), [])
+
+    def test_full_disk_exit_6_and_nothing_half_written(self):
+        # a tmpfs too small for every output: the exit status and message say
+        # so, and each file left is complete (written whole or not at all)
+        for size in ("16k", "48k"):
+            mnt = tempfile.mkdtemp(prefix="it-full-")
+            if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mnt]).returncode:
+                os.rmdir(mnt)
+                self.skipTest("cannot mount a tmpfs here")
+            try:
+                out = os.path.join(mnt, "out")
+                r = common.record(["--cycle", "run_cycle", "--phase", "llm_inference=inference"],
+                                  [experiment(), "4", "5", "3", "2", "1"], check=False, outdir=out,
+                                  wall_split=None)
+                self.assertEqual(r.proc.returncode, 6, r.stderr)
+                self.assertIn("No space left on device", r.stderr)
+                self.assertNotIn("Input/output error", r.stderr)
+                names = os.listdir(out)
+                self.assertFalse([n for n in names if n.startswith(".")], names)
+                for n in names:
+                    path = os.path.join(out, n)
+                    if n.endswith(".json"):
+                        common.load_json(path)
+                    elif n.endswith(".svg") or n.endswith(".html"):
+                        with open(path) as f:
+                            self.assertIn("</html>" if n.endswith(".html") else "</svg>", f.read()[-40:])
+                    elif n.endswith(".folded"):
+                        common.read_folded(path)  # every line: stack and count
+            finally:
+                subprocess.run(["umount", "-l", mnt])
+                os.rmdir(mnt)
 
     def test_stale_outputs_removed(self):
         d = tempfile.mkdtemp(prefix="it-stale-")
@@ -350,6 +385,16 @@ class BadInputTest(unittest.TestCase):
         r = common.record([], [odd_comm(), "1.5"])
         self.assertEqual(r.profile["stop_reason"], "target exited")
         self.check_outputs(r, False)
+
+    def test_odd_comm_crash_named(self):
+        # the crash record carries the name too, made valid UTF-8 as everywhere
+        r = common.record([], [odd_comm(), "0.5", "segv"], check=False)
+        with open(os.path.join(r.dir, "profile.json"), "rb") as f:
+            json.loads(f.read().decode("utf-8"))  # strict UTF-8
+        crashes = r.profile["crashes"]
+        self.assertEqual(len(crashes), 1, crashes)
+        self.assertEqual(crashes[0]["signal_name"], "SIGSEGV")
+        self.assertEqual(crashes[0]["comm"], "?) x (? y")
 
     def test_thread_id_records_its_process_and_odd_comm_exit_is_seen(self):
         t = subprocess.Popen([odd_comm(), "5"], stdout=subprocess.PIPE, text=True)

@@ -127,6 +127,8 @@ static int write_svg_file(const char *dir, const struct folded *st, const char *
 		return -errno;
 	err = flamegraph__write_svg(st, title, "samples", atomic_file__stream(af));
 	if (err) {
+		if (err == -EIO) /* the stream's: say why (a full disk) */
+			err = atomic_file__error(af);
 		atomic_file__abort(af);
 		return err;
 	}
