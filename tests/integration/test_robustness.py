@@ -342,6 +342,47 @@ class ForkStormTest(unittest.TestCase):
             self.assertEqual(sum(1 for p in procs if p["exit_code"] == 0), 51)
 
 
+def churn():
+    return common.build("churn", ["churn.c"], "-O1 -g -fno-omit-frame-pointer -lpthread")
+
+
+@common.need_root
+class ChurnTest(unittest.TestCase):
+    """Threads that come and go by the thousand, and an exec mid-trace."""
+
+    def test_thousand_threads_each_counted(self):
+        r = common.record(["--phase", "worker=thread_work", "--count", "steps=thread_step"],
+                          [churn(), "threads", "1000"])
+        self.assertEqual(r.proc.stdout.strip(), "joined 1000") if r.proc.stdout else None
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        lost = r.profile["lost"]
+        ph = r.profile["phases"]["worker"]
+        calls = ph["calls"] + ph.get("outside_cycles", {}).get("calls", 0)
+        if lost["events"] == 0:
+            # every thread's one call seen, none twice: counts by construction
+            self.assertEqual(calls, 1000, ph)
+        else:
+            # a loss on a loaded machine is allowed only when it is counted
+            self.assertLessEqual(calls, 1000)
+            self.assertGreater(lost["events"], 0)
+        common.read_folded(os.path.join(r.dir, "stacks.folded"))
+
+    def test_exec_mid_trace_symbolizes_both_programs(self):
+        # the program execs a copy of itself (another file): samples before the
+        # exec resolve in the first, after it in the second
+        exe = churn()
+        copy = os.path.join(tempfile.mkdtemp(prefix="it-exec-"), "churn_after")
+        shutil.copy(exe, copy)
+        r = common.record(["-F", "199"], [exe, "exec", copy])
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        st = r.folded()
+        before = sum(c for s, c in st.items() if "before_exec" in s)
+        after = sum(c for s, c in st.items() if "after_exec" in s)
+        # 300 ms of CPU each at 199 Hz: about 60 samples; 10 is far below
+        self.assertGreater(before, 10, list(st)[:5])
+        self.assertGreater(after, 10, list(st)[:5])
+
+
 @common.need_root
 class OverflowTest(unittest.TestCase):
     def test_phases_nested_past_the_probe_stack_are_counted_lost(self):
