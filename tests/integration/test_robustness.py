@@ -383,6 +383,50 @@ class ChurnTest(unittest.TestCase):
         self.assertGreater(after, 10, list(st)[:5])
 
 
+def probe_bench():
+    return common.build("probe_bench", ["probe_bench.c"], "-O2")
+
+
+@common.need_root
+class CallRateTest(unittest.TestCase):
+    """A probed function called as fast as a loop can: every call counted or
+    the loss counted, and the tracer still answers a signal."""
+
+    def test_million_probed_calls_counted(self):
+        r = common.record(["--phase", "call=empty_call"], [probe_bench(), "1000000"],
+                          timeout=300, wall_split=None)
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        ph = r.profile["phases"]["call"]
+        calls = ph["calls"] + ph.get("outside_cycles", {}).get("calls", 0)
+        lost = r.profile["lost"]["events"]
+        if lost == 0:
+            self.assertEqual(calls, 1000000, ph)
+        else:
+            self.assertLess(calls, 1000000)
+            self.assertIn("lost", r.stderr)
+
+    def test_sigint_acted_on_under_probe_load(self):
+        # about a minute of probed calls; SIGINT after 2 s must end the run
+        # promptly with outputs, and the target must not be left stopped
+        p, d, head = start_record(["--phase", "call=empty_call"], [probe_bench(), "50000000"])
+        self.assertIn("recording", head)
+        time.sleep(2)
+        target = launched_child(p.pid)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, err)
+        self.assertLess(took, 30, err)
+        prof = common.load_json(os.path.join(d, "profile.json"))
+        self.assertEqual(prof["stop_reason"], "SIGINT")
+        self.assertGreater(prof["phases"]["call"]["calls"] +
+                           prof["phases"]["call"].get("outside_cycles", {}).get("calls", 0), 0)
+        if target:
+            st = wait_for(lambda: proc_stat(target) is None or proc_stat(target)[0] != "T", 5)
+            self.assertTrue(st, "target left stopped")
+
+
 @common.need_root
 class OverflowTest(unittest.TestCase):
     def test_phases_nested_past_the_probe_stack_are_counted_lost(self):
