@@ -71,7 +71,12 @@ class BrowserTest(unittest.TestCase):
         self.check_page("flamegraph.svg")
 
     def test_report_html(self):
-        self.check_page("report.html")
+        dom = self.check_page("report.html")
+        # it links to the outputs beside it, which exist
+        links = set(re.findall(r'<a href="([^"#:]+)"', dom))
+        self.assertTrue({"profile.json", "trace.json", "flamegraph.svg", "stacks.folded"} <= links, links)
+        for name in links:
+            self.assertTrue(os.path.exists(os.path.join(self.rec.dir, name)), name)
 
 
 if __name__ == "__main__":

@@ -411,8 +411,11 @@ static int write_html(const struct model *m, const char *dir)
 	html_samples(f, m, &m->oncpu);
 	fprintf(f, "<h2>On-CPU flame graph</h2>\n<div style=\"overflow-x:auto\">\n");
 	flamegraph__write_svg(&m->oncpu, "On-CPU flame graph", "samples", f);
-	fprintf(f, "</div>\n<p>Outputs beside this page: profile.json, stacks.folded, offcpu.folded, "
-		"trace.json (open in https://ui.perfetto.dev), flamegraph.svg.</p>\n</body></html>\n");
+	fprintf(f, "</div>\n<p>Outputs beside this page: <a href=\"profile.json\">profile.json</a>, "
+		"<a href=\"stacks.folded\">stacks.folded</a>, %s"
+		"<a href=\"trace.json\">trace.json</a> (open in https://ui.perfetto.dev), "
+		"<a href=\"flamegraph.svg\">flamegraph.svg</a>.</p>\n</body></html>\n",
+		m->have_offcpu ? "<a href=\"offcpu.folded\">offcpu.folded</a>, " : "");
 	return atomic_file__commit(af);
 }
 
