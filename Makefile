@@ -228,4 +228,4 @@ vmlinux-arm64:
 	$(Q)tools/gen-vmlinux-arm64.sh
 
 clean:
-	rm -rf build
+	rm -rf build build-asan build-fuzz
