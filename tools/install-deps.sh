@@ -12,7 +12,11 @@ if [ "${1:-}" = test ]; then
 	# systemd (port 9090); the tests run their own server on another port.
 	# golang-go: `go tool pprof` reads profile.pb.gz back; systemd: systemd-analyze
 	# verifies the example unit.
-	apt_ensure "run 'make test' as root (apt-get install)" tmux prometheus golang-go systemd
+	# cppcheck, clang-tidy: make lint; libclang-rt-14-dev (libFuzzer for
+	# clang 14, Debian 12's): make fuzz; chromium-headless-shell: test_browser
+	# (flamegraph.svg and report.html run in a real browser).
+	apt_ensure "run 'make test' as root (apt-get install)" tmux prometheus golang-go systemd \
+		cppcheck clang-tidy libclang-rt-14-dev chromium-headless-shell
 	exit 0
 fi
 PKGS=(make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev

@@ -6,4 +6,6 @@
 set -u
 BUILD=${1:-build}
 WHICH=${2:-all}
-exec /usr/bin/python3 "$(dirname "$0")/run_tests.py" "$BUILD" "$WHICH"
+shift 2 2>/dev/null || shift $#
+# further arguments: integration test modules to run instead of all
+exec /usr/bin/python3 "$(dirname "$0")/run_tests.py" "$BUILD" "$WHICH" "$@"

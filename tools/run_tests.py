@@ -18,7 +18,7 @@ def run_unit(build):
         env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
         p = subprocess.run([os.path.join(tdir, b)], cwd=ROOT, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        seen = 0
+        seen = bad = 0
         for line in p.stdout.splitlines():
             if line.startswith("ok ") or line.startswith("not ok "):
                 seen += 1
@@ -28,21 +28,28 @@ def run_unit(build):
                     passed += 1
                 else:
                     failed += 1
+                    bad += 1
             if line.startswith("not ok") or line.startswith("#") or "SKIP" in line:
                 print(f"  [{b}] {line}")
-        if p.returncode != 0 and seen == 0:
+        # a crash, or a sanitizer's report after the last test, with no
+        # failing test to show for it
+        if p.returncode != 0 and bad == 0:
             failed += 1
             print(f"  [{b}] crashed (exit {p.returncode}):\n{p.stdout[-2000:]}")
         print(f"unit {b}: {seen} tests, exit {p.returncode}")
     return passed, failed, skipped
 
 
-def run_integration(build):
+def run_integration(build, modules=()):
+    """All integration tests, or those of the named modules (test_foundation)."""
     os.environ["INFERTRACE_BUILD"] = os.path.abspath(build)
     sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-    suite = unittest.defaultTestLoader.discover(os.path.join(ROOT, "tests", "integration"),
-                                                 pattern="test_*.py",
-                                                 top_level_dir=os.path.join(ROOT, "tests", "integration"))
+    if modules:
+        suite = unittest.defaultTestLoader.loadTestsFromNames(modules)
+    else:
+        suite = unittest.defaultTestLoader.discover(os.path.join(ROOT, "tests", "integration"),
+                                                     pattern="test_*.py",
+                                                     top_level_dir=os.path.join(ROOT, "tests", "integration"))
     res = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
     skipped = len(res.skipped)
@@ -76,15 +83,15 @@ def run_unit_arm64():
 
 
 def main():
-    build, which = sys.argv[1], sys.argv[2]
+    build, which, modules = sys.argv[1], sys.argv[2], sys.argv[3:]
     totals = [0, 0, 0]
     if which in ("all", "unit"):
         for i, n in enumerate(run_unit(build)):
             totals[i] += n
-        for i, n in enumerate(run_unit_arm64()):
+        for i, n in enumerate(run_unit_arm64() if not build.endswith("-asan") else (0, 0, 0)):
             totals[i] += n
     if which in ("all", "integration"):
-        for i, n in enumerate(run_integration(build)):
+        for i, n in enumerate(run_integration(build, modules)):
             totals[i] += n
     print(f"{totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
     sys.exit(1 if totals[1] else 0)

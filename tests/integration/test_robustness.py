@@ -18,6 +18,10 @@ OUTPUT_NAMES = ["profile.json", "trace.json", "flamegraph.svg", "report.html",
                 "stacks.folded", "offcpu.folded", "write-check"]
 
 
+def experiment():
+    return common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
+
+
 def sticky_world_dir():
     d = tempfile.mkdtemp(prefix="it-sticky-")
     os.chmod(d, 0o1777)
@@ -90,6 +94,37 @@ class OutputFilesTest(unittest.TestCase):
         self.assertIn("infertrace record: refusing output directory", r.stderr)
         self.assertIn("symbolic link", r.stderr)
         self.assertEqual(os.listdir(real), [])
+
+    def test_full_disk_exit_6_and_nothing_half_written(self):
+        # a tmpfs too small for every output: the exit status and message say
+        # so, and each file left is complete (written whole or not at all)
+        for size in ("16k", "48k"):
+            mnt = tempfile.mkdtemp(prefix="it-full-")
+            if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mnt]).returncode:
+                os.rmdir(mnt)
+                self.skipTest("cannot mount a tmpfs here")
+            try:
+                out = os.path.join(mnt, "out")
+                r = common.record(["--cycle", "run_cycle", "--phase", "llm_inference=inference"],
+                                  [experiment(), "4", "5", "3", "2", "1"], check=False, outdir=out,
+                                  wall_split=None)
+                self.assertEqual(r.proc.returncode, 6, r.stderr)
+                self.assertIn("No space left on device", r.stderr)
+                self.assertNotIn("Input/output error", r.stderr)
+                names = os.listdir(out)
+                self.assertFalse([n for n in names if n.startswith(".")], names)
+                for n in names:
+                    path = os.path.join(out, n)
+                    if n.endswith(".json"):
+                        common.load_json(path)
+                    elif n.endswith(".svg") or n.endswith(".html"):
+                        with open(path) as f:
+                            self.assertIn("</html>" if n.endswith(".html") else "</svg>", f.read()[-40:])
+                    elif n.endswith(".folded"):
+                        common.read_folded(path)  # every line: stack and count
+            finally:
+                subprocess.run(["umount", "-l", mnt])
+                os.rmdir(mnt)
 
     def test_stale_outputs_removed(self):
         d = tempfile.mkdtemp(prefix="it-stale-")
@@ -307,6 +342,91 @@ class ForkStormTest(unittest.TestCase):
             self.assertEqual(sum(1 for p in procs if p["exit_code"] == 0), 51)
 
 
+def churn():
+    return common.build("churn", ["churn.c"], "-O1 -g -fno-omit-frame-pointer -lpthread")
+
+
+@common.need_root
+class ChurnTest(unittest.TestCase):
+    """Threads that come and go by the thousand, and an exec mid-trace."""
+
+    def test_thousand_threads_each_counted(self):
+        r = common.record(["--phase", "worker=thread_work", "--count", "steps=thread_step"],
+                          [churn(), "threads", "1000"])
+        self.assertEqual(r.proc.stdout.strip(), "joined 1000") if r.proc.stdout else None
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        lost = r.profile["lost"]
+        ph = r.profile["phases"]["worker"]
+        calls = ph["calls"] + ph.get("outside_cycles", {}).get("calls", 0)
+        if lost["events"] == 0:
+            # every thread's one call seen, none twice: counts by construction
+            self.assertEqual(calls, 1000, ph)
+        else:
+            # a loss on a loaded machine is allowed only when it is counted
+            self.assertLessEqual(calls, 1000)
+            self.assertGreater(lost["events"], 0)
+        common.read_folded(os.path.join(r.dir, "stacks.folded"))
+
+    def test_exec_mid_trace_symbolizes_both_programs(self):
+        # the program execs a copy of itself (another file): samples before the
+        # exec resolve in the first, after it in the second
+        exe = churn()
+        copy = os.path.join(tempfile.mkdtemp(prefix="it-exec-"), "churn_after")
+        shutil.copy(exe, copy)
+        r = common.record(["-F", "199"], [exe, "exec", copy])
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        st = r.folded()
+        before = sum(c for s, c in st.items() if "before_exec" in s)
+        after = sum(c for s, c in st.items() if "after_exec" in s)
+        # 300 ms of CPU each at 199 Hz: about 60 samples; 10 is far below
+        self.assertGreater(before, 10, list(st)[:5])
+        self.assertGreater(after, 10, list(st)[:5])
+
+
+def probe_bench():
+    return common.build("probe_bench", ["probe_bench.c"], "-O2")
+
+
+@common.need_root
+class CallRateTest(unittest.TestCase):
+    """A probed function called as fast as a loop can: every call counted or
+    the loss counted, and the tracer still answers a signal."""
+
+    def test_million_probed_calls_counted(self):
+        r = common.record(["--phase", "call=empty_call"], [probe_bench(), "1000000"],
+                          timeout=300, wall_split=None)
+        self.assertEqual(r.profile["stop_reason"], "target exited")
+        ph = r.profile["phases"]["call"]
+        calls = ph["calls"] + ph.get("outside_cycles", {}).get("calls", 0)
+        lost = r.profile["lost"]["events"]
+        if lost == 0:
+            self.assertEqual(calls, 1000000, ph)
+        else:
+            self.assertLess(calls, 1000000)
+            self.assertIn("lost", r.stderr)
+
+    def test_sigint_acted_on_under_probe_load(self):
+        # about a minute of probed calls; SIGINT after 2 s must end the run
+        # promptly with outputs, and the target must not be left stopped
+        p, d, head = start_record(["--phase", "call=empty_call"], [probe_bench(), "50000000"])
+        self.assertIn("recording", head)
+        time.sleep(2)
+        target = launched_child(p.pid)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 0, err)
+        self.assertLess(took, 30, err)
+        prof = common.load_json(os.path.join(d, "profile.json"))
+        self.assertEqual(prof["stop_reason"], "SIGINT")
+        self.assertGreater(prof["phases"]["call"]["calls"] +
+                           prof["phases"]["call"].get("outside_cycles", {}).get("calls", 0), 0)
+        if target:
+            st = wait_for(lambda: proc_stat(target) is None or proc_stat(target)[0] != "T", 5)
+            self.assertTrue(st, "target left stopped")
+
+
 @common.need_root
 class OverflowTest(unittest.TestCase):
     def test_phases_nested_past_the_probe_stack_are_counted_lost(self):
@@ -350,6 +470,16 @@ class BadInputTest(unittest.TestCase):
         r = common.record([], [odd_comm(), "1.5"])
         self.assertEqual(r.profile["stop_reason"], "target exited")
         self.check_outputs(r, False)
+
+    def test_odd_comm_crash_named(self):
+        # the crash record carries the name too, made valid UTF-8 as everywhere
+        r = common.record([], [odd_comm(), "0.5", "segv"], check=False)
+        with open(os.path.join(r.dir, "profile.json"), "rb") as f:
+            json.loads(f.read().decode("utf-8"))  # strict UTF-8
+        crashes = r.profile["crashes"]
+        self.assertEqual(len(crashes), 1, crashes)
+        self.assertEqual(crashes[0]["signal_name"], "SIGSEGV")
+        self.assertEqual(crashes[0]["comm"], "?) x (? y")
 
     def test_thread_id_records_its_process_and_odd_comm_exit_is_seen(self):
         t = subprocess.Popen([odd_comm(), "5"], stdout=subprocess.PIPE, text=True)

@@ -33,7 +33,7 @@ int rule_thresholds__set(struct rule_thresholds *t, const char *name, double v)
 
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		if (!strcmp(fields[i].name, name)) {
-			*(double *)((char *)t + fields[i].off) = v;
+			memcpy((char *)t + fields[i].off, &v, sizeof(v));
 			return 0;
 		}
 	}

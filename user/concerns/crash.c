@@ -10,6 +10,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "comm.h"
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "syms.h"
@@ -147,8 +148,11 @@ static void crash_on_event(struct recording *rec, const void *data, size_t size)
 		return;
 	case IT_EV_COMM:
 		p = process_table__add(&rec->procs, e->hdr.tgid, e->sender_pid, false, e->hdr.ts_ns);
-		if (p)
+		if (p) {
 			memcpy(p->comm, e->comm, IT_COMM_LEN);
+			p->comm[IT_COMM_LEN - 1] = 0;
+			comm__sanitize(p->comm);
+		}
 		syms_cache__capture(rec->syms, e->hdr.tgid);
 		return;
 	}
@@ -171,10 +175,15 @@ static int crash_collect(struct recording *rec, struct model *m)
 	for (size_t i = 0; i < crashes->n; i++) {
 		const struct crash *c = &crashes->v[i];
 		json_t *o = json_object();
-		char name[16];
+		char name[16], comm[IT_COMM_LEN + 1];
 
+		/* any bytes the process chose: invalid UTF-8 would make jansson
+		 * drop the key */
+		memcpy(comm, c->ev.comm, IT_COMM_LEN);
+		comm[IT_COMM_LEN] = 0;
+		comm__sanitize(comm);
 		json_object_set_new(o, "pid", json_integer(c->ev.hdr.tgid));
-		json_object_set_new(o, "comm", json_stringn(c->ev.comm, strnlen(c->ev.comm, IT_COMM_LEN)));
+		json_object_set_new(o, "comm", json_string(comm));
 		json_object_set_new(o, "time_ns", json_integer(c->ev.hdr.ts_ns));
 		json_object_set_new(o, "time_s", json_real(c->ev.hdr.ts_ns > rec->start_ns ?
 							   (c->ev.hdr.ts_ns - rec->start_ns) / 1e9 : 0));

@@ -1101,7 +1101,7 @@ static int probes_spans(struct recording *rec, struct model *m)
 			};
 		}
 	}
-	if (nspans)
+	if (nspans > 1) /* qsort's base must not be NULL, even for 0 elements */
 		qsort(spans, nspans, sizeof(*spans), by_start);
 	if (ps && ps->ncalls) {
 		sorted = malloc(ps->ncalls * sizeof(*sorted));

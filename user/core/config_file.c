@@ -31,7 +31,7 @@ static void free_kept(void)
 	nkept = 0;
 }
 
-static char *keep(char *p)
+static void *keep(void *p)
 {
 	char **v;
 
@@ -142,7 +142,7 @@ static int apply_command(struct record_opts *o, const char *path, json_t *v, boo
 
 	if (!json_is_array(v) || !n)
 		return bad(path, "command", "a non-empty array of strings (argv)");
-	argv = (char **)keep((char *)calloc(n + 1, sizeof(*argv)));
+	argv = keep(calloc(n + 1, sizeof(*argv)));
 	if (!argv)
 		return -ENOMEM;
 	json_array_foreach(v, i, a) {

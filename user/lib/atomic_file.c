@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -162,12 +163,29 @@ static void atomic_file__free(struct atomic_file *af)
 	free(af);
 }
 
+/* A write that failed inside stdio left only the error flag, its errno long
+ * overwritten: a full file system is by far the likeliest cause, and the one
+ * the user must be told of. */
+static int lost_write_error(FILE *f)
+{
+	struct statvfs sv;
+
+	return !fstatvfs(fileno(f), &sv) && sv.f_bavail == 0 ? -ENOSPC : -EIO;
+}
+
+int atomic_file__error(struct atomic_file *af)
+{
+	return ferror(af->f) ? lost_write_error(af->f) : -EIO;
+}
+
 int atomic_file__commit(struct atomic_file *af)
 {
 	int err = 0;
 
+	if (ferror(af->f))
+		err = lost_write_error(af->f);
 	errno = 0;
-	if (ferror(af->f) || fflush(af->f) || fsync(fileno(af->f)))
+	if (!err && (fflush(af->f) || fsync(fileno(af->f))))
 		err = errno ? -errno : -EIO;
 	if (fclose(af->f) && !err)
 		err = -errno;

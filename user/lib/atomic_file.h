@@ -24,6 +24,9 @@ int atomic_file__private(struct atomic_file *af);
 int atomic_file__commit(struct atomic_file *af);
 /* Drops the temp file. Accepts NULL. */
 void atomic_file__abort(struct atomic_file *af);
+/* Why writing to the stream failed: -ENOSPC for a full file system, else
+ * -EIO. For a writer that gives up before committing. */
+int atomic_file__error(struct atomic_file *af);
 
 /* Opens DIR with O_DIRECTORY|O_NOFOLLOW and checks it: owned by root, the
  * effective user or the invoking sudo user (SUDO_UID), and not writable by

@@ -89,14 +89,13 @@ int folded__read(const char *path, struct folded *out)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	ssize_t len;
 	int err = 0;
 	FILE *f = fopen(path, "re");
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
 		return -errno;
-	while ((len = getline(&line, &cap, f)) > 0 && !err) {
+	while (getline(&line, &cap, f) > 0 && !err) {
 		char *sp;
 
 		line[strcspn(line, "\n")] = 0;

@@ -25,9 +25,79 @@
 
 /* ---- trace.json ---- */
 
+/* Microseconds since the recording started; an event begun before it (a
+ * phase already open on attach) is clipped to its start: viewers take
+ * negative times badly. */
 static double rel_us(const struct model *m, uint64_t ns)
 {
-	return ((double)ns - (double)m->run.start_ns) / 1e3;
+	return ns > m->run.start_ns ? (double)(ns - m->run.start_ns) / 1e3 : 0.0;
+}
+
+static void json_str(FILE *f, const char *s);
+
+/* trace.json's cycle lookup: the kernel's (pid, bpf_cycle) to the cycle's index. */
+struct trace_cycle_key {
+	pid_t pid;
+	uint32_t bpf_cycle, index;
+};
+
+static int trace_cycle_cmp(const void *a, const void *b)
+{
+	const struct trace_cycle_key *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->bpf_cycle < y->bpf_cycle ? -1 : x->bpf_cycle > y->bpf_cycle;
+}
+
+/* Thread tracks named once each: "COMM" for a main thread, "COMM/TID" else. */
+struct trace_thread {
+	pid_t pid, tid;
+};
+
+static int trace_thread_cmp(const void *a, const void *b)
+{
+	const struct trace_thread *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static void write_thread_names(const struct model *m, FILE *f, const char **sep)
+{
+	size_t n = 0, cap = m->ncalls + m->ntrace_samples + m->nprocs;
+	struct trace_thread *t = cap ? malloc(cap * sizeof(*t)) : NULL;
+
+	if (!t)
+		return; /* names are a convenience: the tracks stay, numbered */
+	for (size_t i = 0; i < m->nprocs; i++)
+		t[n++] = (struct trace_thread){ m->procs[i].pid, m->procs[i].pid };
+	for (size_t i = 0; i < m->ncalls; i++)
+		t[n++] = (struct trace_thread){ m->calls[i].tgid, m->calls[i].tid };
+	for (size_t i = 0; i < m->ntrace_samples; i++)
+		t[n++] = (struct trace_thread){ m->trace_samples[i].tgid, m->trace_samples[i].tid };
+	qsort(t, n, sizeof(*t), trace_thread_cmp);
+	for (size_t i = 0; i < n; i++) {
+		const char *comm = NULL;
+		char name[64];
+
+		if (i && !trace_thread_cmp(&t[i], &t[i - 1]))
+			continue;
+		for (size_t j = 0; j < m->nprocs && !comm; j++)
+			if (m->procs[j].pid == t[i].pid)
+				comm = m->procs[j].comm;
+		if (t[i].tid == t[i].pid)
+			snprintf(name, sizeof(name), "%s", comm && *comm ? comm : "main");
+		else
+			snprintf(name, sizeof(name), "%s/%d", comm && *comm ? comm : "thread", t[i].tid);
+		fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+			*sep, t[i].pid, t[i].tid);
+		json_str(f, name);
+		fprintf(f, "}}");
+		*sep = ",\n";
+	}
+	free(t);
 }
 
 static void json_str(FILE *f, const char *s)
@@ -43,6 +113,7 @@ static void json_str(FILE *f, const char *s)
 static int write_trace(const struct model *m, const char *dir)
 {
 	struct atomic_file *af = atomic_file__open(dir, "trace.json");
+	struct trace_cycle_key *keys;
 	const char *sep = "";
 	json_t *ev;
 	size_t i;
@@ -63,6 +134,12 @@ static int write_trace(const struct model *m, const char *dir)
 		fprintf(f, "}}");
 		sep = ",\n";
 	}
+	write_thread_names(m, f, &sep);
+	keys = m->ncycles ? malloc(m->ncycles * sizeof(*keys)) : NULL;
+	for (i = 0; keys && i < m->ncycles; i++)
+		keys[i] = (struct trace_cycle_key){ m->cycles[i].pid, m->cycles[i].bpf_cycle, m->cycles[i].index };
+	if (keys)
+		qsort(keys, m->ncycles, sizeof(*keys), trace_cycle_cmp);
 	/* cycles: on the process's main-thread track (a marker may fire on any thread) */
 	for (i = 0; i < m->ncycles; i++) {
 		const struct model_cycle *c = &m->cycles[i];
@@ -89,10 +166,20 @@ static int write_trace(const struct model *m, const char *dir)
 		const struct model_phase_call *pc = &m->calls[i];
 		const char *name = pc->phase < IT_MAX_PHASES ? m->phase_names[pc->phase] : NULL;
 
+		struct trace_cycle_key want = { pc->tgid, pc->bpf_cycle, 0 }, *c;
+
+		c = keys ? bsearch(&want, keys, m->ncycles, sizeof(*keys), trace_cycle_cmp) : NULL;
 		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"phase\",\"name\":", sep);
 		json_str(f, name ? name : "phase");
-		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"cycle\":%u}}",
-			pc->tgid, pc->tid, rel_us(m, pc->entry_ns), (pc->exit_ns - pc->entry_ns) / 1e3, pc->bpf_cycle);
+		/* args.cycle: the cycle's index as profile.json numbers it; null
+		 * for a call outside every cycle */
+		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"cycle\":",
+			pc->tgid, pc->tid, rel_us(m, pc->entry_ns), rel_us(m, pc->exit_ns) - rel_us(m, pc->entry_ns));
+		if (c)
+			fprintf(f, "%u", c->index);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"duration_ms\":%.3f}}", pc->exit_ns > pc->entry_ns ? (pc->exit_ns - pc->entry_ns) / 1e6 : 0.0);
 		sep = ",\n";
 	}
 	for (i = 0; i < m->ntrace_samples; i++) {
@@ -111,10 +198,15 @@ static int write_trace(const struct model *m, const char *dir)
 	}
 	/* side data (temperatures, clocks, load, GPU) as counter tracks */
 	json_array_foreach(m->trace_counters, i, ev) {
+		/* a reading from before the start (a baseline) has no place on
+		 * the timeline */
+		if (json_number_value(json_object_get(ev, "ts")) < 0)
+			continue;
 		fputs(sep, f);
 		json_dumpf(ev, f, JSON_COMPACT);
 		sep = ",\n";
 	}
+	free(keys);
 	fprintf(f, "\n]}\n");
 	return atomic_file__commit(af);
 }
@@ -130,6 +222,8 @@ static int write_svg_file(const char *dir, const struct folded *st, const char *
 		return -errno;
 	err = flamegraph__write_svg(st, title, "samples", atomic_file__stream(af));
 	if (err) {
+		if (err == -EIO) /* the stream's: say why (a full disk) */
+			err = atomic_file__error(af);
 		atomic_file__abort(af);
 		return err;
 	}
@@ -371,8 +465,11 @@ static int write_html(const struct model *m, const char *dir)
 	html_samples(f, m, &m->oncpu);
 	fprintf(f, "<h2>On-CPU flame graph</h2>\n<div style=\"overflow-x:auto\">\n");
 	flamegraph__write_svg(&m->oncpu, "On-CPU flame graph", "samples", f);
-	fprintf(f, "</div>\n<p>Outputs beside this page: profile.json, stacks.folded, offcpu.folded, "
-		"trace.json (open in https://ui.perfetto.dev), flamegraph.svg.</p>\n</body></html>\n");
+	fprintf(f, "</div>\n<p>Outputs beside this page: <a href=\"profile.json\">profile.json</a>, "
+		"<a href=\"stacks.folded\">stacks.folded</a>, %s"
+		"<a href=\"trace.json\">trace.json</a> (open in https://ui.perfetto.dev), "
+		"<a href=\"flamegraph.svg\">flamegraph.svg</a>.</p>\n</body></html>\n",
+		m->have_offcpu ? "<a href=\"offcpu.folded\">offcpu.folded</a>, " : "");
 	return atomic_file__commit(af);
 }
 

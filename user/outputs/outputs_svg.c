@@ -18,6 +18,77 @@
 #define MIN_WIDTH_PX 0.1
 #define CHAR_PX 6.6
 
+/* Click to zoom, search with highlight and its share, as FlameGraph's SVGs
+ * do; hover details are each frame's <title>. The view is in the URL's
+ * fragment (#search=RE, #zoom=NAME) so that it can be shared. Scoped to its
+ * own <svg>: report.html embeds the graph. */
+static const char svg_script[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"(function () {\n"
+"var svg = document.currentScript ? document.currentScript.closest('svg') : document.documentElement;\n"
+"var W = %.1f, X0 = %d, CH = %.1f;\n"
+"var frames = [].slice.call(svg.querySelectorAll('g.f')).map(function (g) {\n"
+"  var r = g.querySelector('rect'), t = g.querySelector('title').textContent;\n"
+"  return { g: g, r: r, t: g.querySelector('text'), name: t.replace(/ \\([^()]*\\)$/, ''),\n"
+"           x: +r.getAttribute('x'), w: +r.getAttribute('width'), y: +r.getAttribute('y'), fill: r.getAttribute('fill') };\n"
+"});\n"
+"var reset = svg.querySelector('.fg-reset'), matched = svg.querySelector('.fg-matched');\n"
+"function label(f, w) {\n"
+"  var fit = w > 3 * CH ? Math.floor((w - 6) / CH) : 0;\n"
+"  if (!f.t) { f.t = document.createElementNS('http://www.w3.org/2000/svg', 'text'); f.t.setAttribute('y', f.y + %d); f.g.appendChild(f.t); }\n"
+"  f.t.textContent = fit < 3 ? '' : f.name.length > fit ? f.name.slice(0, fit - 2) + '..' : f.name;\n"
+"}\n"
+"function place(f, x, w) {\n"
+"  f.r.setAttribute('x', x.toFixed(1)); f.r.setAttribute('width', w.toFixed(1));\n"
+"  label(f, w); if (f.t) f.t.setAttribute('x', (x + 3).toFixed(1));\n"
+"}\n"
+"function zoom(z) {\n"
+"  var k = (W - 2 * X0) / z.w;\n"
+"  frames.forEach(function (f) {\n"
+"    var inside = f.y <= z.y && f.x >= z.x - 1e-6 && f.x + f.w <= z.x + z.w + 1e-6;\n"
+"    var below = f.y > z.y && f.x <= z.x + 1e-6 && f.x + f.w >= z.x + z.w - 1e-6;\n"
+"    f.g.style.display = inside || below ? '' : 'none';\n"
+"    if (inside) place(f, X0 + (f.x - z.x) * k, f.w * k); else if (below) place(f, X0, W - 2 * X0);\n"
+"    f.g.style.opacity = below ? 0.5 : 1;\n"
+"  });\n"
+"  reset.style.display = ''; frag('zoom', z.name);\n"
+"}\n"
+"function unzoom() {\n"
+"  frames.forEach(function (f) { f.g.style.display = ''; f.g.style.opacity = 1; place(f, f.x, f.w); });\n"
+"  reset.style.display = 'none'; frag('zoom', null);\n"
+"}\n"
+"function search(term) {\n"
+"  var re = null, spans = [], cover = 0, end = -1;\n"
+"  try { re = term ? new RegExp(term) : null; } catch (e) { re = null; }\n"
+"  frames.forEach(function (f) {\n"
+"    var hit = re && re.test(f.name);\n"
+"    f.r.setAttribute('fill', hit ? 'rgb(230,0,230)' : f.fill);\n"
+"    if (hit) spans.push([f.x, f.x + f.w]);\n"
+"  });\n"
+"  /* the union of the matching frames' spans: a match inside a match counts once */\n"
+"  spans.sort(function (a, b) { return a[0] - b[0]; }).forEach(function (s) {\n"
+"    if (s[1] > end) { cover += s[1] - Math.max(s[0], end); end = s[1]; }\n"
+"  });\n"
+"  matched.textContent = re ? 'Matched: ' + (100 * cover / (W - 2 * X0)).toFixed(1) + '%%' : '';\n"
+"  frag('search', re ? term : null);\n"
+"}\n"
+"function frag(key, v) {\n"
+"  var p = new URLSearchParams(location.hash.slice(1));\n"
+"  if (v === null) p.delete(key); else p.set(key, v);\n"
+"  history.replaceState(null, '', '#' + p.toString());\n"
+"}\n"
+"frames.forEach(function (f) { f.g.style.cursor = 'pointer'; f.g.addEventListener('click', function () { zoom(f); }); });\n"
+"reset.addEventListener('click', unzoom);\n"
+"svg.querySelector('.fg-search').addEventListener('click', function () {\n"
+"  var t = prompt('Search (regular expression):', ''); if (t !== null) search(t);\n"
+"});\n"
+"var p = new URLSearchParams(location.hash.slice(1));\n"
+"if (p.get('search')) search(p.get('search'));\n"
+"var z = p.get('zoom') && frames.filter(function (f) { return f.name === p.get('zoom'); })[0];\n"
+"if (z) z.g.dispatchEvent(new MouseEvent('click'));\n"
+"})();\n"
+"]]></script>\n";
+
 struct node {
 	char *name;
 	uint64_t count;
@@ -113,7 +184,7 @@ static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 		return;
 	if (depth >= 0) {
 		color_of(n->name, color, sizeof(color));
-		fprintf(c->out, "<g><title>");
+		fprintf(c->out, "<g class=\"f\"><title>");
 		outputs__xml_escape(c->out, n->name);
 		fprintf(c->out, " (%llu %s, %.2f%%)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
 			"fill=\"%s\" rx=\"2\"/>", (unsigned long long)n->count, c->unit,
@@ -179,11 +250,17 @@ int flamegraph__write_svg(const struct folded *stacks, const char *title, const 
 		SVG_WIDTH, c.height, SVG_WIDTH, c.height, SVG_WIDTH / 2);
 	outputs__xml_escape(out, title ? title : "Flame Graph");
 	fprintf(out, "</text>\n");
+	fprintf(out, "<text class=\"fg-reset\" x=\"%d\" y=\"24\" style=\"display:none;cursor:pointer;pointer-events:all\">"
+		"Reset Zoom</text>\n<text class=\"fg-search\" x=\"%.0f\" y=\"24\" text-anchor=\"end\" "
+		"style=\"cursor:pointer;pointer-events:all\">Search</text>\n"
+		"<text class=\"fg-matched\" x=\"%.0f\" y=\"%d\" text-anchor=\"end\"></text>\n",
+		PAD_X, SVG_WIDTH - PAD_X, SVG_WIDTH - PAD_X, c.height - 5);
 	if (!root.count)
 		fprintf(out, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">no samples</text>\n",
 			SVG_WIDTH / 2, PAD_TOP + FRAME_H);
 	if (root.count)
 		emit(&c, &root, PAD_X, -1); /* the root itself is not drawn */
+	fprintf(out, svg_script, SVG_WIDTH, PAD_X, CHAR_PX, FRAME_H - 5);
 	fprintf(out, "</svg>\n");
 	node_free(&root);
 	if (!err && ferror(out))

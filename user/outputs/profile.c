@@ -58,8 +58,10 @@ int profile__write(json_t *profile, const char *dir)
 			return -EIO;
 		}
 	if (json_dumpf(profile, atomic_file__stream(af), JSON_INDENT(2) | JSON_REAL_PRECISION(10))) {
+		int err = atomic_file__error(af);
+
 		atomic_file__abort(af);
-		return -EIO;
+		return err;
 	}
 	fputc('\n', atomic_file__stream(af));
 	return atomic_file__commit(af);

@@ -6,6 +6,7 @@
  * docs/profile.schema.json. Longer than 600 lines: the writer and the loader
  * are each other's inverse, kept side by side so that a key changes in both. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,8 +396,19 @@ static uint64_t u64(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
+	/* a real out of uint64_t's range would make the cast undefined */
 	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) :
-	       json_is_real(v) && json_real_value(v) > 0 ? (uint64_t)json_real_value(v) : 0;
+	       json_is_real(v) && json_real_value(v) > 0 && json_real_value(v) < 0x1p64 ?
+	       (uint64_t)json_real_value(v) : 0;
+}
+
+/* A pid or a count that must fit an int: 0 when absent, NaN or out of range
+ * (as in a hand-edited or corrupt file). */
+static int int_of(json_t *o, const char *key)
+{
+	double d = json_num(o, key);
+
+	return d >= INT_MIN && d <= INT_MAX ? (int)d : 0;
 }
 
 static char *str(json_t *o, const char *key)
@@ -459,7 +471,7 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 
 	if (!json_is_object(c))
 		return -EINVAL;
-	mc = model__add_cycle(m, (pid_t)json_num(c, "pid"), (uint32_t)u64(c, "bpf_cycle"), u64(c, "start_ns"),
+	mc = model__add_cycle(m, int_of(c, "pid"), (uint32_t)u64(c, "bpf_cycle"), u64(c, "start_ns"),
 			      u64(c, "end_ns"));
 	if (!mc)
 		return -ENOMEM;
@@ -527,7 +539,7 @@ static int processes_load(struct model *m, json_t *arr)
 	size_t i;
 
 	json_array_foreach(arr, i, v) {
-		struct model_process *p = model__add_process(m, (pid_t)json_num(v, "pid"));
+		struct model_process *p = model__add_process(m, int_of(v, "pid"));
 		const char *comm = json_string_value(json_object_get(v, "comm"));
 
 		if (!p)
@@ -646,7 +658,7 @@ static void figures_load(struct model *m)
 	m->sched.runq_wait_ms = json_num(sched, "runq_wait_ms");
 	m->sched.oncpu_ms = json_num(sched, "oncpu_ms");
 	m->sched.offcpu_ms = json_num(sched, "offcpu_ms");
-	m->sched.cpus = (int)(isnan(json_num(sched, "cpus")) ? 0 : json_num(sched, "cpus"));
+	m->sched.cpus = int_of(sched, "cpus");
 	m->memory.available = json_is_object(mem) && json_object_size(mem);
 	m->memory.peak_mb = json_num(mem, "peak_mb");
 	m->memory.growth_mb_per_cycle = json_num(mem, "growth_mb_per_cycle");

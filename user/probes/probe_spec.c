@@ -273,7 +273,7 @@ static int dynamic_strings(const char *path, int tag, char **out, int max)
 	Elf *e = elf_open(path, &fd);
 
 	if (!e)
-		return -errno;
+		return 0; /* unreadable: no strings */
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
@@ -287,8 +287,9 @@ static int dynamic_strings(const char *path, int tag, char **out, int max)
 
 			if (!gelf_getdyn(data, i, &dyn))
 				continue;
-			if (dyn.d_tag == tag && (s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
-				out[n++] = strdup(s);
+			if (dyn.d_tag == tag && (s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)) &&
+			    (out[n] = strdup(s)))
+				n++;
 		}
 	}
 	elf_end(e);

@@ -73,6 +73,7 @@ int sysfs_read_str(const char *path, char *buf, size_t len)
 
 	if (len == 0)
 		return -EINVAL;
+	buf[0] = '\0';
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -98,7 +98,8 @@ struct ksyms *ksyms__load_file(const char *path)
 			}
 			ksyms->pool = pool;
 		}
-		memcpy(ksyms->pool + pool_len, p, nlen);
+		/* the pool grew above before the first copy */
+		memcpy(ksyms->pool + pool_len, p, nlen); // NOLINT(clang-analyzer-core.NonNullParamChecker)
 		ksyms->pool[pool_len + nlen] = '\0';
 		ksyms->syms[ksyms->nr++] = (struct ksym){ .addr = addr, .name_off = pool_len };
 		pool_len += nlen + 1;
@@ -113,7 +114,8 @@ struct ksyms *ksyms__load_file(const char *path)
 		err = EPERM;
 		goto cleanup;
 	}
-	qsort(ksyms->syms, ksyms->nr, sizeof(*ksyms->syms), ksym_cmp);
+	if (ksyms->nr > 1) /* an address with no name leaves syms NULL */
+		qsort(ksyms->syms, ksyms->nr, sizeof(*ksyms->syms), ksym_cmp);
 	for (i = 0; i < ksyms->nr; i++)
 		ksyms->syms[i].name = ksyms->pool + ksyms->syms[i].name_off;
 

@@ -87,7 +87,13 @@ struct proc {
 	pid_t pid;
 	struct map *maps;  /* sorted by start, non-overlapping */
 	size_t nr_maps;
+	/* The capture this one replaced when that had mappings this one lacks
+	 * (an exec, a dlclose): stacks taken before still hold its addresses,
+	 * which are looked up there when no current mapping covers them. */
+	struct proc *older;
 };
+
+#define PROC_GENERATIONS 4 /* captures kept per pid, the current one included */
 
 struct syms_cache {
 	struct proc **procs;  /* sorted by pid */
@@ -481,6 +487,7 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 		return NULL;
 	slot = cache__dso_slot(cache->dsos, cache->cap_dsos, dev, ino);
 	if (*slot)
+		// cppcheck-suppress identicalInnerCondition
 		return *slot;
 
 	dso = calloc(1, sizeof(*dso));
@@ -508,10 +515,48 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 
 static void proc__free(struct proc *proc)
 {
-	if (!proc)
-		return;
-	free(proc->maps);
-	free(proc);
+	while (proc) {
+		struct proc *older = proc->older;
+
+		free(proc->maps);
+		free(proc);
+		proc = older;
+	}
+}
+
+static const struct map *proc__find_map(const struct proc *proc, uint64_t addr);
+
+/* Whether every mapping of old is in new, at the same address, of the same file. */
+static bool proc__covers(const struct proc *new, const struct proc *old)
+{
+	for (size_t i = 0; i < old->nr_maps; i++) {
+		const struct map *m = proc__find_map(new, old->maps[i].start);
+
+		if (!m || m->start != old->maps[i].start || m->dso != old->maps[i].dso)
+			return false;
+	}
+	return true;
+}
+
+/* new replaces old: old is kept behind it unless new covers it. */
+static void proc__supersede(struct proc *new, struct proc *old)
+{
+	struct proc *p = new;
+
+	if (proc__covers(new, old)) {
+		new->older = old->older;
+		old->older = NULL;
+		proc__free(old);
+	} else {
+		new->older = old;
+	}
+	for (int depth = 1; p->older; p = p->older, depth++) {
+		if (depth == PROC_GENERATIONS) {
+			proc__free(p->older);
+			p->older = NULL;
+			break;
+		}
+	}
 }
 
 /* Index of pid in cache->procs, or of where it would go. */
@@ -554,7 +599,7 @@ static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
 
 	i = cache__proc_index(cache, proc->pid, &found);
 	if (found) {
-		proc__free(cache->procs[i]);
+		proc__supersede(proc, cache->procs[i]);
 		cache->procs[i] = proc;
 		cache->last = NULL;
 		return 0;
@@ -844,7 +889,12 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 
 	memset(out, 0, sizeof(*out));
 	proc = cache__find_proc(cache, pid);
-	map = proc ? proc__find_map(proc, addr) : NULL;
+	if (!proc)
+		return -ENOENT;
+	map = proc__find_map(proc, addr);
+	/* an address from before an exec or a dlclose */
+	while (!map && (proc = proc->older))
+		map = proc__find_map(proc, addr);
 	if (!map)
 		return jit_resolve(cache, pid, addr, out);
 	out->object = map->dso->name;

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""flamegraph.svg and report.html in real headless Chromium (Debian's
+chromium-headless-shell, installed by `make deps`): search highlights a
+function and reports its share as stacks.folded counts it, a click zooms a
+frame to the full width, no console error, no "nan". The view is set through
+the URL fragment (#search=, #zoom=: the share links), which dispatches a real
+click on the frame."""
+import os
+import re
+import shutil
+import subprocess
+import unittest
+import urllib.parse
+
+import common
+
+BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
+
+
+def experiment():
+    return common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
+
+
+def load(path, fragment):
+    """The DOM after the page's scripts ran, and Chromium's console lines."""
+    url = "file://" + urllib.parse.quote(path) + "#" + urllib.parse.urlencode(fragment)
+    p = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                        "--v=0", "--virtual-time-budget=3000", "--dump-dom", url],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    console = [line for line in p.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    return p.stdout, console
+
+
+def frame_rect(dom, name):
+    """(x, width, display style) of the frame named name."""
+    m = re.search(r'<g class="f"( style="[^"]*")?><title>' + re.escape(name) +
+                  r' \([^<]*</title><rect x="([0-9.]+)"[^>]* width="([0-9.]+)"', dom)
+    return (float(m.group(2)), float(m.group(3)), m.group(1) or "") if m else None
+
+
+@unittest.skipUnless(BROWSER, "no chromium-headless-shell (make deps installs it)")
+@common.need_root
+class BrowserTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rec = common.record(["-F", "499", "--cycle", "run_cycle", "--phase", "llm_inference=inference"],
+                                [experiment(), "8", "20", "3", "2", "1"])
+        st = cls.rec.folded()
+        total = sum(st.values())
+        # the share of samples with spin_cpu anywhere in the stack
+        cls.truth = 100.0 * sum(c for s, c in st.items() if "spin_cpu" in s.split(";")) / total
+        cls.total = total
+
+    def check_page(self, name):
+        path = os.path.join(self.rec.dir, name)
+        dom, console = load(path, {"search": "^spin_cpu$", "zoom": "inference"})
+        self.assertEqual(console, [])
+        m = re.search(r"Matched: ([0-9.]+)%", dom)
+        self.assertTrue(m, dom[-2000:])
+        self.assertAlmostEqual(float(m.group(1)), self.truth, delta=1.0)
+        self.assertIn("rgb(230,0,230)", dom)  # highlighted
+        x, w, style = frame_rect(dom, "inference")
+        self.assertAlmostEqual(x, 10.0, delta=0.1)
+        self.assertAlmostEqual(w, 1180.0, delta=0.1)
+        self.assertIn("Reset Zoom", dom)
+        self.assertNotRegex(dom.replace("nanosleep", ""), r"\bnan\b")
+        return dom
+
+    def test_flamegraph_svg(self):
+        self.assertGreater(self.total, 20)
+        self.check_page("flamegraph.svg")
+
+    def test_report_html(self):
+        dom = self.check_page("report.html")
+        # it links to the outputs beside it, which exist
+        links = set(re.findall(r'<a href="([^"#:]+)"', dom))
+        self.assertTrue({"profile.json", "trace.json", "flamegraph.svg", "stacks.folded"} <= links, links)
+        for name in links:
+            self.assertTrue(os.path.exists(os.path.join(self.rec.dir, name)), name)
+
+
+if __name__ == "__main__":
+    unittest.main()

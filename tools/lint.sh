@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# Static analysis of user/: cppcheck and clang-tidy with the checks that the
+# Makefile names (CPPCHECK_CHECKS, TIDY_CHECKS). Fails on any finding.
+# Usage: tools/lint.sh BUILD_DIR 'CPPCHECK_CHECKS' 'TIDY_CHECKS' CFLAGS...
+set -u
+OUT=$1 CPPCHECK_CHECKS=$2 TIDY_CHECKS=$3
+shift 3
+cd "$(dirname "$0")/.."
+dirs=(); for d in user/*/; do dirs+=("-I${d%/}"); done
+rc=0
+
+echo "  CPPCHECK user/ ($CPPCHECK_CHECKS)"
+cppcheck -q --std=c11 --enable="$CPPCHECK_CHECKS" --inline-suppr --error-exitcode=1 \
+	--max-configs=1 --library=tools/lint/cppcheck.cfg -D_GNU_SOURCE \
+	-D__"$(uname -m)"__ -Iinclude "${dirs[@]}" \
+	--suppress=missingIncludeSystem --suppress=missingInclude -j2 user/ || rc=1
+
+echo "  TIDY     user/ ($TIDY_CHECKS)"
+# The generated skeleton (OUT/infertrace.skel.h) is bpftool's code: its
+# findings are dropped.
+log=$(mktemp)
+clang-tidy -quiet --checks="-*,$TIDY_CHECKS" --warnings-as-errors='*' user/*/*.c -- "$@" >"$log" 2>&1
+if grep -E '(warning|error):' "$log" | grep -v "^$OUT/\|/$OUT/" | grep -q .; then
+	grep -v '^[0-9]* warnings\? generated\|^Suppressed\|^Use -header-filter\|NOLINT' "$log" >&2
+	rc=1
+fi
+rm -f "$log"
+exit $rc
