@@ -240,7 +240,6 @@ int pyspans__observe(struct pyspans *p, pid_t tgid, pid_t tid, uint64_t ts, int 
 			if (add_call(p, t, s, o->start_ns, o->end_ns))
 				return -ENOMEM;
 			o->active = o->ending = false;
-			same = false;
 		} else if (same && (!o->call || !h->call || o->call == h->call)) {
 			if (!o->call)
 				o->call = h->call;

@@ -116,7 +116,7 @@ static int int_value(struct rd *r, uint32_t type, int64_t *v, bool *got)
 		return err;
 	switch (type) {
 	case T_U8: *v = x.u8; break;
-	case T_I8: *v = x.i8; break;
+	case T_I8: *v = x.i8; break; // NOLINT(bugprone-signed-char-misuse): GGUF's i8 is signed
 	case T_U16: *v = x.u16; break;
 	case T_I16: *v = x.i16; break;
 	case T_U32: *v = x.u32; break;

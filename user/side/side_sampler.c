@@ -444,7 +444,7 @@ static void take_sample(struct side_sampler *s)
 	int nprocs[MAX_GPUS] = { 0 };
 	pid_t *pids = NULL;
 	int npids = 0;
-	uint64_t ts, *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw)), *rts = raw + s->nen;
+	uint64_t ts, *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw)), *rts;
 	bool *ok = calloc(s->nen ? s->nen : 1, sizeof(*ok));
 
 	if (!row || !raw || !ok) {
@@ -453,6 +453,7 @@ static void take_sample(struct side_sampler *s)
 		free(ok);
 		return;
 	}
+	rts = raw + s->nen;
 	for (int i = 0; i < ncols; i++)
 		row[i] = NAN;
 	pthread_mutex_lock(&s->mu);

@@ -316,8 +316,8 @@ enum py_detect python__detect(pid_t pid, struct syms_cache *syms, struct it_py_p
 {
 	struct detect_ctx c = { .pid = pid };
 	char link[64], dbg[DBG_SIZE_313];
-	uint32_t version = 0, v32;
-	uint64_t vaddr;
+	uint32_t version = 0, v32 = 0;
+	uint64_t vaddr = 0;
 	ssize_t n;
 	int err;
 

@@ -501,7 +501,7 @@ int stacks__to_model(int base_fd, int label_fd, int stack_fd, struct syms_cache 
 		n = w;
 	}
 	while (!err && bpf_map_get_next_key(base_fd, prev, &next) == 0) {
-		struct base_ent want;
+		struct base_ent want = { 0 };
 
 		k = next;
 		prev = &k;
