@@ -9,6 +9,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEMO=$ROOT/demo
 NLC_VERSION=3.22.1
+SQLJS_VERSION=1.16.0   # SQLite compiled to WebAssembly: nothing native, nothing downloaded
 PY=/usr/bin/python3
 
 # node, npm and python3 come with the project's dependencies
@@ -48,15 +49,16 @@ installed_version() {
 }
 if [ "$(installed_version node-llama-cpp)" != "$NLC_VERSION" ] ||
    [ "$(installed_version @node-llama-cpp/linux-x64)" != "$NLC_VERSION" ] ||
+   [ "$(installed_version sql.js)" != "$SQLJS_VERSION" ] ||
    [ ! -f "$DEMO/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so" ]; then
-	echo "  NPM      node-llama-cpp@$NLC_VERSION -> demo/node_modules"
+	echo "  NPM      node-llama-cpp@$NLC_VERSION sql.js@$SQLJS_VERSION -> demo/node_modules"
 	# trust what the system trusts (Debian's bundle holds CAs the admin added,
 	# e.g. a proxy's), not only the CAs built into Node
 	if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -s /etc/ssl/certs/ca-certificates.crt ]; then
 		export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 	fi
 	(cd "$DEMO" && npm install --ignore-scripts --no-audit --no-fund --save-exact --loglevel=error \
-		"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" >/dev/null)
+		"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" "sql.js@$SQLJS_VERSION" >/dev/null)
 fi
 
 # Models: regenerated when missing or older than the generator.
