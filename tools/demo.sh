@@ -7,7 +7,7 @@
 # Each cycle: llama.cpp inference (prompt, then generation), the loop's own step
 # (updateMemory) and a database step (saveResult, SQLite through sql.js); the
 # preset times llm_prompt and llm_generate, the two steps are the rest of the cycle.
-# Environment: DEMO_MODEL (demo/models/bench.gguf), DEMO_CYCLES (24), DEMO_TOKENS (64),
+# Environment: DEMO_MODEL (demo/models/bench.gguf), DEMO_CYCLES (28), DEMO_TOKENS (64),
 # DEMO_OUT (BUILD_DIR/demo-out), DEMO_ARGS (extra record options).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,7 +24,7 @@ fi
 [ -x "$IT" ] || { echo "demo: $IT not built; run make" >&2; exit 1; }
 "$ROOT/tools/demo-setup.sh"
 
-CYCLES=${DEMO_CYCLES:-24} TOKENS=${DEMO_TOKENS:-64}
+CYCLES=${DEMO_CYCLES:-28} TOKENS=${DEMO_TOKENS:-64}
 echo "  RECORD   node demo/driver.mjs --model ${MODEL#$ROOT/} --threads 1 --cycles $CYCLES --tokens $TOKENS (--preset llama.cpp)"
 rm -rf "$OUT"
 DRIVER_JSON=$(mktemp)
@@ -47,5 +47,7 @@ echo "Outputs:"
 for f in driver.json profile.json stacks.folded offcpu.folded trace.json flamegraph.svg report.html; do
 	[ -e "$OUT/$f" ] && printf '  %-15s %s\n' "$f" "$OUT/$f"
 done
-ls "$OUT"/stacks.*.folded 2>/dev/null | sed 's/^/  per phase       /'
+for f in "$OUT"/stacks.*.folded; do
+	if [ -s "$f" ]; then printf "  per phase       %s\n" "$f"; fi
+done
 echo "Open trace.json in https://ui.perfetto.dev; report.html and flamegraph.svg in a browser."
