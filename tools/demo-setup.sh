@@ -61,12 +61,24 @@ if [ "$(installed_version node-llama-cpp)" != "$NLC_VERSION" ] ||
 		"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" "sql.js@$SQLJS_VERSION" >/dev/null)
 fi
 
-# Models: regenerated when missing or older than the generator.
+# Models: regenerated when missing or not the expected size and SHA-256.
 mkdir -p "$DEMO/models"
-for preset in tiny bench; do
+# gguf_gen.py is deterministic: each preset's file has a known size and SHA-256
+# (update both here when the generator's output changes on purpose).
+model_ok() { # FILE SIZE SHA256
+	[ "$(stat -c %s "$1" 2>/dev/null)" = "$2" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$3" ]
+}
+while read -r preset size sha; do
 	out=$DEMO/models/$preset.gguf
-	if [ ! -s "$out" ] || [ "$ROOT/tools/gguf_gen.py" -nt "$out" ]; then
+	if ! model_ok "$out" "$size" "$sha"; then
 		echo "  GGUF     demo/models/$preset.gguf"
 		"$PY" "$ROOT/tools/gguf_gen.py" --preset "$preset" -o "$out" >/dev/null
+		if ! model_ok "$out" "$size" "$sha"; then
+			echo "demo-setup: demo/models/$preset.gguf is not the expected model ($size bytes, sha256 $sha)" >&2
+			exit 1
+		fi
 	fi
-done
+done <<'MODELS'
+tiny 644608 0e041db39f7732372bcccddad2fa5ce7be907389e4e9a299675c16e2d77298c7
+bench 107005216 18bfa5540f9fbb641f78771bd712e15dd1e45e8704f0298653362ef86642d08b
+MODELS
