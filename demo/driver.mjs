@@ -4,6 +4,10 @@
 // Each cycle clears the sequence, tokenizes the prompt, evaluates it in one batch
 // and generates exactly --tokens tokens greedily (temperature 0; end-of-generation
 // tokens are yielded like any other, so random weights still give N tokens).
+// Then, unless --steps none, the loop's own step (updateMemory: the output's
+// vector goes into a memory buffer, which is searched for its nearest earlier
+// entry) and the database step (saveResult: the cycle's row and its tokens are
+// written to SQLite through sql.js, SQLite compiled to WebAssembly).
 // The loop is JavaScript: node-llama-cpp calls into libllama / libggml through its
 // addon, which runs llama_decode on a libuv worker thread.
 //
@@ -15,6 +19,7 @@
 // prompt (one batch while the prompt fits --ctx's batch) and once per generated
 // token but the last, i.e. --tokens calls.
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import initSqlJs from "sql.js";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 
@@ -27,6 +32,8 @@ const { values: opt } = parseArgs({
         prompt: { type: "string", default: "The quick brown fox jumps over the lazy dog." },
         ctx: { type: "string", default: "512" },
         tokenize: { type: "string", default: "each" },
+        steps: { type: "string", default: "all" },
+        "memory-slots": { type: "string", default: "4096" },
         json: { type: "boolean", default: false },
         quiet: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
@@ -34,7 +41,10 @@ const { values: opt } = parseArgs({
 });
 if (opt.help) {
     console.log(`usage: node driver.mjs [--model PATH] [--cycles N] [--tokens N] [--threads N]
-                        [--prompt TEXT] [--ctx N] [--json] [--quiet]
+                        [--prompt TEXT] [--ctx N] [--steps all|none] [--memory-slots N]
+                        [--json] [--quiet]
+  --steps   all: after inference, updateMemory and saveResult (SQLite) each cycle;
+            none: inference only
   --json    print only the final JSON line (no per-cycle lines)
   --quiet   same as --json`);
     process.exit(0);
@@ -48,10 +58,70 @@ const int = (name) => {
     return v;
 };
 const cycles = int("cycles"), nTokens = int("tokens"), threads = int("threads"), ctxSize = int("ctx");
+const memorySlots = int("memory-slots");
 const perCycleLines = !(opt.json || opt.quiet);
 if (opt.tokenize !== "each" && opt.tokenize !== "once") {
     console.error(`driver: --tokenize wants 'each' or 'once', got '${opt.tokenize}'`);
     process.exit(2);
+}
+if (opt.steps !== "all" && opt.steps !== "none") {
+    console.error(`driver: --steps wants 'all' or 'none', got '${opt.steps}'`);
+    process.exit(2);
+}
+const steps = opt.steps === "all";
+
+// The loop's own step: a memory of past outputs. Each output becomes a DIM-wide
+// vector (hashed character trigrams, normalized) stored in a ring of memorySlots
+// slots; the nearest stored vector by dot product is looked up first, the way an
+// agent recalls its closest earlier answer.
+const DIM = 1024;
+const memory = new Float32Array(memorySlots * DIM);
+let memoryUsed = 0;
+function updateMemory(text) {
+    const v = new Float32Array(DIM);
+    for (let i = 0; i + 2 < text.length; i++) {
+        const h = (text.charCodeAt(i) * 961 + text.charCodeAt(i + 1) * 31 + text.charCodeAt(i + 2)) % DIM;
+        v[h] += 1;
+    }
+    let norm = 0;
+    for (let d = 0; d < DIM; d++) norm += v[d] * v[d];
+    norm = Math.sqrt(norm) || 1;
+    for (let d = 0; d < DIM; d++) v[d] /= norm;
+    // search the whole buffer: empty slots are zero vectors
+    let best = -1, bestScore = -Infinity;
+    for (let s = 0; s < memorySlots; s++) {
+        let dot = 0;
+        const base = s * DIM;
+        for (let d = 0; d < DIM; d++) dot += memory[base + d] * v[d];
+        if (dot > bestScore) { bestScore = dot; best = s; }
+    }
+    memory.set(v, (memoryUsed % memorySlots) * DIM);
+    memoryUsed++;
+    return { nearest: best, score: bestScore };
+}
+
+// The database step: the cycle's result row and one row per generated token,
+// in one transaction, then the running totals read back.
+let db = null, insertCycle = null, insertToken = null;
+if (steps) {
+    const SQL = await initSqlJs();
+    db = new SQL.Database();
+    db.run(`CREATE TABLE cycles (id INTEGER PRIMARY KEY, ms REAL, prompt_tokens INTEGER,
+                generated INTEGER, text TEXT, nearest INTEGER, score REAL);
+            CREATE TABLE tokens (cycle INTEGER, pos INTEGER, token INTEGER);
+            CREATE INDEX tokens_token ON tokens(token);`);
+    insertCycle = db.prepare("INSERT INTO cycles VALUES (?, ?, ?, ?, ?, ?, ?)");
+    insertToken = db.prepare("INSERT INTO tokens VALUES (?, ?, ?)");
+}
+function saveResult(row, tokens) {
+    db.run("BEGIN");
+    insertCycle.run([row.id, row.ms, row.promptTokens, row.generated, row.text, row.nearest, row.score]);
+    for (let i = 0; i < tokens.length; i++) insertToken.run([row.id, i, tokens[i]]);
+    db.run("COMMIT");
+    const stats = db.exec(`SELECT COUNT(*), (SELECT COUNT(DISTINCT token) FROM tokens),
+                                  (SELECT token FROM tokens GROUP BY token ORDER BY COUNT(*) DESC LIMIT 1)
+                           FROM cycles`);
+    return stats[0].values[0];
 }
 
 const t0 = performance.now();
@@ -75,7 +145,7 @@ const sequence = context.getSequence();
 const loadMs = performance.now() - t0;
 
 const promptOnce = opt.tokenize === "once" ? model.tokenize(opt.prompt) : null;
-const prefillMs = [];
+const prefillMs = [], memoryMs = [], databaseMs = [];
 const cycleMs = [], genMs = [], promptTokens = [], generated = [], evaluated = [], decodeCalls = [];
 let firstTokens = null;
 for (let c = 0; c < cycles; c++) {
@@ -94,9 +164,20 @@ for (let c = 0; c < cycles; c++) {
         out.push(tok);
         if (out.length >= nTokens) break;
     }
+    const inferEnd = performance.now();
+    if (steps) {
+        const text = model.detokenize(out);
+        const mem = updateMemory(text);
+        const memEnd = performance.now();
+        saveResult({ id: c, ms: inferEnd - start, promptTokens: input.length, generated: out.length,
+                     text, nearest: mem.nearest, score: mem.score }, out);
+        const dbEnd = performance.now();
+        memoryMs.push(memEnd - inferEnd);
+        databaseMs.push(dbEnd - memEnd);
+    }
     const end = performance.now();
     cycleMs.push(end - start);
-    genMs.push(end - firstTokenAt);
+    genMs.push(inferEnd - firstTokenAt);
     prefillMs.push(firstTokenAt - evalStart);
     promptTokens.push(input.length);
     generated.push(out.length);
@@ -138,7 +219,17 @@ const result = {
     // tokens that went through llama_decode over the whole cycle's time
     evaluated_tokens_per_second: r3(sum(evaluated) / (totalMs / 1000)),
     first_cycle_text: model.detokenize(firstTokens ?? []),
+    steps: opt.steps,
+    // the loop's own step and the database step, per cycle (empty with --steps none)
+    memory_ms: memoryMs.map(r3),
+    database_ms: databaseMs.map(r3),
+    db_rows: steps ? db.exec("SELECT (SELECT COUNT(*) FROM cycles) + (SELECT COUNT(*) FROM tokens)")[0].values[0][0] : 0,
 };
+if (db) {
+    insertCycle.free();
+    insertToken.free();
+    db.close();
+}
 console.log(JSON.stringify(result));
 await context.dispose();
 await model.dispose();

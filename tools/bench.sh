@@ -40,7 +40,7 @@ CALLS=${CALLS:-200000}
 gcc -O2 -o "$PB" "$ROOT/tests/fixtures/probe_bench.c"
 
 DRIVER=("$ROOT/demo/bin/node" "$ROOT/demo/driver.mjs" --model "$ROOT/demo/models/bench.gguf" --threads 1
-	--cycles "$CYCLES" --tokens "$TOKENS" --json)
+	--cycles "$CYCLES" --tokens "$TOKENS" --steps none --json) # inference only, as BENCHMARKS.md measured
 now() { date +%s.%N; }
 
 # run NAME RUN CMD...: runs CMD, records the wall time and the driver's or the

@@ -9,6 +9,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEMO=$ROOT/demo
 NLC_VERSION=3.22.1
+SQLJS_VERSION=1.16.0   # SQLite compiled to WebAssembly: nothing native, nothing downloaded
 PY=/usr/bin/python3
 
 # node, npm and python3 come with the project's dependencies
@@ -48,23 +49,36 @@ installed_version() {
 }
 if [ "$(installed_version node-llama-cpp)" != "$NLC_VERSION" ] ||
    [ "$(installed_version @node-llama-cpp/linux-x64)" != "$NLC_VERSION" ] ||
+   [ "$(installed_version sql.js)" != "$SQLJS_VERSION" ] ||
    [ ! -f "$DEMO/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so" ]; then
-	echo "  NPM      node-llama-cpp@$NLC_VERSION -> demo/node_modules"
+	echo "  NPM      node-llama-cpp@$NLC_VERSION sql.js@$SQLJS_VERSION -> demo/node_modules"
 	# trust what the system trusts (Debian's bundle holds CAs the admin added,
 	# e.g. a proxy's), not only the CAs built into Node
 	if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -s /etc/ssl/certs/ca-certificates.crt ]; then
 		export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 	fi
 	(cd "$DEMO" && npm install --ignore-scripts --no-audit --no-fund --save-exact --loglevel=error \
-		"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" >/dev/null)
+		"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" "sql.js@$SQLJS_VERSION" >/dev/null)
 fi
 
-# Models: regenerated when missing or older than the generator.
+# Models: regenerated when missing or not the expected size and SHA-256.
 mkdir -p "$DEMO/models"
-for preset in tiny bench; do
+# gguf_gen.py is deterministic: each preset's file has a known size and SHA-256
+# (update both here when the generator's output changes on purpose).
+model_ok() { # FILE SIZE SHA256
+	[ "$(stat -c %s "$1" 2>/dev/null)" = "$2" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$3" ]
+}
+while read -r preset size sha; do
 	out=$DEMO/models/$preset.gguf
-	if [ ! -s "$out" ] || [ "$ROOT/tools/gguf_gen.py" -nt "$out" ]; then
+	if ! model_ok "$out" "$size" "$sha"; then
 		echo "  GGUF     demo/models/$preset.gguf"
 		"$PY" "$ROOT/tools/gguf_gen.py" --preset "$preset" -o "$out" >/dev/null
+		if ! model_ok "$out" "$size" "$sha"; then
+			echo "demo-setup: demo/models/$preset.gguf is not the expected model ($size bytes, sha256 $sha)" >&2
+			exit 1
+		fi
 	fi
-done
+done <<'MODELS'
+tiny 644608 0e041db39f7732372bcccddad2fa5ce7be907389e4e9a299675c16e2d77298c7
+bench 107005216 18bfa5540f9fbb641f78771bd712e15dd1e45e8704f0298653362ef86642d08b
+MODELS

@@ -143,7 +143,7 @@ static void derive_probe_cost(struct model *m)
 int model__derive(struct model *m)
 {
 	struct model_aggregates *a = &m->agg;
-	double *durs, *tps, *tpsw;
+	double *durs, *tps, wall_tokens = 0, wall_ms = 0;
 	size_t ntps = 0;
 	int err = model__require(m, MODEL_COLLECTED, "model__derive");
 
@@ -152,8 +152,7 @@ int model__derive(struct model *m)
 	m->inference_phase = inference_phase(m);
 	durs = calloc(m->ncycles + 1, sizeof(double));
 	tps = calloc(m->ncycles + 1, sizeof(double));
-	tpsw = calloc(m->ncycles + 1, sizeof(double));
-	if (!durs || !tps || !tpsw) {
+	if (!durs || !tps) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -171,8 +170,9 @@ int model__derive(struct model *m)
 		struct model_cycle *c = &m->cycles[i];
 
 		if (!isnan(c->tokens_per_second) && !isnan(c->tokens_per_second_wall)) {
-			tps[ntps] = c->tokens_per_second;
-			tpsw[ntps++] = c->tokens_per_second_wall;
+			tps[ntps++] = c->tokens_per_second;
+			wall_tokens += c->tokens_per_second_wall * c->duration_ms / 1000.0;
+			wall_ms += c->duration_ms;
 		}
 	}
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
@@ -186,7 +186,8 @@ int model__derive(struct model *m)
 	a->p95_cycle_ms = m->ncycles ? stats__percentile(durs, m->ncycles, 95) : NAN;
 	a->p99_cycle_ms = m->ncycles ? stats__percentile(durs, m->ncycles, 99) : NAN;
 	a->avg_tokens_per_second = ntps ? stats__mean(tps, ntps) : NAN;
-	a->avg_tokens_per_second_wall = ntps ? stats__mean(tpsw, ntps) : NAN;
+	/* all tokens over all the cycles' time, as a driver timing its loop says */
+	a->avg_tokens_per_second_wall = ntps && wall_ms > 0 ? wall_tokens / (wall_ms / 1000.0) : NAN;
 	a->peak_memory_mb = m->memory.available ? m->memory.peak_mb : NAN;
 	if (m->memory.available)
 		m->memory.growth_mb_per_cycle = rss_growth(m);
@@ -196,6 +197,5 @@ int model__derive(struct model *m)
 out:
 	free(durs);
 	free(tps);
-	free(tpsw);
 	return err;
 }
