@@ -292,7 +292,8 @@ int pyspans__calls(const struct pyspans *p, struct pyspan_call **out, size_t *n)
 	*out = malloc(total * sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	memcpy(*out, p->calls, p->ncalls * sizeof(**out));
+	if (p->ncalls) /* memcpy's source must not be NULL, even for 0 bytes */
+		memcpy(*out, p->calls, p->ncalls * sizeof(**out));
 	k = p->ncalls;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct pythread *t = &p->threads[i];
