@@ -115,9 +115,14 @@ class LlamaDemoTest(unittest.TestCase):
     def test_ggml_stacks_reach_llama_decode(self):
         r, d = trace_demo("bench.gguf", 4, 16, ["-F", "299"])
         q = r.profile["samples"]["stack_quality"]["by_leaf_object"]
-        cpu_libs = [k for k in q if k.startswith("libggml-cpu")]
-        self.assertEqual(len(cpu_libs), 1, f"one libggml-cpu variant sampled: {list(q)}")
+        cpu_libs = sorted((k for k in q if k.startswith("libggml-cpu")), key=lambda k: -q[k]["samples"])
+        self.assertTrue(cpu_libs, f"no libggml-cpu variant sampled: {list(q)}")
+        # ggml loads each CPU variant its loader can choose while it picks one:
+        # their initializers may be sampled too, but one variant does the work
         lib = cpu_libs[0]
+        variant_samples = sum(q[k]["samples"] for k in cpu_libs)
+        self.assertGreaterEqual(q[lib]["samples"] / variant_samples, 0.90,
+                                f"one libggml-cpu variant does the work: {[(k, q[k]['samples']) for k in cpu_libs]}")
         names = library_symbols(os.path.join(LIBDIR, lib))
         self.assertTrue(names, f"no symbols read from {lib}")
         total = reach = 0
