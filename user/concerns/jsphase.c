@@ -269,19 +269,6 @@ uint32_t jsphase__observe(struct recording *rec, pid_t tgid, pid_t tid, uint32_t
 	return best >= 0 ? (uint32_t)s->ph[best].id : 0;
 }
 
-static int by_group(const void *a, const void *b)
-{
-	const struct phase_call *x = a, *y = b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->cycle != y->cycle)
-		return x->cycle < y->cycle ? -1 : 1;
-	if (x->phase != y->phase)
-		return x->phase < y->phase ? -1 : 1;
-	return x->entry_ns < y->entry_ns ? -1 : x->entry_ns > y->entry_ns;
-}
-
 static unsigned int log2_slot(uint64_t us)
 {
 	unsigned int r = 0;
@@ -339,7 +326,7 @@ static int jsphase_spans(struct recording *rec, struct model *m)
 					.exit_ns = t->end_ns[j] ? t->end_ns[j] : t->seen_ns[j] + s->period_ns / 2,
 				};
 	}
-	qsort(calls, n, sizeof(*calls), by_group);
+	qsort(calls, n, sizeof(*calls), phase_call__cmp);
 	for (size_t i = 0; i < n;) {
 		size_t k = i;
 		double thread_ms = 0;

@@ -751,7 +751,7 @@ static uint64_t map_u64(int fd, const void *key)
 	return v;
 }
 
-static int by_key(const void *a, const void *b)
+int phase_call__cmp(const void *a, const void *b)
 {
 	const struct phase_call *x = a, *y = b;
 
@@ -764,7 +764,7 @@ static int by_key(const void *a, const void *b)
 	return x->entry_ns < y->entry_ns ? -1 : x->entry_ns > y->entry_ns;
 }
 
-/* First call with a key >= (tgid, cycle, phase) in calls sorted by_key. */
+/* First call with a key >= (tgid, cycle, phase) in calls sorted by phase_call__cmp. */
 static size_t calls_lower_bound(const struct phase_call *calls, size_t n, pid_t tgid, uint32_t cycle,
 				uint32_t phase)
 {
@@ -774,7 +774,7 @@ static size_t calls_lower_bound(const struct phase_call *calls, size_t n, pid_t 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (by_key(&calls[mid], &k) < 0)
+		if (phase_call__cmp(&calls[mid], &k) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -1113,7 +1113,7 @@ static int probes_spans(struct recording *rec, struct model *m)
 	if (ps && py_phase_calls(pc, npc, spans, nspans, &sorted, &nsorted))
 		goto out;
 	if (nsorted)
-		qsort(sorted, nsorted, sizeof(*sorted), by_key);
+		qsort(sorted, nsorted, sizeof(*sorted), phase_call__cmp);
 	m->cycles_source = !ps || !(ps->cycles_from_probes || ps->py_cycles) ? "whole_run" :
 			   ps->llama_cycles ? "llama_prompt" :
 			   ps->marker_mode ? "cycle_marker" : "cycle";

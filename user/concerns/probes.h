@@ -33,6 +33,9 @@ struct phase_call {
  * phase. Sorts calls by entry. */
 uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from, uint64_t to);
 
+/* qsort order of phase calls: by process, cycle, phase, then entry. */
+int phase_call__cmp(const void *a, const void *b);
+
 struct recording;
 struct pyspans;
 /* The `py:` specs of the recording and the calls seen so far; NULL when none. */
