@@ -17,6 +17,8 @@ SHARED const volatile __u32 cfg_cycles_from_probes = 0;
 /* Set by user space: preset probes waiting for their library. While non-zero,
  * a target that maps code is stopped until user space has placed them. */
 SHARED volatile __u32 pending_probes;
+/* set while Python frames are walked: see stop_for_python() */
+SHARED volatile __u32 pending_python;
 /* Set by user space when the recording ends: every program stops counting,
  * so what is collected afterwards matches the recording's end. */
 SHARED volatile __u32 recording_stopped;

@@ -7,18 +7,51 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "maps.bpf.h"
+#include "python.bpf.h"
 
 #define PROT_EXEC 0x4
 #define SIGSTOP 19
 #define MAX_ERRNO 4095 /* a syscall's return in [-MAX_ERRNO, 0) is an error */
 
-/* tids inside an mmap(PROT_EXEC) call, between sys_enter and sys_exit */
+/* tids inside an mmap(PROT_EXEC) call, between sys_enter and sys_exit,
+ * with the mapped file descriptor */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __s32);
 } mmap_exec SEC(".maps");
+
+/* "python..." or "libpython...": a file that may hold an interpreter */
+static __always_inline bool python_name(const char *b)
+{
+	if (b[0] == 'l' && b[1] == 'i' && b[2] == 'b')
+		return b[3] == 'p' && b[4] == 'y' && b[5] == 't' && b[6] == 'h' && b[7] == 'o' && b[8] == 'n';
+	return b[0] == 'p' && b[1] == 'y' && b[2] == 't' && b[3] == 'h' && b[4] == 'o' && b[5] == 'n';
+}
+
+static __always_inline bool python_file(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+	struct file *f = NULL;
+	char name[16] = {};
+
+	if (fd < 0 || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f ||
+	    bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(f, f_path.dentry, d_name.name)) < 0)
+		return false;
+	return python_name(name);
+}
+
+/* A process that is about to run an interpreter user space has not found
+ * yet: stopped until it has (user space continues it after reading the
+ * event), so that its first Python frames are already walked. Never once the
+ * recording is frozen (its last ring-buffer read follows). */
+static __always_inline bool stop_for_python(__u32 tgid, bool named)
+{
+	return pending_python && named && !recording_stopped && !bpf_map_lookup_elem(&py_procs, &tgid) &&
+	       !bpf_send_signal(SIGSTOP);
+}
 
 static __always_inline struct it_proc_event *emit_reserve(void)
 {
@@ -85,7 +118,16 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (!t)
 		return 0;
 	t->flags &= ~IT_TARGET_AWAIT_EXEC;
-	emit(IT_EV_EXEC, tgid, 0, 0, task);
+	struct it_proc_event *e = emit_reserve();
+
+	if (!e)
+		return 0;
+	emit_fill(e, IT_EV_EXEC, tgid, 0, 0, task);
+	/* a statically linked interpreter is found at its exec (the comm is the
+	 * executable's name by now) */
+	if (stop_for_python(tgid, python_name(e->comm)))
+		e->stopped = 1;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
@@ -108,11 +150,11 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
-	__u8 one = 1;
+	__s32 fd = (__s32)ctx->args[4];
 
-	if (!(ctx->args[2] & PROT_EXEC) || (long)ctx->args[4] < 0 || !target_of(id >> 32))
+	if (!(ctx->args[2] & PROT_EXEC) || fd < 0 || !target_of(id >> 32))
 		return 0;
-	bpf_map_update_elem(&mmap_exec, &tid, &one, BPF_ANY);
+	bpf_map_update_elem(&mmap_exec, &tid, &fd, BPF_ANY);
 	return 0;
 }
 
@@ -121,9 +163,11 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
+	__s32 *fdp = bpf_map_lookup_elem(&mmap_exec, &tid), fd;
 
-	if (!bpf_map_lookup_elem(&mmap_exec, &tid))
+	if (!fdp)
 		return 0;
+	fd = *fdp;
 	bpf_map_delete_elem(&mmap_exec, &tid);
 	if (ctx->ret < 0 && ctx->ret >= -MAX_ERRNO)
 		return 0;
@@ -136,6 +180,8 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	 * never once the recording is frozen (its last ring-buffer read follows) */
 	if (pending_probes && !recording_stopped && !bpf_send_signal(SIGSTOP))
 		e->stopped = 1;
+	else if (stop_for_python(id >> 32, python_file(fd)))
+		e->stopped = 1; /* libpython, mapped by the loader or dlopen */
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

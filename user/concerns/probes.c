@@ -66,7 +66,6 @@ struct probes {
 	struct phase_call *calls;
 	size_t ncalls, capcalls;
 	uint64_t calls_dropped;
-	uint64_t stops;              /* processes stopped to place pending probes */
 	struct pyspans *py;          /* `py:` specs: no probe, Python stack observations */
 	bool py_cycles;              /* the cycles come from a `py:` spec */
 };
@@ -615,17 +614,11 @@ static void probes_on_event(struct recording *rec, const void *data, size_t size
 		return;
 
 	switch (h->type) {
-	case IT_EV_MMAP: {
-		const struct it_proc_event *e = data;
-
+	case IT_EV_MMAP:
+		/* a process stopped for this is continued by record.c's on_event */
 		if (ps->n)
 			place_pending(rec, h->tgid);
-		if (e->stopped) {
-			ps->stops++;
-			kill(h->tgid, SIGCONT);
-		}
 		return;
-	}
 	case IT_EV_CYCLE_BEGIN: {
 		const struct it_cycle_event *e = data;
 		if (size < sizeof(*e) || VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))

@@ -109,6 +109,9 @@ static int python_attach(struct recording *rec)
 		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_watch_names), &h, &one, BPF_ANY);
 	}
 	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
+	/* a target that execs or maps an interpreter not found yet is stopped
+	 * until py_look has run, so that its start-up has Python frames too */
+	rec->tracer.skel->bss->pending_python = ps->procs_fd >= 0;
 	for (int i = 0; i < rec->opts.npids; i++)
 		py_look(rec, rec->opts.pids[i]);
 	return 0;

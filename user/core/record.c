@@ -175,6 +175,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	for_each_concern(c)
 		if (c->on_event)
 			c->on_event(rec, data, size);
+	/* BPF stopped the process until every concern has seen its new code
+	 * (pending probes placed, an interpreter found): continue it */
+	if ((h->type == IT_EV_MMAP || h->type == IT_EV_EXEC) && size >= sizeof(*pe) && pe->stopped) {
+		rec->target_stops++;
+		kill(h->tgid, SIGCONT);
+	}
 	return 0;
 }
 

@@ -41,6 +41,8 @@ struct recording {
 	struct unwinder *unwinder;
 	struct launched cmd;
 	bool launched;
+	/* times BPF stopped a target until its new code was handled */
+	uint64_t target_stops;
 	struct process_table procs;
 	double start_wall_s;
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
