@@ -202,12 +202,17 @@ class TestPySpecs(unittest.TestCase):
 
     def check_phase_means(self, label, rec, truth, phases):
         cycles = rec.profile["cycles"]
+        # each edge lies between two observations of the thread: on a busy
+        # machine they can be further apart than usual, and the run reports
+        # how far (the mean gap around an edge)
+        res = max((p["python"]["resolution_ms_mean"] or 0) for p in rec.profile["probes"] if "python" in p)
         for ph in phases:
             traced = sum(c["phases"][ph]["ms"] for c in cycles) / len(cycles)
             own = sum(t[ph] for t in truth) / len(truth)
-            # the method's bound: 5% of the phase, or 1 ms
-            self.assertLessEqual(abs(traced - own), max(0.05 * own, 1.0),
-                                 f"{label} {ph}: traced {traced:.2f} ms, script {own:.2f} ms")
+            # the method's bound: 5% of the phase, or 1 ms, or the two edges' mean gaps
+            self.assertLessEqual(abs(traced - own), max(0.05 * own, 1.0, 2 * res),
+                                 f"{label} {ph}: traced {traced:.2f} ms, script {own:.2f} ms, "
+                                 f"edges placed within {res:.2f} ms")
             for c in cycles:
                 self.assertEqual(c["phases"][ph]["calls"], 1, f"{label} {ph} cycle {c['index']}")
 
