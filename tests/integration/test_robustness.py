@@ -482,14 +482,29 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(crashes[0]["comm"], "?) x (? y")
 
     def test_thread_id_records_its_process_and_odd_comm_exit_is_seen(self):
-        t = subprocess.Popen([odd_comm(), "5"], stdout=subprocess.PIPE, text=True)
+        import types
+        t = subprocess.Popen([odd_comm(), "-1"], stdout=subprocess.PIPE, text=True)
         try:
             pid, tid = map(int, t.stdout.readline().split())
             self.assertNotEqual(pid, tid)
             # no -d: the run ends only if the target's exit is read correctly
             # from /proc/PID/stat despite ')' and spaces in its name
-            r = common.record(["-p", str(tid)], timeout=120)
+            out = tempfile.mkdtemp(prefix="it-out-")
+            tracer = subprocess.Popen([common.INFERTRACE, "record", "-o", out, "-p", str(tid)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            err = ""
+            # attached: "recording N process(es)" (the thread line says "recording the whole process")
+            while "recording 1 process" not in (line := tracer.stderr.readline()):
+                self.assertTrue(line, f"the tracer ended before recording: {err}")
+                err += line
+            time.sleep(0.5)  # samples of the spinning threads
+            os.kill(pid, signal.SIGUSR1)
+            stdout, rest = tracer.communicate(timeout=120)
+            r = common.Recording(out, types.SimpleNamespace(stdout=stdout, stderr=err + line + rest,
+                                                            returncode=tracer.returncode))
+            self.assertEqual(tracer.returncode, 0, r.stderr)
         finally:
+            t.kill()
             t.wait()
             t.stdout.close()
         self.assertIn(f"infertrace record: PID {tid} is a thread of process {pid}", r.stderr)

@@ -319,12 +319,12 @@ static void test_throttle_tracker(void **state)
 
 	(void)state;
 	assert_non_null(t);
-	throttle_tracker__observe(t, "cpu", 100, false, "z", "r", 50, 100);
-	throttle_tracker__observe(t, "cpu", 200, true, "hot", "thermal", 80, 70);
-	throttle_tracker__observe(t, "gpu0", 250, true, "gpu", "sw_thermal_slowdown", NAN, NAN);
-	throttle_tracker__observe(t, "cpu", 300, true, "other", "x", 85, 60);
-	throttle_tracker__observe(t, "cpu", 400, false, "z", "r", 60, 100);
-	throttle_tracker__observe(t, "cpu", 500, true, "hot", "thermal", 78, 75);
+	throttle_tracker__observe(t, "cpu", 100, 100, false, "z", "r", 50, 100);
+	throttle_tracker__observe(t, "cpu", 200, 200, true, "hot", "thermal", 80, 70);
+	throttle_tracker__observe(t, "gpu0", 250, 250, true, "gpu", "sw_thermal_slowdown", NAN, NAN);
+	throttle_tracker__observe(t, "cpu", 300, 300, true, "other", "x", 85, 60);
+	throttle_tracker__observe(t, "cpu", 400, 400, false, "z", "r", 60, 100);
+	throttle_tracker__observe(t, "cpu", 500, 500, true, "hot", "thermal", 78, 75);
 	throttle_tracker__finish(t, 600);
 	assert_int_equal(throttle_tracker__count(t), 3);
 	e = throttle_tracker__get(t, 0);
@@ -355,9 +355,35 @@ static void test_throttle_tracker(void **state)
 	throttle_tracker__free(NULL);
 }
 
+/* A late sampler: the state changed somewhere in a reading's window; the
+ * episode is stated only over the time it is known to cover. */
+static void test_throttle_read_window(void **state)
+{
+	struct throttle_tracker *t = throttle_tracker__new();
+	const struct throttle_episode *e;
+
+	(void)state;
+	assert_non_null(t);
+	throttle_tracker__observe(t, "cpu", 100, 140, true, "hot", "thermal", 80, 70);
+	throttle_tracker__observe(t, "cpu", 200, 260, true, "hot", "thermal", 82, 65);
+	throttle_tracker__observe(t, "cpu", 300, 390, false, "z", "r", 60, 100);
+	/* a reading whose window lies before the episode's start cannot end it earlier */
+	throttle_tracker__observe(t, "gpu0", 500, 520, true, "gpu", "x", NAN, NAN);
+	throttle_tracker__observe(t, "gpu0", 510, 530, false, "gpu", "x", NAN, NAN);
+	e = throttle_tracker__get(t, 0);
+	assert_int_equal(e->start_ns, 140);
+	assert_int_equal(e->end_ns, 300);
+	assert_float_equal(e->min_clock_pct, 65, EPS);
+	e = throttle_tracker__get(t, 1);
+	assert_int_equal(e->start_ns, 520);
+	assert_int_equal(e->end_ns, 520);
+	throttle_tracker__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_throttle_read_window),
 		cmocka_unit_test_setup_teardown(test_root_default_and_override, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thermal_zones, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpufreq_hwmon_meminfo, setup, teardown),

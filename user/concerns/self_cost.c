@@ -8,8 +8,9 @@
  *  - Kernel side: the time the BPF programs ran in the traced tasks'
  *    context, which no rusage of ours contains. The kernel counts it per
  *    program while a BPF_STATS_RUN_TIME descriptor is open (bpf_enable_stats;
- *    about two clock reads per program run). Stats start after the other
- *    concerns attached, so the probe calibration's own hits are not in them.
+ *    about two clock reads per program run). Counts are taken from when
+ *    the other concerns have attached (each program's counts then are
+ *    subtracted), so the probe calibration's own hits are not in them.
  * A kernel that refuses the stats leaves `bpf.available` false with why. */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +31,21 @@ struct self_cost_state {
 	int stats_fd;              /* BPF_STATS_RUN_TIME; -1: not enabled */
 	int stats_errno;
 	bool stats_were_on;        /* kernel.bpf_stats_enabled was already 1 */
+	/* each program's counts when ours were enabled: the statistics are
+	 * system-wide, so another holder of them (kernel.bpf_stats_enabled, a
+	 * second tracer) may have counted the probe calibration's hits */
+	struct prog_base { __u64 runs, ns, misses; } *base;
+	size_t nbase;
 };
+
+static bool prog_info(const struct bpf_program *prog, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+	int fd = bpf_program__fd(prog);
+
+	memset(info, 0, sizeof(*info));
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, info, &len);
+}
 
 static double cpu_s(const struct rusage *r)
 {
@@ -67,6 +82,21 @@ static int self_cost_attach(struct recording *rec)
 	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (s->stats_fd < 0)
 		s->stats_errno = errno;
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, rec->tracer.skel->obj)
+		n++;
+	s->base = calloc(n ? n : 1, sizeof(*s->base));
+	s->nbase = s->base ? n : 0;
+	n = 0;
+	bpf_object__for_each_program(prog, rec->tracer.skel->obj) {
+		struct bpf_prog_info info;
+
+		if (n < s->nbase && prog_info(prog, &info))
+			s->base[n] = (struct prog_base){ info.run_cnt, info.run_time_ns, info.recursion_misses };
+		n++;
+	}
 	getrusage(RUSAGE_SELF, &s->at_attach);
 	s->attach_ns = recording__now_ns();
 	return 0; /* a cost we cannot measure never stops a recording */
@@ -81,15 +111,24 @@ static json_t *bpf_programs(struct recording *rec, double *total_ns, uint64_t *t
 
 	*total_ns = 0;
 	*total_runs = *misses = 0;
-	bpf_object__for_each_program(prog, rec->tracer.skel->obj) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
+	size_t n = 0;
 
-		if (fd < 0)
-			continue; /* not loaded: its concern was not asked for */
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+	bpf_object__for_each_program(prog, rec->tracer.skel->obj) {
+		const struct self_cost_state *s = rec->self_cost;
+		struct bpf_prog_info info;
+
+		/* not loaded (its concern was not asked for): no info */
+		if (!prog_info(prog, &info)) {
+			n++;
+			continue;
+		}
+		if (n < s->nbase) {
+			info.run_cnt -= s->base[n].runs;
+			info.run_time_ns -= s->base[n].ns;
+			info.recursion_misses -= s->base[n].misses;
+		}
+		n++;
+		if (!info.run_cnt)
 			continue;
 		*total_ns += info.run_time_ns;
 		*total_runs += info.run_cnt;
@@ -164,6 +203,7 @@ static void self_cost_cleanup(struct recording *rec)
 		return;
 	if (rec->self_cost->stats_fd >= 0)
 		close(rec->self_cost->stats_fd);
+	free(rec->self_cost->base);
 	free(rec->self_cost);
 	rec->self_cost = NULL;
 }

@@ -252,7 +252,7 @@ double target__cpu_seconds(pid_t pid)
 	buf[n] = 0;
 	/* comm may contain spaces and ')': fields resume after the last ')' */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
 			 &utime, &stime) != 2)
 		return -1;
 	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);

@@ -333,8 +333,8 @@ static void read_counters(struct side_sampler *s, uint64_t *raw, uint64_t *rts, 
 	}
 }
 
-static void update_energy(struct side_sampler *s, uint64_t ts, double *row, const uint64_t *raw, const uint64_t *rts,
-			  const bool *ok)
+static void update_energy(struct side_sampler *s, uint64_t ts, uint64_t read_end, double *row, const uint64_t *raw,
+			  const uint64_t *rts, const bool *ok)
 {
 	double dom_w[ENERGY_NDOMAINS + 1] = { 0 }, total;
 	bool dom_have[ENERGY_NDOMAINS + 1] = { false };
@@ -366,7 +366,7 @@ static void update_energy(struct side_sampler *s, uint64_t ts, double *row, cons
 				continue;
 			snprintf(reason, sizeof(reason), "power at %.0f%% of the %.1f W limit with clock below %.0f%% of max",
 				 100.0 * w / e->limit_w, e->limit_w, 100.0 - s->clock_drop_pct);
-			throttle_tracker__observe(s->pcap, "cpu", ts,
+			throttle_tracker__observe(s->pcap, "cpu", ts, read_end,
 						  w >= 0.95 * e->limit_w && cpu_pct < 100.0 - s->clock_drop_pct,
 						  e->name, reason, NAN, cpu_pct);
 		}
@@ -385,7 +385,7 @@ static void update_energy(struct side_sampler *s, uint64_t ts, double *row, cons
 		snprintf(source, sizeof(source), "gpu%d", g);
 		throttle_nvml_reason_names((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE),
 					   reason, sizeof(reason));
-		throttle_tracker__observe(s->pcap, source, ts,
+		throttle_tracker__observe(s->pcap, source, ts, read_end,
 					  ((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE)) &&
 					  !isnan(clk) && !isnan(max) && clk < max,
 					  s->gpu_name[g], reason, NAN, max > 0 ? 100.0 * clk / max : NAN);
@@ -393,7 +393,7 @@ static void update_energy(struct side_sampler *s, uint64_t ts, double *row, cons
 }
 
 /* Throttling state of this row, per source; called with mu held. */
-static void detect_throttling(struct side_sampler *s, uint64_t ts, const double *row)
+static void detect_throttling(struct side_sampler *s, uint64_t ts, uint64_t read_end, const double *row)
 {
 	double temp = NAN, best_pct = NAN;
 	const char *zone = NULL;
@@ -409,7 +409,7 @@ static void detect_throttling(struct side_sampler *s, uint64_t ts, const double 
 	if (!isnan(temp) && !isnan(best_pct)) {
 		snprintf(reason, sizeof(reason), "thermal: above %.0f C with clock below %.0f%% of max",
 			 s->temp_threshold_c, 100.0 - s->clock_drop_pct);
-		throttle_tracker__observe(s->thr, "cpu", ts,
+		throttle_tracker__observe(s->thr, "cpu", ts, read_end,
 					  throttle_thermal_active(temp, best_pct, 100.0, s->temp_threshold_c,
 								  s->clock_drop_pct),
 					  zone, reason, temp, best_pct);
@@ -431,7 +431,7 @@ static void detect_throttling(struct side_sampler *s, uint64_t ts, const double 
 		else
 			snprintf(reason, sizeof(reason), "thermal: above %.0f C with clock below %.0f%% of max",
 				 s->temp_threshold_c, 100.0 - s->clock_drop_pct);
-		throttle_tracker__observe(s->thr, source, ts, by_reason || thermal, s->gpu_name[g], reason, gt,
+		throttle_tracker__observe(s->thr, source, ts, read_end, by_reason || thermal, s->gpu_name[g], reason, gt,
 					  max > 0 ? 100.0 * clk / max : NAN);
 	}
 }
@@ -444,7 +444,7 @@ static void take_sample(struct side_sampler *s)
 	int nprocs[MAX_GPUS] = { 0 };
 	pid_t *pids = NULL;
 	int npids = 0;
-	uint64_t ts, *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw)), *rts;
+	uint64_t ts, read_end, *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw)), *rts;
 	bool *ok = calloc(s->nen ? s->nen : 1, sizeof(*ok));
 
 	if (!row || !raw || !ok) {
@@ -479,6 +479,7 @@ static void take_sample(struct side_sampler *s)
 		memcpy(&row[s->nvml_base[g]], v, sizeof(v));
 	}
 	free(pids);
+	read_end = now_ns(); /* the row's values were read in [ts, read_end] */
 
 	pthread_mutex_lock(&s->mu);
 	if (s->nrows == s->caprows) {
@@ -499,7 +500,7 @@ static void take_sample(struct side_sampler *s)
 		s->rows = r;
 		s->caprows = cap;
 	}
-	update_energy(s, ts, row, raw, rts, ok);
+	update_energy(s, ts, read_end, row, raw, rts, ok);
 	s->ts[s->nrows] = ts;
 	memcpy(&s->rows[s->nrows * ncols], row, ncols * sizeof(*row));
 	s->nrows++;
@@ -511,7 +512,7 @@ static void take_sample(struct side_sampler *s)
 		for (int k = 0; k < nprocs[g]; k++)
 			note_pid_mem(s, g, &procs[g][k]);
 	}
-	detect_throttling(s, ts, row);
+	detect_throttling(s, ts, read_end, row);
 	pthread_mutex_unlock(&s->mu);
 	free(row);
 	free(raw);

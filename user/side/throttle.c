@@ -45,14 +45,16 @@ static double nan_min(double a, double b)
 	return isnan(a) ? b : isnan(b) ? a : fmin(a, b);
 }
 
-int throttle_tracker__observe(struct throttle_tracker *t, const char *source, uint64_t ts, bool active,
-			      const char *zone, const char *reason, double temp_c, double clock_pct)
+int throttle_tracker__observe(struct throttle_tracker *t, const char *source, uint64_t read_begin,
+			      uint64_t read_end, bool active, const char *zone, const char *reason, double temp_c,
+			      double clock_pct)
 {
 	struct throttle_episode *e = open_episode(t, source);
+	uint64_t ts = read_end;
 
 	if (!active) {
 		if (e) {
-			e->end_ns = ts;
+			e->end_ns = read_begin > e->start_ns ? read_begin : e->start_ns;
 			e->open = false;
 		}
 		return 0;

@@ -31,10 +31,16 @@ struct throttle_tracker;
 
 struct throttle_tracker *throttle_tracker__new(void);
 void throttle_tracker__free(struct throttle_tracker *t); /* accepts NULL */
-/* One observation of one source at ts. zone and reason are recorded when an
- * episode opens; temp_c/clock_pct (NAN when unknown) update its extremes. */
-int throttle_tracker__observe(struct throttle_tracker *t, const char *source, uint64_t ts, bool active,
-			      const char *zone, const char *reason, double temp_c, double clock_pct);
+/* One observation of one source, its values read between read_begin and
+ * read_end. An episode is stated only over time it is known to cover: it
+ * opens at the read_end of its first active reading (the state may have
+ * changed just before a read a busy sampler was late for) and closes at
+ * the read_begin of the first inactive one. zone and reason are recorded
+ * when an episode opens; temp_c/clock_pct (NAN when unknown) update its
+ * extremes. */
+int throttle_tracker__observe(struct throttle_tracker *t, const char *source, uint64_t read_begin,
+			      uint64_t read_end, bool active, const char *zone, const char *reason, double temp_c,
+			      double clock_pct);
 /* Ends every open episode at ts (marked open). */
 void throttle_tracker__finish(struct throttle_tracker *t, uint64_t ts);
 size_t throttle_tracker__count(const struct throttle_tracker *t);

@@ -112,7 +112,9 @@ static inline uint32_t perfmap__token_id(uint64_t addr)
 /* Appends V8's perf-map switches to NODE_OPTIONS in this process's
  * environment, for a child to inherit. 0 or -errno. */
 int perfmap__set_env(void);
-#define PERFMAP_NODE_SWITCHES "--perf-basic-prof --interpreted-frames-native-stack"
+/* functions only: plain --perf-basic-prof also logs code events to an
+ * isolate-*-v8.log in the command's working directory (node 20) */
+#define PERFMAP_NODE_SWITCHES "--perf-basic-prof-only-functions --interpreted-frames-native-stack"
 
 /* ---- js: phases ---- */
 /* Whether a stack (frames in pretty form, any order) shows function `name`:
