@@ -54,7 +54,7 @@ int manpage__write(FILE *f)
 	      ".B infertrace record\n[\\fIOPTIONS\\fR] \\-p \\fIPID\\fR[,\\fIPID\\fR...]\n.br\n"
 	      ".B infertrace top\n[\\fIOPTIONS\\fR] (\\-p \\fIPID\\fR | \\-\\- \\fICOMMAND\\fR [\\fIARGS\\fR...])\n.br\n"
 	      ".B infertrace report\n\\fIDIR\\fR|\\fIprofile.json\\fR\n.br\n"
-	      ".B infertrace diff\n[\\-\\-threshold \\fIPCT\\fR] \\fIBASE\\fR \\fINEW\\fR\n"
+	      ".B infertrace diff\n[\\-\\-threshold \\fIPCT\\fR] [\\-\\-flamegraph \\fIFILE\\fR] \\fIBASE\\fR \\fINEW\\fR\n"
 	      ".SH DESCRIPTION\n"
 	      "Traces an unmodified LLM\\-inference experiment with eBPF: per\\-cycle timings by named "
 	      "phase, on/off\\-CPU time, memory, thermal and GPU side data, bottlenecks, folded stacks "
@@ -139,7 +139,7 @@ int completion__write_bash(FILE *f)
 	}
 	fputs("' -- \"$cur\"))\n\t\t;;\n"
 	      "\treport) COMPREPLY=($(compgen -W '-h --help' -f -- \"$cur\")) ;;\n"
-	      "\tdiff) COMPREPLY=($(compgen -W '-h --help --threshold' -f -- \"$cur\")) ;;\n"
+	      "\tdiff) COMPREPLY=($(compgen -W '-h --help --threshold --flamegraph' -f -- \"$cur\")) ;;\n"
 	      "\tesac\n}\n"
 	      "complete -o filenames -F _infertrace infertrace\n", f);
 	return ferror(f) ? -EIO : 0;
