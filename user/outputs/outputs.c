@@ -4,9 +4,9 @@
  *   *.folded        on-CPU and off-CPU stacks, all and per phase;
  *   trace.json      Chrome trace events (Perfetto, chrome://tracing): cycles
  *                   and phase calls as spans per thread, samples as instant
- *                   events (--call-graph dwarf streams each sample with its
- *                   time) or, without per-sample times, a samples-per-cycle
- *                   counter;
+ *                   events with their stacks in stackFrames (--call-graph
+ *                   dwarf streams each sample with its time) or, without
+ *                   per-sample times, a samples-per-cycle counter;
  *   flamegraph.svg  the on-CPU flame graph of stacks.folded;
  *   offcpu.svg      the off-CPU flame graph of offcpu.folded (us blocked);
  *   report.html     one self-contained page: summary tables and the flame
@@ -112,8 +112,84 @@ static void json_str(FILE *f, const char *s)
 	json_decref(j);
 }
 
+/* trace.json's stackFrames: every prefix of the samples' folded stacks is a
+ * frame {name, parent}; a sample's sf is its stack's leaf frame. */
+struct sf_node {
+	const char *name; /* into model.names' stack string, len bytes */
+	size_t len;
+	int32_t parent, first_kid, next;
+};
+
+struct sf_tree {
+	struct sf_node *v;
+	size_t n, cap;
+	int32_t *leaf_of; /* model.names index -> leaf frame; -2 not yet built */
+	int32_t roots;
+};
+
+static int32_t sf_child(struct sf_tree *t, int32_t parent, const char *name, size_t len)
+{
+	int32_t *link = parent < 0 ? &t->roots : &t->v[parent].first_kid;
+
+	for (int32_t k = *link; k >= 0; k = t->v[k].next)
+		if (t->v[k].len == len && !memcmp(t->v[k].name, name, len))
+			return k;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct sf_node *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = cap;
+	}
+	link = parent < 0 ? &t->roots : &t->v[parent].first_kid; /* realloc moved it */
+	t->v[t->n] = (struct sf_node){ name, len, parent, -1, *link };
+	*link = (int32_t)t->n;
+	return (int32_t)t->n++;
+}
+
+/* The leaf frame of folded stack model.names[stack], or -1. */
+static int32_t sf_leaf(struct sf_tree *t, const struct model *m, int32_t stack)
+{
+	const char *s;
+	int32_t at = -1;
+
+	if (!t->leaf_of || stack < 0 || (size_t)stack >= m->nnames)
+		return -1;
+	if (t->leaf_of[stack] != -2)
+		return t->leaf_of[stack];
+	for (s = m->names[stack]; *s;) {
+		size_t len = strcspn(s, ";");
+
+		at = sf_child(t, at, s, len);
+		if (at < 0)
+			break;
+		s += len + (s[len] == ';');
+	}
+	t->leaf_of[stack] = at;
+	return at;
+}
+
+static void write_stack_frames(FILE *f, const struct sf_tree *t)
+{
+	fprintf(f, ",\n\"stackFrames\":{");
+	for (size_t i = 0; i < t->n; i++) {
+		char *name = strndup(t->v[i].name, t->v[i].len);
+
+		fprintf(f, "%s\n\"%zu\":{\"name\":", i ? "," : "", i);
+		json_str(f, name ? name : "[unknown]");
+		free(name);
+		if (t->v[i].parent >= 0)
+			fprintf(f, ",\"parent\":\"%d\"", t->v[i].parent);
+		fputc('}', f);
+	}
+	fputs("}", f);
+}
+
 static int write_trace(const struct model *m, const char *dir)
 {
+	struct sf_tree sft = { .roots = -1 };
 	struct atomic_file *af = atomic_file__open(dir, "trace.json");
 	struct trace_cycle_key *keys;
 	const char *sep = "";
@@ -184,11 +260,18 @@ static int write_trace(const struct model *m, const char *dir)
 		fprintf(f, ",\"duration_ms\":%.3f}}", pc->exit_ns > pc->entry_ns ? (pc->exit_ns - pc->entry_ns) / 1e6 : 0.0);
 		sep = ",\n";
 	}
+	/* stack frames are a convenience: without memory the samples stay, bare */
+	sft.leaf_of = m->ntrace_samples && m->nnames ? malloc(m->nnames * sizeof(*sft.leaf_of)) : NULL;
+	for (i = 0; sft.leaf_of && i < m->nnames; i++)
+		sft.leaf_of[i] = -2;
 	for (i = 0; i < m->ntrace_samples; i++) {
 		const struct model_trace_sample *ts = &m->trace_samples[i];
+		int32_t sf = sf_leaf(&sft, m, ts->stack);
 
 		fprintf(f, "%s{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":", sep);
 		json_str(f, ts->frame >= 0 && (size_t)ts->frame < m->nnames ? m->names[ts->frame] : "[unknown]");
+		if (sf >= 0)
+			fprintf(f, ",\"sf\":\"%d\"", sf);
 		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"phase\":", ts->tgid, ts->tid,
 			rel_us(m, ts->ts_ns));
 		json_str(f, ts->phase && ts->phase < IT_MAX_PHASES && m->phase_names[ts->phase] ?
@@ -209,7 +292,11 @@ static int write_trace(const struct model *m, const char *dir)
 		sep = ",\n";
 	}
 	free(keys);
-	fprintf(f, "\n]}\n");
+	fprintf(f, "\n]");
+	write_stack_frames(f, &sft);
+	fprintf(f, "}\n");
+	free(sft.v);
+	free(sft.leaf_of);
 	return atomic_file__commit(af);
 }
 
@@ -498,6 +585,27 @@ static void html_samples(FILE *f, const struct model *m, const struct folded *st
 	folded__free(&leaf);
 }
 
+/* The phase selectors: each shows its graph for the phase chosen; the
+ * choice is kept in the URL fragment (#phase=NAME), as the graphs keep
+ * their search and zoom, so a link opens the page on that phase. */
+static const char phase_script[] =
+"<script>(function () {\n"
+"function params() { return new URLSearchParams(location.hash.slice(1)); }\n"
+"document.querySelectorAll('select.fg-phase').forEach(function (s) {\n"
+"  s.addEventListener('change', function () {\n"
+"    var p = params();\n"
+"    document.querySelectorAll('div.fg-view[data-kind=\"' + s.dataset.kind + '\"]').forEach(function (d) {\n"
+"      d.style.display = d.dataset.phase === s.value ? '' : 'none'; });\n"
+"    if (s.value) p.set('phase', s.value); else p.delete('phase');\n"
+"    history.replaceState(null, '', '#' + p.toString());\n"
+"  });\n"
+"  var want = params().get('phase');\n"
+"  if (want && [].some.call(s.options, function (o) { return o.value === want; })) {\n"
+"    s.value = want; s.dispatchEvent(new Event('change'));\n"
+"  }\n"
+"});\n"
+"})();</script>\n";
+
 /* One flame graph with its phase selector: every phase's graph is drawn
  * into the page, hidden but the one selected ("all stacks" first). */
 static void html_flamegraph(FILE *f, const struct model *m, const char *kind, const struct folded *all,
@@ -506,9 +614,9 @@ static void html_flamegraph(FILE *f, const struct model *m, const char *kind, co
 	struct flamegraph_opts po = *o;
 	char title[200];
 
-	fprintf(f, "<h3>");
+	fprintf(f, "<h2>");
 	h(f, o->title);
-	fprintf(f, "</h3>\n<p>Stacks: <select class=\"fg-phase\" data-kind=\"%s\"><option value=\"\">all stacks"
+	fprintf(f, "</h2>\n<p>Stacks: <select class=\"fg-phase\" data-kind=\"%s\"><option value=\"\">all stacks"
 		"</option>", kind);
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
 		if (!m->phase_names[ph] || folded_empty(&by_phase[ph]))
@@ -604,15 +712,10 @@ static int write_html(const struct model *m, const char *dir)
 	}
 	html_findings(f, m);
 	html_samples(f, m, &m->oncpu);
-	fprintf(f, "<h2>Flame graphs</h2>\n");
 	html_flamegraph(f, m, "oncpu", &m->oncpu, m->oncpu_by_phase, &fg_oncpu);
 	if (m->have_offcpu)
 		html_flamegraph(f, m, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, &fg_offcpu);
-	fprintf(f, "<script>document.querySelectorAll('select.fg-phase').forEach(function (s) {\n"
-		"  s.addEventListener('change', function () {\n"
-		"    document.querySelectorAll('div.fg-view[data-kind=\"' + s.dataset.kind + '\"]').forEach(function (d) {\n"
-		"      d.style.display = d.dataset.phase === s.value ? '' : 'none'; });\n"
-		"  });\n});</script>\n");
+	fprintf(f, "%s", phase_script);
 	html_outputs(f, m);
 	fprintf(f, "</body></html>\n");
 	return atomic_file__commit(af);

@@ -94,7 +94,7 @@ static const char svg_script[] =
 struct node {
 	char *name;
 	uint64_t count;
-	double base; /* a differential graph's base share of this frame */
+	uint64_t base; /* a differential graph: the base's count on this frame */
 	struct node **kids;
 	size_t nkids, cap;
 };
@@ -179,7 +179,8 @@ struct svg_ctx {
 	int height;
 	const char *unit;
 	enum flamegraph_palette palette;
-	double max_delta; /* differential: the largest |share - base share| */
+	uint64_t base_total; /* differential: the base's total */
+	double max_delta;    /* differential: the largest |share - base share| */
 };
 
 /* A differential frame's colour, as flamegraph.pl's: red for a share that
@@ -202,9 +203,16 @@ static double share_of(const struct svg_ctx *c, const struct node *n)
 	return c->total ? (double)n->count / c->total : 0;
 }
 
+/* The change of the frame's share of all samples, base to graph: counts,
+ * not sums of shares, so that an unchanged frame is exactly 0 (white). */
+static double delta_of(const struct svg_ctx *c, const struct node *n)
+{
+	return share_of(c, n) - (c->base_total ? (double)n->base / c->base_total : 0);
+}
+
 static void max_delta(struct svg_ctx *c, const struct node *n, bool root)
 {
-	double d = fabs(share_of(c, n) - n->base);
+	double d = fabs(delta_of(c, n));
 
 	if (!root && d > c->max_delta)
 		c->max_delta = d;
@@ -221,17 +229,15 @@ static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 	if (w < MIN_WIDTH_PX)
 		return;
 	if (depth >= 0) {
-		double delta = 100.0 * (share_of(c, n) - n->base);
-
 		if (c->palette == FLAMEGRAPH_DIFF)
-			diff_color(c, share_of(c, n) - n->base, color, sizeof(color));
+			diff_color(c, delta_of(c, n), color, sizeof(color));
 		else
 			color_of(n->name, c->palette, color, sizeof(color));
 		fprintf(c->out, "<g class=\"f\"><title>");
 		outputs__xml_escape(c->out, n->name);
 		fprintf(c->out, " (%llu %s, %.2f%%", (unsigned long long)n->count, c->unit, 100.0 * share_of(c, n));
 		if (c->palette == FLAMEGRAPH_DIFF)
-			fprintf(c->out, "; %+.2f points against the base", delta);
+			fprintf(c->out, "; %+.2f points against the base", 100.0 * delta_of(c, n));
 		fprintf(c->out, ")</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
 			"fill=\"%s\" rx=\"2\"/>", x, y, w, FRAME_H - 1, color);
 		size_t fit = w > 3 * CHAR_PX ? (size_t)((w - 6) / CHAR_PX) : 0;
@@ -258,8 +264,8 @@ static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 	}
 }
 
-/* Adds the stacks to the tree: their counts, or (base) their shares of the
- * base's total, on the frames they pass through. A base frame absent from
+/* Adds the stacks' counts to the tree (base: to the base's counts), on the
+ * frames they pass through. A base frame absent from
  * the graph adds none: the graph shows the new stacks' frames only, as
  * flamegraph.pl's differential graphs do. */
 static int tree_add(struct node *root, const struct folded *stacks, bool base)
@@ -267,11 +273,10 @@ static int tree_add(struct node *root, const struct folded *stacks, bool base)
 	for (size_t i = 0; i < stacks->n; i++) {
 		const char *s = stacks->entries[i].stack;
 		uint64_t v = stacks->entries[i].count;
-		double share = stacks->total ? (double)v / stacks->total : 0;
 		struct node *n = root;
 
 		if (base)
-			root->base += share;
+			root->base += v;
 		else
 			root->count += v;
 		while (*s) {
@@ -281,7 +286,7 @@ static int tree_add(struct node *root, const struct folded *stacks, bool base)
 			if (!n)
 				return -ENOMEM;
 			if (base)
-				n->base += share;
+				n->base += v;
 			else
 				n->count += v;
 			s += len + (s[len] == ';');
@@ -318,6 +323,7 @@ int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts 
 	if (!err && o->palette == FLAMEGRAPH_DIFF && o->base) {
 		err = tree_add(&root, o->base, true);
 		tree_prune(&root);
+		c.base_total = root.base;
 	}
 	depth = node_depth(&root) - 1;
 	c.total = root.count;
