@@ -94,12 +94,14 @@ int manpage__write(FILE *f)
 	      ".SH REPORT AND DIFF\n"
 	      "\\fBreport\\fR prints a text summary of a recording. \\fBdiff\\fR compares two recordings "
 	      "and exits 1 when a time grew by more than \\fB\\-\\-threshold\\fR \\fIPCT\\fR percent "
-	      "(default 5). Both take \\fB\\-h\\fR, \\fB\\-\\-help\\fR.\n"
+	      "(default 5); \\fB\\-\\-flamegraph\\fR \\fIFILE\\fR also writes a differential flame graph "
+	      "of NEW's stacks (red: a frame's share grew, blue: it shrank). Both take \\fB\\-h\\fR, "
+	      "\\fB\\-\\-help\\fR.\n"
 	      ".SH EXIT STATUS\n", f);
 #define IT_EXIT_MAN(name, value, what) fprintf(f, ".TP\n.B %d\n", value), roff(f, what), fputc('\n', f);
 	IT_EXIT_CODES(IT_EXIT_MAN)
 #undef IT_EXIT_MAN
-	fputs(".SH FILES\nprofile.json, stacks.folded, offcpu.folded, trace.json, flamegraph.svg, "
+	fputs(".SH FILES\nprofile.json, stacks.folded, offcpu.folded, trace.json, flamegraph.svg, offcpu.svg, "
 	      "report.html in the output directory.\n"
 	      ".SH SEE ALSO\n.BR perf (1)\n", f);
 	return ferror(f) ? -EIO : 0;
