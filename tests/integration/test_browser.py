@@ -4,7 +4,10 @@ chromium-headless-shell, installed by `make deps`): search highlights a
 function and reports its share as stacks.folded counts it, a click zooms a
 frame to the full width, no console error, no "nan". The view is set through
 the URL fragment (#search=, #zoom=: the share links), which dispatches a real
-click on the frame."""
+click on the frame. offcpu.svg and report.html's off-CPU graph likewise, and
+report.html's phase selector (#phase=) shows the phase's own stacks. A phase
+that never ran (worker: the fixture runs without workers) gets no folded
+files, and profile.json and report.html say so."""
 import os
 import re
 import shutil
@@ -43,7 +46,8 @@ def frame_rect(dom, name):
 class BrowserTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.rec = common.record(["-F", "499", "--cycle", "run_cycle", "--phase", "llm_inference=inference"],
+        cls.rec = common.record(["-F", "499", "--cycle", "run_cycle", "--phase", "llm_inference=inference",
+                                 "--phase", "database=database", "--phase", "never=worker"],
                                 [experiment(), "8", "20", "3", "2", "1"])
         st = cls.rec.folded()
         total = sum(st.values())
@@ -77,6 +81,66 @@ class BrowserTest(unittest.TestCase):
         self.assertTrue({"profile.json", "trace.json", "flamegraph.svg", "stacks.folded"} <= links, links)
         for name in links:
             self.assertTrue(os.path.exists(os.path.join(self.rec.dir, name)), name)
+
+    def share(self, name, frame):
+        st = self.rec.folded(name)
+        total = sum(st.values())
+        return 100.0 * sum(c for s, c in st.items() if frame in s.split(";")) / total
+
+    def test_offcpu_svg(self):
+        # database() sleeps: its blocked time is the off-CPU graph's weight
+        truth = self.share("offcpu.folded", "database")
+        self.assertGreater(truth, 0)
+        dom, console = load(os.path.join(self.rec.dir, "offcpu.svg"), {"search": "^database$"})
+        self.assertEqual(console, [])
+        self.assertIn("Off-CPU flame graph", dom)
+        self.assertIn(" us blocked, ", dom)
+        m = re.search(r"Matched: ([0-9.]+)%", dom)
+        self.assertTrue(m, dom[-2000:])
+        self.assertAlmostEqual(float(m.group(1)), truth, delta=1.0)
+
+    def view(self, dom, kind, phase):
+        """The style and the content of one flame graph view of report.html."""
+        m = re.search(r'<div class="fg-view" data-kind="%s" data-phase="%s" style="([^"]*)">(.*?)</svg>'
+                      % (kind, re.escape(phase)), dom, re.S)
+        self.assertTrue(m, (kind, phase))
+        return m.group(1), m.group(2)
+
+    def test_report_phase_selector_and_offcpu(self):
+        dom, console = load(os.path.join(self.rec.dir, "report.html"),
+                            {"phase": "llm_inference", "search": "^spin_cpu$"})
+        self.assertEqual(console, [])
+        # the on-CPU graph shows the phase's stacks, the whole set hidden
+        style, svg = self.view(dom, "oncpu", "llm_inference")
+        self.assertNotIn("none", style)
+        self.assertIn("none", self.view(dom, "oncpu", "")[0])
+        self.assertIn("phase llm_inference", svg)
+        m = re.search(r"Matched: ([0-9.]+)%", svg)
+        self.assertAlmostEqual(float(m.group(1)), self.share("stacks.llm_inference.folded", "spin_cpu"), delta=1.0)
+        # the off-CPU graph has no llm_inference stacks (it spins): it stays on all
+        self.assertNotIn("none", self.view(dom, "offcpu", "")[0])
+        self.assertIn("none", self.view(dom, "offcpu", "database")[0])
+        self.assertNotIn('data-kind="offcpu" data-phase="llm_inference"', dom)
+        self.assertIn("Off-CPU flame graph", dom)
+        self.assertIn('<a href="offcpu.svg">', dom)
+
+    def test_phase_without_stacks_writes_no_file(self):
+        files = set(os.listdir(self.rec.dir))
+        out = self.rec.profile["outputs"]
+        not_written = {n["file"]: n["reason"] for n in out["not_written"]}
+        for name in ("stacks.never.folded", "offcpu.never.folded"):
+            self.assertNotIn(name, files)
+            self.assertIn("phase never", not_written[name])
+        # what profile.json lists is what is there, and every folded file
+        # has lines (flamegraph.pl fails on an empty one)
+        self.assertEqual(set(out["files"]), {f for f in files if not f.startswith(".")})
+        self.assertFalse(set(not_written) & files)
+        for name in files:
+            if name.endswith(".folded"):
+                self.assertTrue(self.rec.folded(name), name)
+        with open(os.path.join(self.rec.dir, "report.html")) as f:
+            html = f.read()
+        self.assertIn("<code>stacks.never.folded</code>: no samples in phase never", html)
 
 
 if __name__ == "__main__":

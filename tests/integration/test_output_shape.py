@@ -19,7 +19,7 @@ TOP_LEVEL = {
     "schema_version", "tool", "system", "phases", "aggregate_metrics", "samples", "offcpu", "sched",
     "memory", "thermal", "gpu", "disk", "network", "lost", "cycles", "crashes", "bottlenecks",
     "recommendations", "alerts", "command", "pids", "processes", "started_at", "duration_s",
-    "stop_reason", "config", "probes", "probes_overhead",
+    "stop_reason", "config", "probes", "probes_overhead", "outputs",
 }
 CYCLE_KEYS = {
     "index", "bpf_cycle", "pid", "start_ns", "end_ns", "duration_ms", "samples", "phases", "counts",
@@ -40,10 +40,14 @@ class OutputShapeTest(unittest.TestCase):
         cls.shape = output_shape.shape(cls.rec.dir)
 
     def test_files(self):
-        want = {"profile.json", "stacks.folded", "offcpu.folded", "trace.json", "flamegraph.svg",
-                "report.html"} | {f"{k}.{p}.folded" for k in ("stacks", "offcpu")
-                                  for p in ("llm_inference", "database", "mode")}
+        want = {"profile.json", "stacks.folded", "offcpu.folded", "trace.json", "flamegraph.svg", "offcpu.svg",
+                "report.html", "stacks.llm_inference.folded", "offcpu.database.folded"}
         self.assertTrue(want <= set(self.shape["files"]), want - set(self.shape["files"]))
+        # a phase's folded file is written, or listed as not written (no stacks)
+        out = self.rec.profile["outputs"]
+        not_written = {n["file"] for n in out["not_written"]}
+        for name in (f"{k}.{p}.folded" for k in ("stacks", "offcpu") for p in ("llm_inference", "database", "mode")):
+            self.assertNotEqual(name in self.shape["files"], name in not_written, name)
 
     def test_profile_keys(self):
         p = self.rec.profile
@@ -72,7 +76,7 @@ class OutputShapeTest(unittest.TestCase):
         kinds = {tuple(k) for k in self.shape["trace_events"]}
         self.assertTrue({("M", "process_name"), ("X", "cycle"), ("X", "phase")} <= kinds, kinds)
         self.assertTrue(self.shape["svg"]["root"] and self.shape["svg"]["rects"])
-        for h in ("Cycles", "Phases", "Samples", "On-CPU flame graph"):
+        for h in ("Cycles", "Phases", "Samples", "On-CPU flame graph", "Off-CPU flame graph (time blocked)", "Outputs"):
             self.assertIn(h, self.shape["html_sections"])
         html = open(os.path.join(self.rec.dir, "report.html")).read()
         self.assertNotIn("nan", html.replace("nanosleep", ""))

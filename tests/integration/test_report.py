@@ -84,6 +84,24 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
         self.assertNotIn("J per generated token", r.stdout)
         self.assertNotIn("nan", r.stdout)
 
+    def test_stack_hint_follows_the_call_graph_mode(self):
+        p = profile(100.0, {})
+        p["samples"] = {"total": 100, "requested_hz": 99, "achieved_hz": 99.0, "target_cpu_seconds": 1.0,
+                        "stack_quality": {"complete_percent": 50.0,
+                                          "by_leaf_object": {"libfoo.so": {"samples": 100, "truncated_percent": 50.0}}}}
+        for mode in ("fp", "dwarf"):
+            p["samples"]["call_graph"] = mode
+            r = subprocess.run([INFERTRACE, "report", self.write(p)], text=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            warning = self.line(r.stdout, "  warning: 50% of stacks in libfoo.so end early")
+            if mode == "fp":
+                self.assertIn("try --call-graph dwarf", warning)
+            else:
+                self.assertNotIn("try --call-graph dwarf\n", r.stdout)
+                self.assertIn("with --call-graph dwarf", warning)
+                self.assertIn("--call-graph dwarf,SIZE", warning)
+
     def test_regression_and_speedup(self):
         base = self.write(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
         slow = self.write(profile(120.0, {"llm_inference": (400.0, 10), "database": (50.0, 10)}))

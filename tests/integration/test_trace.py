@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """trace.json as Perfetto and chrome://tracing read it: cycles numbered as in
 profile.json, each phase slice naming the cycle it ran in and lying inside
-it, every process and thread track named, no time before the start."""
+it, every process and thread track named, no time before the start, and
+every sample's stack (sf) a chain of stackFrames that is a stack of
+stacks.folded."""
+import collections
 import unittest
 
 import common
@@ -21,7 +24,8 @@ class TraceTest(unittest.TestCase):
         cls.rec = common.record(["--cycle", "run_cycle", "--phase", "llm_inference=inference",
                                  "--phase", "database=database"],
                                 [experiment(), str(CYCLES), "5", "3", "2", "1", "2"])
-        cls.events = common.load_json(cls.rec.dir + "/trace.json")["traceEvents"]
+        cls.trace = common.load_json(cls.rec.dir + "/trace.json")
+        cls.events = cls.trace["traceEvents"]
 
     def slices(self, cat):
         return [e for e in self.events if e["ph"] == "X" and e.get("cat") == cat]
@@ -61,6 +65,29 @@ class TraceTest(unittest.TestCase):
 
     def test_no_time_before_the_start(self):
         self.assertGreaterEqual(min(e["ts"] for e in self.events if "ts" in e), 0)
+
+    def test_samples_reference_their_stacks(self):
+        frames = self.trace["stackFrames"]
+        folded = self.rec.folded()
+        samples = [e for e in self.events if e["ph"] == "i" and e.get("cat") == "sample"]
+        self.assertTrue(samples)
+        seen = collections.Counter()
+        for e in samples:
+            self.assertIn("sf", e, e)
+            chain, at = [], e["sf"]
+            while at is not None:
+                chain.append(frames[at]["name"])
+                at = frames[at].get("parent")
+                self.assertLess(len(chain), 1000)
+            stack = ";".join(reversed(chain))
+            self.assertIn(stack, folded)
+            seen[stack] += 1
+        # each stack has as many samples on the timeline as stacks.folded
+        # counts, or fewer (the timeline keeps at most 2^20 samples)
+        for stack, n in seen.items():
+            self.assertLessEqual(n, folded[stack], stack)
+        if not self.rec.profile["lost"].get("trace_samples_not_kept"):
+            self.assertEqual(sum(seen.values()), sum(folded.values()))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include "exit_codes.h"
 #include "folded.h"
 #include "model.h"
+#include "outputs.h"
 #include "power_mode.h"
 #include "profile.h"
 #include "report.h"
@@ -42,7 +43,8 @@ static void print_samples(const struct model *m)
 {
 	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
 	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
-	const char *key;
+	const char *key, *cg = json_string_value(json_object_get(s, "call_graph"));
+	bool dwarf = cg && !strcmp(cg, "dwarf");
 
 	if (!json_is_object(s) || !isfinite(json_num(s, "total"))) {
 		printf("Samples: none recorded\n");
@@ -52,7 +54,14 @@ static void print_samples(const struct model *m)
 	       json_num(s, "total"), json_num(s, "requested_hz"), json_num(s, "achieved_hz"), json_num(s, "target_cpu_seconds"));
 	printf("Stacks: %.1f%% complete (reach main/thread start)\n", json_num(q, "complete_percent"));
 	json_object_foreach(objs, key, v) {
-		if (json_num(v, "truncated_percent") > 20 && json_num(v, "samples") >= 10)
+		if (json_num(v, "truncated_percent") <= 20 || json_num(v, "samples") < 10)
+			continue;
+		/* the hint follows the mode the recording used */
+		if (dwarf)
+			printf("  warning: %.0f%% of stacks in %s end early with --call-graph dwarf (no CFI for the "
+			       "code, or a stack deeper than the copy: try a larger --call-graph dwarf,SIZE)\n",
+			       json_num(v, "truncated_percent"), key);
+		else
 			printf("  warning: %.0f%% of stacks in %s end early (no frame pointers?); "
 			       "try --call-graph dwarf\n", json_num(v, "truncated_percent"), key);
 	}
@@ -360,37 +369,89 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 	return regressions;
 }
 
+/* diff's differential flame graph: NEW's stacks.folded coloured by the
+ * change of each frame's share from BASE's. 0, or an exit code with a
+ * message. */
+static int write_diff_flamegraph(const char *base_dir, const char *new_dir, const char *out)
+{
+	struct flamegraph_opts o = { "Differential flame graph (red: grew, blue: shrank)", "samples",
+				     FLAMEGRAPH_DIFF, NULL };
+	struct folded b = {}, n = {};
+	char path[4200], *slash, dir[4096];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/stacks.folded", base_dir);
+	err = folded__read(path, &b);
+	if (!err) {
+		snprintf(path, sizeof(path), "%s/stacks.folded", new_dir);
+		err = folded__read(path, &n);
+	}
+	if (err) {
+		fprintf(stderr, "infertrace: cannot read '%s' for the differential flame graph: %s\n", path,
+			strerror(-err));
+		folded__free(&b);
+		return IT_EXIT_TARGET;
+	}
+	o.base = &b;
+	snprintf(dir, sizeof(dir), "%s", out);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	err = flamegraph__write_file(slash ? (*dir ? dir : "/") : ".", slash ? slash + 1 : out, &n, &o);
+	folded__free(&b);
+	folded__free(&n);
+	if (err) {
+		fprintf(stderr, "infertrace: cannot write '%s': %s\n", out, strerror(-err));
+		return IT_EXIT_OUTPUT;
+	}
+	printf("differential flame graph: %s\n", out);
+	return 0;
+}
+
+#define DIFF_USAGE "Usage: infertrace diff [--threshold PCT] [--flamegraph FILE] BASE NEW " \
+	"(record directories or profile.json files)\n"
+
 int cmd_diff(int argc, char **argv)
 {
 	double threshold = 5.0;
+	const char *svg = NULL;
 	struct model b, n;
-	char dir[4096];
-	int regressions;
+	char bdir[4096], ndir[4096];
+	int regressions, rc;
 	char *end;
+	int i;
 
-	/* diff [--threshold PCT] BASE NEW */
+	/* diff [--threshold PCT] [--flamegraph FILE] BASE NEW */
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
-		       "Exits 1 when any time grew by more than PCT%% (default 5).\n");
+		printf(DIFF_USAGE "Exits 1 when any time grew by more than PCT%% (default 5).\n"
+		       "--flamegraph FILE writes a differential flame graph of NEW's stacks.folded (e.g. diff.svg):\n"
+		       "frame widths are NEW's, red frames grew and blue frames shrank in share of all samples.\n");
 		return IT_EXIT_OK;
 	}
-	if (argc == 5 && !strcmp(argv[1], "--threshold")) {
-		threshold = strtod(argv[2], &end);
-		if (*end || end == argv[2] || !isfinite(threshold) || threshold < 0) {
-			fprintf(stderr, "infertrace: invalid --threshold '%s': expected a finite percentage >= 0\n", argv[2]);
-			return IT_EXIT_USAGE;
+	for (i = 1; i + 1 < argc && !strncmp(argv[i], "--", 2); i += 2) {
+		if (!strcmp(argv[i], "--threshold")) {
+			threshold = strtod(argv[i + 1], &end);
+			if (*end || end == argv[i + 1] || !isfinite(threshold) || threshold < 0) {
+				fprintf(stderr, "infertrace: invalid --threshold '%s': expected a finite percentage >= 0\n",
+					argv[i + 1]);
+				return IT_EXIT_USAGE;
+			}
+		} else if (!strcmp(argv[i], "--flamegraph") && *argv[i + 1]) {
+			svg = argv[i + 1];
+		} else {
+			break;
 		}
-		argv += 2;
-		argc -= 2;
 	}
+	argv += i - 1;
+	argc -= i - 1;
 	if (argc != 3) {
-		fprintf(stderr, "Usage: infertrace diff [--threshold PCT] BASE NEW (record directories or profile.json files)\n"
-			"Exits 1 when any time grew by more than PCT%% (default 5), or a figure is missing from one side.\n");
+		fprintf(stderr, DIFF_USAGE "Exits 1 when any time grew by more than PCT%% (default 5), or a figure is "
+			"missing from one side.\n");
 		return IT_EXIT_USAGE;
 	}
-	if (load_model(argv[1], &b, dir, sizeof(dir)))
+	if (load_model(argv[1], &b, bdir, sizeof(bdir)))
 		return IT_EXIT_TARGET;
-	if (load_model(argv[2], &n, dir, sizeof(dir))) {
+	if (load_model(argv[2], &n, ndir, sizeof(ndir))) {
 		model__free(&b);
 		return IT_EXIT_TARGET;
 	}
@@ -401,5 +462,8 @@ int cmd_diff(int argc, char **argv)
 		printf("no regression\n");
 	model__free(&b);
 	model__free(&n);
+	rc = svg ? write_diff_flamegraph(bdir, ndir, svg) : 0;
+	if (rc)
+		return rc;
 	return regressions ? IT_EXIT_REGRESSION : IT_EXIT_OK;
 }

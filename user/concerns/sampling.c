@@ -56,11 +56,12 @@ static int sampling_configure(struct recording *rec)
 
 /* Each streamed sample's time and place, for trace.json's timeline; ip is
  * the pc, or its JIT token (the perf-map entry valid at the sample's time). */
-static void log_trace_sample(struct recording *rec, const struct it_ustack_event *e, uint64_t ip, uint32_t phase)
+static void log_trace_sample(struct recording *rec, const struct it_ustack_event *e, uint64_t ip, uint32_t phase,
+			     uint32_t entry)
 {
 	struct model_trace_sample ts = {
 		.ts_ns = e->hdr.ts_ns, .tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = phase, .frame = -1,
-		.ip = ip,
+		.ip = ip, .entry = entry, .stack = -1,
 	};
 
 	if (rec->model.ntrace_samples >= MAX_TRACE_SAMPLES || model__add_trace_sample(&rec->model, &ts))
@@ -104,7 +105,7 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	__u64 ips[IT_MAX_STACK_DEPTH];
 	struct it_label_key key;
 	uint64_t ip;
-	uint32_t jp;
+	uint32_t jp, entry;
 	int n;
 
 	if (h->type == IT_EV_EXIT && rec->unwinder)
@@ -128,10 +129,12 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 		ip = ips[0];
 	else if (!n)
 		syms_cache__jit_tokenize(rec->syms, h->tgid, &ip, 1, h->ts_ns);
-	log_trace_sample(rec, e, ip, key.stack.phase);
 	s->stacks.unwound_frames += n;
-	if (ustack_table__add(&s->stacks, &key, ips, n, 1))
+	if (ustack_table__add_id(&s->stacks, &key, ips, n, 1, &entry)) {
 		s->stacks.bad_records++;
+		entry = UINT32_MAX;
+	}
+	log_trace_sample(rec, e, ip, key.stack.phase, entry);
 }
 
 static json_t *unwind_json(const struct recording *rec, const struct stack_report *sr, const __u64 *stats)
@@ -229,14 +232,20 @@ static int sampling_collect(struct recording *rec, struct model *m)
 {
 	struct stack_report sr;
 	__u64 stats[IT_STAT_MAX];
+	int32_t *names = NULL;
 	int err;
 
 	tracer__stats(&rec->tracer, stats);
 	add_lost(m, stats, rec->sampling ? rec->sampling->stacks.unlabelled : 0);
 	err = stacks__collect(&rec->tracer, rec->syms, rec->ksyms, rec->phase_names, &sr);
+	/* each entry's folded stack: trace.json's samples refer to theirs */
+	if (!err && rec->sampling && rec->sampling->stacks.n)
+		names = malloc(rec->sampling->stacks.n * sizeof(*names));
+	for (size_t i = 0; names && i < rec->sampling->stacks.n; i++)
+		names[i] = -1;
 	if (!err && rec->sampling)
-		err = ustack_table__report(&rec->sampling->stacks, bpf_map__fd(rec->tracer.skel->maps.stackmap),
-					   rec->syms, rec->ksyms, rec->phase_names, &sr, m, false);
+		err = ustack_table__report_named(&rec->sampling->stacks, bpf_map__fd(rec->tracer.skel->maps.stackmap),
+						 rec->syms, rec->ksyms, rec->phase_names, &sr, m, false, names);
 	if (!err)
 		err = stacks__to_model(bpf_map__fd(rec->tracer.skel->maps.stack_counts),
 				       bpf_map__fd(rec->tracer.skel->maps.label_counts),
@@ -264,6 +273,7 @@ static int sampling_collect(struct recording *rec, struct model *m)
 		syms_cache__format(rec->syms, ts->tgid, ts->ip, frame, sizeof(frame));
 		ts->frame = model__intern(m, frame);
 		ts->jit = perfmap__is_token(ts->ip);
+		ts->stack = names && ts->entry < rec->sampling->stacks.n ? names[ts->entry] : -1;
 	}
 	if (m->snapshot)
 		goto out;
@@ -277,6 +287,7 @@ static int sampling_collect(struct recording *rec, struct model *m)
 			(unsigned long long)(stats[IT_STAT_LOST_SAMPLES] + stats[IT_STAT_USTACK_LOST]),
 			(unsigned long long)stats[IT_STAT_RINGBUF_LOST]);
 out:
+	free(names);
 	stack_report__free(&sr);
 	return err;
 }

@@ -54,7 +54,7 @@ int manpage__write(FILE *f)
 	      ".B infertrace record\n[\\fIOPTIONS\\fR] \\-p \\fIPID\\fR[,\\fIPID\\fR...]\n.br\n"
 	      ".B infertrace top\n[\\fIOPTIONS\\fR] (\\-p \\fIPID\\fR | \\-\\- \\fICOMMAND\\fR [\\fIARGS\\fR...])\n.br\n"
 	      ".B infertrace report\n\\fIDIR\\fR|\\fIprofile.json\\fR\n.br\n"
-	      ".B infertrace diff\n[\\-\\-threshold \\fIPCT\\fR] \\fIBASE\\fR \\fINEW\\fR\n"
+	      ".B infertrace diff\n[\\-\\-threshold \\fIPCT\\fR] [\\-\\-flamegraph \\fIFILE\\fR] \\fIBASE\\fR \\fINEW\\fR\n"
 	      ".SH DESCRIPTION\n"
 	      "Traces an unmodified LLM\\-inference experiment with eBPF: per\\-cycle timings by named "
 	      "phase, on/off\\-CPU time, memory, thermal and GPU side data, bottlenecks, folded stacks "
@@ -94,12 +94,14 @@ int manpage__write(FILE *f)
 	      ".SH REPORT AND DIFF\n"
 	      "\\fBreport\\fR prints a text summary of a recording. \\fBdiff\\fR compares two recordings "
 	      "and exits 1 when a time grew by more than \\fB\\-\\-threshold\\fR \\fIPCT\\fR percent "
-	      "(default 5). Both take \\fB\\-h\\fR, \\fB\\-\\-help\\fR.\n"
+	      "(default 5); \\fB\\-\\-flamegraph\\fR \\fIFILE\\fR also writes a differential flame graph "
+	      "of NEW's stacks (red: a frame's share grew, blue: it shrank). Both take \\fB\\-h\\fR, "
+	      "\\fB\\-\\-help\\fR.\n"
 	      ".SH EXIT STATUS\n", f);
 #define IT_EXIT_MAN(name, value, what) fprintf(f, ".TP\n.B %d\n", value), roff(f, what), fputc('\n', f);
 	IT_EXIT_CODES(IT_EXIT_MAN)
 #undef IT_EXIT_MAN
-	fputs(".SH FILES\nprofile.json, stacks.folded, offcpu.folded, trace.json, flamegraph.svg, "
+	fputs(".SH FILES\nprofile.json, stacks.folded, offcpu.folded, trace.json, flamegraph.svg, offcpu.svg, "
 	      "report.html in the output directory.\n"
 	      ".SH SEE ALSO\n.BR perf (1)\n", f);
 	return ferror(f) ? -EIO : 0;
@@ -139,7 +141,7 @@ int completion__write_bash(FILE *f)
 	}
 	fputs("' -- \"$cur\"))\n\t\t;;\n"
 	      "\treport) COMPREPLY=($(compgen -W '-h --help' -f -- \"$cur\")) ;;\n"
-	      "\tdiff) COMPREPLY=($(compgen -W '-h --help --threshold' -f -- \"$cur\")) ;;\n"
+	      "\tdiff) COMPREPLY=($(compgen -W '-h --help --threshold --flamegraph' -f -- \"$cur\")) ;;\n"
 	      "\tesac\n}\n"
 	      "complete -o filenames -F _infertrace infertrace\n", f);
 	return ferror(f) ? -EIO : 0;

@@ -245,6 +245,8 @@ struct model_trace_sample {
 	pid_t tgid, tid;
 	uint32_t phase;
 	int32_t frame;      /* the leaf's name in model.names; -1 until named */
+	uint32_t entry;     /* the sampling concern's stack entry (ustack_table__add_id) */
+	int32_t stack;      /* its folded stack (as in stacks.folded) in model.names; -1: none */
 	bool jit;           /* the leaf is JIT code named by the perf map */
 };
 

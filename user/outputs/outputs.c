@@ -4,11 +4,13 @@
  *   *.folded        on-CPU and off-CPU stacks, all and per phase;
  *   trace.json      Chrome trace events (Perfetto, chrome://tracing): cycles
  *                   and phase calls as spans per thread, samples as instant
- *                   events (--call-graph dwarf streams each sample with its
- *                   time) or, without per-sample times, a samples-per-cycle
- *                   counter;
+ *                   events with their stacks in stackFrames (--call-graph
+ *                   dwarf streams each sample with its time) or, without
+ *                   per-sample times, a samples-per-cycle counter;
  *   flamegraph.svg  the on-CPU flame graph of stacks.folded;
- *   report.html     one self-contained page: summary tables and the flame graph.
+ *   offcpu.svg      the off-CPU flame graph of offcpu.folded (us blocked);
+ *   report.html     one self-contained page: summary tables and the flame
+ *                   graphs, each with a per-phase selector.
  * See docs/outputs.md. */
 #include <errno.h>
 #include <math.h>
@@ -110,8 +112,84 @@ static void json_str(FILE *f, const char *s)
 	json_decref(j);
 }
 
+/* trace.json's stackFrames: every prefix of the samples' folded stacks is a
+ * frame {name, parent}; a sample's sf is its stack's leaf frame. */
+struct sf_node {
+	const char *name; /* into model.names' stack string, len bytes */
+	size_t len;
+	int32_t parent, first_kid, next;
+};
+
+struct sf_tree {
+	struct sf_node *v;
+	size_t n, cap;
+	int32_t *leaf_of; /* model.names index -> leaf frame; -2 not yet built */
+	int32_t roots;
+};
+
+static int32_t sf_child(struct sf_tree *t, int32_t parent, const char *name, size_t len)
+{
+	int32_t *link = parent < 0 ? &t->roots : &t->v[parent].first_kid;
+
+	for (int32_t k = *link; k >= 0; k = t->v[k].next)
+		if (t->v[k].len == len && !memcmp(t->v[k].name, name, len))
+			return k;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct sf_node *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = cap;
+	}
+	link = parent < 0 ? &t->roots : &t->v[parent].first_kid; /* realloc moved it */
+	t->v[t->n] = (struct sf_node){ name, len, parent, -1, *link };
+	*link = (int32_t)t->n;
+	return (int32_t)t->n++;
+}
+
+/* The leaf frame of folded stack model.names[stack], or -1. */
+static int32_t sf_leaf(struct sf_tree *t, const struct model *m, int32_t stack)
+{
+	const char *s;
+	int32_t at = -1;
+
+	if (!t->leaf_of || stack < 0 || (size_t)stack >= m->nnames)
+		return -1;
+	if (t->leaf_of[stack] != -2)
+		return t->leaf_of[stack];
+	for (s = m->names[stack]; *s;) {
+		size_t len = strcspn(s, ";");
+
+		at = sf_child(t, at, s, len);
+		if (at < 0)
+			break;
+		s += len + (s[len] == ';');
+	}
+	t->leaf_of[stack] = at;
+	return at;
+}
+
+static void write_stack_frames(FILE *f, const struct sf_tree *t)
+{
+	fprintf(f, ",\n\"stackFrames\":{");
+	for (size_t i = 0; i < t->n; i++) {
+		char *name = strndup(t->v[i].name, t->v[i].len);
+
+		fprintf(f, "%s\n\"%zu\":{\"name\":", i ? "," : "", i);
+		json_str(f, name ? name : "[unknown]");
+		free(name);
+		if (t->v[i].parent >= 0)
+			fprintf(f, ",\"parent\":\"%d\"", t->v[i].parent);
+		fputc('}', f);
+	}
+	fputs("}", f);
+}
+
 static int write_trace(const struct model *m, const char *dir)
 {
+	struct sf_tree sft = { .roots = -1 };
 	struct atomic_file *af = atomic_file__open(dir, "trace.json");
 	struct trace_cycle_key *keys;
 	const char *sep = "";
@@ -182,11 +260,18 @@ static int write_trace(const struct model *m, const char *dir)
 		fprintf(f, ",\"duration_ms\":%.3f}}", pc->exit_ns > pc->entry_ns ? (pc->exit_ns - pc->entry_ns) / 1e6 : 0.0);
 		sep = ",\n";
 	}
+	/* stack frames are a convenience: without memory the samples stay, bare */
+	sft.leaf_of = m->ntrace_samples && m->nnames ? malloc(m->nnames * sizeof(*sft.leaf_of)) : NULL;
+	for (i = 0; sft.leaf_of && i < m->nnames; i++)
+		sft.leaf_of[i] = -2;
 	for (i = 0; i < m->ntrace_samples; i++) {
 		const struct model_trace_sample *ts = &m->trace_samples[i];
+		int32_t sf = sf_leaf(&sft, m, ts->stack);
 
 		fprintf(f, "%s{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":", sep);
 		json_str(f, ts->frame >= 0 && (size_t)ts->frame < m->nnames ? m->names[ts->frame] : "[unknown]");
+		if (sf >= 0)
+			fprintf(f, ",\"sf\":\"%d\"", sf);
 		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"phase\":", ts->tgid, ts->tid,
 			rel_us(m, ts->ts_ns));
 		json_str(f, ts->phase && ts->phase < IT_MAX_PHASES && m->phase_names[ts->phase] ?
@@ -207,20 +292,30 @@ static int write_trace(const struct model *m, const char *dir)
 		sep = ",\n";
 	}
 	free(keys);
-	fprintf(f, "\n]}\n");
+	fprintf(f, "\n]");
+	write_stack_frames(f, &sft);
+	fprintf(f, "}\n");
+	free(sft.v);
+	free(sft.leaf_of);
 	return atomic_file__commit(af);
 }
 
-/* ---- flamegraph.svg ---- */
+/* ---- flamegraph.svg, offcpu.svg ---- */
 
-static int write_svg_file(const char *dir, const struct folded *st, const char *title)
+static const struct flamegraph_opts fg_oncpu = { "On-CPU flame graph", "samples", FLAMEGRAPH_ONCPU, NULL };
+static const struct flamegraph_opts fg_offcpu = {
+	"Off-CPU flame graph (time blocked)", "us blocked", FLAMEGRAPH_OFFCPU, NULL
+};
+
+int flamegraph__write_file(const char *dir, const char *name, const struct folded *st,
+			   const struct flamegraph_opts *o)
 {
-	struct atomic_file *af = atomic_file__open(dir, "flamegraph.svg");
+	struct atomic_file *af = atomic_file__open(dir, name);
 	int err;
 
 	if (!af)
 		return -errno;
-	err = flamegraph__write_svg(st, title, "samples", atomic_file__stream(af));
+	err = flamegraph__write(st, o, atomic_file__stream(af));
 	if (err) {
 		if (err == -EIO) /* the stream's: say why (a full disk) */
 			err = atomic_file__error(af);
@@ -228,6 +323,68 @@ static int write_svg_file(const char *dir, const struct folded *st, const char *
 		return err;
 	}
 	return atomic_file__commit(af);
+}
+
+/* ---- which files a recording writes ---- */
+
+/* A phase with no stacks gets no folded file: an empty one makes
+ * flamegraph.pl fail. */
+static bool folded_empty(const struct folded *f)
+{
+	return !f->n || !f->total;
+}
+
+/* profile.json's "outputs": the files written beside it, and those not
+ * written with the reason (docs/outputs.md). */
+static json_t *outputs_json(const struct model *m, bool final)
+{
+	json_t *o = json_object(), *files = json_array(), *not = json_array();
+	static const char *const base[2] = { "stacks", "offcpu" };
+	char name[160], why[200];
+
+	json_array_append_new(files, json_string("profile.json"));
+	for (int k = 0; k < 2; k++) {
+		bool have = k ? m->have_offcpu : m->have_oncpu;
+		const struct folded *by_phase = k ? m->offcpu_us_by_phase : m->oncpu_by_phase;
+
+		snprintf(name, sizeof(name), "%s.folded", base[k]);
+		if (!have) {
+			json_t *n = json_object();
+
+			json_object_set_new(n, "file", json_string(name));
+			json_object_set_new(n, "reason", json_string(k ? "off-CPU stacks were not recorded" :
+								      "on-CPU samples were not recorded"));
+			json_array_append_new(not, n);
+			continue;
+		}
+		json_array_append_new(files, json_string(name));
+		for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+			if (!m->phase_names[ph])
+				continue;
+			snprintf(name, sizeof(name), "%s.%s.folded", base[k], m->phase_names[ph]);
+			if (!folded_empty(&by_phase[ph])) {
+				json_array_append_new(files, json_string(name));
+				continue;
+			}
+			json_t *n = json_object();
+
+			snprintf(why, sizeof(why), "no %s in phase %s", k ? "off-CPU time" : "samples", m->phase_names[ph]);
+			json_object_set_new(n, "file", json_string(name));
+			json_object_set_new(n, "reason", json_string(why));
+			json_array_append_new(not, n);
+		}
+	}
+	json_array_append_new(files, json_string("profile.pb.gz"));
+	if (final) {
+		json_array_append_new(files, json_string("trace.json"));
+		json_array_append_new(files, json_string("flamegraph.svg"));
+		if (m->have_offcpu)
+			json_array_append_new(files, json_string("offcpu.svg"));
+		json_array_append_new(files, json_string("report.html"));
+	}
+	json_object_set_new(o, "files", files);
+	json_object_set_new(o, "not_written", not);
+	return o;
 }
 
 /* ---- report.html ---- */
@@ -428,6 +585,98 @@ static void html_samples(FILE *f, const struct model *m, const struct folded *st
 	folded__free(&leaf);
 }
 
+/* The phase selectors: each shows its graph for the phase chosen; the
+ * choice is kept in the URL fragment (#phase=NAME), as the graphs keep
+ * their search and zoom, so a link opens the page on that phase. */
+static const char phase_script[] =
+"<script>(function () {\n"
+"function params() { return new URLSearchParams(location.hash.slice(1)); }\n"
+"document.querySelectorAll('select.fg-phase').forEach(function (s) {\n"
+"  s.addEventListener('change', function () {\n"
+"    var p = params();\n"
+"    document.querySelectorAll('div.fg-view[data-kind=\"' + s.dataset.kind + '\"]').forEach(function (d) {\n"
+"      d.style.display = d.dataset.phase === s.value ? '' : 'none'; });\n"
+"    if (s.value) p.set('phase', s.value); else p.delete('phase');\n"
+"    history.replaceState(null, '', '#' + p.toString());\n"
+"  });\n"
+"  var want = params().get('phase');\n"
+"  if (want && [].some.call(s.options, function (o) { return o.value === want; })) {\n"
+"    s.value = want; s.dispatchEvent(new Event('change'));\n"
+"  }\n"
+"});\n"
+"})();</script>\n";
+
+/* One flame graph with its phase selector: every phase's graph is drawn
+ * into the page, hidden but the one selected ("all stacks" first). */
+static void html_flamegraph(FILE *f, const struct model *m, const char *kind, const struct folded *all,
+			    const struct folded *by_phase, const struct flamegraph_opts *o)
+{
+	struct flamegraph_opts po = *o;
+	char title[200];
+
+	fprintf(f, "<h2>");
+	h(f, o->title);
+	fprintf(f, "</h2>\n<p>Stacks: <select class=\"fg-phase\" data-kind=\"%s\"><option value=\"\">all stacks"
+		"</option>", kind);
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		if (!m->phase_names[ph] || folded_empty(&by_phase[ph]))
+			continue;
+		fprintf(f, "<option value=\"");
+		h(f, m->phase_names[ph]);
+		fprintf(f, "\">phase ");
+		h(f, m->phase_names[ph]);
+		fprintf(f, "</option>");
+	}
+	fprintf(f, "</select></p>\n<div class=\"fg-view\" data-kind=\"%s\" data-phase=\"\" "
+		"style=\"overflow-x:auto\">\n", kind);
+	flamegraph__write(all, o, f);
+	fprintf(f, "</div>\n");
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		if (!m->phase_names[ph] || folded_empty(&by_phase[ph]))
+			continue;
+		snprintf(title, sizeof(title), "%s: phase %s", o->title, m->phase_names[ph]);
+		po.title = title;
+		fprintf(f, "<div class=\"fg-view\" data-kind=\"%s\" data-phase=\"", kind);
+		h(f, m->phase_names[ph]);
+		fprintf(f, "\" style=\"overflow-x:auto;display:none\">\n");
+		flamegraph__write(&by_phase[ph], &po, f);
+		fprintf(f, "</div>\n");
+	}
+}
+
+/* Links to every file beside the page, and the files not written with why. */
+static void html_outputs(FILE *f, const struct model *m)
+{
+	json_t *o = outputs_json(m, true), *v;
+	size_t i;
+
+	fprintf(f, "<h2>Outputs</h2><p>Beside this page:");
+	json_array_foreach(json_object_get(o, "files"), i, v) {
+		const char *name = json_string_value(v);
+
+		if (!strcmp(name, "report.html"))
+			continue;
+		fprintf(f, "%s <a href=\"", i ? "," : "");
+		h(f, name);
+		fprintf(f, "\">");
+		h(f, name);
+		fprintf(f, "</a>%s", !strcmp(name, "trace.json") ? " (open in https://ui.perfetto.dev)" : "");
+	}
+	fprintf(f, ".</p>\n");
+	if (json_array_size(json_object_get(o, "not_written"))) {
+		fprintf(f, "<p>Not written:</p><ul>\n");
+		json_array_foreach(json_object_get(o, "not_written"), i, v) {
+			fprintf(f, "<li><code>");
+			h(f, json_string_value(json_object_get(v, "file")));
+			fprintf(f, "</code>: ");
+			h(f, json_string_value(json_object_get(v, "reason")));
+			fprintf(f, "</li>\n");
+		}
+		fprintf(f, "</ul>\n");
+	}
+	json_decref(o);
+}
+
 static int write_html(const struct model *m, const char *dir)
 {
 	struct atomic_file *af = atomic_file__open(dir, "report.html");
@@ -463,13 +712,12 @@ static int write_html(const struct model *m, const char *dir)
 	}
 	html_findings(f, m);
 	html_samples(f, m, &m->oncpu);
-	fprintf(f, "<h2>On-CPU flame graph</h2>\n<div style=\"overflow-x:auto\">\n");
-	flamegraph__write_svg(&m->oncpu, "On-CPU flame graph", "samples", f);
-	fprintf(f, "</div>\n<p>Outputs beside this page: <a href=\"profile.json\">profile.json</a>, "
-		"<a href=\"stacks.folded\">stacks.folded</a>, %s"
-		"<a href=\"trace.json\">trace.json</a> (open in https://ui.perfetto.dev), "
-		"<a href=\"flamegraph.svg\">flamegraph.svg</a>.</p>\n</body></html>\n",
-		m->have_offcpu ? "<a href=\"offcpu.folded\">offcpu.folded</a>, " : "");
+	html_flamegraph(f, m, "oncpu", &m->oncpu, m->oncpu_by_phase, &fg_oncpu);
+	if (m->have_offcpu)
+		html_flamegraph(f, m, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, &fg_offcpu);
+	fprintf(f, "%s", phase_script);
+	html_outputs(f, m);
+	fprintf(f, "</body></html>\n");
 	return atomic_file__commit(af);
 }
 
@@ -500,6 +748,8 @@ static int write_folded_set(const char *dir, const char *base, const struct fold
 	for (int ph = 1; ph < IT_MAX_PHASES && !err; ph++) {
 		if (!m->phase_names[ph])
 			continue;
+		if (folded_empty(&by_phase[ph]))
+			continue; /* listed in profile.json's outputs.not_written */
 		snprintf(name, sizeof(name), "%s.%s.folded", base, m->phase_names[ph]);
 		err = write_folded_copy(&by_phase[ph], dir, name);
 	}
@@ -524,6 +774,8 @@ int outputs__write_checkpoint(const struct model *m, const char *dir)
 	if (err)
 		return err;
 	profile = model__to_json(m);
+	if (profile)
+		json_object_set_new(profile, "outputs", outputs_json(m, false));
 	err = profile ? profile__write(profile, dir) : -ENOMEM;
 	json_decref(profile);
 	return err;
@@ -537,6 +789,8 @@ int outputs__write_all(const struct model *m, const char *dir)
 	if (err)
 		return err;
 	profile = model__to_json(m);
+	if (profile)
+		json_object_set_new(profile, "outputs", outputs_json(m, true));
 	err = profile ? profile__write(profile, dir) : -ENOMEM;
 	json_decref(profile);
 	if (err)
@@ -559,11 +813,13 @@ int outputs__write_all(const struct model *m, const char *dir)
 	err = err ? err : e;
 	e = write_trace(m, dir);
 	if (!e)
-		e = write_svg_file(dir, &m->oncpu, "On-CPU flame graph");
+		e = flamegraph__write_file(dir, "flamegraph.svg", &m->oncpu, &fg_oncpu);
+	if (!e && m->have_offcpu)
+		e = flamegraph__write_file(dir, "offcpu.svg", &m->offcpu_us, &fg_offcpu);
 	if (!e)
 		e = write_html(m, dir);
 	if (e)
-		fprintf(stderr, "infertrace: writing trace.json, flamegraph.svg or report.html to '%s' failed: %s\n",
-			dir, strerror(-e));
+		fprintf(stderr, "infertrace: writing trace.json, flamegraph.svg, offcpu.svg or report.html to '%s' "
+			"failed: %s\n", dir, strerror(-e));
 	return err ? err : e;
 }

@@ -19,11 +19,31 @@ int outputs__write_all(const struct model *m, const char *dir);
  * profile.pb.gz, each replaced atomically (profile.json last). */
 int outputs__write_checkpoint(const struct model *m, const char *dir);
 
+enum flamegraph_palette {
+	FLAMEGRAPH_ONCPU,  /* warm colours by name */
+	FLAMEGRAPH_OFFCPU, /* blues by name */
+	FLAMEGRAPH_DIFF,   /* red: the frame's share grew against base; blue: it shrank */
+};
+
+struct flamegraph_opts {
+	const char *title;
+	const char *unit;            /* of the counts, in the tooltips: "samples", "us blocked" */
+	enum flamegraph_palette palette;
+	const struct folded *base;   /* FLAMEGRAPH_DIFF: the stacks compared against */
+};
+
 /* Writes a flame graph of the stacks as a standalone SVG document: one
- * rectangle per frame, width proportional to its samples, the root at the
- * bottom, a <title> tooltip on each. An empty set gives a valid SVG with a
- * note. 0 or -EIO. */
-int flamegraph__write_svg(const struct folded *stacks, const char *title, const char *unit, FILE *out);
+ * rectangle per frame, width proportional to its count, the root at the
+ * bottom, a <title> tooltip on each, its script for zoom and search. An
+ * empty set gives a valid SVG with a note. A differential graph
+ * (FLAMEGRAPH_DIFF) has the widths of stacks and colours by the change of
+ * each frame's share of all samples from base to stacks, as difffolded.pl
+ * and flamegraph.pl draw it. 0, -ENOMEM or -EIO. */
+int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts *o, FILE *out);
+
+/* Writes DIR/NAME, a flame graph, atomically. 0 or -errno. */
+int flamegraph__write_file(const char *dir, const char *name, const struct folded *st,
+			   const struct flamegraph_opts *o);
 
 /* Writes s with the XML/HTML special characters escaped. */
 void outputs__xml_escape(FILE *out, const char *s);

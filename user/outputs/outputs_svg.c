@@ -4,6 +4,8 @@
  * side by side), then each node becomes a rectangle whose width is its share
  * of the samples, root at the bottom. */
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,7 @@ static const char svg_script[] =
 struct node {
 	char *name;
 	uint64_t count;
+	uint64_t base; /* a differential graph: the base's count on this frame */
 	struct node **kids;
 	size_t nkids, cap;
 };
@@ -150,15 +153,18 @@ static int node_depth(struct node *n)
 	return d + 1;
 }
 
-/* A stable warm colour per name; kernel frames orange, unknown grey. */
-static void color_of(const char *name, char *buf, size_t len)
+/* A stable colour per name (warm; off-CPU: blues, as FlameGraph's "io"
+ * palette); kernel frames orange, unknown grey. */
+static void color_of(const char *name, enum flamegraph_palette pal, char *buf, size_t len)
 {
 	uint32_t h = 2166136261u;
 	size_t n = strlen(name);
 
 	for (const char *p = name; *p; p++)
 		h = (h ^ (unsigned char)*p) * 16777619u;
-	if (n > 4 && !strcmp(name + n - 4, "_[k]"))
+	if (pal == FLAMEGRAPH_OFFCPU && !(n > 4 && !strcmp(name + n - 4, "_[k]")) && !strstr(name, "[unknown]"))
+		snprintf(buf, len, "rgb(%u,%u,%u)", 60 + h % 60, 110 + (h >> 8) % 80, 200 + (h >> 16) % 55);
+	else if (n > 4 && !strcmp(name + n - 4, "_[k]"))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 230 + h % 20, 120 + (h >> 8) % 50, 40 + (h >> 16) % 30);
 	else if (strstr(name, "[unknown]") || strstr(name, "[missing"))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 170 + h % 20, 170 + h % 20, 170 + h % 20);
@@ -172,7 +178,47 @@ struct svg_ctx {
 	uint64_t total;
 	int height;
 	const char *unit;
+	enum flamegraph_palette palette;
+	uint64_t base_total; /* differential: the base's total */
+	double max_delta;    /* differential: the largest |share - base share| */
 };
+
+/* A differential frame's colour, as flamegraph.pl's: red for a share that
+ * grew, blue for one that shrank, deeper the larger the change against the
+ * largest; white for none. */
+static void diff_color(const struct svg_ctx *c, double delta, char *buf, size_t len)
+{
+	unsigned v = c->max_delta > 0 ? (unsigned)(210 * (c->max_delta - fabs(delta)) / c->max_delta) : 255;
+
+	if (delta > 0)
+		snprintf(buf, len, "rgb(255,%u,%u)", v, v);
+	else if (delta < 0)
+		snprintf(buf, len, "rgb(%u,%u,255)", v, v);
+	else
+		snprintf(buf, len, "rgb(255,255,255)");
+}
+
+static double share_of(const struct svg_ctx *c, const struct node *n)
+{
+	return c->total ? (double)n->count / c->total : 0;
+}
+
+/* The change of the frame's share of all samples, base to graph: counts,
+ * not sums of shares, so that an unchanged frame is exactly 0 (white). */
+static double delta_of(const struct svg_ctx *c, const struct node *n)
+{
+	return share_of(c, n) - (c->base_total ? (double)n->base / c->base_total : 0);
+}
+
+static void max_delta(struct svg_ctx *c, const struct node *n, bool root)
+{
+	double d = fabs(delta_of(c, n));
+
+	if (!root && d > c->max_delta)
+		c->max_delta = d;
+	for (size_t i = 0; i < n->nkids; i++)
+		max_delta(c, n->kids[i], false);
+}
 
 static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 {
@@ -183,12 +229,17 @@ static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 	if (w < MIN_WIDTH_PX)
 		return;
 	if (depth >= 0) {
-		color_of(n->name, color, sizeof(color));
+		if (c->palette == FLAMEGRAPH_DIFF)
+			diff_color(c, delta_of(c, n), color, sizeof(color));
+		else
+			color_of(n->name, c->palette, color, sizeof(color));
 		fprintf(c->out, "<g class=\"f\"><title>");
 		outputs__xml_escape(c->out, n->name);
-		fprintf(c->out, " (%llu %s, %.2f%%)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
-			"fill=\"%s\" rx=\"2\"/>", (unsigned long long)n->count, c->unit,
-			c->total ? 100.0 * n->count / c->total : 0, x, y, w, FRAME_H - 1, color);
+		fprintf(c->out, " (%llu %s, %.2f%%", (unsigned long long)n->count, c->unit, 100.0 * share_of(c, n));
+		if (c->palette == FLAMEGRAPH_DIFF)
+			fprintf(c->out, "; %+.2f points against the base", 100.0 * delta_of(c, n));
+		fprintf(c->out, ")</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
+			"fill=\"%s\" rx=\"2\"/>", x, y, w, FRAME_H - 1, color);
 		size_t fit = w > 3 * CHAR_PX ? (size_t)((w - 6) / CHAR_PX) : 0;
 
 		if (fit >= 3) {
@@ -213,28 +264,66 @@ static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 	}
 }
 
-int flamegraph__write_svg(const struct folded *stacks, const char *title, const char *unit, FILE *out)
+/* Adds the stacks' counts to the tree (base: to the base's counts), on the
+ * frames they pass through. A base frame absent from
+ * the graph adds none: the graph shows the new stacks' frames only, as
+ * flamegraph.pl's differential graphs do. */
+static int tree_add(struct node *root, const struct folded *stacks, bool base)
 {
-	struct node root = { .name = NULL };
-	struct svg_ctx c = { .out = out, .unit = unit ? unit : "samples" };
-	int err = 0, depth;
-
-	for (size_t i = 0; i < stacks->n && !err; i++) {
+	for (size_t i = 0; i < stacks->n; i++) {
 		const char *s = stacks->entries[i].stack;
-		struct node *n = &root;
+		uint64_t v = stacks->entries[i].count;
+		struct node *n = root;
 
-		root.count += stacks->entries[i].count;
+		if (base)
+			root->base += v;
+		else
+			root->count += v;
 		while (*s) {
 			size_t len = strcspn(s, ";");
 
 			n = node_child(n, s, len);
-			if (!n) {
-				err = -ENOMEM;
-				break;
-			}
-			n->count += stacks->entries[i].count;
+			if (!n)
+				return -ENOMEM;
+			if (base)
+				n->base += v;
+			else
+				n->count += v;
 			s += len + (s[len] == ';');
 		}
+	}
+	return 0;
+}
+
+/* Drops the frames only the base has (zero width in the graph). */
+static void tree_prune(struct node *n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n->nkids; i++) {
+		if (n->kids[i]->count) {
+			tree_prune(n->kids[i]);
+			n->kids[k++] = n->kids[i];
+		} else {
+			node_free(n->kids[i]);
+			free(n->kids[i]);
+		}
+	}
+	n->nkids = k;
+}
+
+int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts *o, FILE *out)
+{
+	struct node root = { .name = NULL };
+	struct svg_ctx c = { .out = out, .unit = o->unit ? o->unit : "samples", .palette = o->palette };
+	const char *title = o->title;
+	int err, depth;
+
+	err = tree_add(&root, stacks, false);
+	if (!err && o->palette == FLAMEGRAPH_DIFF && o->base) {
+		err = tree_add(&root, o->base, true);
+		tree_prune(&root);
+		c.base_total = root.base;
 	}
 	depth = node_depth(&root) - 1;
 	c.total = root.count;
@@ -258,6 +347,8 @@ int flamegraph__write_svg(const struct folded *stacks, const char *title, const 
 	if (!root.count)
 		fprintf(out, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">no samples</text>\n",
 			SVG_WIDTH / 2, PAD_TOP + FRAME_H);
+	if (c.palette == FLAMEGRAPH_DIFF)
+		max_delta(&c, &root, true);
 	if (root.count)
 		emit(&c, &root, PAD_X, -1); /* the root itself is not drawn */
 	fprintf(out, svg_script, SVG_WIDTH, PAD_X, CHAR_PX, FRAME_H - 5);

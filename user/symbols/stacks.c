@@ -304,7 +304,8 @@ int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *k
 		if (phase_names && phase_names[phase])
 			err = folded__add(&r->by_phase[phase], l.buf, count);
 	}
-	free(l.buf);
+	free(r->last_line);
+	r->last_line = l.buf;
 	return err;
 }
 
@@ -344,6 +345,7 @@ void stack_report__free(struct stack_report *r)
 		free(r->objects[i].object);
 	free(r->objects);
 	free(r->procs);
+	free(r->last_line);
 	memset(r, 0, sizeof(*r));
 }
 

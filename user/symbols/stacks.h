@@ -46,6 +46,7 @@ struct stack_report {
 	uint64_t complete;
 	uint64_t user_stack_missing; /* samples whose user stack could not be read */
 	uint64_t distinct_stacks;
+	char *last_line; /* the folded stack of the last stacks__add (trace.json's samples) */
 };
 
 /* Reads stack_counts/stackmap of the tracer and symbolizes every stack.

@@ -5,6 +5,7 @@
 
 #include <bpf/bpf.h>
 
+#include "model.h"
 #include "perfmap.h"
 #include "stacks.h"
 #include "syms.h"
@@ -16,6 +17,7 @@ struct ustack_ent {
 	uint64_t hash;
 	struct it_label_key key;
 	uint64_t weight;
+	uint32_t id; /* in the order added: ustack_table__add_id's */
 	int n;
 	__u64 ips[]; /* leaf first */
 };
@@ -95,6 +97,12 @@ static int tab_grow(struct ustack_table *t)
 int ustack_table__add(struct ustack_table *t, const struct it_label_key *k, const __u64 *ips, int n,
 		      uint64_t weight)
 {
+	return ustack_table__add_id(t, k, ips, n, weight, NULL);
+}
+
+int ustack_table__add_id(struct ustack_table *t, const struct it_label_key *k, const __u64 *ips, int n,
+			 uint64_t weight, uint32_t *id)
+{
 	uint64_t h = stack_hash(k, ips, n);
 	struct ustack_ent *e;
 	size_t j;
@@ -105,6 +113,8 @@ int ustack_table__add(struct ustack_table *t, const struct it_label_key *k, cons
 		if (e->hash == h && e->n == n && !memcmp(&e->key, k, sizeof(*k)) &&
 		    !memcmp(e->ips, ips, n * sizeof(*ips))) {
 			e->weight += weight;
+			if (id)
+				*id = e->id;
 			return 0;
 		}
 	}
@@ -112,7 +122,7 @@ int ustack_table__add(struct ustack_table *t, const struct it_label_key *k, cons
 		struct it_label_key bare = { .stack = k->stack, .cycle = IT_CYCLE_NONE };
 
 		t->unlabelled += weight;
-		return ustack_table__add(t, &bare, ips, n, weight);
+		return ustack_table__add_id(t, &bare, ips, n, weight, id);
 	}
 	e = malloc(sizeof(*e) + n * sizeof(*ips));
 	if (!e)
@@ -121,15 +131,25 @@ int ustack_table__add(struct ustack_table *t, const struct it_label_key *k, cons
 	e->key = *k;
 	e->weight = weight;
 	e->n = n;
+	e->id = (uint32_t)t->n;
 	memcpy(e->ips, ips, n * sizeof(*ips));
 	t->tab[j] = e;
 	t->n++;
+	if (id)
+		*id = e->id;
 	return 0;
 }
 
 int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
 			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr,
 			 struct model *m, bool offcpu)
+{
+	return ustack_table__report_named(t, kstack_fd, syms, ksyms, phase_names, sr, m, offcpu, NULL);
+}
+
+int ustack_table__report_named(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
+			       struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr,
+			       struct model *m, bool offcpu, int32_t *names)
 {
 	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH];
 	int err = 0;
@@ -146,6 +166,8 @@ int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct sym
 			 bpf_map_lookup_elem(kstack_fd, &e->key.stack.kstack_id, kips) == 0;
 		err = stacks__add(sr, syms, ksyms, phase_names, &e->key.stack, e->n ? uips : NULL,
 				  have_k ? kips : NULL, e->weight);
+		if (!err && names && m && sr->last_line)
+			names[e->id] = model__intern(m, sr->last_line);
 		if (!err && m)
 			err = stacks__add_model(m, syms, ksyms, &e->key.stack, (pid_t)e->key.tid,
 						e->key.cycle != IT_CYCLE_NONE, e->key.cycle, e->n ? uips : NULL,

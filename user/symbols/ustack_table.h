@@ -45,6 +45,10 @@ uint64_t ustack__event_ip(const struct it_ustack_event *e);
 /* Adds weight to the stack (key, ips[0..n)). 0 or -ENOMEM. */
 int ustack_table__add(struct ustack_table *t, const struct it_label_key *key, const __u64 *ips, int n,
 		      uint64_t weight);
+/* The same, and *id (when not NULL) the stack's entry: 0 .. t->n - 1, in
+ * the order the entries were made. */
+int ustack_table__add_id(struct ustack_table *t, const struct it_label_key *key, const __u64 *ips, int n,
+			 uint64_t weight, uint32_t *id);
 /* Adds every stack to a report, with its kernel stack read from the stack
  * map kstack_fd (the one the records' kstack_id point into), and, when m is
  * not NULL, to the model's labelled stacks (profile.pb.gz; offcpu: the
@@ -52,6 +56,12 @@ int ustack_table__add(struct ustack_table *t, const struct it_label_key *key, co
 int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
 			 struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr,
 			 struct model *m, bool offcpu);
+/* The same, and names[id] (t->n of them, when not NULL) the entry's folded
+ * stack, as in stacks.folded, in model.names; -1 where it could not be
+ * interned. */
+int ustack_table__report_named(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
+			       struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr,
+			       struct model *m, bool offcpu, int32_t *names);
 void ustack_table__free(struct ustack_table *t);
 
 #endif
