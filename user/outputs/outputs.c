@@ -22,6 +22,7 @@
 #include "outputs.h"
 #include "pprof.h"
 #include "profile.h"
+#include "tail.h"
 
 /* ---- trace.json ---- */
 
@@ -462,6 +463,7 @@ static int write_html(const struct model *m, const char *dir)
 			m->probe_cost.warning ? ": phase times are inflated" : ".");
 	}
 	html_findings(f, m);
+	tail__html(f, m);
 	html_samples(f, m, &m->oncpu);
 	fprintf(f, "<h2>On-CPU flame graph</h2>\n<div style=\"overflow-x:auto\">\n");
 	flamegraph__write_svg(&m->oncpu, "On-CPU flame graph", "samples", f);
