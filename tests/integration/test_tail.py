@@ -85,6 +85,10 @@ class TailTest(unittest.TestCase):
         self.assertIsNone(cause(t, "blocked", "sleep"))
         self.assertTrue(any(s["kind"] == "oncpu" and "mode" in s["stack"] for s in ph["stacks"]), ph["stacks"])
 
+    def test_schema(self):
+        from test_schema import unknown_keys
+        self.assertEqual(unknown_keys(self.rec.profile), [])
+
     def test_report_and_html_show_them(self):
         rep = subprocess.run([common.INFERTRACE, "report", self.rec.dir], text=True, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT)
