@@ -97,6 +97,15 @@ class LlamaDemoTest(unittest.TestCase):
         self.assertEqual(m["size_bytes"], os.path.getsize(m["path"]))
         self.assertEqual(ll["context"]["n_ctx"], d["context_size"])
         self.assertEqual(ll["context"]["n_batch"], d["batch_size"])
+        # thread counts only from llama_set_n_threads (the parameters' layout
+        # after n_seq_max differs between builds): as the driver asked, or
+        # left out when the driver never called it, never guessed
+        setter = [q["hits"] for q in p["probes"] if q["spec"] == "libllama:llama_set_n_threads"]
+        if setter and setter[0]:
+            self.assertEqual((ll["context"]["n_threads"], ll["context"]["n_threads_batch"]), (d["threads"], d["threads"]))
+        else:
+            self.assertNotIn("n_threads", ll["context"])
+            self.assertNotIn("n_threads_batch", ll["context"])
         rep = subprocess.run([os.path.join(os.environ.get("INFERTRACE_BUILD", os.path.join(ROOT, "build")), "infertrace"),
                               "report", r.dir], text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.assertEqual(rep.returncode, 0, rep.stdout)

@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "stats.h"
+#include "tail.h"
 
 /* The phase whose time tokens/s is measured against: `llm_inference`, else
  * the first phase whose name contains "inference"; 0 = the whole cycle. */
@@ -193,6 +194,7 @@ int model__derive(struct model *m)
 		m->memory.growth_mb_per_cycle = rss_growth(m);
 	if (m->probe_cost.present)
 		derive_probe_cost(m);
+	tail__derive(m);
 	err = model__advance(m, MODEL_DERIVED, "model__derive");
 out:
 	free(durs);

@@ -15,6 +15,7 @@
 #include "power_mode.h"
 #include "profile.h"
 #include "report.h"
+#include "tail.h"
 
 /* DIR/profile.json or a .json file, into m; the directory of the outputs
  * into dir. 0, or non-zero with a message. */
@@ -295,6 +296,7 @@ int cmd_report(int argc, char **argv)
 	print_self_cost(&m);
 	print_py_resolution(&m);
 	print_findings(&m);
+	tail__print(stdout, &m);
 	print_alerts(&m);
 	print_top_functions(dir);
 	model__free(&m);

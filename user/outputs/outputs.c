@@ -24,6 +24,7 @@
 #include "outputs.h"
 #include "pprof.h"
 #include "profile.h"
+#include "tail.h"
 
 /* ---- trace.json ---- */
 
@@ -711,6 +712,7 @@ static int write_html(const struct model *m, const char *dir)
 			m->probe_cost.warning ? ": phase times are inflated" : ".");
 	}
 	html_findings(f, m);
+	tail__html(f, m);
 	html_samples(f, m, &m->oncpu);
 	html_flamegraph(f, m, "oncpu", &m->oncpu, m->oncpu_by_phase, &fg_oncpu);
 	if (m->have_offcpu)

@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Tail-cycle forensics. A cycle is in the tail when its duration is above
+ * median + 3·MAD (median absolute deviation: robust to the tail itself) and
+ * more than 10% above the median (MAD is near 0 when cycles are regular).
+ * Its causes are the figures that grew against their median over the
+ * cycles: each phase's wall time, the main thread's on-CPU, run-queue and
+ * blocked time by reason, all threads' on-CPU and run-queue time, page
+ * faults and the CPU clock. For each timed cause, the stacks whose weight in
+ * the cycle grew most against their median weight per cycle, from the
+ * cycle-labelled stacks the pprof writer uses (model.lstacks). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_num.h"
+#include "model.h"
+#include "outputs.h"
+#include "sched_logic.h"
+#include "stats.h"
+#include "tail.h"
+#include "vec.h"
+
+#define TAIL_MAD_K 3.0
+#define TAIL_MIN_REL 0.10     /* the cycle is at least 10% above the median */
+#define TAIL_MAX 20           /* the worst cycles kept */
+#define CAUSE_MIN_SHARE 0.10  /* of the cycle's excess */
+#define CAUSE_MIN_MS 0.5
+#define MAJFLT_MIN 1.0        /* major faults: each one waits on I/O */
+#define MINFLT_MIN 256.0      /* minor faults: and at least twice the median */
+#define CLOCK_DROP_MIN 0.10   /* the cycle's mean CPU clock, below its median */
+#define STACK_CANDIDATES 32   /* heaviest stacks of a cause in the cycle looked at */
+#define STACKS_PER_CAUSE 3
+#define STACK_FRAMES 48       /* innermost frames written per stack */
+
+enum q_unit { Q_MS, Q_COUNT, Q_MHZ };
+enum stack_filter { SF_NONE, SF_PHASE, SF_ONCPU_MAIN, SF_ONCPU_ALL, SF_BLOCKED };
+
+struct quantity {
+	const char *kind;
+	char name[64];
+	enum q_unit unit;
+	enum stack_filter filter;
+	int arg;        /* the phase, or the blocked class */
+	double *v;      /* per cycle; NAN: not measured */
+};
+
+/* What each labelled stack is, computed once. */
+struct ls_info {
+	uint64_t hash;  /* frames and on/off-CPU: the same stack across cycles */
+	int32_t cycle;  /* index in m->cycles; -1: none */
+	int8_t cls;     /* blocked class of an off-CPU stack; -1 on-CPU */
+	bool main;      /* the process's main thread */
+};
+
+struct ctx {
+	const struct model *m;
+	double period_ms;
+	struct ls_info *info;
+	size_t *by_hash;   /* lstack indexes sorted by hash */
+	double *scratch;   /* ncycles */
+};
+
+static double median_of(const double *v, size_t n, double *scratch)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			scratch[k++] = v[i];
+	return k ? stats__percentile(scratch, k, 50) : NAN;
+}
+
+static bool eligible(const struct model_cycle *c)
+{
+	return !c->open_at_end && c->duration_ms > 0;
+}
+
+/* ---- labelled stacks ---- */
+
+static double ls_ms(const struct ctx *x, const struct model_lstack *s)
+{
+	return s->samples ? s->samples * x->period_ms : s->offcpu_ns / 1e6;
+}
+
+static bool ls_matches(const struct ctx *x, size_t i, const struct quantity *q)
+{
+	const struct model_lstack *s = &x->m->lstacks[i];
+	const struct ls_info *in = &x->info[i];
+
+	switch (q->filter) {
+	case SF_PHASE:
+		return s->phase == (uint32_t)q->arg;
+	case SF_ONCPU_MAIN:
+		return s->samples && in->main;
+	case SF_ONCPU_ALL:
+		return s->samples > 0;
+	case SF_BLOCKED:
+		return !s->samples && in->main && in->cls == q->arg;
+	default:
+		return false;
+	}
+}
+
+static int cmp_cycle_key(const void *a, const void *b)
+{
+	const struct model_cycle *x = *(const struct model_cycle *const *)a, *y = *(const struct model_cycle *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->bpf_cycle < y->bpf_cycle ? -1 : x->bpf_cycle > y->bpf_cycle;
+}
+
+static const struct ctx *sort_ctx;
+
+static int cmp_by_hash(const void *a, const void *b)
+{
+	uint64_t x = sort_ctx->info[*(const size_t *)a].hash, y = sort_ctx->info[*(const size_t *)b].hash;
+
+	return x < y ? -1 : x > y;
+}
+
+static int ls_prepare(struct ctx *x)
+{
+	const struct model *m = x->m;
+	const struct model_cycle **keys = calloc(m->ncycles + 1, sizeof(*keys));
+	int gpu = model__phase_id(m, "gpu_sync");
+
+	x->info = calloc(m->nlstacks + 1, sizeof(*x->info));
+	x->by_hash = calloc(m->nlstacks + 1, sizeof(*x->by_hash));
+	if (!keys || !x->info || !x->by_hash) {
+		free(keys);
+		return -1;
+	}
+	for (size_t i = 0; i < m->ncycles; i++)
+		keys[i] = &m->cycles[i];
+	qsort(keys, m->ncycles, sizeof(*keys), cmp_cycle_key);
+	for (size_t i = 0; i < m->nlstacks; i++) {
+		const struct model_lstack *s = &m->lstacks[i];
+		struct ls_info *in = &x->info[i];
+		uint64_t h = 1469598103934665603ull ^ (s->samples ? 1 : 2);
+		const char *kf[IT_MAX_STACK_DEPTH];
+		int nk = 0;
+
+		for (uint32_t f = 0; f < s->nframes; f++) {
+			int32_t name = m->frames[s->first + f].name;
+			const char *nm = name >= 0 && (size_t)name < m->nnames ? m->names[name] : NULL;
+			size_t len = nm ? strlen(nm) : 0;
+
+			h = (h ^ (uint32_t)name) * 1099511628211ull;
+			/* kernel frames (leaf first, above the user stack) say why it blocked */
+			if (nk < IT_MAX_STACK_DEPTH && len > 4 && !strcmp(nm + len - 4, "_[k]"))
+				kf[nk++] = nm;
+		}
+		in->hash = h;
+		in->main = s->tid == s->pid || !s->tid;
+		in->cls = -1;
+		if (!s->samples)
+			in->cls = (int8_t)(gpu > 0 && s->phase == (uint32_t)gpu ? BLOCKED_GPU : blocked_classify(kf, nk));
+		in->cycle = -1;
+		if (s->has_cycle) {
+			struct model_cycle key = { .pid = s->pid, .bpf_cycle = s->bpf_cycle }, *kp = &key;
+			const struct model_cycle **hit = bsearch(&kp, keys, m->ncycles, sizeof(*keys), cmp_cycle_key);
+
+			if (hit)
+				in->cycle = (int32_t)(*hit - m->cycles);
+		}
+		x->by_hash[i] = i;
+	}
+	free(keys);
+	sort_ctx = x;
+	qsort(x->by_hash, m->nlstacks, sizeof(*x->by_hash), cmp_by_hash);
+	sort_ctx = NULL;
+	return 0;
+}
+
+/* The stack root first, its innermost STACK_FRAMES frames. */
+static json_t *stack_string(const struct model *m, const struct model_lstack *s)
+{
+	uint32_t n = s->nframes < STACK_FRAMES ? s->nframes : STACK_FRAMES;
+	size_t len = 0, cap = 64;
+	char *buf = malloc(cap);
+	json_t *out;
+
+	if (!buf)
+		return NULL;
+	buf[0] = 0;
+	for (uint32_t k = n; k-- > 0;) {
+		int32_t name = m->frames[s->first + k].name;
+		const char *nm = name >= 0 && (size_t)name < m->nnames ? m->names[name] : "[unknown]";
+		size_t l = strlen(nm);
+
+		if (len + l + 2 > cap) {
+			char *nb;
+
+			cap = 2 * (len + l + 2);
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+		if (len)
+			buf[len++] = ';';
+		memcpy(buf + len, nm, l + 1);
+		len += l;
+	}
+	out = json_string(buf);
+	free(buf);
+	return out;
+}
+
+struct cand {
+	uint64_t hash;
+	size_t exemplar;
+	double ms, excess;
+};
+
+static int cmp_cand_ms(const void *a, const void *b)
+{
+	double x = ((const struct cand *)a)->ms, y = ((const struct cand *)b)->ms;
+
+	return x > y ? -1 : x < y;
+}
+
+static int cmp_cand_excess(const void *a, const void *b)
+{
+	double x = ((const struct cand *)a)->excess, y = ((const struct cand *)b)->excess;
+
+	return x > y ? -1 : x < y;
+}
+
+/* The stacks of cause q that grew most in cycle ci against their median
+ * weight per cycle (eligible cycles; a cycle without the stack weighs 0). */
+static json_t *cause_stacks(struct ctx *x, const struct quantity *q, size_t ci)
+{
+	const struct model *m = x->m;
+	struct cand *cand = NULL;
+	size_t nc = 0, cap = 0, neligible = 0;
+	json_t *arr = json_array();
+	double *w = calloc(m->ncycles + 1, sizeof(double));
+
+	if (!w)
+		return arr;
+	/* the cause's stacks in this cycle, merged by identity (threads, labels) */
+	for (size_t i = 0; i < m->nlstacks; i++) {
+		size_t k;
+
+		if (x->info[i].cycle != (int32_t)ci || !ls_matches(x, i, q))
+			continue;
+		for (k = 0; k < nc && cand[k].hash != x->info[i].hash; k++)
+			;
+		if (k == nc) {
+			if (VEC_RESERVE(cand, cap, nc, 64))
+				break;
+			cand[nc++] = (struct cand){ .hash = x->info[i].hash, .exemplar = i };
+		}
+		cand[k].ms += ls_ms(x, &m->lstacks[i]);
+	}
+	if (nc)
+		qsort(cand, nc, sizeof(*cand), cmp_cand_ms);
+	if (nc > STACK_CANDIDATES)
+		nc = STACK_CANDIDATES;
+	for (size_t k = 0; k < nc; k++) {
+		size_t lo = 0, hi = m->nlstacks;
+
+		memset(w, 0, m->ncycles * sizeof(double));
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (x->info[x->by_hash[mid]].hash < cand[k].hash)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < m->nlstacks && x->info[x->by_hash[lo]].hash == cand[k].hash; lo++) {
+			size_t i = x->by_hash[lo];
+
+			if (x->info[i].cycle >= 0 && ls_matches(x, i, q))
+				w[x->info[i].cycle] += ls_ms(x, &m->lstacks[i]);
+		}
+		neligible = 0;
+		for (size_t c = 0; c < m->ncycles; c++)
+			if (eligible(&m->cycles[c]))
+				x->scratch[neligible++] = w[c];
+		cand[k].excess = cand[k].ms - (neligible ? stats__percentile(x->scratch, neligible, 50) : 0);
+	}
+	free(w);
+	if (nc)
+		qsort(cand, nc, sizeof(*cand), cmp_cand_excess);
+	for (size_t k = 0; k < nc && json_array_size(arr) < STACKS_PER_CAUSE; k++) {
+		const struct model_lstack *s = &m->lstacks[cand[k].exemplar];
+		json_t *st;
+
+		if (cand[k].excess < CAUSE_MIN_MS)
+			break;
+		st = stack_string(m, s);
+		if (st)
+			json_array_append_new(arr, json_pack("{s:o,s:s,s:f,s:f}", "stack", st, "kind",
+							     s->samples ? "oncpu" : "offcpu", "ms", cand[k].ms,
+							     "excess_ms", cand[k].excess));
+	}
+	free(cand);
+	return arr;
+}
+
+/* ---- quantities ---- */
+
+static struct quantity *add_q(struct quantity **qs, size_t *n, size_t ncycles, const char *kind, const char *name,
+			      enum q_unit unit, enum stack_filter filter, int arg)
+{
+	struct quantity *nq = realloc(*qs, (*n + 1) * sizeof(**qs)), *q;
+
+	if (!nq)
+		return NULL;
+	*qs = nq;
+	q = &nq[*n];
+	memset(q, 0, sizeof(*q));
+	q->v = malloc((ncycles + 1) * sizeof(double));
+	if (!q->v)
+		return NULL;
+	(*n)++;
+	q->kind = kind;
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	q->unit = unit;
+	q->filter = filter;
+	q->arg = arg;
+	for (size_t i = 0; i < ncycles; i++)
+		q->v[i] = NAN;
+	return q;
+}
+
+static double split_v(const struct model_split *s, double v)
+{
+	return s->present ? v : NAN;
+}
+
+static size_t quantities(const struct model *m, struct quantity **out)
+{
+	struct quantity *qs = NULL, *q;
+	size_t n = 0, nc = m->ncycles;
+
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		if (!m->phase_names[ph] || !(q = add_q(&qs, &n, nc, "phase", m->phase_names[ph], Q_MS, SF_PHASE, ph)))
+			continue;
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = m->cycles[i].phases[ph].present ? m->cycles[i].phases[ph].ms : 0;
+	}
+	if ((q = add_q(&qs, &n, nc, "oncpu", "main_thread", Q_MS, SF_ONCPU_MAIN, 0)))
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = split_v(&m->cycles[i].split, m->cycles[i].split.oncpu_ms);
+	if ((q = add_q(&qs, &n, nc, "runq", "main_thread", Q_MS, SF_NONE, 0)))
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = split_v(&m->cycles[i].split, m->cycles[i].split.runq_ms);
+	for (int k = 0; k < BLOCKED_NCLASSES; k++)
+		if ((q = add_q(&qs, &n, nc, "blocked", blocked_class_names[k], Q_MS, SF_BLOCKED, k)))
+			for (size_t i = 0; i < nc; i++)
+				q->v[i] = split_v(&m->cycles[i].split, m->cycles[i].split.blocked_ms[k]);
+	if ((q = add_q(&qs, &n, nc, "oncpu", "all_threads", Q_MS, SF_ONCPU_ALL, 0)))
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = m->cycles[i].has_all_threads ? m->cycles[i].all_oncpu_ms : NAN;
+	if ((q = add_q(&qs, &n, nc, "runq", "all_threads", Q_MS, SF_NONE, 0)))
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = m->cycles[i].has_all_threads ? m->cycles[i].all_runq_ms : NAN;
+	if ((q = add_q(&qs, &n, nc, "page_faults", "major", Q_COUNT, SF_NONE, 0)))
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = m->cycles[i].has_all_threads ? (double)m->cycles[i].majflt : NAN;
+	if ((q = add_q(&qs, &n, nc, "page_faults", "minor", Q_COUNT, SF_NONE, 0)))
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = m->cycles[i].has_all_threads ? (double)m->cycles[i].minflt : NAN;
+	if ((q = add_q(&qs, &n, nc, "throttling", "cpu_mhz", Q_MHZ, SF_NONE, 0)))
+		for (size_t i = 0; i < nc; i++)
+			q->v[i] = json_num(m->cycles[i].detail, "cpu_mhz");
+	*out = qs;
+	return n;
+}
+
+struct cause {
+	const struct quantity *q;
+	double value, median, excess;
+	bool timed;
+};
+
+static int cmp_cause(const void *a, const void *b)
+{
+	const struct cause *x = a, *y = b;
+
+	if (x->timed != y->timed)
+		return x->timed ? -1 : 1;
+	return x->excess > y->excess ? -1 : x->excess < y->excess;
+}
+
+/* The all-threads figure only when it says more than the main thread's. */
+static bool redundant(const struct cause *cs, size_t n, const struct cause *c)
+{
+	if (strcmp(c->q->name, "all_threads"))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(cs[i].q->kind, c->q->kind) && !strcmp(cs[i].q->name, "main_thread"))
+			return fabs(cs[i].excess - c->excess) < CAUSE_MIN_MS;
+	return false;
+}
+
+static json_t *tail_cycle(struct ctx *x, const struct quantity *qs, size_t nq, const double *medians, size_t ci,
+			  double median_ms)
+{
+	const struct model_cycle *c = &x->m->cycles[ci];
+	double excess = c->duration_ms - median_ms;
+	struct cause *cs = calloc(nq + 1, sizeof(*cs));
+	size_t n = 0;
+	json_t *causes = json_array();
+
+	if (!cs)
+		return NULL;
+	for (size_t k = 0; k < nq; k++) {
+		const struct quantity *q = &qs[k];
+		struct cause cz = { .q = q, .value = q->v[ci], .median = medians[k] };
+
+		if (!isfinite(cz.value) || !isfinite(cz.median))
+			continue;
+		cz.excess = cz.value - cz.median;
+		cz.timed = q->unit == Q_MS;
+		if (q->unit == Q_MS && !(cz.excess >= CAUSE_MIN_MS && cz.excess >= CAUSE_MIN_SHARE * excess))
+			continue;
+		if (q->unit == Q_COUNT && !(cz.excess >= (strcmp(q->name, "major") ? MINFLT_MIN : MAJFLT_MIN) &&
+					    cz.value >= 2 * cz.median))
+			continue;
+		if (q->unit == Q_MHZ && !(cz.median > 0 && cz.value < (1 - CLOCK_DROP_MIN) * cz.median))
+			continue;
+		cs[n++] = cz;
+	}
+	qsort(cs, n, sizeof(*cs), cmp_cause);
+	for (size_t k = 0; k < n; k++) {
+		const struct cause *cz = &cs[k];
+		json_t *o;
+
+		if (redundant(cs, n, cz))
+			continue;
+		o = json_pack("{s:s,s:s}", "kind", cz->q->kind, "name", cz->q->name);
+		if (cz->q->unit == Q_MS) {
+			json_object_set_new(o, "excess_ms", json_real(cz->excess));
+			json_object_set_new(o, "value_ms", json_real(cz->value));
+			json_object_set_new(o, "median_ms", json_real(cz->median));
+			if (cz->q->filter != SF_NONE)
+				json_object_set_new(o, "stacks", cause_stacks(x, cz->q, ci));
+		} else if (cz->q->unit == Q_COUNT) {
+			json_object_set_new(o, "excess_count", json_real(cz->excess));
+			json_object_set_new(o, "value", json_real(cz->value));
+			json_object_set_new(o, "median", json_real(cz->median));
+		} else {
+			json_object_set_new(o, "value_mhz", json_real(cz->value));
+			json_object_set_new(o, "median_mhz", json_real(cz->median));
+			json_object_set_new(o, "clock_drop_percent", json_real(100.0 * (1 - cz->value / cz->median)));
+		}
+		json_array_append_new(causes, o);
+	}
+	free(cs);
+	return json_pack("{s:I,s:i,s:f,s:f,s:f,s:o}", "cycle", (json_int_t)c->index, "pid", (int)c->pid, "ms",
+			 c->duration_ms, "median_ms", median_ms, "excess_ms", excess, "causes", causes);
+}
+
+struct tail_pick {
+	size_t ci;
+	double ms;
+};
+
+static int cmp_pick(const void *a, const void *b)
+{
+	double x = ((const struct tail_pick *)a)->ms, y = ((const struct tail_pick *)b)->ms;
+
+	return x > y ? -1 : x < y;
+}
+
+void tail__derive(struct model *m)
+{
+	struct ctx x = { .m = m };
+	struct quantity *qs = NULL;
+	struct tail_pick *picks = NULL;
+	double *durs = NULL, *medians = NULL, median, mad;
+	size_t n = 0, nq = 0, npicks = 0;
+	json_t *freq = json_object_get(m->run.config, "frequency"), *out;
+
+	json_decref(m->tail_cycles);
+	m->tail_cycles = NULL;
+	x.period_ms = 1000.0 / (json_is_integer(freq) && json_integer_value(freq) > 0 ? json_integer_value(freq) : 99);
+	durs = calloc(m->ncycles + 1, sizeof(double));
+	x.scratch = calloc(m->ncycles + 1, sizeof(double));
+	picks = calloc(m->ncycles + 1, sizeof(*picks));
+	if (!durs || !x.scratch || !picks)
+		goto out;
+	for (size_t i = 0; i < m->ncycles; i++)
+		if (eligible(&m->cycles[i]))
+			durs[n++] = m->cycles[i].duration_ms;
+	if (n < TAIL_MIN_CYCLES)
+		goto out;
+	median = stats__percentile(durs, n, 50);
+	for (size_t i = 0; i < n; i++)
+		durs[i] = fabs(durs[i] - median);
+	mad = stats__percentile(durs, n, 50);
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+
+		if (eligible(c) && c->duration_ms > median + TAIL_MAD_K * mad &&
+		    c->duration_ms > (1 + TAIL_MIN_REL) * median)
+			picks[npicks++] = (struct tail_pick){ i, c->duration_ms };
+	}
+	out = json_array();
+	m->tail_cycles = out;
+	if (!npicks)
+		goto out;
+	qsort(picks, npicks, sizeof(*picks), cmp_pick);
+	if (npicks > TAIL_MAX)
+		npicks = TAIL_MAX;
+	nq = quantities(m, &qs);
+	medians = calloc(nq + 1, sizeof(double));
+	if (!medians || ls_prepare(&x))
+		goto out;
+	for (size_t k = 0; k < nq; k++) {
+		for (size_t i = 0; i < m->ncycles; i++)
+			durs[i] = eligible(&m->cycles[i]) ? qs[k].v[i] : NAN;
+		medians[k] = median_of(durs, m->ncycles, x.scratch);
+	}
+	for (size_t p = 0; p < npicks; p++) {
+		json_t *t = tail_cycle(&x, qs, nq, medians, picks[p].ci, median);
+
+		if (t)
+			json_array_append_new(out, t);
+	}
+out:
+	for (size_t k = 0; k < nq; k++)
+		free(qs[k].v);
+	free(qs);
+	free(medians);
+	free(durs);
+	free(picks);
+	free(x.scratch);
+	free(x.info);
+	free(x.by_hash);
+}
+
+/* ---- report ---- */
+
+static const char *str(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : "?";
+}
+
+/* One cause as a line of text: "phase database +30.1 ms" */
+static void cause_text(char *buf, size_t len, json_t *cz)
+{
+	if (json_is_number(json_object_get(cz, "excess_ms")))
+		snprintf(buf, len, "%s %s +%.1f ms (%.1f vs median %.1f)", str(cz, "kind"), str(cz, "name"),
+			 json_num(cz, "excess_ms"), json_num(cz, "value_ms"), json_num(cz, "median_ms"));
+	else if (json_is_number(json_object_get(cz, "excess_count")))
+		snprintf(buf, len, "%s %s +%.0f (%.0f vs median %.0f)", str(cz, "kind"), str(cz, "name"),
+			 json_num(cz, "excess_count"), json_num(cz, "value"), json_num(cz, "median"));
+	else
+		snprintf(buf, len, "%s %s %.0f MHz vs median %.0f (-%.0f%%)", str(cz, "kind"), str(cz, "name"),
+			 json_num(cz, "value_mhz"), json_num(cz, "median_mhz"), json_num(cz, "clock_drop_percent"));
+}
+
+/* The leaf-most part of a root-first stack, for one line. */
+static const char *stack_tail(const char *s, size_t keep)
+{
+	size_t len = strlen(s);
+	const char *p;
+
+	if (len <= keep)
+		return s;
+	p = strchr(s + len - keep, ';');
+	return p ? p + 1 : s + len - keep;
+}
+
+void tail__print(FILE *out, const struct model *m)
+{
+	json_t *t, *cz, *st;
+	size_t i, j, k;
+	char buf[256];
+
+	if (!json_array_size(m->tail_cycles))
+		return;
+	fprintf(out, "\nTail cycles (above median + 3 MAD and > 10%% above the median):\n");
+	json_array_foreach(m->tail_cycles, i, t) {
+		fprintf(out, "  cycle %.0f: %.1f ms, +%.1f ms over the median %.1f ms\n", json_num(t, "cycle"),
+			json_num(t, "ms"), json_num(t, "excess_ms"), json_num(t, "median_ms"));
+		json_array_foreach(json_object_get(t, "causes"), j, cz) {
+			cause_text(buf, sizeof(buf), cz);
+			fprintf(out, "    - %s\n", buf);
+			json_array_foreach(json_object_get(cz, "stacks"), k, st)
+				fprintf(out, "        +%.1f ms %s: %s\n", json_num(st, "excess_ms"), str(st, "kind"),
+					stack_tail(str(st, "stack"), 100));
+		}
+		if (!json_array_size(json_object_get(t, "causes")))
+			fprintf(out, "    - no figure grew enough to name a cause\n");
+	}
+}
+
+void tail__html(FILE *out, const struct model *m)
+{
+	json_t *t, *cz, *st;
+	size_t i, j, k;
+	char buf[256];
+
+	if (!json_array_size(m->tail_cycles))
+		return;
+	fprintf(out, "<h2>Tail cycles</h2>\n<p>Cycles above median + 3&middot;MAD and more than 10%% above the "
+		"median, and what grew in them against the median cycle.</p>\n<table><tr><th>cycle</th><th>ms</th>"
+		"<th>excess ms</th><th>causes</th></tr>\n");
+	json_array_foreach(m->tail_cycles, i, t) {
+		fprintf(out, "<tr><td>%.0f</td><td>%.2f</td><td>%.2f</td><td><ul>", json_num(t, "cycle"),
+			json_num(t, "ms"), json_num(t, "excess_ms"));
+		json_array_foreach(json_object_get(t, "causes"), j, cz) {
+			cause_text(buf, sizeof(buf), cz);
+			fprintf(out, "<li>");
+			outputs__xml_escape(out, buf);
+			json_array_foreach(json_object_get(cz, "stacks"), k, st) {
+				fprintf(out, "<br><small>+%.1f ms %s: <code>", json_num(st, "excess_ms"), str(st, "kind"));
+				outputs__xml_escape(out, stack_tail(str(st, "stack"), 160));
+				fprintf(out, "</code></small>");
+			}
+			fprintf(out, "</li>");
+		}
+		fprintf(out, "</ul></td></tr>\n");
+	}
+	fprintf(out, "</table>\n");
+}
