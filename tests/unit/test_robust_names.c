@@ -19,6 +19,8 @@ static void test_ours(void **st)
 	(void)st;
 	assert_true(output_dir__is_ours("profile.json"));
 	assert_true(output_dir__is_ours("stacks.folded"));
+	assert_true(output_dir__is_ours("profile.pb.gz"));
+	assert_true(output_dir__is_ours(".profile.pb.gz.tmp.1a2b"));
 	assert_true(output_dir__is_ours("stacks.decode.folded"));
 	assert_true(output_dir__is_ours("offcpu.prefill.folded"));
 	assert_true(output_dir__is_ours(".profile.json.tmp.0123abcd"));

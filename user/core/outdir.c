@@ -21,7 +21,7 @@ static bool has_suffix(const char *s, const char *suffix)
 bool output_dir__is_ours(const char *name)
 {
 	static const char *const fixed[] = {
-		"profile.json", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
+		"profile.json", "profile.pb.gz", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
 		"stacks.folded", "offcpu.folded",
 		"command.log", /* `top`: the launched command's output */
 	};
