@@ -81,8 +81,10 @@ overhead() {
 			sleep 1
 		done
 		wait "$pid"
-		python3 -c 'import json, statistics, sys; print(f"{statistics.median(json.load(open(sys.argv[1]))["cycle_ms"]):.3f}")' \
-			"$TMP/fixture.json"
+		python3 - "$TMP/fixture.json" <<'EOF2'
+import json, statistics, sys
+print("%.3f" % statistics.median(json.load(open(sys.argv[1]))["cycle_ms"]))
+EOF2
 	}
 	printf 'run\tbase ms\tmetrics ms\tcheckpoint ms\tmetrics/base\tcheckpoint/base\tload\n'
 	for i in $(seq "$runs"); do

@@ -331,7 +331,7 @@ static void checkpoint(struct recording *rec)
 
 static int run(struct recording *rec)
 {
-	uint64_t last_refresh = 0, last_checkpoint = recording__now_ns();
+	uint64_t last_refresh = 0, last_checkpoint = recording__now_ns(), rotate_retry = 0;
 	int err;
 
 	progress__start(rec->opts.quiet);
@@ -358,12 +358,16 @@ static int run(struct recording *rec)
 			checkpoint(rec);
 			last_checkpoint = recording__now_ns();
 		}
-		if (rec->rotation && recording__now_ns() - rec->rotation->from_ns >= rec->opts.rotate_s * 1e9) {
-			/* a failed period is reported; its cycles go to the next one */
+		if (rec->rotation && recording__now_ns() - rec->rotation->from_ns >= rec->opts.rotate_s * 1e9 &&
+		    recording__now_ns() >= rotate_retry) {
+			/* a failed period (full disk) is reported and tried again a
+			 * period later, holding both periods' cycles */
 			err = write_period(rec, false, true);
-			if (err)
+			if (err) {
 				fprintf(stderr, "infertrace: warning: writing period %04u failed: %s\n",
 					rec->rotation->period, strerror(-err));
+				rotate_retry = recording__now_ns() + (uint64_t)(rec->opts.rotate_s * 1e9);
+			}
 			last_checkpoint = recording__now_ns();
 		}
 	}

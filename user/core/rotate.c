@@ -18,6 +18,7 @@ struct rotation_base {
 	struct folded oncpu_ph[IT_MAX_PHASES], offcpu_ph[IT_MAX_PHASES];
 	json_t *lstacks;  /* key → [samples, offcpu_ns] */
 	json_t *lost;     /* name → value */
+	json_t *written;  /* pid → highest bpf_cycle of the periods written */
 	uint64_t hist[IT_MAX_PHASES][IT_HIST_SLOTS];
 	double outside_ms[IT_MAX_PHASES];
 	uint64_t outside_calls[IT_MAX_PHASES], samples[IT_MAX_PHASES];
@@ -35,6 +36,7 @@ static void base_free(struct rotation_base *b)
 	}
 	json_decref(b->lstacks);
 	json_decref(b->lost);
+	json_decref(b->written);
 	free(b);
 }
 
@@ -98,7 +100,55 @@ static uint64_t base_u64(json_t *arr, size_t i)
 	return (uint64_t)json_integer_value(json_array_get(arr, i));
 }
 
-static int lstacks_less(struct model *m, const struct rotation_base *base, struct rotation_base *save)
+/* Where a labelled stack's cycle went: this period, a later one (still
+ * open), an earlier one, or none (no cycle, or one that is not a cycle). */
+enum lstack_fate { LS_NONE, LS_HERE, LS_LATER, LS_EARLIER };
+
+struct cycle_mark {
+	pid_t pid;
+	uint32_t cycle;
+	bool here;
+};
+
+static int mark_cmp(const void *a, const void *b)
+{
+	const struct cycle_mark *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
+}
+
+static char *pid_key(pid_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d", pid);
+	return buf;
+}
+
+static enum lstack_fate lstack_fate(const struct model_lstack *s, const struct cycle_mark *marks, size_t n,
+				    const struct rotation_base *b)
+{
+	struct cycle_mark want = { .pid = s->pid, .cycle = s->bpf_cycle }, *hit;
+	char k[16];
+	json_t *w;
+
+	if (!s->has_cycle)
+		return LS_NONE;
+	hit = n ? bsearch(&want, marks, n, sizeof(*marks), mark_cmp) : NULL;
+	if (hit)
+		return hit->here ? LS_HERE : LS_LATER;
+	w = b && b->written ? json_object_get(b->written, pid_key(s->pid, k, sizeof(k))) : NULL;
+	if (w && (json_int_t)s->bpf_cycle <= json_integer_value(w))
+		return LS_EARLIER;
+	return LS_NONE;
+}
+
+/* Labelled stacks (profile.pb.gz): those of a cycle go with the period the
+ * cycle is in, whole; the rest, less what earlier periods held. Only the
+ * rest is kept for the next period, so what is kept does not grow with the
+ * number of cycles. */
+static int lstacks_less(struct model *m, const struct cycle_mark *marks, size_t nmarks,
+			const struct rotation_base *base, struct rotation_base *save)
 {
 	size_t w = 0;
 
@@ -107,9 +157,17 @@ static int lstacks_less(struct model *m, const struct rotation_base *base, struc
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nlstacks; i++) {
 		struct model_lstack s = m->lstacks[i];
-		char *key = lstack_key(m, &s);
+		enum lstack_fate fate = lstack_fate(&s, marks, nmarks, base);
+		char *key;
 		json_t *b;
 
+		if (fate == LS_LATER || fate == LS_EARLIER)
+			continue;
+		if (fate == LS_HERE) {
+			m->lstacks[w++] = s;
+			continue;
+		}
+		key = lstack_key(m, &s);
 		if (!key)
 			return -ENOMEM;
 		if (json_object_set_new(save->lstacks, key,
@@ -130,6 +188,27 @@ static int lstacks_less(struct model *m, const struct rotation_base *base, struc
 	return 0;
 }
 
+/* The highest cycle written per process, earlier periods' and this one's. */
+static int mark_written(const struct cycle_mark *marks, size_t n, const struct rotation_base *base,
+			struct rotation_base *save)
+{
+	save->written = base && base->written ? json_deep_copy(base->written) : json_object();
+	if (!save->written)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		char k[16];
+		json_t *w;
+
+		if (!marks[i].here)
+			continue;
+		w = json_object_get(save->written, pid_key(marks[i].pid, k, sizeof(k)));
+		if ((!w || json_integer_value(w) < (json_int_t)marks[i].cycle) &&
+		    json_object_set_new(save->written, k, json_integer(marks[i].cycle)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static bool in_period(uint64_t t, uint64_t from, uint64_t to, bool final)
 {
 	return t >= from && (final || t < to);
@@ -138,7 +217,8 @@ static bool in_period(uint64_t t, uint64_t from, uint64_t to, bool final)
 int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t to, bool final)
 {
 	struct rotation_base *b = r->base, *save;
-	size_t w;
+	struct cycle_mark *marks = NULL;
+	size_t w, nmarks;
 	int err = model__require(m, MODEL_COLLECTED, "rotation");
 
 	if (err)
@@ -147,22 +227,29 @@ int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t
 	r->pending = save = calloc(1, sizeof(*save));
 	if (!save)
 		return -ENOMEM;
-
+	marks = m->ncycles ? calloc(m->ncycles, sizeof(*marks)) : NULL;
+	if (m->ncycles && !marks)
+		return -ENOMEM;
 	/* each cycle in the period in which it ended; one still open waits
 	 * for a later period (the last one takes whatever is open at the end) */
 	w = 0;
 	for (size_t i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 
+		marks[i] = (struct cycle_mark){ .pid = c->pid, .cycle = c->bpf_cycle };
+
 		/* cycles written earlier are forgotten by the probes concern, so
 		 * one whose end was read late still counts, once; `py:` cycles
 		 * are rebuilt from every observation and need the lower bound */
 		if ((c->end_ns >= from || !c->observed) && (final || (c->end_ns < to && !c->open_at_end)))
-			m->cycles[w++] = *c;
+			marks[i].here = true, m->cycles[w++] = *c;
 		else
 			json_decref(c->detail);
 	}
+	nmarks = m->ncycles;
 	m->ncycles = w;
+	if (nmarks > 1)
+		qsort(marks, nmarks, sizeof(*marks), mark_cmp);
 	w = 0;
 	for (size_t i = 0; i < m->ncalls; i++)
 		if (in_period(m->calls[i].exit_ns, from, to, final))
@@ -184,7 +271,10 @@ int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t
 			err = folded_less(&m->offcpu_us_by_phase[p], b ? &b->offcpu_ph[p] : NULL, &save->offcpu_ph[p]);
 	}
 	if (!err)
-		err = lstacks_less(m, b, save);
+		err = lstacks_less(m, marks, nmarks, b, save);
+	if (!err)
+		err = mark_written(marks, nmarks, b, save);
+	free(marks);
 	if (err)
 		return err;
 	for (int p = 0; p < IT_MAX_PHASES; p++) {
