@@ -11,6 +11,7 @@ import tempfile
 import unittest
 
 from common import INFERTRACE, ROOT, build, need_root
+from test_pprof import GO, pprof
 from test_schema import unknown_keys
 
 SPIN_MS, SLEEP_MS = 10, 5
@@ -18,6 +19,19 @@ SPIN_MS, SLEEP_MS = 10, 5
 
 def periods(out):
     return sorted(n for n in os.listdir(out) if n.isdigit())
+
+
+def raw_samples(raw):
+    """The sum of the first value of every sample in `pprof -raw` output."""
+    total, inside = 0, False
+    for line in raw.splitlines():
+        if line.startswith("Samples:"):
+            inside = True
+        elif line.startswith("Locations"):
+            inside = False
+        elif inside and line.split() and line.split()[0].isdigit():
+            total += int(line.split()[0])
+    return total
 
 
 @need_root
@@ -80,6 +94,11 @@ class RotateTest(unittest.TestCase):
         # is every sample, each in exactly one period's stacks
         self.assertEqual(sum(samples), self.load(out, names[-1])["samples"]["total"])
         self.assertLess(max(samples), sum(samples))
+        # profile.pb.gz: a cycle's samples go whole to its period; over the
+        # periods, each sample once
+        if GO:
+            self.assertEqual(sum(raw_samples(pprof(os.path.join(out, n, "profile.pb.gz"), "-raw",
+                                                    "-sample_index=samples")) for n in names), sum(samples))
 
     def test_checkpoints_in_the_running_period(self):
         out, ran = self.record(300, "--rotate", "1", "--checkpoint", "0.3")

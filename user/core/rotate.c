@@ -101,8 +101,9 @@ static uint64_t base_u64(json_t *arr, size_t i)
 }
 
 /* Where a labelled stack's cycle went: this period, a later one (still
- * open), an earlier one, or none (no cycle, or one that is not a cycle). */
-enum lstack_fate { LS_NONE, LS_HERE, LS_LATER, LS_EARLIER };
+ * open), an earlier one, none (no cycle), or one not seen yet (its start
+ * still in the ring buffer, or a marker cycle dropped as empty). */
+enum lstack_fate { LS_NONE, LS_HERE, LS_LATER, LS_EARLIER, LS_UNSEEN };
 
 struct cycle_mark {
 	pid_t pid;
@@ -140,14 +141,14 @@ static enum lstack_fate lstack_fate(const struct model_lstack *s, const struct c
 	w = b && b->written ? json_object_get(b->written, pid_key(s->pid, k, sizeof(k))) : NULL;
 	if (w && (json_int_t)s->bpf_cycle <= json_integer_value(w))
 		return LS_EARLIER;
-	return LS_NONE;
+	return LS_UNSEEN;
 }
 
 /* Labelled stacks (profile.pb.gz): those of a cycle go with the period the
  * cycle is in, whole; the rest, less what earlier periods held. Only the
  * rest is kept for the next period, so what is kept does not grow with the
  * number of cycles. */
-static int lstacks_less(struct model *m, const struct cycle_mark *marks, size_t nmarks,
+static int lstacks_less(struct model *m, const struct cycle_mark *marks, size_t nmarks, bool final,
 			const struct rotation_base *base, struct rotation_base *save)
 {
 	size_t w = 0;
@@ -161,7 +162,9 @@ static int lstacks_less(struct model *m, const struct cycle_mark *marks, size_t 
 		char *key;
 		json_t *b;
 
-		if (fate == LS_LATER || fate == LS_EARLIER)
+		/* a cycle not seen yet may be one later: its stacks wait for it
+		 * (the last period takes them as they are) */
+		if (fate == LS_LATER || fate == LS_EARLIER || (fate == LS_UNSEEN && !final))
 			continue;
 		if (fate == LS_HERE) {
 			m->lstacks[w++] = s;
@@ -271,7 +274,7 @@ int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t
 			err = folded_less(&m->offcpu_us_by_phase[p], b ? &b->offcpu_ph[p] : NULL, &save->offcpu_ph[p]);
 	}
 	if (!err)
-		err = lstacks_less(m, marks, nmarks, b, save);
+		err = lstacks_less(m, marks, nmarks, final, b, save);
 	if (!err)
 		err = mark_written(marks, nmarks, b, save);
 	free(marks);
