@@ -92,7 +92,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo bench clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo bench bench-longrun clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins
 all: $(OUT)/infertrace
 
@@ -216,6 +216,11 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench.sh $(OUT)
+
+# issue 14's long-run figures: cycle time with --metrics/--checkpoint, RSS curve with --rotate
+bench-longrun: all
+	$(Q)tools/bench-longrun.sh overhead $(OUT)
+	$(Q)tools/bench-longrun.sh rss $(OUT)
 
 # arm64 (Jetson): `make ARCH=arm64` cross-builds; `make test-arm64` installs the
 # cross toolchain, builds the unit tests for arm64 and runs them under qemu-user.

@@ -97,6 +97,8 @@ static json_t *dump(const struct record_opts *o)
 	json_object_set_new(j, "command", json_boolean(o->command != NULL));
 	json_object_set_new(j, "dwarf_stack_size", json_integer(o->dwarf_stack_size));
 	json_object_set_new(j, "stack_entries", json_integer(o->stack_map_entries));
+	json_object_set_new(j, "rotate_s", json_real(o->rotate_s));
+	json_object_set_new(j, "rotate_keep", json_integer(o->rotate_keep));
 	json_object_set_new(j, "verbose", json_boolean(o->verbose));
 	json_object_set_new(j, "quiet", json_boolean(o->quiet));
 	json_object_set_new(j, "inference_pct", json_real(o->thresholds.inference_pct));
@@ -125,6 +127,8 @@ static const struct {
 	{ "stack-entries", { "--stack-entries", "4096" }, "{\"stack_entries\": 4096}" },
 	{ "min-block-us", { "--min-block-us", "50" }, "{\"min-block-us\": 50}" },
 	{ "checkpoint", { "--checkpoint", "2.5" }, "{\"checkpoint_s\": 2.5}" },
+	{ "rotate", { "--rotate", "3600" }, "{\"rotate_s\": 3600}" },
+	{ "rotate-keep", { "--rotate", "60", "--rotate-keep", "24" }, "{\"rotate\": 60, \"rotate_keep\": 24}" },
 	{ "gpu", { "--gpu", "none" }, "{\"gpu\": \"none\"}" },
 	{ "jit-maps", { "--jit-maps", "read" }, "{\"jit_maps\": \"read\"}" },
 	{ "side-period", { "--side-period", "0.5" }, "{\"side_period_s\": 0.5}" },

@@ -66,6 +66,7 @@ struct probes {
 	struct phase_call *calls;
 	size_t ncalls, capcalls;
 	uint64_t calls_dropped;
+	size_t cycles_forgotten;     /* --rotate: written in an earlier period */
 	struct pyspans *py;          /* `py:` specs: no probe, Python stack observations */
 	bool py_cycles;              /* the cycles come from a `py:` spec */
 };
@@ -733,7 +734,33 @@ struct pyspans *probes__pyspans(const struct recording *rec)
 
 size_t probes__cycles_seen(const struct recording *rec)
 {
-	return rec->probes ? rec->probes->ncycles : 0;
+	return rec->probes ? rec->probes->ncycles + rec->probes->cycles_forgotten : 0;
+}
+
+void probes__forget_before(struct recording *rec, uint64_t ns)
+{
+	struct probes *ps = rec->probes;
+	size_t w = 0;
+
+	if (!ps)
+		return;
+	for (size_t i = 0; i < ps->ncycles; i++)
+		if (!ps->cycles[i].end_ns || ps->cycles[i].end_ns >= ns)
+			ps->cycles[w++] = ps->cycles[i];
+	ps->cycles_forgotten += ps->ncycles - w;
+	ps->ncycles = w;
+	w = 0;
+	for (size_t i = 0; i < ps->ncalls; i++) {
+		const struct phase_call *c = &ps->calls[i];
+		bool keep = c->exit_ns >= ns;
+
+		/* the remaining cycles are the few still open, or just closed */
+		for (size_t j = 0; j < ps->ncycles && !keep; j++)
+			keep = ps->cycles[j].tgid == c->tgid && ps->cycles[j].bpf_index == c->cycle;
+		if (keep)
+			ps->calls[w++] = *c;
+	}
+	ps->ncalls = w;
 }
 
 static uint64_t map_u64(int fd, const void *key)

@@ -42,5 +42,8 @@ struct pyspans;
 struct pyspans *probes__pyspans(const struct recording *rec);
 /* Cycles begun so far (for the live progress line); 0 without cycle probes. */
 size_t probes__cycles_seen(const struct recording *rec);
+/* --rotate: forgets the cycles that ended before ns (closed ones) and the
+ * phase calls that no remaining cycle holds and that ended before ns. */
+void probes__forget_before(struct recording *rec, uint64_t ns);
 
 #endif

@@ -27,6 +27,8 @@
 #include "progress.h"
 #include "concerns.h"
 #include "rules.h"
+#include "rotate.h"
+#include "probes.h"
 #include "record.h"
 #include "recording.h"
 #include "stacks.h"
@@ -295,6 +297,8 @@ static void announce(const struct recording *rec)
 			rec->opts.npids, rec->opts.pids[0], rec->opts.frequency);
 }
 
+static int write_period(struct recording *rec, bool final, bool done);
+
 /* --checkpoint: the outputs so far, so that a tracer killed (SIGKILL, a
  * crash, a full disk) leaves its last checkpoint whole. A failed write is
  * reported and the recording goes on. */
@@ -304,6 +308,12 @@ static void checkpoint(struct recording *rec)
 	char reason[128];
 	int err;
 
+	if (rec->rotation) {
+		err = write_period(rec, false, false);
+		if (err)
+			fprintf(stderr, "infertrace: warning: checkpoint failed: %s\n", strerror(-err));
+		return;
+	}
 	if (!rec->ksyms)
 		rec->ksyms = ksyms__load(); /* kernel frames named in checkpoints too */
 	err = recording__build(rec, &m, false);
@@ -321,7 +331,7 @@ static void checkpoint(struct recording *rec)
 
 static int run(struct recording *rec)
 {
-	uint64_t last_refresh = 0, last_checkpoint = recording__now_ns();
+	uint64_t last_refresh = 0, last_checkpoint = recording__now_ns(), rotate_retry = 0;
 	int err;
 
 	progress__start(rec->opts.quiet);
@@ -346,6 +356,18 @@ static int run(struct recording *rec)
 		if (rec->opts.checkpoint_s > 0 &&
 		    recording__now_ns() - last_checkpoint >= rec->opts.checkpoint_s * 1e9) {
 			checkpoint(rec);
+			last_checkpoint = recording__now_ns();
+		}
+		if (rec->rotation && recording__now_ns() - rec->rotation->from_ns >= rec->opts.rotate_s * 1e9 &&
+		    recording__now_ns() >= rotate_retry) {
+			/* a failed period (full disk) is reported and tried again a
+			 * period later, holding both periods' cycles */
+			err = write_period(rec, false, true);
+			if (err) {
+				fprintf(stderr, "infertrace: warning: writing period %04u failed: %s\n",
+					rec->rotation->period, strerror(-err));
+				rotate_retry = recording__now_ns() + (uint64_t)(rec->opts.rotate_s * 1e9);
+			}
 			last_checkpoint = recording__now_ns();
 		}
 	}
@@ -412,7 +434,9 @@ static int model_processes(const struct recording *rec, struct model *m)
 	return 0;
 }
 
-int recording__build(struct recording *rec, struct model *out, bool final)
+/* recording__build, with --rotate's slice to the period [from, now) between
+ * collecting and deriving when r is given. */
+static int build_model(struct recording *rec, struct model *out, bool final, struct rotation *r)
 {
 	const struct concern *c;
 	uint64_t now = final ? rec->end_ns : recording__now_ns();
@@ -433,12 +457,72 @@ int recording__build(struct recording *rec, struct model *out, bool final)
 			err = c->collect(rec, out);
 	if (!err)
 		err = model__advance(out, MODEL_COLLECTED, "record");
+	if (!err && r)
+		err = rotation__slice(r, out, r->from_ns, now, final);
 	if (!err)
 		err = model__derive(out);
 	if (!err)
 		err = rules__evaluate(out, &rec->opts.thresholds);
 	if (err)
 		model__free(out);
+	return err;
+}
+
+int recording__build(struct recording *rec, struct model *out, bool final)
+{
+	return build_model(rec, out, final, NULL);
+}
+
+/* --rotate: writes the period being recorded into OUT/NNNN. A finished
+ * period is written into OUT/.NNNN.tmp and renamed, so that its directory
+ * appears whole; one that checkpoints already created is written in place
+ * (each file atomically, as always). */
+static int write_period(struct recording *rec, bool final, bool done)
+{
+	struct rotation *r = rec->rotation;
+	const char *out = rec->opts.output_dir;
+	char dir[4096], tmp[4096], reason[256];
+	struct stat st;
+	struct model m;
+	bool in_place;
+	int err;
+
+	if (!rec->ksyms)
+		rec->ksyms = ksyms__load(); /* kernel frames named in every period */
+	tracer__poll(&rec->tracer, 0); /* edges already in the ring buffer belong here */
+	err = build_model(rec, &m, final, r);
+	if (err)
+		return err;
+	snprintf(reason, sizeof(reason), "%s%speriod %04u of --rotate %g s: recording start + %.3f .. %.3f s%s",
+		 final ? m.run.stop_reason : "", final ? "; " : "", r->period, rec->opts.rotate_s,
+		 (r->from_ns - rec->start_ns) / 1e9, (m.run.end_ns - rec->start_ns) / 1e9,
+		 done ? "" : " (checkpoint: period still running)");
+	free(m.run.stop_reason);
+	m.run.stop_reason = strdup(reason);
+	rotation__dir(out, r->period, dir, sizeof(dir));
+	in_place = !done || !stat(dir, &st);
+	snprintf(tmp, sizeof(tmp), "%s/.%04u.tmp", out, r->period);
+	if (in_place)
+		err = rotation__mkdir(out, r->period);
+	else
+		err = rotation__mkdir_path(tmp);
+	if (!err)
+		err = done ? outputs__write_all(&m, in_place ? dir : tmp) : outputs__write_checkpoint(&m, dir);
+	if (!err && !in_place && rename(tmp, dir))
+		err = -errno;
+	if (err && !in_place)
+		rotation__remove_path(tmp);
+	if (!err && done) {
+		/* the period is out: the next is measured from here, and the
+		 * cycles it held need not be kept */
+		rotation__commit(r);
+		probes__forget_before(rec, m.run.end_ns);
+		r->from_ns = m.run.end_ns;
+		if (r->keep && r->period >= r->keep)
+			rotation__remove(out, r->period - r->keep);
+		r->period++;
+	}
+	model__free(&m);
 	return err;
 }
 
@@ -451,6 +535,15 @@ static int write_outputs(struct recording *rec)
 	for_each_concern(c)
 		if (c->stop)
 			c->stop(rec);
+	if (rec->rotation) {
+		err = write_period(rec, true, true);
+		if (err)
+			fprintf(stderr, "infertrace: writing the last period failed: %s\n", strerror(-err));
+		else
+			fprintf(stderr, "infertrace: recording ended (%s); %u period(s) in %s/\n",
+				rec->stop_reason ? rec->stop_reason : "?", rec->rotation->period, rec->opts.output_dir);
+		return err;
+	}
 	err = recording__build(rec, &m, true);
 	if (err) {
 		fprintf(stderr, "infertrace: building the recording's model failed: %s\n", strerror(-err));
@@ -553,6 +646,16 @@ static int record_main(int argc, char **argv, bool top)
 	err = output_dir__prepare(rec.opts.output_dir);
 	if (err)
 		goto cleanup;
+	if (rec.opts.rotate_s > 0) {
+		rec.rotation = calloc(1, sizeof(*rec.rotation));
+		if (!rec.rotation) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		rec.rotation->period_s = rec.opts.rotate_s;
+		rec.rotation->keep = rec.opts.rotate_keep;
+		rotation__remove_stale(rec.opts.output_dir);
+	}
 	status = IT_EXIT_RUNTIME;
 	rec.syms = syms_cache__new();
 	if (!rec.syms) {
@@ -608,6 +711,8 @@ static int record_main(int argc, char **argv, bool top)
 
 	rec.start_ns = recording__now_ns();
 	rec.start_wall_s = wall_s();
+	if (rec.rotation)
+		rec.rotation->from_ns = rec.start_ns;
 	err = model_start(&rec);
 	if (err)
 		goto cleanup;
@@ -655,6 +760,9 @@ cleanup:
 	syms_cache__free(rec.syms);
 	process_table__free(&rec.procs);
 	model__free(&rec.model);
+	if (rec.rotation)
+		rotation__free(rec.rotation);
+	free(rec.rotation);
 	record_opts__free(&rec.opts);
 	return err ? status : IT_EXIT_OK;
 }

@@ -30,6 +30,7 @@ struct overhead_state;
 struct jsphase_state;
 struct live_state;
 struct py_state;
+struct rotation;
 
 struct recording {
 	struct record_opts opts;
@@ -69,6 +70,7 @@ struct recording {
 	struct jsphase_state *jsphase;
 	struct live_state *live;
 	struct py_state *python;
+	struct rotation *rotation; /* --rotate; NULL without */
 };
 
 /* One concern of a recording. Every hook is optional. */
