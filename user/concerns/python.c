@@ -19,11 +19,40 @@
 #include "python.h"
 #include "syms.h"
 #include "tracer.h"
+#include "vec.h"
 
+
+/* `py:@callers` (pyspans.h): every observation, replayed at collect with
+ * the functions the phase's probes were called from. */
+struct py_obs_rec {
+	pid_t tgid, tid;
+	uint64_t ts;
+	uint64_t pystack;
+	int kind;
+};
+
+#define PY_MAX_CALLERS 16
+
+#define PY_CALLER_STACKS 8
+
+struct py_caller {
+	char name[256]; /* "qualname (file)" */
+	uint64_t hits;
+	/* a few of the Python stacks it was found on: a caller seen on
+	 * another caller's stack is its ancestor */
+	__u64 stacks[PY_CALLER_STACKS];
+	pid_t tgids[PY_CALLER_STACKS];
+	int nstacks;
+};
 
 struct py_state {
 	int procs_fd;
 	int watch_fd;
+	struct py_obs_rec *log;
+	size_t nlog, caplog;
+	struct py_caller callers[PY_MAX_CALLERS];
+	int ncallers;
+	uint64_t located, unlocated; /* probe observations with / without a Python frame */
 	/* pids already found, or warned about: not looked at again until exec */
 	pid_t done[4096];
 	size_t ndone;
@@ -175,6 +204,47 @@ static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
 	pyspans__observe(sp, e->hdr.tgid, e->hdr.tid, e->hdr.ts_ns, e->kind, hits, nhits);
 }
 
+/* The leaf Python frame at a probe of the callers' phase: the function
+ * that called into the library (a C method pushes no Python frame). */
+static void locate(struct py_state *ps, const struct it_py_obs_event *e)
+{
+	static struct it_py_stack st;
+	char name[256];
+	int i;
+
+	if (!e->pystack || python__stack(e->pystack, &st)) {
+		ps->unlocated++;
+		return;
+	}
+	python__frame_name(e->hdr.tgid, &st.frames[0], name, sizeof(name));
+	ps->located++;
+	for (i = 0; i < ps->ncallers; i++)
+		if (!strcmp(ps->callers[i].name, name))
+			break;
+	if (i == ps->ncallers) {
+		if (ps->ncallers == PY_MAX_CALLERS)
+			return;
+		snprintf(ps->callers[i].name, sizeof(ps->callers[i].name), "%s", name);
+		ps->ncallers++;
+	}
+	ps->callers[i].hits++;
+	for (int k = 0; k < ps->callers[i].nstacks; k++)
+		if (ps->callers[i].stacks[k] == e->pystack)
+			return;
+	if (ps->callers[i].nstacks < PY_CALLER_STACKS) {
+		ps->callers[i].tgids[ps->callers[i].nstacks] = e->hdr.tgid;
+		ps->callers[i].stacks[ps->callers[i].nstacks++] = e->pystack;
+	}
+}
+
+static void log_obs(struct py_state *ps, const struct it_py_obs_event *e)
+{
+	if (VEC_RESERVE(ps->log, ps->caplog, ps->nlog, 4096))
+		return;
+	ps->log[ps->nlog++] = (struct py_obs_rec){ .tgid = e->hdr.tgid, .tid = e->hdr.tid, .ts = e->hdr.ts_ns,
+						   .pystack = e->pystack, .kind = e->kind };
+}
+
 static void python_on_event(struct recording *rec, const void *data, size_t size)
 {
 	struct py_state *ps = rec->python;
@@ -194,8 +264,14 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 		}
 		return;
 	case IT_EV_PY_OBS:
-		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec))
+		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec)) {
 			observe(probes__pyspans(rec), data);
+			if (pyspans__callers_spec(probes__pyspans(rec)) >= 0) {
+				log_obs(ps, data);
+				if (((const struct it_py_obs_event *)data)->kind == IT_PY_OBS_PROBE)
+					locate(ps, data);
+			}
+		}
 		return;
 	case IT_EV_FORK:
 		parent = pe->parent_tgid;
@@ -219,6 +295,112 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 	}
 }
 
+/* A caller is kept unless it is seen below another caller on the latter's
+ * stacks: `main` creating the table and `db_write` inserting the rows are
+ * both callers, and timing main whole would time the whole run. Its own
+ * calls stay timed by the phase's native probes. */
+static bool caller_kept(const struct py_state *ps, int c)
+{
+	static struct it_py_stack st;
+	char name[256];
+
+	for (int o = 0; o < ps->ncallers; o++) {
+		if (o == c)
+			continue;
+		for (int k = 0; k < ps->callers[o].nstacks; k++) {
+			if (python__stack(ps->callers[o].stacks[k], &st))
+				continue;
+			for (__u32 i = 1; i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
+				python__frame_name(ps->callers[o].tgids[k], &st.frames[i], name, sizeof(name));
+				if (!strcmp(name, ps->callers[c].name))
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* `py:@callers`: the located functions as `py:FILE:QUALNAME` phases of the
+ * same id, timed from the whole observation log; their calls stand in for
+ * the callers spec's (pyspans__set_extra). */
+static int replay_callers(struct py_state *ps, struct pyspans *main)
+{
+	static struct it_py_stack st;
+	int cs = pyspans__callers_spec(main), role, id, err = 0;
+	struct pyspans *sp;
+	struct pyspan_call *calls = NULL;
+	size_t ncalls = 0;
+
+	if (cs < 0 || !ps->located)
+		return 0;
+	pyspans__spec_role(main, cs, &role, &id);
+	sp = pyspans__new();
+	if (!sp)
+		return -ENOMEM;
+	for (int i = 0; i < ps->ncallers; i++) {
+		char buf[300], *qual, *file, text[320], errbuf[128];
+
+		if (!caller_kept(ps, i))
+			continue;
+		snprintf(buf, sizeof(buf), "%s", ps->callers[i].name);
+		if (!split_frame_name(buf, &qual, &file))
+			continue;
+		snprintf(text, sizeof(text), "py:%s:%s", file, qual);
+		if (pyspans__add_spec(sp, text, role, id, errbuf, sizeof(errbuf)) == -ENOMEM) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t k = 0; k < ps->nlog; k++) {
+		const struct py_obs_rec *r = &ps->log[k];
+		struct pyspan_hit hits[IT_PY_MAX_FRAMES];
+		int nhits = 0;
+
+		if (r->pystack && python__stack(r->pystack, &st))
+			continue;
+		for (__u32 i = 0; r->pystack && i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
+			int spec = spec_of_frame(sp, r->tgid, &st.frames[i]);
+
+			if (spec >= 0)
+				hits[nhits++] = (struct pyspan_hit){ .spec = spec, .depth = st.depth - 1 - i };
+		}
+		if (pyspans__observe(sp, r->tgid, r->tid, r->ts, r->kind, hits, nhits)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = pyspans__calls(sp, &calls, &ncalls);
+	for (size_t k = 0; !err && k < ncalls; k++)
+		calls[k].spec = cs;
+	if (!err)
+		err = pyspans__set_extra(main, calls, ncalls);
+out:
+	free(calls);
+	pyspans__free(sp);
+	return err;
+}
+
+const char *python_concern__callers(const struct recording *rec, char *buf, size_t len)
+{
+	const struct py_state *ps = rec->python;
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; ps && i < ps->ncallers; i++)
+		if (caller_kept(ps, i) && off < len)
+			off += snprintf(buf + off, len - off, "%s%s", off ? ", " : "", ps->callers[i].name);
+	return buf;
+}
+
+/* Before the probes concern's spans, which read the callers' calls. */
+static int python_spans(struct recording *rec, struct model *m)
+{
+	(void)m;
+	if (rec->python && probes__pyspans(rec))
+		return replay_callers(rec->python, probes__pyspans(rec));
+	return 0;
+}
+
 /* Python stacks that kept only their native frames, and code objects whose
  * names never arrived (their frames read `[unknown_python] (?)`). */
 static int python_collect(struct recording *rec, struct model *m)
@@ -239,6 +421,8 @@ static int python_collect(struct recording *rec, struct model *m)
 static void python_cleanup(struct recording *rec)
 {
 	python__reset();
+	if (rec->python)
+		free(((struct py_state *)rec->python)->log);
 	free(rec->python);
 	rec->python = NULL;
 }
@@ -247,6 +431,7 @@ const struct concern python_concern = {
 	.name = "python",
 	.attach = python_attach,
 	.on_event = python_on_event,
+	.spans = python_spans,
 	.collect = python_collect,
 	.cleanup = python_cleanup,
 };
