@@ -221,6 +221,10 @@ static void print_py_resolution(const struct model *m)
 
 static void print_findings(const struct model *m)
 {
+	json_t *sg = model__section(m, MODEL_SEC_SUGGESTED_CYCLE);
+
+	if (json_is_string(json_object_get(sg, "text")))
+		printf("\nSuggested cycle: %s\n", json_string_value(json_object_get(sg, "text")));
 	if (m->nfindings)
 		printf("\nBottlenecks:\n");
 	for (size_t i = 0; i < m->nfindings; i++)

@@ -419,6 +419,9 @@ static int probes_configure(struct recording *rec)
 		}
 		rec->tracer.skel->rodata->cfg_py_locate_phase = id;
 	}
+	/* no cycle spec: the Python stacks' timeline suggests one (suggest.h) */
+	if (probes__whole_run(rec))
+		rec->tracer.skel->rodata->cfg_py_observe = 1;
 	if (pyspans__nspecs(ps->py)) {
 		rec->tracer.skel->rodata->cfg_py_observe = 1;
 		if (ps->py_cycles && pyspans__has_role(ps->py, IT_ROLE_CYCLE_MARKER))
@@ -734,6 +737,13 @@ static void close_open_cycles(const struct recording *rec, struct cycle_span *cy
 			c->ended_at_last_phase = true;
 		}
 	}
+}
+
+bool probes__whole_run(const struct recording *rec)
+{
+	const struct probes *ps = rec->probes;
+
+	return !ps || !(ps->cycles_from_probes || ps->py_cycles);
 }
 
 struct pyspans *probes__pyspans(const struct recording *rec)

@@ -16,6 +16,7 @@
 #include "infertrace.skel.h"
 #include "probes.h"
 #include "pyspans.h"
+#include "suggest.h"
 #include "python.h"
 #include "syms.h"
 #include "tracer.h"
@@ -53,6 +54,7 @@ struct py_state {
 	struct py_caller callers[PY_MAX_CALLERS];
 	int ncallers;
 	uint64_t located, unlocated; /* probe observations with / without a Python frame */
+	struct suggest *suggest;     /* no cycle spec: the stacks' timeline */
 	/* pids already found, or warned about: not looked at again until exec */
 	pid_t done[4096];
 	size_t ndone;
@@ -138,6 +140,11 @@ static int python_attach(struct recording *rec)
 		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_watch_names), &h, &one, BPF_ANY);
 	}
 	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
+	if (probes__whole_run(rec)) {
+		ps->suggest = suggest__new();
+		if (!ps->suggest)
+			return -ENOMEM;
+	}
 	/* a target that execs or maps an interpreter not found yet is stopped
 	 * until py_look has run, so that its start-up has Python frames too */
 	rec->tracer.skel->bss->pending_python = ps->procs_fd >= 0;
@@ -245,6 +252,29 @@ static void log_obs(struct py_state *ps, const struct it_py_obs_event *e)
 						   .pystack = e->pystack, .kind = e->kind };
 }
 
+/* The observation's Python stack, root first, for the cycle suggestion; a
+ * switch-in repeats its switch-out. */
+static void suggest_observe(struct py_state *ps, const struct it_py_obs_event *e)
+{
+	static struct it_py_stack st;
+	static char names[IT_PY_MAX_FRAMES][256];
+	const char *frames[IT_PY_MAX_FRAMES];
+	int n = 0;
+
+	if (e->kind == IT_PY_OBS_IN)
+		return;
+	if (e->pystack && python__stack(e->pystack, &st))
+		return;
+	for (int i = e->pystack ? (int)st.depth - 1 : -1; i >= 0 && n < IT_PY_MAX_FRAMES; i--, n++) {
+		python__frame_name(e->hdr.tgid, &st.frames[i], names[n], sizeof(names[n]));
+		/* imports (importlib's frozen frames) recur at start-up: no loop */
+		if (strstr(names[n], " (<frozen "))
+			break;
+		frames[n] = names[n];
+	}
+	suggest__observe(ps->suggest, e->hdr.tid, e->hdr.ts_ns, frames, n);
+}
+
 static void python_on_event(struct recording *rec, const void *data, size_t size)
 {
 	struct py_state *ps = rec->python;
@@ -264,6 +294,8 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 		}
 		return;
 	case IT_EV_PY_OBS:
+		if (size >= sizeof(struct it_py_obs_event) && ps->suggest)
+			suggest_observe(ps, data);
 		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec)) {
 			observe(probes__pyspans(rec), data);
 			if (pyspans__callers_spec(probes__pyspans(rec)) >= 0) {
@@ -401,6 +433,19 @@ static int python_spans(struct recording *rec, struct model *m)
 	return 0;
 }
 
+/* record's last lines: the likely --cycle of a loop recorded without one */
+static void python_stop(struct recording *rec)
+{
+	struct py_state *ps = rec->python;
+	struct suggestion g;
+	char line[512];
+
+	if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
+		suggest__format(&g, line, sizeof(line));
+		fprintf(stderr, "infertrace: suggested cycle: %s\n", line);
+	}
+}
+
 /* Python stacks that kept only their native frames, and code objects whose
  * names never arrived (their frames read `[unknown_python] (?)`). */
 static int python_collect(struct recording *rec, struct model *m)
@@ -408,6 +453,21 @@ static int python_collect(struct recording *rec, struct model *m)
 	__u64 stats[IT_STAT_MAX];
 	__u64 full, unread;
 
+	{
+		const struct py_state *ps = rec->python;
+		struct suggestion g;
+		char line[512];
+
+		if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
+			suggest__format(&g, line, sizeof(line));
+			json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:f}", "option", g.marker ? "--cycle-marker" : "--cycle",
+					      "function", g.name, "text", line, "bursts", (json_int_t)g.bursts,
+					      "period_ms", g.period_ms);
+			if (!o)
+				return -ENOMEM;
+			model__set_section(m, MODEL_SEC_SUGGESTED_CYCLE, o);
+		}
+	}
 	tracer__stats(&rec->tracer, stats);
 	full = stats[IT_STAT_PY_STACKS_FULL] + stats[IT_STAT_PY_READ_ERR];
 	unread = stats[IT_STAT_PY_CODE_LOST];
@@ -421,8 +481,10 @@ static int python_collect(struct recording *rec, struct model *m)
 static void python_cleanup(struct recording *rec)
 {
 	python__reset();
-	if (rec->python)
+	if (rec->python) {
 		free(((struct py_state *)rec->python)->log);
+		suggest__free(((struct py_state *)rec->python)->suggest);
+	}
 	free(rec->python);
 	rec->python = NULL;
 }
@@ -432,6 +494,7 @@ const struct concern python_concern = {
 	.attach = python_attach,
 	.on_event = python_on_event,
 	.spans = python_spans,
+	.stop = python_stop,
 	.collect = python_collect,
 	.cleanup = python_cleanup,
 };

@@ -62,6 +62,7 @@ enum model_section {
 	MODEL_SEC_CRASHES,
 	MODEL_SEC_PROBES,
 	MODEL_SEC_PROBES_OVERHEAD,
+	MODEL_SEC_SUGGESTED_CYCLE,
 	MODEL_NSECTIONS
 };
 extern const char *const model_section_names[MODEL_NSECTIONS];
