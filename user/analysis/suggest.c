@@ -130,7 +130,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The median spacing of a frame's bursts when they are regular: at least
- * 60% of the spacings within half a period of the median; 0 otherwise. */
+ * 75% of the spacings within half a period of the median; 0 otherwise. */
 static double period_ns(const struct sframe *f)
 {
 	size_t n = f->nstarts - 1, near = 0;
@@ -149,7 +149,7 @@ static double period_ns(const struct sframe *f)
 	for (size_t i = 0; i < n; i++)
 		near += fabs((double)d[i] - med) <= med / 2;
 	free(d);
-	return med > 0 && near * 10 >= n * 6 ? med : 0;
+	return med > 0 && near * 4 >= n * 3 ? med : 0;
 }
 
 static bool module_level(const char *name)
