@@ -10,7 +10,7 @@ import os
 import tempfile
 import unittest
 
-from common import FIXTURES, need_root, record
+from common import FIXTURES, build, need_root, record
 from test_python import PYTHONS
 
 FIXTURE = os.path.join(FIXTURES, "py_sqlite.py")
@@ -59,6 +59,24 @@ class TestSqlitePreset(unittest.TestCase):
                     self.assertFalse(p["over_limit"])
                     # the share is the measured cost per hit times the hits
                     self.assertAlmostEqual(p["estimated_ms"], p["hits"] * cost["cost_ns_per_hit"] / 1e6, places=6)
+
+
+    def test_per_row_preset_probe_is_flagged(self):
+        """A C program that prepares every row: the preset's prepare probe
+        fires once per row (exactly ROWS, plus sqlite3_exec's own prepares)
+        and is flagged over 2% of its phase, in record's last lines too."""
+        rows = 3000
+        exe = build("sqlite_rows", ["sqlite_rows.c"], "-O1 -g -fno-omit-frame-pointer -lsqlite3")
+        tmp = tempfile.mkdtemp(prefix="it-csql-")
+        rec = record(["--preset", "sqlite"], [exe, os.path.join(tmp, "db.sqlite"), str(rows)])
+        preset = {p["spec"]: p for p in rec.profile["probes_overhead"]["preset_probes"]}
+        prep = preset["libsqlite3:sqlite3_prepare_v2"]
+        self.assertGreaterEqual(prep["hits"], rows)
+        self.assertLessEqual(prep["hits"], rows + 10)
+        self.assertTrue(prep["over_limit"], prep)
+        self.assertFalse(preset["libsqlite3:sqlite3_exec"]["over_limit"])
+        self.assertIn("warning: preset probe libsqlite3:sqlite3_prepare_v2 costs", rec.stderr)
+        self.assertNotIn("timed as its Python callers", rec.stderr)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
  * phase. Nothing here reads BPF, files or another concern's state. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +138,19 @@ static json_t *preset_probe_costs(const struct model *m, double cost)
 						     "percent_of_phase", pct, "over_limit", pct > PRESET_PROBE_MAX_PERCENT));
 	}
 	return out;
+}
+
+void model__warn_preset_probes(const struct model *m)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(model__section(m, MODEL_SEC_PROBES_OVERHEAD), "preset_probes"), i, v)
+		if (json_is_true(json_object_get(v, "over_limit")))
+			fprintf(stderr, "infertrace: warning: preset probe %s costs ~%.1f%% of phase %s (%.0f hits, over "
+				"a preset's 2%%); its phase times are inflated\n", json_string_value(json_object_get(v, "spec")),
+				json_number_value(json_object_get(v, "percent_of_phase")),
+				json_string_value(json_object_get(v, "phase")), json_number_value(json_object_get(v, "hits")));
 }
 
 /* profile.json's `probes_overhead`: a phase's own entry and return probes
