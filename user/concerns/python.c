@@ -224,6 +224,11 @@ static void locate(struct py_state *ps, const struct it_py_obs_event *e)
 		return;
 	}
 	python__frame_name(e->hdr.tgid, &st.frames[0], name, sizeof(name));
+	/* module-level code is no function to time: it would be the run */
+	if (!strncmp(name, "<module> (", 10)) {
+		ps->unlocated++;
+		return;
+	}
 	ps->located++;
 	for (i = 0; i < ps->ncallers; i++)
 		if (!strcmp(ps->callers[i].name, name))
