@@ -17,15 +17,15 @@ def experiment():
 
 @need_root
 class TestSuggestedCycle(unittest.TestCase):
-    def check(self, rec, cycles, expected):
+    def check(self, rec, cycles, expected, min_bursts=None):
         sg = rec.profile.get("suggested_cycle")
         self.assertIsNotNone(sg, rec.stderr)
         self.assertEqual(sg["option"], "--cycle")
         self.assertEqual(sg["function"], expected[1])
         self.assertIn(f"suggested cycle: --cycle {expected[0]} (seen in ", rec.stderr)
-        # one burst per iteration; the first one or two may be missed
+        # at most one burst per iteration; the first one or two may be missed
         self.assertLessEqual(sg["bursts"], cycles)
-        self.assertGreaterEqual(sg["bursts"], cycles - 2)
+        self.assertGreaterEqual(sg["bursts"], cycles - 2 if min_bursts is None else min_bursts)
         rep = subprocess.run([INFERTRACE, "report", rec.dir], text=True, stdout=subprocess.PIPE, check=True).stdout
         self.assertIn(f"Suggested cycle: --cycle {expected[0]} (seen in ", rep)
 
@@ -39,9 +39,11 @@ class TestSuggestedCycle(unittest.TestCase):
 
     def test_native_loop(self):
         cycles = 12
-        # per cycle: 30 ms inference, 20 ms database sleep, 10 ms mode
+        # per cycle: 30 ms inference, 20 ms database sleep, 10 ms mode. On-CPU
+        # samples only: when no sample falls in mode, one cycle's inference
+        # runs on into the next one's in the timeline (one burst for two)
         rec = record([], [experiment(), str(cycles), "30", "5", "20", "10"])
-        self.check(rec, cycles, ("run_cycle", "run_cycle"))
+        self.check(rec, cycles, ("run_cycle", "run_cycle"), min_bursts=cycles // 2)
 
     def test_no_loop(self):
         rec = record([], ["sleep", "0.3"])
