@@ -145,7 +145,7 @@ static double period_ns(const struct sframe *f)
 	for (size_t i = 0; i < n; i++)
 		d[i] = f->starts[i + 1] - f->starts[i];
 	qsort(d, n, sizeof(*d), cmp_u64);
-	med = d[n / 2];
+	med = (double)d[n >> 1];
 	for (size_t i = 0; i < n; i++)
 		near += fabs((double)d[i] - med) <= med / 2;
 	free(d);
@@ -167,7 +167,7 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 	/* the root-most level with periodic frames; the thread with most bursts there */
 	for (int b = 0; b < NBUCKETS; b++)
 		for (const struct sframe *f = s->buckets[b]; f; f = f->next)
-			if (period_ns(f) > 0 && (f->depth < level || (f->depth == level && f->nstarts > best->nstarts))) {
+			if (period_ns(f) > 0 && (!best || f->depth < level || (f->depth == level && f->nstarts > best->nstarts))) {
 				level = f->depth;
 				best = f;
 			}
