@@ -20,6 +20,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "sched.bpf.h"
+#include "python.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -399,6 +400,11 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 		pid_ = llama_decode(ctx, tgid, tid, sp, pid_, &st, now);
 		role = IT_ROLE_PHASE;
 	}
+	/* a phase timed by its Python callers (docs/probes.md, the sqlite
+	 * preset): its probes, on calls made a few times per transaction,
+	 * show which Python function called the library */
+	if (cfg_py_locate_phase && role == IT_ROLE_PHASE && pid_ == cfg_py_locate_phase)
+		py_observe_emit(tgid, tid, IT_PY_OBS_PROBE, py_stack_capture(tgid, tid), now);
 	ts = thread_state(tid);
 	if (!ts)
 		goto out;

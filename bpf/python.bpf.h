@@ -72,6 +72,8 @@ struct {
  * at every sample and every switch out and in; user space turns them into
  * cycles and phases (user/analysis/pyspans.c). */
 SHARED const volatile __u32 cfg_py_observe = 0;
+/* phase id whose probe entries are observations too (IT_PY_OBS_PROBE); 0: none */
+SHARED const volatile __u32 cfg_py_locate_phase = 0;
 
 /* Code objects of `py:` functions (user space adds them as their names
  * arrive): their frames get a call identity in each observation. */

@@ -522,6 +522,7 @@ enum it_py_obs_kind {
 	IT_PY_OBS_SAMPLE = 1, /* on-CPU sample */
 	IT_PY_OBS_OUT = 2,    /* switched out (blocked or preempted) */
 	IT_PY_OBS_IN = 3,     /* switched back in */
+	IT_PY_OBS_PROBE = 4,  /* at the entry of a probe of the locating phase (cfg_py_locate_phase) */
 };
 
 #define IT_PY_OBS_WATCH 8 /* watched frames reported per observation */

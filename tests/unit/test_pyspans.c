@@ -134,6 +134,37 @@ static void test_torn_stack(void **state)
 	pyspans__free(p);
 }
 
+/* py:@callers: a spec no frame matches; its calls come from the replay */
+static void test_callers_extra_calls(void **state)
+{
+	struct pyspans *p = pyspans__new();
+	struct pyspan_call extra[2] = {
+		{ .tgid = 1, .tid = 1, .spec = 1, .role = IT_ROLE_PHASE, .id = 2, .start_ns = 10 * MS, .end_ns = 20 * MS },
+		{ .tgid = 1, .tid = 1, .spec = 1, .role = IT_ROLE_PHASE, .id = 2, .start_ns = 30 * MS, .end_ns = 45 * MS },
+	};
+	struct pyspan_call *calls;
+	size_t n;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(pyspans__add_spec(p, "py:run_cycle", IT_ROLE_CYCLE, 0, err, sizeof(err)), 0);
+	assert_int_equal(pyspans__add_spec(p, "py:@callers", IT_ROLE_PHASE, 2, err, sizeof(err)), 0);
+	assert_int_equal(pyspans__callers_spec(p), 1);
+	assert_false(pyspans__is_callers(p, 0));
+	assert_int_equal(pyspans__match(p, "@callers", "x.py"), 1); /* no Python name starts with '@' */
+	assert_int_equal(pyspans__set_extra(p, extra, 2), 0);
+	assert_int_equal(pyspans__calls(p, &calls, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(calls[1].end_ns, 45 * MS);
+	free(calls);
+	/* a later replay replaces the earlier one */
+	assert_int_equal(pyspans__set_extra(p, extra, 1), 0);
+	assert_int_equal(pyspans__calls(p, &calls, &n), 0);
+	assert_int_equal(n, 1);
+	free(calls);
+	pyspans__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_call_identity),
 		cmocka_unit_test(test_torn_stack),
+		cmocka_unit_test(test_callers_extra_calls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

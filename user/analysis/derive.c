@@ -5,6 +5,7 @@
  * phase. Nothing here reads BPF, files or another concern's state. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,46 @@ static json_t *estimate(double hits, double cost_ns, double base_ms, double *max
 	return json_pack("{s:f,s:f,s:f}", "hits", hits, "estimated_ms", ms, "percent", pct);
 }
 
+/* A preset must not hurt what it measures: each of its probes' hits times
+ * the cost per hit, as a share of its phase (issue 11: at most 2%). */
+#define PRESET_PROBE_MAX_PERCENT 2.0
+
+static json_t *preset_probe_costs(const struct model *m, double cost)
+{
+	json_t *out = json_array(), *p;
+	size_t i;
+
+	json_array_foreach(model__section(m, MODEL_SEC_PROBES), i, p) {
+		const char *phase = json_string_value(json_object_get(p, "phase"));
+		double hits = json_number_value(json_object_get(p, "hits")), phase_ms = 0, ms, pct;
+
+		if (!json_is_true(json_object_get(p, "from_preset")) || !phase || !json_array_size(json_object_get(p, "placed_in")))
+			continue;
+		for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+			if (m->phases[ph].present && m->phase_names[ph] && !strcmp(m->phase_names[ph], phase))
+				phase_ms = m->phases[ph].total_ms;
+		ms = hits * cost / 1e6;
+		pct = phase_ms > 0 ? 100.0 * ms / phase_ms : 0;
+		json_array_append_new(out, json_pack("{s:O,s:s,s:f,s:f,s:f,s:b}", "spec", json_object_get(p, "spec"),
+						     "phase", phase, "hits", hits, "estimated_ms", ms,
+						     "percent_of_phase", pct, "over_limit", pct > PRESET_PROBE_MAX_PERCENT));
+	}
+	return out;
+}
+
+void model__warn_preset_probes(const struct model *m)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(model__section(m, MODEL_SEC_PROBES_OVERHEAD), "preset_probes"), i, v)
+		if (json_is_true(json_object_get(v, "over_limit")))
+			fprintf(stderr, "infertrace: warning: preset probe %s costs ~%.1f%% of phase %s (%.0f hits, over "
+				"a preset's 2%%); its phase times are inflated\n", json_string_value(json_object_get(v, "spec")),
+				json_number_value(json_object_get(v, "percent_of_phase")),
+				json_string_value(json_object_get(v, "phase")), json_number_value(json_object_get(v, "hits")));
+}
+
 /* profile.json's `probes_overhead`: a phase's own entry and return probes
  * fall about half inside the interval each, so one hit per call; nested
  * probes are not added. Every hit inside a cycle lengthens the cycle. */
@@ -135,6 +176,7 @@ static void derive_probe_cost(struct model *m)
 	json_object_set_new(o, "phases", per);
 	json_object_set_new(o, "cycles", estimate((double)(pc->timed_hits + pc->point_hits), cost, m->agg.cycles_ms,
 						  &pc->max_percent));
+	json_object_set_new(o, "preset_probes", preset_probe_costs(m, cost));
 	pc->warning = pc->max_percent > pc->warn_percent;
 	json_object_set_new(o, "max_percent", json_real(pc->max_percent));
 	json_object_set_new(o, "warning", json_boolean(pc->warning));

@@ -35,8 +35,8 @@ struct pyspans {
 	int nspecs;
 	struct pythread *threads;
 	size_t nthreads, capthreads;
-	struct pyspan_call *calls;
-	size_t ncalls, capcalls;
+	struct pyspan_call *calls, *extra;
+	size_t ncalls, capcalls, nextra;
 	uint64_t observations, edges;
 	double edge_sum_ms, edge_max_ms;
 };
@@ -62,6 +62,7 @@ void pyspans__free(struct pyspans *p)
 	}
 	free(p->threads);
 	free(p->calls);
+	free(p->extra);
 	free(p);
 }
 
@@ -115,6 +116,34 @@ int pyspans__add_spec(struct pyspans *p, const char *text, int role, int id, cha
 	s->role = role;
 	s->id = id;
 	p->nspecs++;
+	return 0;
+}
+
+bool pyspans__is_callers(const struct pyspans *p, int spec)
+{
+	return p && spec >= 0 && spec < p->nspecs && !p->specs[spec].module &&
+	       !strcmp(p->specs[spec].qualname, PYSPANS_CALLERS);
+}
+
+int pyspans__callers_spec(const struct pyspans *p)
+{
+	for (int i = 0; p && i < p->nspecs; i++)
+		if (pyspans__is_callers(p, i))
+			return i;
+	return -1;
+}
+
+int pyspans__set_extra(struct pyspans *p, const struct pyspan_call *calls, size_t n)
+{
+	struct pyspan_call *c = n ? malloc(n * sizeof(*c)) : NULL;
+
+	if (n && !c)
+		return -ENOMEM;
+	if (n)
+		memcpy(c, calls, n * sizeof(*c));
+	free(p->extra);
+	p->extra = c;
+	p->nextra = n;
 	return 0;
 }
 
@@ -280,7 +309,7 @@ int pyspans__observe(struct pyspans *p, pid_t tgid, pid_t tid, uint64_t ts, int 
 
 int pyspans__calls(const struct pyspans *p, struct pyspan_call **out, size_t *n)
 {
-	size_t total = p->ncalls, k;
+	size_t total = p->ncalls + p->nextra, k;
 
 	for (size_t i = 0; i < p->nthreads; i++)
 		for (int s = 0; s < p->nspecs; s++)
@@ -295,6 +324,9 @@ int pyspans__calls(const struct pyspans *p, struct pyspan_call **out, size_t *n)
 	if (p->ncalls) /* memcpy's source must not be NULL, even for 0 bytes */
 		memcpy(*out, p->calls, p->ncalls * sizeof(**out));
 	k = p->ncalls;
+	if (p->nextra)
+		memcpy(*out + k, p->extra, p->nextra * sizeof(**out));
+	k += p->nextra;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct pythread *t = &p->threads[i];
 

@@ -72,6 +72,17 @@ void pyspans__spec_role(const struct pyspans *p, int spec, int *role, int *id);
  * MODULE matches the file's basename with or without `.py`. */
 int pyspans__match(const struct pyspans *p, const char *qualname, const char *file);
 
+/* `py:@callers`: a phase's Python callers. The phase's native probes (calls
+ * made a few times per transaction, not per row) are observations too
+ * (IT_PY_OBS_PROBE); the Python functions found calling them are timed
+ * whole from the observations, as `py:` phases are (python concern). */
+#define PYSPANS_CALLERS "@callers"
+bool pyspans__is_callers(const struct pyspans *p, int spec);
+int pyspans__callers_spec(const struct pyspans *p); /* -1: none */
+/* Calls found after the fact (the callers' replay), added to pyspans__calls
+ * in place of the previous set; 0 or -ENOMEM. */
+int pyspans__set_extra(struct pyspans *p, const struct pyspan_call *calls, size_t n);
+
 /* One observation of thread tid at ts (kind: IT_PY_OBS_*); hits: the specs'
  * functions on its stack (none: no Python frames or none of them). */
 int pyspans__observe(struct pyspans *p, pid_t tgid, pid_t tid, uint64_t ts, int kind,

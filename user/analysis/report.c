@@ -166,6 +166,7 @@ static void print_probe_overhead(const struct model *m)
 {
 	json_t *o = model__section(m, MODEL_SEC_PROBES_OVERHEAD), *phases = json_object_get(o, "phases"), *v;
 	const char *key;
+	size_t i;
 
 	if (!json_is_object(o) || isnan(json_num(o, "cost_ns_per_hit")))
 		return;
@@ -173,6 +174,12 @@ static void print_probe_overhead(const struct model *m)
 	json_object_foreach(phases, key, v)
 		printf("; %s ~%.2f ms (%.1f%%)", key, json_num(v, "estimated_ms"), json_num(v, "percent"));
 	printf("; cycles ~%.1f%%\n", json_num(json_object_get(o, "cycles"), "percent"));
+	json_array_foreach(json_object_get(o, "preset_probes"), i, v)
+		if (json_is_true(json_object_get(v, "over_limit")))
+			printf("WARNING: preset probe %s costs ~%.1f%% of phase %s (%.0f hits; a preset's limit is 2%%); "
+			       "time the phase by its callers instead (docs/probes.md)\n",
+			       json_string_value(json_object_get(v, "spec")), json_num(v, "percent_of_phase"),
+			       json_string_value(json_object_get(v, "phase")), json_num(v, "hits"));
 	if (json_num(o, "max_percent") > 5.0)
 		printf("WARNING: the probes themselves inflate phase times by up to %.1f%%; "
 		       "probe fewer or coarser functions\n", json_num(o, "max_percent"));
@@ -224,6 +231,10 @@ static void print_py_resolution(const struct model *m)
 
 static void print_findings(const struct model *m)
 {
+	json_t *sg = model__section(m, MODEL_SEC_SUGGESTED_CYCLE);
+
+	if (json_is_string(json_object_get(sg, "text")))
+		printf("\nSuggested cycle: %s\n", json_string_value(json_object_get(sg, "text")));
 	if (m->nfindings)
 		printf("\nBottlenecks:\n");
 	for (size_t i = 0; i < m->nfindings; i++)

@@ -410,6 +410,19 @@ static int probes_configure(struct recording *rec)
 		if (ps->probes[i].role == IT_ROLE_CYCLE_MARKER)
 			ps->marker_mode = true;
 	rec->tracer.skel->rodata->cfg_cycles_from_probes = ps->cycles_from_probes;
+	if (pyspans__callers_spec(ps->py) >= 0) {
+		int role, id;
+
+		pyspans__spec_role(ps->py, pyspans__callers_spec(ps->py), &role, &id);
+		if (role != IT_ROLE_PHASE) {
+			fprintf(stderr, "infertrace: py:%s names a phase's callers: only in --phase\n", PYSPANS_CALLERS);
+			return -EINVAL;
+		}
+		rec->tracer.skel->rodata->cfg_py_locate_phase = id;
+	}
+	/* no cycle spec: the Python stacks' timeline suggests one (suggest.h) */
+	if (probes__whole_run(rec))
+		rec->tracer.skel->rodata->cfg_py_observe = 1;
 	if (pyspans__nspecs(ps->py)) {
 		rec->tracer.skel->rodata->cfg_py_observe = 1;
 		if (ps->py_cycles && pyspans__has_role(ps->py, IT_ROLE_CYCLE_MARKER))
@@ -727,6 +740,13 @@ static void close_open_cycles(const struct recording *rec, struct cycle_span *cy
 	}
 }
 
+bool probes__whole_run(const struct recording *rec)
+{
+	const struct probes *ps = rec->probes;
+
+	return !ps || !(ps->cycles_from_probes || ps->py_cycles);
+}
+
 struct pyspans *probes__pyspans(const struct recording *rec)
 {
 	return rec->probes && pyspans__nspecs(rec->probes->py) ? rec->probes->py : NULL;
@@ -1036,7 +1056,7 @@ static int py_phase_calls(const struct pyspan_call *pc, size_t npc, const struct
 	return 0;
 }
 
-static json_t *py_specs_json(const struct probes *ps, const struct pyspan_call *pc, size_t npc)
+static json_t *py_specs_json(const struct recording *rec, const struct probes *ps, const struct pyspan_call *pc, size_t npc)
 {
 	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count" };
 	struct pyspans_resolution r;
@@ -1061,6 +1081,15 @@ static json_t *py_specs_json(const struct probes *ps, const struct pyspan_call *
 		json_object_set_new(o, "placed_in", json_array());
 		json_object_set_new(o, "hits", json_integer(calls));
 		json_object_set_new(o, "from_preset", json_false());
+		if (pyspans__is_callers(ps->py, s)) {
+			char buf[512], *tok, *save = NULL;
+			json_t *callers = json_array();
+
+			python_concern__callers(rec, buf, sizeof(buf));
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+				json_array_append_new(callers, json_string(tok + (*tok == ' ')));
+			json_object_set_new(o, "callers", callers);
+		}
 		json_object_set_new(obs, "observations", json_integer(r.observations));
 		json_object_set_new(obs, "edges_between_observations", json_integer(r.edges));
 		json_object_set_new(obs, "resolution_ms_mean", json_real(r.mean_ms));
@@ -1178,7 +1207,7 @@ static int probes_spans(struct recording *rec, struct model *m)
 		json_t *arr = probes_json(rec, m);
 
 		if (pyspans__nspecs(ps->py)) {
-			json_t *py = py_specs_json(ps, pc, npc);
+			json_t *py = py_specs_json(rec, ps, pc, npc);
 
 			json_array_extend(arr, py);
 			json_decref(py);
@@ -1210,8 +1239,20 @@ static void probes_stop(struct recording *rec)
 
 		if (pyspans__calls(ps->py, &pc, &n))
 			return;
+		int cs = pyspans__callers_spec(ps->py), role, id;
+		char callers[512];
+
+		if (cs >= 0) {
+			pyspans__spec_role(ps->py, cs, &role, &id);
+			if (*python_concern__callers(rec, callers, sizeof(callers)))
+				fprintf(stderr, "infertrace: phase '%s' timed as its Python callers: %s\n",
+					rec->phase_names[id], callers);
+		}
 		for (int s = 0; s < pyspans__nspecs(ps->py); s++) {
 			bool seen = false;
+
+			if (s == cs)
+				continue; /* a native program's phase has no Python callers */
 
 			for (size_t i = 0; i < n && !seen; i++)
 				seen = pc[i].spec == s;

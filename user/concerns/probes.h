@@ -40,6 +40,11 @@ struct recording;
 struct pyspans;
 /* The `py:` specs of the recording and the calls seen so far; NULL when none. */
 struct pyspans *probes__pyspans(const struct recording *rec);
+/* No cycle spec: each process's life is one cycle. */
+bool probes__whole_run(const struct recording *rec);
+/* `py:@callers`: the Python functions found calling the phase's probes,
+ * "qualname (file), ..." ("" for none); python concern. */
+const char *python_concern__callers(const struct recording *rec, char *buf, size_t len);
 /* Cycles begun so far (for the live progress line); 0 without cycle probes. */
 size_t probes__cycles_seen(const struct recording *rec);
 /* --rotate: forgets the cycles that ended before ns (closed ones) and the

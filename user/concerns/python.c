@@ -16,14 +16,45 @@
 #include "infertrace.skel.h"
 #include "probes.h"
 #include "pyspans.h"
+#include "suggest.h"
 #include "python.h"
 #include "syms.h"
 #include "tracer.h"
+#include "vec.h"
 
+
+/* `py:@callers` (pyspans.h): every observation, replayed at collect with
+ * the functions the phase's probes were called from. */
+struct py_obs_rec {
+	pid_t tgid, tid;
+	uint64_t ts;
+	uint64_t pystack;
+	int kind;
+};
+
+#define PY_MAX_CALLERS 16
+
+#define PY_CALLER_STACKS 8
+
+struct py_caller {
+	char name[256]; /* "qualname (file)" */
+	uint64_t hits;
+	/* a few of the Python stacks it was found on: a caller seen on
+	 * another caller's stack is its ancestor */
+	__u64 stacks[PY_CALLER_STACKS];
+	pid_t tgids[PY_CALLER_STACKS];
+	int nstacks;
+};
 
 struct py_state {
 	int procs_fd;
 	int watch_fd;
+	struct py_obs_rec *log;
+	size_t nlog, caplog;
+	struct py_caller callers[PY_MAX_CALLERS];
+	int ncallers;
+	uint64_t located, unlocated; /* probe observations with / without a Python frame */
+	struct suggest *suggest;     /* no cycle spec: the stacks' timeline */
 	/* pids already found, or warned about: not looked at again until exec */
 	pid_t done[4096];
 	size_t ndone;
@@ -109,6 +140,11 @@ static int python_attach(struct recording *rec)
 		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_watch_names), &h, &one, BPF_ANY);
 	}
 	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
+	if (probes__whole_run(rec)) {
+		ps->suggest = suggest__new();
+		if (!ps->suggest)
+			return -ENOMEM;
+	}
 	/* a target that execs or maps an interpreter not found yet is stopped
 	 * until py_look has run, so that its start-up has Python frames too */
 	rec->tracer.skel->bss->pending_python = ps->procs_fd >= 0;
@@ -175,6 +211,75 @@ static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
 	pyspans__observe(sp, e->hdr.tgid, e->hdr.tid, e->hdr.ts_ns, e->kind, hits, nhits);
 }
 
+/* The leaf Python frame at a probe of the callers' phase: the function
+ * that called into the library (a C method pushes no Python frame). */
+static void locate(struct py_state *ps, const struct it_py_obs_event *e)
+{
+	static struct it_py_stack st;
+	char name[256];
+	int i;
+
+	if (!e->pystack || python__stack(e->pystack, &st)) {
+		ps->unlocated++;
+		return;
+	}
+	python__frame_name(e->hdr.tgid, &st.frames[0], name, sizeof(name));
+	/* module-level code is no function to time: it would be the run */
+	if (!strncmp(name, "<module> (", 10)) {
+		ps->unlocated++;
+		return;
+	}
+	ps->located++;
+	for (i = 0; i < ps->ncallers; i++)
+		if (!strcmp(ps->callers[i].name, name))
+			break;
+	if (i == ps->ncallers) {
+		if (ps->ncallers == PY_MAX_CALLERS)
+			return;
+		snprintf(ps->callers[i].name, sizeof(ps->callers[i].name), "%s", name);
+		ps->ncallers++;
+	}
+	ps->callers[i].hits++;
+	for (int k = 0; k < ps->callers[i].nstacks; k++)
+		if (ps->callers[i].stacks[k] == e->pystack)
+			return;
+	if (ps->callers[i].nstacks < PY_CALLER_STACKS) {
+		ps->callers[i].tgids[ps->callers[i].nstacks] = e->hdr.tgid;
+		ps->callers[i].stacks[ps->callers[i].nstacks++] = e->pystack;
+	}
+}
+
+static void log_obs(struct py_state *ps, const struct it_py_obs_event *e)
+{
+	if (VEC_RESERVE(ps->log, ps->caplog, ps->nlog, 4096))
+		return;
+	ps->log[ps->nlog++] = (struct py_obs_rec){ .tgid = e->hdr.tgid, .tid = e->hdr.tid, .ts = e->hdr.ts_ns,
+						   .pystack = e->pystack, .kind = e->kind };
+}
+
+/* The observation's Python stack, root first, for the cycle suggestion; a
+ * switch-in repeats its switch-out. */
+static void suggest_observe(struct py_state *ps, const struct it_py_obs_event *e)
+{
+	static struct it_py_stack st;
+	static char names[IT_PY_MAX_FRAMES][256];
+	const char *frames[IT_PY_MAX_FRAMES];
+	int n = 0;
+
+	if (e->kind == IT_PY_OBS_IN)
+		return;
+	if (e->pystack && python__stack(e->pystack, &st))
+		return;
+	for (int i = e->pystack ? (int)st.depth - 1 : -1; i >= 0 && n < IT_PY_MAX_FRAMES; i--, n++) {
+		python__frame_name(e->hdr.tgid, &st.frames[i], names[n], sizeof(names[n]));
+		/* imports (importlib's frozen frames) recur at start-up: no loop */
+		if (strstr(names[n], " (<frozen "))
+			break;
+		frames[n] = names[n];
+	}
+	suggest__observe(ps->suggest, e->hdr.tid, e->hdr.ts_ns, frames, n);
+}
+
 static void python_on_event(struct recording *rec, const void *data, size_t size)
 {
 	struct py_state *ps = rec->python;
@@ -194,8 +299,16 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 		}
 		return;
 	case IT_EV_PY_OBS:
-		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec))
+		if (size >= sizeof(struct it_py_obs_event) && ps->suggest)
+			suggest_observe(ps, data);
+		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec)) {
 			observe(probes__pyspans(rec), data);
+			if (pyspans__callers_spec(probes__pyspans(rec)) >= 0) {
+				log_obs(ps, data);
+				if (((const struct it_py_obs_event *)data)->kind == IT_PY_OBS_PROBE)
+					locate(ps, data);
+			}
+		}
 		return;
 	case IT_EV_FORK:
 		parent = pe->parent_tgid;
@@ -219,6 +332,125 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 	}
 }
 
+/* A caller is kept unless it is seen below another caller on the latter's
+ * stacks: `main` creating the table and `db_write` inserting the rows are
+ * both callers, and timing main whole would time the whole run. Its own
+ * calls stay timed by the phase's native probes. */
+static bool caller_kept(const struct py_state *ps, int c)
+{
+	static struct it_py_stack st;
+	char name[256];
+
+	for (int o = 0; o < ps->ncallers; o++) {
+		if (o == c)
+			continue;
+		for (int k = 0; k < ps->callers[o].nstacks; k++) {
+			if (python__stack(ps->callers[o].stacks[k], &st))
+				continue;
+			for (__u32 i = 1; i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
+				python__frame_name(ps->callers[o].tgids[k], &st.frames[i], name, sizeof(name));
+				if (!strcmp(name, ps->callers[c].name))
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* `py:@callers`: the located functions as `py:FILE:QUALNAME` phases of the
+ * same id, timed from the whole observation log; their calls stand in for
+ * the callers spec's (pyspans__set_extra). */
+static int replay_callers(struct py_state *ps, struct pyspans *main)
+{
+	static struct it_py_stack st;
+	int cs = pyspans__callers_spec(main), role, id, err = 0;
+	struct pyspans *sp;
+	struct pyspan_call *calls = NULL;
+	size_t ncalls = 0;
+
+	if (cs < 0 || !ps->located)
+		return 0;
+	pyspans__spec_role(main, cs, &role, &id);
+	sp = pyspans__new();
+	if (!sp)
+		return -ENOMEM;
+	for (int i = 0; i < ps->ncallers; i++) {
+		char buf[300], *qual, *file, text[320], errbuf[128];
+
+		if (!caller_kept(ps, i))
+			continue;
+		snprintf(buf, sizeof(buf), "%s", ps->callers[i].name);
+		if (!split_frame_name(buf, &qual, &file))
+			continue;
+		snprintf(text, sizeof(text), "py:%s:%s", file, qual);
+		if (pyspans__add_spec(sp, text, role, id, errbuf, sizeof(errbuf)) == -ENOMEM) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t k = 0; k < ps->nlog; k++) {
+		const struct py_obs_rec *r = &ps->log[k];
+		struct pyspan_hit hits[IT_PY_MAX_FRAMES];
+		int nhits = 0;
+
+		if (r->pystack && python__stack(r->pystack, &st))
+			continue;
+		for (__u32 i = 0; r->pystack && i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
+			int spec = spec_of_frame(sp, r->tgid, &st.frames[i]);
+
+			if (spec >= 0)
+				hits[nhits++] = (struct pyspan_hit){ .spec = spec, .depth = st.depth - 1 - i };
+		}
+		if (pyspans__observe(sp, r->tgid, r->tid, r->ts, r->kind, hits, nhits)) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	err = pyspans__calls(sp, &calls, &ncalls);
+	for (size_t k = 0; !err && k < ncalls; k++)
+		calls[k].spec = cs;
+	if (!err)
+		err = pyspans__set_extra(main, calls, ncalls);
+out:
+	free(calls);
+	pyspans__free(sp);
+	return err;
+}
+
+const char *python_concern__callers(const struct recording *rec, char *buf, size_t len)
+{
+	const struct py_state *ps = rec->python;
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; ps && i < ps->ncallers; i++)
+		if (caller_kept(ps, i) && off < len)
+			off += snprintf(buf + off, len - off, "%s%s", off ? ", " : "", ps->callers[i].name);
+	return buf;
+}
+
+/* Before the probes concern's spans, which read the callers' calls. */
+static int python_spans(struct recording *rec, struct model *m)
+{
+	(void)m;
+	if (rec->python && probes__pyspans(rec))
+		return replay_callers(rec->python, probes__pyspans(rec));
+	return 0;
+}
+
+/* record's last lines: the likely --cycle of a loop recorded without one */
+static void python_stop(struct recording *rec)
+{
+	struct py_state *ps = rec->python;
+	struct suggestion g;
+	char line[512];
+
+	if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
+		suggest__format(&g, line, sizeof(line));
+		fprintf(stderr, "infertrace: suggested cycle: %s\n", line);
+	}
+}
+
 /* Python stacks that kept only their native frames, and code objects whose
  * names never arrived (their frames read `[unknown_python] (?)`). */
 static int python_collect(struct recording *rec, struct model *m)
@@ -226,6 +458,21 @@ static int python_collect(struct recording *rec, struct model *m)
 	__u64 stats[IT_STAT_MAX];
 	__u64 full, unread;
 
+	{
+		const struct py_state *ps = rec->python;
+		struct suggestion g;
+		char line[512];
+
+		if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
+			suggest__format(&g, line, sizeof(line));
+			json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:f}", "option", g.marker ? "--cycle-marker" : "--cycle",
+					      "function", g.name, "text", line, "bursts", (json_int_t)g.bursts,
+					      "period_ms", g.period_ms);
+			if (!o)
+				return -ENOMEM;
+			model__set_section(m, MODEL_SEC_SUGGESTED_CYCLE, o);
+		}
+	}
 	tracer__stats(&rec->tracer, stats);
 	full = stats[IT_STAT_PY_STACKS_FULL] + stats[IT_STAT_PY_READ_ERR];
 	unread = stats[IT_STAT_PY_CODE_LOST];
@@ -239,6 +486,10 @@ static int python_collect(struct recording *rec, struct model *m)
 static void python_cleanup(struct recording *rec)
 {
 	python__reset();
+	if (rec->python) {
+		free(((struct py_state *)rec->python)->log);
+		suggest__free(((struct py_state *)rec->python)->suggest);
+	}
 	free(rec->python);
 	rec->python = NULL;
 }
@@ -247,6 +498,8 @@ const struct concern python_concern = {
 	.name = "python",
 	.attach = python_attach,
 	.on_event = python_on_event,
+	.spans = python_spans,
+	.stop = python_stop,
 	.collect = python_collect,
 	.cleanup = python_cleanup,
 };

@@ -17,7 +17,9 @@
 #include "infertrace.skel.h"
 #include "jsphase.h"
 #include "perfmap.h"
+#include "probes.h"
 #include "stacks.h"
+#include "suggest.h"
 #include "syms.h"
 #include "unwind.h"
 #include "ustack_table.h"
@@ -31,7 +33,29 @@
 struct sampling_state {
 	struct ustack_table stacks; /* unwound samples */
 	uint64_t leaf_callers_restored; /* JIT callers of frameless native leaves (restore_jit_caller) */
+	struct suggest *suggest;        /* no cycle spec: the native samples' timeline */
 };
+
+/* A sample's native stack, root first, for the cycle suggestion: return
+ * addresses are named by their call (ip - 1); unnamed frames are left out. */
+static void suggest_sample(struct recording *rec, pid_t tgid, pid_t tid, uint64_t ts, const __u64 *ips, int n)
+{
+	const char *frames[IT_MAX_STACK_DEPTH];
+	int k = 0;
+
+	for (int i = n - 1; i >= 0; i--) {
+		struct sym_info si;
+
+		if (!syms_cache__resolve(rec->syms, tgid, i ? ips[i] - 1 : ips[i], &si) && si.name)
+			frames[k++] = si.name;
+	}
+	suggest__observe(rec->sampling->suggest, tid, ts, frames, k);
+}
+
+bool sampling__suggest(const struct recording *rec, struct suggestion *out)
+{
+	return rec->sampling && rec->sampling->suggest && suggest__result(rec->sampling->suggest, out);
+}
 
 static int sampling_configure(struct recording *rec)
 {
@@ -46,6 +70,11 @@ static int sampling_configure(struct recording *rec)
 	rec->sampling = calloc(1, sizeof(*rec->sampling));
 	if (!rec->sampling)
 		return -ENOMEM;
+	if (probes__whole_run(rec)) {
+		rec->sampling->suggest = suggest__new();
+		if (!rec->sampling->suggest)
+			return -ENOMEM;
+	}
 	skel->rodata->cfg_ustack_size = rec->opts.dwarf_stack_size & ~7u;
 	/* two slots per CPU: samples, and the off-CPU records of bpf/ustack.bpf.h */
 	bpf_map__set_max_entries(skel->maps.ustack_scratch, ncpus > 0 ? 2 * ncpus : 2);
@@ -129,6 +158,8 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 		ip = ips[0];
 	else if (!n)
 		syms_cache__jit_tokenize(rec->syms, h->tgid, &ip, 1, h->ts_ns);
+	if (s->suggest && !key.stack.pystack)
+		suggest_sample(rec, h->tgid, h->tid, h->ts_ns, ips, n);
 	s->stacks.unwound_frames += n;
 	if (ustack_table__add_id(&s->stacks, &key, ips, n, 1, &entry)) {
 		s->stacks.bad_records++;
@@ -299,6 +330,7 @@ static void sampling_cleanup(struct recording *rec)
 	if (!s)
 		return;
 	ustack_table__free(&s->stacks);
+	suggest__free(s->suggest);
 	free(s);
 	rec->sampling = NULL;
 }

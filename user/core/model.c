@@ -24,6 +24,7 @@ const char *const model_section_names[MODEL_NSECTIONS] = {
 	[MODEL_SEC_CRASHES] = "crashes",
 	[MODEL_SEC_PROBES] = "probes",
 	[MODEL_SEC_PROBES_OVERHEAD] = "probes_overhead",
+	[MODEL_SEC_SUGGESTED_CYCLE] = "suggested_cycle",
 };
 
 static const char *const stage_names[] = {

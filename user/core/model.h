@@ -62,6 +62,7 @@ enum model_section {
 	MODEL_SEC_CRASHES,
 	MODEL_SEC_PROBES,
 	MODEL_SEC_PROBES_OVERHEAD,
+	MODEL_SEC_SUGGESTED_CYCLE,
 	MODEL_NSECTIONS
 };
 extern const char *const model_section_names[MODEL_NSECTIONS];
@@ -418,6 +419,8 @@ int model__set_command(struct model *m, char *const *argv);
 
 /* Derived figures (analysis/derive.c): a plain function of the model. */
 int model__derive(struct model *m);
+/* record's last lines: preset probes over 2% of their phase (probes_overhead.preset_probes). */
+void model__warn_preset_probes(const struct model *m);
 /* llama.cpp's per-cycle and aggregate figures (analysis/llama.c), part of
  * model__derive; and their JSON. */
 void llama__derive(struct model *m);

@@ -549,6 +549,7 @@ static int write_outputs(struct recording *rec)
 		fprintf(stderr, "infertrace: building the recording's model failed: %s\n", strerror(-err));
 		return err;
 	}
+	model__warn_preset_probes(&m);
 	err = outputs__write_all(&m, rec->opts.output_dir);
 	if (!err)
 		fprintf(stderr, "infertrace: recording ended (%s); outputs in %s/\n",

@@ -376,6 +376,8 @@ json_t *model__to_json(const struct model *m)
 		json_object_set_new(p, "host", section_or(m, MODEL_SEC_HOST, false));
 	if (model__section(m, MODEL_SEC_PROBES_OVERHEAD))
 		json_object_set_new(p, "probes_overhead", section_or(m, MODEL_SEC_PROBES_OVERHEAD, false));
+	if (model__section(m, MODEL_SEC_SUGGESTED_CYCLE))
+		json_object_set_new(p, "suggested_cycle", section_or(m, MODEL_SEC_SUGGESTED_CYCLE, false));
 	if (m->self) {
 		v = json_deep_copy(m->self);
 		/* the probes' measured cost per hit belongs with the tracer's own */

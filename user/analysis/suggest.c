@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* A likely --cycle from the stacks' timeline; see suggest.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suggest.h"
+#include "vec.h"
+
+#define NBUCKETS 4096
+
+struct sframe {
+	struct sframe *next;
+	pid_t tid;
+	uint32_t depth;
+	char *name, *parent;   /* parent "" at the root */
+	uint64_t last_obs;     /* the thread's observation it was last seen in */
+	uint64_t *starts;      /* each burst's first observation time */
+	size_t nstarts, capstarts;
+};
+
+struct sthread {
+	pid_t tid;
+	uint64_t nobs;
+};
+
+struct suggest {
+	struct sframe *buckets[NBUCKETS];
+	struct sthread *threads;
+	size_t nthreads, capthreads;
+};
+
+static uint64_t hash(pid_t tid, uint32_t depth, const char *name, const char *parent)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ ((uint64_t)tid << 20) ^ depth;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ull;
+	for (; *parent; parent++)
+		h = (h ^ (unsigned char)*parent) * 0x100000001b3ull;
+	return h;
+}
+
+struct suggest *suggest__new(void)
+{
+	return calloc(1, sizeof(struct suggest));
+}
+
+void suggest__free(struct suggest *s)
+{
+	if (!s)
+		return;
+	for (int b = 0; b < NBUCKETS; b++)
+		for (struct sframe *f = s->buckets[b], *n; f; f = n) {
+			n = f->next;
+			free(f->name);
+			free(f->parent);
+			free(f->starts);
+			free(f);
+		}
+	free(s->threads);
+	free(s);
+}
+
+static struct sthread *thread_of(struct suggest *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].tid == tid)
+			return &s->threads[i];
+	if (VEC_RESERVE(s->threads, s->capthreads, s->nthreads, 16))
+		return NULL;
+	s->threads[s->nthreads] = (struct sthread){ .tid = tid };
+	return &s->threads[s->nthreads++];
+}
+
+static struct sframe *frame_of(struct suggest *s, pid_t tid, uint32_t depth, const char *name, const char *parent)
+{
+	struct sframe **head = &s->buckets[hash(tid, depth, name, parent) % NBUCKETS], *f;
+
+	for (f = *head; f; f = f->next)
+		if (f->tid == tid && f->depth == depth && !strcmp(f->name, name) && !strcmp(f->parent, parent))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->tid = tid;
+	f->depth = depth;
+	f->name = strdup(name);
+	f->parent = strdup(parent);
+	if (!f->name || !f->parent) {
+		free(f->name);
+		free(f->parent);
+		free(f);
+		return NULL;
+	}
+	f->next = *head;
+	*head = f;
+	return f;
+}
+
+int suggest__observe(struct suggest *s, pid_t tid, uint64_t ts, const char *const *frames, int n)
+{
+	struct sthread *t = thread_of(s, tid);
+
+	if (!t)
+		return -ENOMEM;
+	t->nobs++;
+	for (int i = 0; i < n; i++) {
+		struct sframe *f = frame_of(s, tid, i, frames[i], i ? frames[i - 1] : "");
+
+		if (!f)
+			return -ENOMEM;
+		if (f->last_obs != t->nobs - 1 || !f->nstarts) {
+			if (VEC_RESERVE(f->starts, f->capstarts, f->nstarts, 16))
+				return -ENOMEM;
+			f->starts[f->nstarts++] = ts;
+		}
+		f->last_obs = t->nobs;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median spacing of a frame's bursts when they are regular: at least
+ * 75% of the spacings within half a period of the median; 0 otherwise. */
+static double period_ns(const struct sframe *f)
+{
+	size_t n = f->nstarts - 1, near = 0;
+	uint64_t *d;
+	double med;
+
+	if (f->nstarts < SUGGEST_MIN_BURSTS)
+		return 0;
+	d = malloc(n * sizeof(*d));
+	if (!d)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		d[i] = f->starts[i + 1] - f->starts[i];
+	qsort(d, n, sizeof(*d), cmp_u64);
+	med = (double)d[n >> 1];
+	for (size_t i = 0; i < n; i++)
+		near += fabs((double)d[i] - med) <= med / 2;
+	free(d);
+	return med > 0 && near * 4 >= n * 3 ? med : 0;
+}
+
+static bool module_level(const char *name)
+{
+	return !strncmp(name, "<module>", 8);
+}
+
+bool suggest__result(const struct suggest *s, struct suggestion *out)
+{
+	const struct sframe *best = NULL, *first = NULL;
+	uint32_t level = UINT32_MAX;
+	size_t nlevel = 0;
+	pid_t tid = 0;
+
+	/* the root-most level with periodic frames; the thread with most bursts there */
+	for (int b = 0; b < NBUCKETS; b++)
+		for (const struct sframe *f = s->buckets[b]; f; f = f->next)
+			if (period_ns(f) > 0 && (!best || f->depth < level || (f->depth == level && f->nstarts > best->nstarts))) {
+				level = f->depth;
+				best = f;
+			}
+	if (!best)
+		return false;
+	tid = best->tid;
+	/* its periodic siblings under the same caller: the loop's steps */
+	for (int b = 0; b < NBUCKETS; b++)
+		for (const struct sframe *f = s->buckets[b]; f; f = f->next)
+			if (f->tid == tid && f->depth == level && !strcmp(f->parent, best->parent) && period_ns(f) > 0) {
+				nlevel++;
+				if (!first || f->starts[0] < first->starts[0])
+					first = f;
+			}
+	memset(out, 0, sizeof(*out));
+	out->tid = tid;
+	out->bursts = first->nstarts;
+	out->period_ms = period_ns(first) / 1e6;
+	if (nlevel == 1 || !*best->parent) {
+		snprintf(out->name, sizeof(out->name), "%s", best->name);
+		out->bursts = best->nstarts;
+		out->period_ms = period_ns(best) / 1e6;
+	} else if (module_level(best->parent)) {
+		snprintf(out->name, sizeof(out->name), "%s", first->name);
+		out->marker = true;
+	} else {
+		snprintf(out->name, sizeof(out->name), "%s", best->parent);
+	}
+	return true;
+}
+
+void suggest__format(const struct suggestion *g, char *buf, size_t len)
+{
+	char name[256];
+	const char *open = strrchr(g->name, '(');
+	size_t n = strlen(g->name);
+	bool py = open && open > g->name && open[-1] == ' ' && g->name[n - 1] == ')';
+
+	snprintf(name, sizeof(name), "%.*s", py ? (int)(open - 1 - g->name) : (int)n, g->name);
+	snprintf(buf, len, "%s %s%s (seen in %llu periodic bursts, period %.0f ms)", g->marker ? "--cycle-marker" : "--cycle",
+		 py ? "py:" : "", name, (unsigned long long)g->bursts, g->period_ms);
+}
