@@ -5,7 +5,7 @@
 #     The tracer's RSS over a long run, every STEP seconds for DURATION
 #     seconds: tests/fixtures/tick_cycles (SPIN_MS of CPU, SLEEP_MS asleep per
 #     cycle) recorded twice at the same time, without and with --rotate
-#     PERIOD --rotate-keep KEEP; then the disk the rotated output takes, and
+#     (--checkpoint PERIOD --rotate KEEP); then the disk the rotated output takes, and
 #     how long the unrotated tracer takes to write its outputs at the end.
 #     DURATION (600), STEP (10), PERIOD (60), KEEP (3), SPIN_MS (4), SLEEP_MS (6).
 #   tools/bench-longrun.sh overhead [BUILD_DIR]
@@ -31,7 +31,7 @@ rss() {
 	"$IT" record -q -o "$TMP/plain" --cycle run_cycle -- "$fix" 100000000 "$spin" "$sleep_ms" \
 		>"$TMP/plain.ticks" 2>"$TMP/plain.err" &
 	a=$!
-	"$IT" record -q -o "$TMP/rot" --rotate "$period" --rotate-keep "$keep" --cycle run_cycle -- \
+	"$IT" record -q -o "$TMP/rot" --checkpoint "$period" --rotate "$keep" --cycle run_cycle -- \
 		"$fix" 100000000 "$spin" "$sleep_ms" >"$TMP/rot.ticks" 2>"$TMP/rot.err" &
 	b=$!
 	t0=$(date +%s)

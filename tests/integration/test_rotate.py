@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""--rotate SECONDS / --rotate-keep N: one output directory per period. The
+"""--checkpoint SECONDS --rotate N: one output directory per period of
+SECONDS, the last N kept. The
 fixture (tick_cycles) prints each cycle's index as it ends, so the test knows
 by the fixture's own output how many cycles ran; the periods must hold each of
 them exactly once."""
@@ -64,7 +65,7 @@ class RotateTest(unittest.TestCase):
             self.assertEqual(unknown_keys(prof), [], name)
             # the period's time range, stated and contiguous with the last
             m = prof["stop_reason"]
-            self.assertIn(f"period {name} of --rotate", m)
+            self.assertIn(f"period {name} of 1 s (--checkpoint, --rotate)", m)
             start, end = (float(x) for x in m.split("recording start + ")[1].split(" s")[0].split(" .. "))
             self.assertAlmostEqual(start, prev_end, places=3)
             self.assertAlmostEqual(end - start, prof["duration_s"], places=2)
@@ -83,7 +84,7 @@ class RotateTest(unittest.TestCase):
         return names
 
     def test_periods_partition_cycles(self):
-        out, ran = self.record(300, "--rotate", "1")
+        out, ran = self.record(300, "--checkpoint", "1", "--rotate", "1000")
         names = self.check_periods(out, ran)
         # a period's stacks are that period's samples, not the run's so far
         samples = []
@@ -100,12 +101,8 @@ class RotateTest(unittest.TestCase):
             self.assertEqual(sum(raw_samples(pprof(os.path.join(out, n, "profile.pb.gz"), "-raw",
                                                     "-sample_index=samples")) for n in names), sum(samples))
 
-    def test_checkpoints_in_the_running_period(self):
-        out, ran = self.record(300, "--rotate", "1", "--checkpoint", "0.3")
-        self.check_periods(out, ran)
-
     def test_keep_bounds_directories(self):
-        out, ran = self.record(400, "--rotate", "1", "--rotate-keep", "2")
+        out, ran = self.record(400, "--checkpoint", "1", "--rotate", "2")
         names = periods(out)
         self.assertEqual(len(names), 2, names)
         last = self.load(out, names[-1])
@@ -116,21 +113,22 @@ class RotateTest(unittest.TestCase):
             self.assertEqual(unknown_keys(self.load(out, name)), [])
 
     def test_stale_periods_removed(self):
-        out, _ = self.record(250, "--rotate", "1")
+        out, _ = self.record(250, "--checkpoint", "1", "--rotate", "10")
         os.makedirs(os.path.join(out, "0099"))
         with open(os.path.join(out, "0099", "profile.json"), "w") as f:
             f.write("{}")
-        subprocess.run([INFERTRACE, "record", "-q", "-o", out, "--rotate", "1", "--cycle", "run_cycle",
+        subprocess.run([INFERTRACE, "record", "-q", "-o", out, "--checkpoint", "1", "--rotate", "10",
+                        "--cycle", "run_cycle",
                         "--", self.exe, "20", str(SPIN_MS), str(SLEEP_MS)], capture_output=True, check=True,
                        timeout=120)
         self.assertNotIn("0099", periods(out))
 
     def test_bad_values(self):
-        for opts, want in ((["--rotate", "0"], "invalid --rotate '0'"),
-                           (["--rotate", "abc"], "invalid --rotate 'abc'"),
-                           (["--rotate", "0.5"], "invalid --rotate '0.5'"),
-                           (["--rotate", "1", "--rotate-keep", "0"], "invalid --rotate-keep '0'"),
-                           (["--rotate-keep", "3"], "--rotate-keep needs --rotate")):
+        for opts, want in ((["--checkpoint", "1", "--rotate", "0"], "invalid --rotate '0'"),
+                           (["--checkpoint", "1", "--rotate", "abc"], "invalid --rotate 'abc'"),
+                           (["--checkpoint", "1", "--rotate", "1.5"], "invalid --rotate '1.5'"),
+                           (["--rotate", "3"], "--rotate N needs --checkpoint SECONDS"),
+                           (["--checkpoint", "0.5", "--rotate", "3"], "--checkpoint of at least 1 second")):
             r = subprocess.run([INFERTRACE, "record", *opts, "--", "true"], capture_output=True, text=True)
             self.assertNotEqual(r.returncode, 0, opts)
             lines = r.stderr.strip().splitlines()

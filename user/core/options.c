@@ -65,7 +65,6 @@ enum {
 	OPTK_JIT_MAPS,
 	OPTK_METRICS,
 	OPTK_ROTATE,
-	OPTK_ROTATE_KEEP,
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -307,19 +306,11 @@ static int set_checkpoint(struct record_opts *o, const char *arg, bool cfg, char
 
 static int set_rotate(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
-	(void)cfg;
-	if (parse_seconds(arg, 1, 1e9, &o->rotate_s))
-		return fail(err, errlen, "invalid --rotate '%s': expected a period in seconds >= 1", arg);
-	return 0;
-}
-
-static int set_rotate_keep(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
-{
 	unsigned long v;
 
 	(void)cfg;
 	if (parse_uint(arg, 1, 1000000, &v))
-		return fail(err, errlen, "invalid --rotate-keep '%s': expected a number of periods >= 1", arg);
+		return fail(err, errlen, "invalid --rotate '%s': expected a number of periods >= 1", arg);
 	o->rotate_keep = v;
 	return 0;
 }
@@ -456,11 +447,10 @@ const struct record_option record_options[] = {
 	{ "checkpoint", OPTK_CHECKPOINT, "SECONDS", N, 0, "checkpoint_s", 2,
 	  "Every SECONDS while recording, write profile.json, the folded stacks and profile.pb.gz "
 	  "(each atomically) so that a killed tracer leaves its last checkpoint", set_checkpoint },
-	{ "rotate", OPTK_ROTATE, "SECONDS", N, 0, "rotate_s", 2,
-	  "One output directory per period of SECONDS (OUT/0000, OUT/0001 ...), each with that period's "
-	  "complete outputs; the model is reset between periods (runs of days)", set_rotate },
-	{ "rotate-keep", OPTK_ROTATE_KEEP, "N", N, 0, NULL, 2,
-	  "With --rotate: keep only the last N period directories (default: all)", set_rotate_keep },
+	{ "rotate", OPTK_ROTATE, "N", N, 0, NULL, 2,
+	  "With --checkpoint SECONDS: one output directory per period of SECONDS (OUT/0000, OUT/0001 ...), "
+	  "each with that period's complete outputs, keeping the last N; the model is reset between "
+	  "periods (runs of days)", set_rotate },
 	{ "gpu", OPTK_GPU, "auto|nvml|jetson|none", S, 0, NULL, 3,
 	  "GPU side data source (default auto)", set_gpu },
 	{ "side-period", OPTK_SIDE_PERIOD, "SECONDS", N, 0, "side_period_s", 3,
@@ -709,9 +699,14 @@ int record_opts__finish(struct record_opts *o)
 		print_error("give either -p PID or a COMMAND, not both");
 		return -EINVAL;
 	}
-	if (o->rotate_keep && !o->rotate_s) {
-		print_error("--rotate-keep needs --rotate SECONDS");
-		return -EINVAL;
+	if (o->rotate_keep) {
+		/* a period is the checkpoint interval: each checkpoint closes one */
+		if (o->checkpoint_s < 1) {
+			print_error(o->checkpoint_s > 0 ? "--rotate needs --checkpoint of at least 1 second"
+				    : "--rotate N needs --checkpoint SECONDS, the length of a period");
+			return -EINVAL;
+		}
+		o->rotate_s = o->checkpoint_s;
 	}
 	/* like perf: run at the kernel's limit rather than fail, and say so */
 	if (max_rate && o->frequency > max_rate) {
@@ -781,10 +776,8 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "duration_s", o->duration_s > 0 ? json_real(o->duration_s) : json_null());
 	if (o->checkpoint_s > 0)
 		json_object_set_new(c, "checkpoint_s", json_real(o->checkpoint_s));
-	if (o->rotate_s > 0)
-		json_object_set_new(c, "rotate_s", json_real(o->rotate_s));
 	if (o->rotate_keep)
-		json_object_set_new(c, "rotate_keep", json_integer(o->rotate_keep));
+		json_object_set_new(c, "rotate", json_integer(o->rotate_keep));
 	json_object_set_new(c, "cycle", o->cycle_spec ? json_string(o->cycle_spec) : json_null());
 	json_object_set_new(c, "cycle_marker", o->cycle_marker_spec ? json_string(o->cycle_marker_spec) : json_null());
 	json_object_set_new(c, "phases", named_json(o->phases, o->nphases));

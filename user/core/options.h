@@ -37,8 +37,8 @@ struct record_opts {
 	bool frequency_given;         /* -F or "frequency" in --config */
 	double duration_s;            /* 0: until the target exits or SIGINT */
 	double checkpoint_s;          /* 0: no checkpoints while recording */
-	double rotate_s;              /* --rotate: period of one output directory; 0: none */
-	unsigned int rotate_keep;     /* --rotate-keep: period directories kept; 0: all */
+	double rotate_s;              /* with --rotate: the period (--checkpoint's); 0: none */
+	unsigned int rotate_keep;     /* --rotate N: period directories kept; 0: no rotation */
 	pid_t pids[MAX_ROOT_PIDS];
 	int npids;
 	char **command;               /* argv of the command to launch, NULL with -p */

@@ -353,7 +353,8 @@ static int run(struct recording *rec)
 			last_refresh = recording__now_ns();
 			progress__tick(rec);
 		}
-		if (rec->opts.checkpoint_s > 0 &&
+		/* with --rotate, each checkpoint closes a period (below) */
+		if (rec->opts.checkpoint_s > 0 && !rec->rotation &&
 		    recording__now_ns() - last_checkpoint >= rec->opts.checkpoint_s * 1e9) {
 			checkpoint(rec);
 			last_checkpoint = recording__now_ns();
@@ -493,7 +494,7 @@ static int write_period(struct recording *rec, bool final, bool done)
 	err = build_model(rec, &m, final, r);
 	if (err)
 		return err;
-	snprintf(reason, sizeof(reason), "%s%speriod %04u of --rotate %g s: recording start + %.3f .. %.3f s%s",
+	snprintf(reason, sizeof(reason), "%s%speriod %04u of %g s (--checkpoint, --rotate): recording start + %.3f .. %.3f s%s",
 		 final ? m.run.stop_reason : "", final ? "; " : "", r->period, rec->opts.rotate_s,
 		 (r->from_ns - rec->start_ns) / 1e9, (m.run.end_ns - rec->start_ns) / 1e9,
 		 done ? "" : " (checkpoint: period still running)");
