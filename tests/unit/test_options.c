@@ -122,6 +122,7 @@ static const struct {
 	{ "count", { "--count", "tokens=lib:f" }, "{\"count\": \"tokens=lib:f\"}" },
 	{ "preset", { "--preset", "sqlite", "--preset", "cuda" }, "{\"presets\": [\"sqlite\", \"cuda\"]}" },
 	{ "comm", { "--comm", "worker" }, "{\"comm\": \"worker\"}" },
+	{ "user", { "--user", "0" }, "{\"user\": \"0\"}" },
 	{ "no-follow-children", { "--no-follow-children" }, "{\"follow_children\": false}" },
 	{ "call-graph", { "--call-graph", "dwarf,8192" }, "{\"call_graph\": \"dwarf,8192\"}" },
 	{ "stack-entries", { "--stack-entries", "4096" }, "{\"stack_entries\": 4096}" },

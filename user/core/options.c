@@ -65,6 +65,7 @@ enum {
 	OPTK_JIT_MAPS,
 	OPTK_METRICS,
 	OPTK_ROTATE,
+	OPTK_USER,
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -270,6 +271,16 @@ static int set_comm(struct record_opts *o, const char *arg, bool cfg, char *err,
 	return 0;
 }
 
+static int set_user(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	(void)cfg;
+	if (run_as__resolve(arg, &o->run_as))
+		return fail(err, errlen, "invalid --user '%s': no such user (give a name from /etc/passwd or a uid)",
+			    arg);
+	o->user = arg;
+	return 0;
+}
+
 static int set_no_follow(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
 	(void)arg, (void)cfg, (void)err, (void)errlen;
@@ -432,6 +443,9 @@ const struct record_option record_options[] = {
 	  "Read options from a JSON file first (see above)", set_config },
 	{ "comm", OPTK_COMM, "NAME", S, 0, NULL, 2,
 	  "Also follow new processes named NAME", set_comm },
+	{ "user", OPTK_USER, "USER", S, 0, NULL, 1,
+	  "Run the launched COMMAND as USER (name or uid), not as root; under sudo the invoking "
+	  "user is the default (--user root keeps root)", set_user },
 	{ "no-follow-children", OPTK_NO_FOLLOW, NULL, F, OPTF_ALIAS_NOT, "follow_children", 2,
 	  "Do not follow child processes", set_no_follow },
 	{ "call-graph", OPTK_CALL_GRAPH, "fp|dwarf[,SIZE]", S, 0, NULL, 2,
@@ -699,6 +713,15 @@ int record_opts__finish(struct record_opts *o)
 		print_error("give either -p PID or a COMMAND, not both");
 		return -EINVAL;
 	}
+	if (o->user && !o->command) {
+		print_error("--user applies to a launched COMMAND; a running PID keeps its own user");
+		return -EINVAL;
+	}
+	/* under sudo the command runs as whoever ran sudo, as it would without us */
+	if (o->command && !o->user && getenv("SUDO_UID") && run_as__resolve(getenv("SUDO_UID"), &o->run_as))
+		memset(&o->run_as, 0, sizeof(o->run_as));
+	if (o->run_as.set && o->run_as.uid == 0)
+		o->run_as.set = false; /* root: nothing to drop */
 	if (o->rotate_keep) {
 		/* a period is the checkpoint interval: each checkpoint closes one */
 		if (o->checkpoint_s < 1) {
@@ -788,6 +811,8 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "call_graph", json_string(o->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
 	json_object_set_new(c, "follow_children", json_boolean(!o->no_follow_children));
 	json_object_set_new(c, "comm", o->comm ? json_string(o->comm) : json_null());
+	if (o->run_as.set)
+		json_object_set_new(c, "user", json_string(o->run_as.name));
 	json_object_set_new(c, "gpu", json_string(o->gpu_mode));
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));

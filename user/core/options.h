@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "rules.h"
+#include "target.h"
 
 #define MAX_ROOT_PIDS 64
 #define MAX_NAMED_PROBES 64
@@ -52,6 +53,8 @@ struct record_opts {
 	int npresets;
 	const char *config_file;
 	const char *comm;             /* --comm: also follow new processes with this name */
+	const char *user;             /* --user as given; NULL: none */
+	struct run_as run_as;         /* the launched command's user (--user, or sudo's) */
 	const char *gpu_mode;         /* auto|nvml|jetson|none */
 	const char *jit_maps;         /* --jit-maps on|read|off (jit.c); NULL: on */
 	double side_period_s;

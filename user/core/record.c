@@ -212,7 +212,7 @@ static int setup_targets(struct recording *rec)
 			}
 			atomic_file__chown_invoker(out_fd);
 		}
-		err = launched__fork(&rec->cmd, o->command, out_fd);
+		err = launched__fork(&rec->cmd, o->command, out_fd, &o->run_as);
 		if (out_fd >= 0)
 			close(out_fd);
 		if (err) {

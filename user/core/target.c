@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,54 @@
 #include "comm.h"
 #include "target.h"
 
-int launched__fork(struct launched *l, char **argv, int out_fd)
+int run_as__resolve(const char *user, struct run_as *as)
+{
+	struct passwd *pw;
+	char *end;
+	unsigned long uid;
+
+	memset(as, 0, sizeof(*as));
+	errno = 0;
+	pw = getpwnam(user);
+	if (!pw) {
+		errno = 0;
+		uid = strtoul(user, &end, 10);
+		if (!*user || *end || errno || uid > (uid_t)-2)
+			return -ENOENT;
+		pw = getpwuid((uid_t)uid);
+		if (!pw) {
+			/* a uid with no passwd entry: its own group, no home */
+			as->set = true;
+			as->uid = as->gid = (uid_t)uid;
+			snprintf(as->name, sizeof(as->name), "%lu", uid);
+			return 0;
+		}
+	}
+	as->set = true;
+	as->in_passwd = true;
+	as->uid = pw->pw_uid;
+	as->gid = pw->pw_gid;
+	snprintf(as->name, sizeof(as->name), "%s", pw->pw_name);
+	snprintf(as->home, sizeof(as->home), "%s", pw->pw_dir ? pw->pw_dir : "");
+	return 0;
+}
+
+/* In the child: the command's identity, groups first (setuid drops the
+ * right to change them). 0 or errno. */
+static int drop_to(const struct run_as *as)
+{
+	if (as->in_passwd ? initgroups(as->name, as->gid) : setgroups(0, NULL))
+		return errno;
+	if (setgid(as->gid) || setuid(as->uid))
+		return errno;
+	if (as->home[0])
+		setenv("HOME", as->home, 1);
+	setenv("USER", as->name, 1);
+	setenv("LOGNAME", as->name, 1);
+	return 0;
+}
+
+int launched__fork(struct launched *l, char **argv, int out_fd, const struct run_as *as)
 {
 	int gate[2], errp[2];
 	pid_t pid;
@@ -65,8 +114,11 @@ int launched__fork(struct launched *l, char **argv, int out_fd)
 		/* ignored signals survive exec: the tracer ignores SIGPIPE, the command must not */
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
-		execvp(argv[0], argv);
-		e = errno;
+		e = as && as->set ? drop_to(as) : 0;
+		if (!e) {
+			execvp(argv[0], argv);
+			e = errno;
+		}
 		if (write(errp[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);

@@ -16,10 +16,25 @@ struct launched {
 	double cpu_s;  /* user+sys CPU time of the command and its waited-for children */
 };
 
+/* Who the launched command runs as (--user; under sudo the invoking user). */
+struct run_as {
+	bool set;       /* false: as the tracer (root) */
+	bool in_passwd; /* a passwd entry: its groups (initgroups) and home */
+	uid_t uid;
+	gid_t gid;
+	char name[64];
+	char home[256];
+};
+
+/* Fills *as from a user name or a numeric uid; -ENOENT when there is none. */
+int run_as__resolve(const char *user, struct run_as *as);
+
 /* Forks the command, stopped before exec until launched__release. The
  * child's stdin/stdout/stderr are ours, or with out_fd >= 0 stdout and
- * stderr go to out_fd and stdin reads /dev/null. 0 or -errno. */
-int launched__fork(struct launched *l, char **argv, int out_fd);
+ * stderr go to out_fd and stdin reads /dev/null. With as->set it drops to
+ * that user (its groups, uid, gid; HOME, USER, LOGNAME) before exec.
+ * 0 or -errno. */
+int launched__fork(struct launched *l, char **argv, int out_fd, const struct run_as *as);
 /* Releases the child into exec. Returns 0, or -errno (with a message
  * printed) when the command could not be started (not found, not executable). */
 int launched__release(struct launched *l, const char *name);
