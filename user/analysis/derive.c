@@ -193,6 +193,7 @@ int model__derive(struct model *m)
 		m->memory.growth_mb_per_cycle = rss_growth(m);
 	if (m->probe_cost.present)
 		derive_probe_cost(m);
+	edges__derive(m);
 	err = model__advance(m, MODEL_DERIVED, "model__derive");
 out:
 	free(durs);
