@@ -56,10 +56,10 @@ class DemoPythonTest(unittest.TestCase):
         ph, d = self.profile["phases"], self.driver
         self.assertEqual(ph["llm_prompt"]["calls"], d["cycles"])
         self.assertEqual(ph["llm_generate"]["calls"], sum(n - 1 for n in d["decode_calls_per_cycle"]))
-        # py: phases, one call per cycle; the last cycle ends at its last
-        # llama_decode, before its own two steps (docs/demo.md, Python twin)
+        # py: phases, one call per cycle (the last cycle ends with its own steps)
         for name in ("memory", "database"):
-            self.assertIn(ph[name]["calls"], (d["cycles"] - 1, d["cycles"]), name)
+            self.assertEqual(ph[name]["calls"], d["cycles"], name)
+            self.assertEqual(ph[name]["outside_cycles"]["calls"], 0, name)
             self.assertGreater(ph[name]["total_ms"], 0, name)
         for line in self.stdout.splitlines():
             if line.startswith(("llm_prompt ", "llm_generate ", "memory ", "database ")):
