@@ -54,11 +54,16 @@ class ChainParams(ctypes.Structure):
 
 
 LOG_CB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+# llama.cpp and ggml keep the callback: a module-level object, never freed
+QUIET = LOG_CB(lambda level, text, data: None)
 
 
 def ctypes_llama():
     """libllama's C API, the few functions the loop needs."""
     P, I32, VP = ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p
+    base = ctypes.CDLL(os.path.join(LIBDIR, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
+    base.ggml_log_set.restype, base.ggml_log_set.argtypes = None, [LOG_CB, ctypes.c_void_p]
+    base.ggml_log_set(QUIET, None)  # quiet, as the node driver's LlamaLogLevel.error
     ggml = ctypes.CDLL(os.path.join(LIBDIR, "libggml.v0.5.0.so"), mode=ctypes.RTLD_GLOBAL)
     lib = ctypes.CDLL(os.path.join(LIBDIR, "libllama.v0.5.0.so"), mode=ctypes.RTLD_GLOBAL)
     sig = {
@@ -108,9 +113,8 @@ class Llama:
     def __init__(self, path, threads):
         self.L, self.binding = binding()
         L = self.L
-        self._quiet = LOG_CB(lambda level, text, data: None)  # kept alive: llama.cpp holds it
         if self.binding == "ctypes":
-            L.llama_log_set(self._quiet, None)
+            L.llama_log_set(QUIET, None)
         L.llama_backend_init()
         self.model = L.llama_model_load_from_file(path.encode(), L.llama_model_default_params())
         if not self.model:
