@@ -153,7 +153,10 @@ class Llama:
 def prefill(llm, prompt):
     """The prompt: the memory cleared, tokenized, decoded in one batch (position 0)."""
     L = llm.L
-    L.llama_memory_clear(L.llama_get_memory(llm.ctx), True)
+    if hasattr(L, "llama_get_memory"):
+        L.llama_memory_clear(L.llama_get_memory(llm.ctx), True)
+    else:  # llama-cpp-python built on a llama.cpp from before the memory API
+        getattr(L, "llama_kv_self_clear", getattr(L, "llama_kv_cache_clear", None))(llm.ctx)
     toks, n = llm.tokenize(prompt)
     if L.llama_decode(llm.ctx, L.llama_batch_get_one(toks, n)):
         raise SystemExit("driver: llama_decode failed on the prompt")
