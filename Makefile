@@ -2,6 +2,7 @@
 #   make            build build/infertrace
 #   make test       install dependencies, build, run unit + integration tests
 #   make demo       install dependencies, build, trace the bundled llama.cpp demo
+#   make demo-python  the same experiment as a Python loop (ctypes, sqlite3, py: phases)
 #   make bench      overhead benchmarks (ratios measured side by side)
 #   make man        build/infertrace.1 and build/infertrace.bash-completion
 #   make SANITIZE=1 ASan+UBSan build in build-asan/ (make test runs its unit tests
@@ -64,7 +65,7 @@ endif
 
 # A build without its dependencies names the missing packages instead of
 # failing on a missing header. Goals that install them first are not checked.
-NOCHECK_GOALS := deps clean test demo bench test-arm64 vmlinux-arm64 vmlinux
+NOCHECK_GOALS := deps clean test demo demo-python bench test-arm64 vmlinux-arm64 vmlinux
 ifeq ($(filter $(NOCHECK_GOALS),$(MAKECMDGOALS)),)
 MISSING_DEPS := $(shell tools/check-deps.sh '$(PKG_CONFIG)' '$(CC)' '$(CLANG)' '$(BPFTOOL)' \
 	$(if $(filter unit arm64-tests $(OUT)/tests/%,$(MAKECMDGOALS)),unit))
@@ -92,7 +93,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo bench bench-longrun clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-longrun clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins
 all: $(OUT)/infertrace
 
@@ -212,6 +213,10 @@ integration: all
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUT)
+
+demo-python: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo-python.sh $(OUT)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

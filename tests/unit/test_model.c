@@ -197,6 +197,57 @@ static int count_lines(const char *path)
 
 /* Every writer's output, from the model alone: profile.json round-trips
  * through model__from_json to the same figures. */
+static void add_sample(struct model *m, uint64_t ts, const char *leaf)
+{
+	struct model_trace_sample s = { .ts_ns = ts, .tgid = 100, .tid = 100, .frame = model__intern(m, leaf) };
+
+	assert_int_equal(model__add_trace_sample(m, &s), 0);
+}
+
+/* Start-up (before the first cycle) and tear-down (after the last) apart:
+ * their own wall time, samples and top leaves; start-up's scheduler split;
+ * the same after a profile.json round trip. */
+static void test_startup_teardown(void **state)
+{
+	struct model m, back;
+	json_t *p, *st, *td, *top;
+
+	(void)state;
+	start(&m);
+	m.run.start_ns = 900 * MS; /* 100 ms before the first cycle */
+	for (int i = 0; i < 5; i++)
+		add_cycle(&m, i);
+	for (int i = 0; i < 3; i++)
+		add_sample(&m, 950 * MS + i, "load_model");
+	add_sample(&m, 960 * MS, "dlopen");
+	add_sample(&m, 1050 * MS, "infer");      /* in cycle 0: neither */
+	add_sample(&m, 1500 * MS, "free_all");   /* the last cycle's end: tear-down */
+	add_sample(&m, 1550 * MS, "free_all");
+	m.sched.has_startup = true;
+	m.sched.startup_oncpu_ms = 40;
+	m.sched.startup_runq_ms = 60;
+	finish(&m, 1600 * MS);
+	st = json_object_get(m.run_edges, "startup");
+	td = json_object_get(m.run_edges, "teardown");
+	assert_float_equal(json_real_value(json_object_get(st, "ms")), 100, 1e-9);
+	assert_int_equal(json_integer_value(json_object_get(st, "samples")), 4);
+	top = json_array_get(json_object_get(st, "top_functions"), 0);
+	assert_string_equal(json_string_value(json_object_get(top, "name")), "load_model");
+	assert_float_equal(json_real_value(json_object_get(top, "percent")), 75, 1e-9);
+	assert_int_equal(json_array_size(json_object_get(st, "top_functions")), 2);
+	assert_float_equal(json_real_value(json_object_get(st, "runq_share_percent")), 60, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(td, "ms")), 100, 1e-9);
+	assert_int_equal(json_integer_value(json_object_get(td, "samples")), 2);
+	assert_null(json_object_get(td, "runq_wait_ms"));
+	p = model__to_json(&m);
+	assert_non_null(p);
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(json_equal(back.run_edges, m.run_edges));
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+}
+
 static void test_writers_and_round_trip(void **state)
 {
 	struct model m, back;
@@ -260,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_midway),
 		cmocka_unit_test(test_stages_enforced),
 		cmocka_unit_test(test_writers_and_round_trip),
+		cmocka_unit_test(test_startup_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

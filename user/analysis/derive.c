@@ -237,6 +237,7 @@ int model__derive(struct model *m)
 	if (m->probe_cost.present)
 		derive_probe_cost(m);
 	tail__derive(m);
+	edges__derive(m);
 	err = model__advance(m, MODEL_DERIVED, "model__derive");
 out:
 	free(durs);

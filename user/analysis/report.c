@@ -81,6 +81,31 @@ static const char *fmt_ms(char *buf, size_t len, double v, int width, int prec)
 	return buf;
 }
 
+/* Start-up and tear-down, outside the cycles: not in the verdicts. */
+static void print_edges(const struct model *m)
+{
+	static const char *const keys[] = { "startup", "teardown" }, *const labels[] = { "Start-up", "Tear-down" };
+
+	for (int i = 0; i < 2; i++) {
+		json_t *e = json_object_get(m->run_edges, keys[i]), *f;
+		double rq = json_number_value(json_object_get(e, "runq_wait_ms"));
+		size_t j;
+
+		if (!json_is_object(e))
+			continue;
+		printf("%s (outside the cycles): %.1f ms, %lld samples", labels[i],
+		       json_number_value(json_object_get(e, "ms")),
+		       (long long)json_integer_value(json_object_get(e, "samples")));
+		if (json_is_number(json_object_get(e, "runq_wait_ms")))
+			printf(", %.1f ms waiting for a CPU (%.0f%% of runnable time)", rq,
+			       json_number_value(json_object_get(e, "runq_share_percent")));
+		json_array_foreach(json_object_get(e, "top_functions"), j, f)
+			printf("%s%s %.0f%%", j ? ", " : "; top: ", json_string_value(json_object_get(f, "name")),
+			       json_number_value(json_object_get(f, "percent")));
+		printf("\n");
+	}
+}
+
 static void print_cycles(const struct model *m)
 {
 	const struct model_aggregates *a = &m->agg;
@@ -105,6 +130,7 @@ static void print_cycles(const struct model *m)
 	}
 	if (isfinite(a->peak_memory_mb))
 		printf("Peak memory: %.1f MB\n", a->peak_memory_mb);
+	print_edges(m);
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
 		any |= m->phases[ph].present;
 	if (!any)

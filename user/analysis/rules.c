@@ -85,6 +85,30 @@ static json_t *top_leaves(const struct folded *st, int n)
 	return arr;
 }
 
+/* The on-CPU stacks inside the cycles, as leaf-first one-frame stacks (the
+ * kernel's cycle tag on each sampled stack; start-up and tear-down left
+ * out). The whole recording's stacks where no stack carries a cycle of
+ * this run (`py:` cycles, a profile without stacks). */
+static const struct folded *cycle_oncpu(struct model *m, struct folded *out)
+{
+	for (size_t i = 0; i < m->nlstacks; i++) {
+		const struct model_lstack *s = &m->lstacks[i];
+		int32_t name;
+
+		if (!s->has_cycle || !s->samples || !s->nframes || !model__find_cycle(m, s->pid, s->bpf_cycle))
+			continue;
+		name = m->frames[s->first].name;
+		if (name < 0 || (size_t)name >= m->nnames || folded__add(out, m->names[name], s->samples)) {
+			folded__free(out);
+			return &m->oncpu;
+		}
+	}
+	if (!out->n)
+		return &m->oncpu;
+	folded__merge(out);
+	return out;
+}
+
 struct advice {
 	const char *title, *description, *recommended;
 };
@@ -221,7 +245,12 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 	json_object_set_new(ev, "percent_of_cycle", json_real(pct));
 	json_object_set_new(ev, "threshold_percent", json_real(t->inference_pct));
 	json_object_set_new(ev, "total_ms", json_real(ms));
-	json_object_set_new(ev, "top_functions", top_leaves(&m->oncpu, 5));
+	{
+		struct folded in = {};
+
+		json_object_set_new(ev, "top_functions", top_leaves(cycle_oncpu(m, &in), 5));
+		folded__free(&in);
+	}
 	model__add_finding(m, "llm_inference", severity(pct, t->inference_pct), pct, ev);
 
 	/* context: the tokens a cycle used against n_ctx */
@@ -376,17 +405,19 @@ static bool spin_leaf(const char *f)
 static void spin_rule(struct model *m, const struct rule_thresholds *t, double share, double runnable,
 		      const char *scope)
 {
-	struct folded leaves = {};
+	struct folded leaves = {}, in = {};
 	uint64_t spin = 0;
 	int cpus = m->sched.cpus > 0 ? m->sched.cpus : (int)json_num(m->run.system, "cpus");
 	int threads = llama_threads(m), rec;
 	double pct;
 	char current[160], recommended[64];
 
-	if (cpus <= 0 || folded__leaves(&m->oncpu, &leaves) || !leaves.total) {
+	if (cpus <= 0 || folded__leaves(cycle_oncpu(m, &in), &leaves) || !leaves.total) {
+		folded__free(&in);
 		folded__free(&leaves);
 		return;
 	}
+	folded__free(&in);
 	for (size_t i = 0; i < leaves.n; i++)
 		if (spin_leaf(leaves.entries[i].stack))
 			spin += leaves.entries[i].count;

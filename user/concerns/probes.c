@@ -710,7 +710,8 @@ uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from
 
 /* Ends cycles still open (on a copy: a snapshot leaves them open): at the
  * process's exit, else the recording's end (or now, mid-recording). */
-static void close_open_cycles(const struct recording *rec, struct cycle_span *cycles, size_t n, uint64_t now)
+static void close_open_cycles(const struct recording *rec, struct cycle_span *cycles, size_t n, uint64_t now,
+			      const struct pyspan_call *pc, size_t npc)
 {
 	const struct probes *ps = rec->probes;
 
@@ -733,6 +734,11 @@ static void close_open_cycles(const struct recording *rec, struct cycle_span *cy
 			if (ps->calls[j].tgid == c->tgid && ps->calls[j].cycle == c->bpf_index &&
 			    ps->calls[j].exit_ns > last)
 				last = ps->calls[j].exit_ns;
+		/* and its `py:` phases (a loop's own steps after its last native call) */
+		for (size_t j = 0; j < npc; j++)
+			if (pc[j].role == IT_ROLE_PHASE && pc[j].tgid == c->tgid && pc[j].start_ns >= c->start_ns &&
+			    !pc[j].open && pc[j].end_ns > last)
+				last = pc[j].end_ns;
 		if (last > c->start_ns && last < c->end_ns) {
 			c->end_ns = last;
 			c->ended_at_last_phase = true;
@@ -1136,7 +1142,7 @@ static int probes_spans(struct recording *rec, struct model *m)
 			memcpy(spans, ps->cycles, ps->ncycles * sizeof(*spans));
 		}
 		nspans = cap = ps->ncycles;
-		close_open_cycles(rec, spans, nspans, now);
+		close_open_cycles(rec, spans, nspans, now, pc, npc);
 	} else {
 		for (size_t i = 0; i < rec->procs.n; i++) {
 			const struct traced_proc *p = &rec->procs.procs[i];

@@ -660,6 +660,12 @@ static int sched_collect(struct recording *rec, struct model *m)
 	/* threads that wanted a CPU, on average, against the CPUs there are */
 	m->sched.avg_runnable_threads = m->run.end_ns > m->run.start_ns ?
 		(double)(a.oncpu + a.runq) / (m->run.end_ns - m->run.start_ns) : 0;
+	/* start-up: the time no cycle was open yet (after the last, the last stays open) */
+	select_sum(&vw, -1, IT_CYCLE_NONE, -1, false, &a);
+	m->sched.has_startup = true;
+	m->sched.startup_oncpu_ms = a.oncpu / 1e6;
+	m->sched.startup_runq_ms = a.runq / 1e6;
+	select_sum(&vw, -1, -1, -1, false, &a);
 	json_object_set_new(sched, "cpus", json_integer(ncpus));
 	json_object_set_new(sched, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
 								 "involuntary", (json_int_t)a.nivcsw));

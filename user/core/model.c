@@ -128,6 +128,7 @@ void model__free(struct model *m)
 	json_decref(m->alerts);
 	json_decref(m->tail_cycles);
 	json_decref(m->llama_facts);
+	json_decref(m->run_edges);
 	json_decref(m->energy.detail);
 	memset(m, 0, sizeof(*m));
 }
@@ -191,7 +192,7 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
 	memset(dst->sections, 0, sizeof(dst->sections));
-	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = NULL;
+	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = dst->run_edges = NULL;
 	dst->energy.detail = NULL;
 	dst->names = NULL;
 	dst->name_index = NULL;
@@ -289,6 +290,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->alerts = copy_json(src->alerts);
 	dst->tail_cycles = copy_json(src->tail_cycles);
 	dst->llama_facts = copy_json(src->llama_facts);
+	dst->run_edges = copy_json(src->run_edges);
 	dst->energy.detail = copy_json(src->energy.detail);
 	return 0;
 nomem:

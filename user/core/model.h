@@ -190,6 +190,8 @@ struct model_sched_figures {
 	double runq_share_percent, avg_runnable_threads, runq_wait_ms, oncpu_ms, offcpu_ms;
 	int cpus;
 	bool has_faults;          /* page faults travel with on-CPU time */
+	bool has_startup;         /* the threads' time while no cycle was open yet */
+	double startup_oncpu_ms, startup_runq_ms;
 	uint64_t minflt, majflt;
 };
 
@@ -369,6 +371,7 @@ struct model {
 	 * {model: {...}, context: {...}}; NULL when none */
 	json_t *llama_facts;
 	struct model_llama_cycle llama;   /* derived: over the cycles */
+	json_t *run_edges;  /* derived: {startup, teardown} outside the cycles (edges.c) */
 };
 
 void model__init(struct model *m);
@@ -424,6 +427,8 @@ void model__warn_preset_probes(const struct model *m);
 /* llama.cpp's per-cycle and aggregate figures (analysis/llama.c), part of
  * model__derive; and their JSON. */
 void llama__derive(struct model *m);
+/* Start-up and tear-down apart from the cycles (user/analysis/edges.c). */
+void edges__derive(struct model *m);
 /* Joules per generated token, per cycle and over the cycles whose energy
  * was measured (part of llama__derive; NAN where none was). */
 void llama__energy(struct model *m);

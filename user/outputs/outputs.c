@@ -436,8 +436,12 @@ static void html_phases(FILE *f, const struct model *m)
 			continue;
 		fprintf(f, "<tr><td>");
 		h(f, m->phase_names[ph]);
-		fprintf(f, "</td><td>%.2f</td><td>%llu</td><td>%.1f</td>", v->total_ms, (unsigned long long)v->calls,
-			v->percent_of_cycle);
+		/* a phase not called in the cycles: dashes, as in the text report */
+		if (v->calls)
+			fprintf(f, "</td><td>%.2f</td><td>%llu</td><td>%.1f</td>", v->total_ms,
+				(unsigned long long)v->calls, v->percent_of_cycle);
+		else
+			fprintf(f, "</td><td>-</td><td>0</td><td>-</td>");
 		cell(f, v->p50_ms, "%.3f");
 		cell(f, v->p95_ms, "%.3f");
 		cell(f, v->p99_ms, "%.3f");

@@ -389,6 +389,10 @@ json_t *model__to_json(const struct model *m)
 		json_object_set(p, "tail_cycles", m->tail_cycles);
 	if (m->llama.present || m->llama_facts)
 		json_object_set_new(p, "llama", llama__json(m));
+	if (m->run_edges) {
+		json_object_set(p, "startup", json_object_get(m->run_edges, "startup"));
+		json_object_set(p, "teardown", json_object_get(m->run_edges, "teardown"));
+	}
 	return p;
 }
 
@@ -773,6 +777,9 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 		m->tail_cycles = json_deep_copy(json_object_get(p, "tail_cycles"));
 	if (json_is_object(json_object_get(p, "llama")))
 		llama__load(m, json_object_get(p, "llama"));
+	if (json_is_object(json_object_get(p, "startup")) && json_is_object(json_object_get(p, "teardown")))
+		m->run_edges = json_pack("{s:O,s:O}", "startup", json_object_get(p, "startup"), "teardown",
+					 json_object_get(p, "teardown"));
 	v = json_object_get(json_object_get(p, "config"), "thresholds");
 	if (json_is_object(v)) {
 		rule_thresholds__defaults(&m->thresholds);

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""`make demo-python` as a new user sees it: tools/demo-python.sh run once (the
+same libllama and model as make demo, set up by tools/demo-setup.sh), its own
+outputs checked against the Python driver's own figures (driver.json)."""
+import glob
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+from common import BUILD, ROOT, need_root
+from test_demo import NAN, THREAD_ADVICE, cpu_busy_s
+from test_llama import LIBDIR, library_symbols, sanitize, setup_demo
+
+
+@need_root
+class DemoPythonTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        why = setup_demo()
+        if why:
+            raise unittest.SkipTest(why)
+        cls.tmp = tempfile.TemporaryDirectory(prefix="it-demopy-")
+        cls.out = os.path.join(cls.tmp.name, "out")
+        busy0 = cpu_busy_s()
+        p = subprocess.run([os.path.join(ROOT, "tools", "demo-python.sh"), BUILD], text=True, timeout=600,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           env=dict(os.environ, DEMO_OUT=cls.out))
+        cls.busy_s = cpu_busy_s() - busy0
+        cls.stdout = p.stdout
+        if p.returncode:
+            raise AssertionError(f"make demo-python failed ({p.returncode}):\n{p.stdout[-3000:]}")
+        with open(os.path.join(cls.out, "profile.json")) as f:
+            cls.profile = json.load(f)
+        with open(os.path.join(cls.out, "driver.json")) as f:
+            cls.driver = json.loads(f.read().strip().splitlines()[-1])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_cycles_and_tokens_are_the_drivers(self):
+        p, d = self.profile, self.driver
+        self.assertTrue(d["driver"].startswith("python-"), d["driver"])
+        self.assertEqual(p["aggregate_metrics"]["total_cycles"], d["cycles"])
+        self.assertEqual(p["llama"]["generated_tokens"], sum(d["generated_per_cycle"]))
+        self.assertEqual(p["llama"]["prompt_tokens"], d["cycles"] * d["prompt_tokens"])
+        self.assertIn(f"Driver says: {d['cycles']} cycles, {sum(d['generated_per_cycle'])} tokens", self.stdout)
+        # the database the loop wrote: one row per cycle and per token
+        self.assertEqual(d["db_rows"], d["cycles"] + sum(d["generated_per_cycle"]))
+        self.assertTrue(os.path.exists(os.path.join(self.out, "results.db")))
+
+    def test_phases_present_with_calls(self):
+        ph, d = self.profile["phases"], self.driver
+        self.assertEqual(ph["llm_prompt"]["calls"], d["cycles"])
+        self.assertEqual(ph["llm_generate"]["calls"], sum(n - 1 for n in d["decode_calls_per_cycle"]))
+        # py: phases, one call per cycle (the last cycle ends with its own steps)
+        for name in ("memory", "database"):
+            self.assertEqual(ph[name]["calls"], d["cycles"], name)
+            self.assertEqual(ph[name]["outside_cycles"]["calls"], 0, name)
+            self.assertGreater(ph[name]["total_ms"], 0, name)
+        for line in self.stdout.splitlines():
+            if line.startswith(("llm_prompt ", "llm_generate ", "memory ", "database ")):
+                self.assertNotIn(" - ", line, line)
+        self.assertIn("Python phases (py: specs)", self.stdout)
+
+    def test_llama_dominates_the_cycles(self):
+        """At least 60% of in-cycle samples with their leaf in libllama or
+        libggml, by the libraries' own symbol tables (a lower bound)."""
+        names = set()
+        for lib in glob.glob(os.path.join(LIBDIR, "lib*.so")):
+            if re.match(r"lib(llama|ggml)", os.path.basename(lib)):
+                names |= library_symbols(lib)
+        self.assertTrue(names)
+        with open(os.path.join(self.out, "trace.json")) as f:
+            ev = json.load(f)["traceEvents"]
+        cycles = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") == "cycle"]
+        self.assertEqual(len(cycles), self.driver["cycles"])
+        inside = llama = 0
+        for e in ev:
+            if e.get("cat") != "sample" or not any(a <= e["ts"] < b for a, b in cycles):
+                continue
+            inside += 1
+            if sanitize(e["name"]) in names:
+                llama += 1
+        self.assertGreaterEqual(inside, 1000, "samples inside cycles")
+        self.assertGreaterEqual(llama / inside, 0.60, f"{llama}/{inside} in-cycle samples in llama.cpp")
+
+    def test_verdict(self):
+        p = self.profile
+        kinds = [b["type"] for b in p["bottlenecks"]]
+        self.assertEqual(kinds[0], "llm_inference", kinds)
+        text = json.dumps(p["bottlenecks"]) + json.dumps(p["recommendations"]) + self.stdout
+        for advice in THREAD_ADVICE:
+            self.assertNotIn(advice, text)
+        # contention only when other work took the CPUs (as test_demo)
+        own = p["samples"]["target_cpu_seconds"] + p["self"]["cpu_s"]
+        others = (self.busy_s - own) / p["duration_s"]
+        if others < 0.2:
+            self.assertNotIn("cpu_contention", kinds, f"other work used {others:.2f} CPUs")
+
+    def test_no_nan_anywhere(self):
+        self.assertIsNone(NAN.search(self.stdout), "in the demo's report")
+        for path in glob.glob(os.path.join(self.out, "*")):
+            if path.endswith((".gz", ".db")):
+                continue
+            with open(path, errors="replace") as f:
+                m = NAN.search(f.read())
+            self.assertIsNone(m, f"{os.path.basename(path)}: {m and m.group(0)}")
+
+
+if __name__ == "__main__":
+    unittest.main()
