@@ -3,13 +3,26 @@
 profile.json, each phase slice naming the cycle it ran in and lying inside
 it, every process and thread track named, no time before the start, and
 every sample's stack (sf) a chain of stackFrames that is a stack of
-stacks.folded."""
+stacks.folded. The main thread's blocked system calls are off-CPU slices
+with their reason: in the database phase, the fixture's nanosleep. Every
+thread's slices nest properly, as speedscope needs to build one timeline per
+thread; and real speedscope (npm, in headless Chromium) imports the file
+without a nesting complaint."""
+import base64
 import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
 import unittest
 
 import common
 
 CYCLES = 4
+DB_MS = 3
+BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
 
 
 def experiment():
@@ -23,9 +36,10 @@ class TraceTest(unittest.TestCase):
         # two worker threads run the inference: phases on three threads
         cls.rec = common.record(["--cycle", "run_cycle", "--phase", "llm_inference=inference",
                                  "--phase", "database=database"],
-                                [experiment(), str(CYCLES), "5", "3", "2", "1", "2"])
+                                [experiment(), str(CYCLES), "5", "3", str(DB_MS), "1", "2"])
         cls.trace = common.load_json(cls.rec.dir + "/trace.json")
         cls.events = cls.trace["traceEvents"]
+        cls.fixture = json.loads(cls.rec.stdout)
 
     def slices(self, cat):
         return [e for e in self.events if e["ph"] == "X" and e.get("cat") == cat]
@@ -88,6 +102,122 @@ class TraceTest(unittest.TestCase):
             self.assertLessEqual(n, folded[stack], stack)
         if not self.rec.profile["lost"].get("trace_samples_not_kept"):
             self.assertEqual(sum(seen.values()), sum(folded.values()))
+
+    def test_offcpu_slices_are_the_database_sleep(self):
+        """Per cycle, the main thread's off-CPU slices inside its database
+        phase slice are sleeps, and add up to the time the fixture's own
+        clock saw database() take, less what the scheduler saw it run or wait
+        for a CPU in it, within 5% or 1 ms; and to no less than 95% of the
+        sleep asked (nanosleep sleeps at least that long)."""
+        pid = self.rec.profile["pids"][0]
+        cycles = {e["args"]["index"]: e for e in self.slices("cycle")}
+        off = [e for e in self.slices("offcpu") if e["tid"] == pid]
+        self.assertTrue(off)
+        for i, c in cycles.items():
+            db = [e for e in self.slices("phase") if e["tid"] == pid and e["name"] == "database"
+                  and e["args"]["cycle"] == i]
+            self.assertEqual(len(db), 1, (i, db))
+            db = db[0]
+            inside = [e for e in off if db["ts"] <= e["ts"] and e["ts"] + e["dur"] <= db["ts"] + db["dur"]]
+            self.assertTrue(inside, (i, db))
+            for e in inside:
+                self.assertEqual(e["name"], "sleep", e)
+                self.assertEqual(e["args"]["reason"], "sleep", e)
+                self.assertIn("nanosleep", e["args"]["stack"], e)
+                self.assertIn("sf", e)
+            blocked = sum(e["args"]["blocked_ms"] for e in inside)
+            ph = next(x for x in self.rec.profile["cycles"] if x["index"] == i)["phases"]["database"]
+            wall = self.fixture["database_wall_ms"][i]
+            self.assertLessEqual(blocked, wall + 0.01, (i, blocked, wall))
+            expect = wall - ph["oncpu_ms"] - ph["runq_wait_ms"]
+            self.assertLessEqual(abs(blocked - expect), max(1.0, 0.05 * expect), (i, blocked, wall, ph))
+            self.assertGreaterEqual(blocked, 0.95 * DB_MS, (i, blocked))
+            # the slices' own extent agrees with their blocked time
+            self.assertAlmostEqual(sum(e["dur"] for e in inside) / 1e3, blocked, delta=0.002 * len(inside) + 0.001)
+
+    def test_slices_lie_inside_their_threads_lifetime(self):
+        """The main thread's slices lie inside the recording; a worker's
+        inside one of the main thread's inference calls, which create and
+        join the workers (by construction of the fixture)."""
+        pid = self.rec.profile["pids"][0]
+        end_us = self.rec.profile["duration_s"] * 1e6
+        infer = [e for e in self.slices("phase") if e["tid"] == pid and e["name"] == "llm_inference"]
+        self.assertEqual(len(infer), CYCLES)
+        for e in self.events:
+            if e["ph"] != "X":
+                continue
+            self.assertGreaterEqual(e["ts"], 0, e)
+            self.assertLessEqual(e["ts"] + e["dur"], end_us + 1, e)
+            if e["tid"] != pid and e["pid"] == pid:
+                self.assertTrue(any(i["ts"] <= e["ts"] and e["ts"] + e["dur"] <= i["ts"] + i["dur"]
+                                    for i in infer), e)
+
+    def test_slices_nest_per_thread(self):
+        """What speedscope's Chrome importer needs to build one call tree per
+        thread from X events (it sorts them by ts, longer first, and ends
+        each at ts + dur): per thread, every slice lies inside the one it
+        starts in, or starts after it ended; times are whole microseconds, so
+        that ts + dur is exact in a viewer."""
+        per = collections.defaultdict(list)
+        for e in self.events:
+            if e["ph"] == "X":
+                self.assertEqual(e["ts"], int(e["ts"]), e)
+                self.assertEqual(e["dur"], int(e["dur"]), e)
+                per[(e["pid"], e["tid"])].append(e)
+        for track, evs in per.items():
+            stack = []
+            for e in sorted(evs, key=lambda e: (e["ts"], -e["dur"])):
+                while stack and stack[-1] <= e["ts"]:
+                    stack.pop()
+                if stack:
+                    self.assertLessEqual(e["ts"] + e["dur"], stack[-1], (track, e))
+                stack.append(e["ts"] + e["dur"])
+        # the fixture's phases and sleeps nest in their cycles: nothing cut
+        self.assertFalse([e for e in self.events if e.get("args", {}).get("clipped")])
+
+    def test_speedscope_imports_one_timeline_per_thread(self):
+        """Real speedscope (npm's, in headless Chromium, loaded as its CLI
+        loads a file) imports trace.json as Trace Event Format without a
+        complaint about nesting (what a staircase of cycles shows), shows the
+        main thread's timeline, and lists each cycle, phase and sleep with
+        the cycle's own duration as its total."""
+        if not BROWSER or not shutil.which("npm"):
+            self.skipTest("needs npm and chromium-headless-shell")
+        tmp = tempfile.mkdtemp(prefix="it-speedscope-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        p = subprocess.run(["npm", "install", "--prefix", tmp, "--no-audit", "--no-fund", "--prefer-offline",
+                            "speedscope@1.25.0"], capture_output=True, text=True, timeout=300)
+        index = os.path.join(tmp, "node_modules", "speedscope", "dist", "release", "index.html")
+        if p.returncode or not os.path.exists(index):
+            self.skipTest("npm could not install speedscope: " + p.stderr[-300:])
+        with open(os.path.join(self.rec.dir, "trace.json"), "rb") as f:
+            data = base64.b64encode(f.read()).decode()
+        loader = os.path.join(tmp, "profile.js")
+        with open(loader, "w") as f:
+            f.write("speedscope.loadFileFromBase64(%s, %s)" % (json.dumps("trace.json"), json.dumps(data)))
+        url = "file://" + index + "#localProfilePath=" + loader + "&view=sandwich"
+        r = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                            "--v=0", "--virtual-time-budget=5000", "--dump-dom", url],
+                           capture_output=True, text=True, timeout=120)
+        console = [line for line in r.stderr.splitlines() if "CONSOLE" in line]
+        self.assertTrue(any("Importing as Trace Event Format profile" in c for c in console), console)
+        bad = [c for c in console if "Tried to end" in c or "still open" in c or "rror" in c]
+        self.assertFalse(bad)
+        text = re.sub(r"<[^>]+>", "\n", r.stdout)
+        pid = self.rec.profile["pids"][0]
+        self.assertIn(f"(tid {pid})", text)
+        # sandwich rows: total, self, name; a cycle's total is its own
+        # duration (in a staircase it holds every later cycle too)
+        cells = [c.strip() for c in text.split("\n") if c.strip()]
+        for e in self.slices("cycle"):
+            name = next(c for c in cells if c.startswith(e["name"] + " {"))
+            total = cells[cells.index(name) - 2]
+            m = re.match(r"([0-9.]+)(ms|s)\b", total)
+            self.assertTrue(m, (name, total))
+            ms = float(m.group(1)) * (1e3 if m.group(2) == "s" else 1)
+            self.assertAlmostEqual(ms, e["dur"] / 1e3, delta=0.01 * e["dur"] / 1e3 + 0.01, msg=(name, total))
+        for want in ("llm_inference {", "database {", "sleep {"):
+            self.assertTrue(any(c.startswith(want) for c in cells), want)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@
 #include "ustack_table.h"
 
 #define TOP_STACKS 10
+/* blocked intervals kept with their times for trace.json (10 MiB) */
+#define MAX_OFFCPU_INTERVALS (1u << 18)
 
 struct sched_state {
 	bool enabled;
@@ -124,23 +126,39 @@ static int sched_attach(struct recording *rec)
 	return err;
 }
 
+/* Each blocked system call's interval, for trace.json's timeline: it ends
+ * at the call's return (the record's time) and lasts the time blocked. */
+static void log_interval(struct recording *rec, const struct it_ustack_event *e, uint32_t phase, uint32_t entry)
+{
+	struct model_offcpu_interval iv = {
+		.start_ns = e->hdr.ts_ns > e->blocked_ns ? e->hdr.ts_ns - e->blocked_ns : 0, .end_ns = e->hdr.ts_ns,
+		.tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = phase, .kstack_id = e->kstack_id,
+		.entry = entry, .stack = -1, .reason = BLOCKED_OTHER,
+	};
+
+	if (rec->model.noffcpu_intervals >= MAX_OFFCPU_INTERVALS || model__add_offcpu_interval(&rec->model, &iv))
+		model__add_lost(&rec->model, "offcpu_intervals_not_kept", 1);
+}
+
 static void sched_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_ustack_event *e = data;
 	struct sched_state *ss = rec->sched;
 	__u64 ips[IT_MAX_STACK_DEPTH];
 	struct it_label_key key;
+	uint32_t entry;
 	int n;
 
 	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK)
 		return;
 	ss->offcpu_stacks.records++;
 	n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
-	if (n < 0 || ustack_table__add(&ss->offcpu_stacks, &key, ips, n, e->blocked_ns)) {
+	if (n < 0 || ustack_table__add_id(&ss->offcpu_stacks, &key, ips, n, e->blocked_ns, &entry)) {
 		ss->offcpu_stacks.bad_records++;
 		return;
 	}
 	ss->offcpu_stacks.unwound_frames += n;
+	log_interval(rec, e, key.stack.phase, entry);
 }
 
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
@@ -239,6 +257,16 @@ static int classify_kstack(struct recording *rec, int stack_fd, __s32 id)
 	return blocked_classify(frames, n);
 }
 
+/* The cuda preset's gpu_sync phase: blocked in it, the host waits on the
+ * GPU, whatever the kernel stack says. -1: none. */
+static int gpu_phase(const struct recording *rec)
+{
+	for (int i = 1; i < IT_MAX_PHASES; i++)
+		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], "gpu_sync"))
+			return i;
+	return -1;
+}
+
 static int read_blocked(struct recording *rec, struct view *vw)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
@@ -251,11 +279,7 @@ static int read_blocked(struct recording *rec, struct view *vw)
 		int cls;
 	} *memo = NULL;
 	size_t nmemo = 0;
-	int gpu_phase = -1;
-
-	for (int i = 1; i < IT_MAX_PHASES; i++)
-		if (rec->phase_names[i] && !strcmp(rec->phase_names[i], "gpu_sync"))
-			gpu_phase = i;
+	int gpu = gpu_phase(rec);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct blocked_entry *e;
 		int cls = -1;
@@ -287,7 +311,7 @@ static int read_blocked(struct recording *rec, struct view *vw)
 		}
 		/* blocked inside CUDA synchronisation (the cuda preset's gpu_sync
 		 * phase): the host waits on the GPU, whatever the kernel stack says */
-		if (gpu_phase > 0 && key.phase == (__u32)gpu_phase)
+		if (gpu > 0 && key.phase == (__u32)gpu)
 			cls = BLOCKED_GPU;
 		e->cls = cls;
 		vw->cls_total[cls] += e->ns;
@@ -535,6 +559,48 @@ static json_t *offcpu_quality_json(struct recording *rec, const struct stack_rep
 	return q;
 }
 
+static int cmp_s32(const void *a, const void *b)
+{
+	__s32 x = *(const __s32 *)a, y = *(const __s32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The blocked intervals' reasons (classified by kernel stack, as the
+ * blocked time is) and folded stacks (names[entry]), each kernel stack
+ * classified once. */
+static int name_intervals(struct recording *rec, struct model *m, const int32_t *names)
+{
+	int stack_fd = bpf_map__fd(rec->tracer.skel->maps.offcpu_stackmap), gpu = gpu_phase(rec);
+	size_t n = m->noffcpu_intervals, nids = 0;
+	__s32 *ids = n ? malloc(n * sizeof(*ids)) : NULL;
+	int *cls = n ? malloc(n * sizeof(*cls)) : NULL;
+
+	if (n && (!ids || !cls)) {
+		free(ids);
+		free(cls);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = m->offcpu_intervals[i].kstack_id;
+	qsort(ids, n, sizeof(*ids), cmp_s32);
+	for (size_t i = 0; i < n; i++)
+		if (!nids || ids[i] != ids[nids - 1])
+			ids[nids++] = ids[i];
+	for (size_t i = 0; i < nids; i++)
+		cls[i] = classify_kstack(rec, stack_fd, ids[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct model_offcpu_interval *iv = &m->offcpu_intervals[i];
+		const __s32 *at = bsearch(&iv->kstack_id, ids, nids, sizeof(*ids), cmp_s32);
+
+		iv->reason = gpu > 0 && iv->phase == (uint32_t)gpu ? BLOCKED_GPU : at ? cls[at - ids] : BLOCKED_OTHER;
+		iv->stack = names && iv->entry < rec->sched->offcpu_stacks.n ? names[iv->entry] : -1;
+	}
+	free(ids);
+	free(cls);
+	return 0;
+}
+
 /* Off-CPU stacks into the model (microseconds), and the `offcpu` section. */
 static int collect_offcpu(struct recording *rec, struct model *m, const struct view *vw)
 {
@@ -543,13 +609,21 @@ static int collect_offcpu(struct recording *rec, struct model *m, const struct v
 	struct stack_report sr;
 	struct folded sorted = {};
 	uint64_t total_us = 0, blocked = 0;
+	int32_t *names = NULL;
 	int err;
 
 	err = stacks__collect_maps(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_stackmap),
 				   rec->syms, rec->ksyms, rec->phase_names, &sr);
+	/* each entry's folded stack: trace.json's blocked intervals refer to theirs */
+	if (!err && rec->sched->offcpu_stacks.n)
+		names = malloc(rec->sched->offcpu_stacks.n * sizeof(*names));
+	for (size_t i = 0; names && i < rec->sched->offcpu_stacks.n; i++)
+		names[i] = -1;
 	if (!err)
-		err = ustack_table__report(&rec->sched->offcpu_stacks, bpf_map__fd(s->maps.offcpu_stackmap),
-					   rec->syms, rec->ksyms, rec->phase_names, &sr, m, true);
+		err = ustack_table__report_named(&rec->sched->offcpu_stacks, bpf_map__fd(s->maps.offcpu_stackmap),
+						 rec->syms, rec->ksyms, rec->phase_names, &sr, m, true, names);
+	if (!err)
+		err = name_intervals(rec, m, names);
 	if (!err)
 		err = stacks__to_model(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_label_counts),
 				       bpf_map__fd(s->maps.offcpu_stackmap), rec->syms, rec->ksyms, true, m);
@@ -600,6 +674,7 @@ out:
 	json_object_set_new(off, "stack_quality", offcpu_quality_json(rec, &sr));
 	model__set_section(m, MODEL_SEC_OFFCPU, off);
 	stack_report__free(&sr);
+	free(names);
 	return err;
 }
 

@@ -107,6 +107,7 @@ void model__free(struct model *m)
 	folded__free(&m->oncpu);
 	folded__free(&m->offcpu_us);
 	free(m->trace_samples);
+	free(m->offcpu_intervals);
 	free(m->lstacks);
 	free(m->frames);
 	free(m->mappings);
@@ -175,6 +176,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->cycles = NULL;
 	dst->calls = NULL;
 	dst->trace_samples = NULL;
+	dst->offcpu_intervals = NULL;
 	dst->lstacks = NULL;
 	dst->frames = NULL;
 	dst->mappings = NULL;
@@ -252,6 +254,9 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->ntrace_samples = src->ntrace_samples;
 	COPY_ARRAY(dst, src, trace_samples, ntrace_samples);
 	dst->captrace_samples = src->ntrace_samples;
+	dst->noffcpu_intervals = src->noffcpu_intervals;
+	COPY_ARRAY(dst, src, offcpu_intervals, noffcpu_intervals);
+	dst->capoffcpu_intervals = src->noffcpu_intervals;
 	COPY_ARRAY(dst, src, lstacks, nlstacks);
 	dst->caplstacks = src->nlstacks;
 	COPY_ARRAY(dst, src, frames, nframes);
@@ -471,6 +476,14 @@ int model__add_trace_sample(struct model *m, const struct model_trace_sample *s)
 	if (VEC_RESERVE(m->trace_samples, m->captrace_samples, m->ntrace_samples, 4096))
 		return -ENOMEM;
 	m->trace_samples[m->ntrace_samples++] = *s;
+	return 0;
+}
+
+int model__add_offcpu_interval(struct model *m, const struct model_offcpu_interval *iv)
+{
+	if (VEC_RESERVE(m->offcpu_intervals, m->capoffcpu_intervals, m->noffcpu_intervals, 4096))
+		return -ENOMEM;
+	m->offcpu_intervals[m->noffcpu_intervals++] = *iv;
 	return 0;
 }
 

@@ -253,6 +253,19 @@ struct model_trace_sample {
 	bool jit;           /* the leaf is JIT code named by the perf map */
 };
 
+/* One blocked interval of a thread, for trace.json: a system call that
+ * blocked at least --min-block-us (--call-graph dwarf's off-CPU records).
+ * It ends at the call's return and lasts the time blocked. */
+struct model_offcpu_interval {
+	uint64_t start_ns, end_ns;
+	pid_t tgid, tid;
+	uint32_t phase;
+	int32_t kstack_id;  /* in offcpu_stackmap; < 0: none */
+	uint32_t entry;     /* the sched concern's off-CPU stack entry */
+	int32_t stack;      /* its folded stack (as in offcpu.folded) in model.names; -1: none */
+	uint8_t reason;     /* enum blocked_class; set by collect */
+};
+
 /* Stacks with their labels and addresses, for profile.pb.gz (pprof). A
  * frame has its address (process address; kernel address for kernel
  * frames; 0 when it has none) and its name; mapping indexes model.mappings,
@@ -339,6 +352,8 @@ struct model {
 	struct model_trace_sample *trace_samples;
 	size_t ntrace_samples, captrace_samples;
 	json_t *trace_counters;   /* side-data counter events for trace.json */
+	struct model_offcpu_interval *offcpu_intervals;
+	size_t noffcpu_intervals, capoffcpu_intervals;
 	/* interned frame names (trace samples' leaves) */
 	char **names;
 	size_t nnames, capnames;
@@ -408,6 +423,7 @@ json_t *model__section(const struct model *m, enum model_section s);
 /* Adds per-cycle detail under key (takes the reference). */
 void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v);
 int model__add_trace_sample(struct model *m, const struct model_trace_sample *s);
+int model__add_offcpu_interval(struct model *m, const struct model_offcpu_interval *iv);
 /* Adds a labelled stack (frames copied, leaf first); 0 or -ENOMEM. */
 int model__add_lstack(struct model *m, const struct model_lstack *s, const struct model_frame *frames, uint32_t n);
 /* The index of the mapping equal to mp, added if new; -1 on ENOMEM. */

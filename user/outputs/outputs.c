@@ -2,8 +2,9 @@
 /* The writers of a recording's outputs, each reading only the model:
  *   profile.json    the contract (profile_json.c);
  *   *.folded        on-CPU and off-CPU stacks, all and per phase;
- *   trace.json      Chrome trace events (Perfetto, chrome://tracing): cycles
- *                   and phase calls as spans per thread, samples as instant
+ *   trace.json      Chrome trace events (Perfetto, chrome://tracing,
+ *                   speedscope): cycles, phase calls and blocked system
+ *                   calls as nested spans per thread, samples as instant
  *                   events with their stacks in stackFrames (--call-graph
  *                   dwarf streams each sample with its time) or, without
  *                   per-sample times, a samples-per-cycle counter;
@@ -69,7 +70,7 @@ static int trace_thread_cmp(const void *a, const void *b)
 
 static void write_thread_names(const struct model *m, FILE *f, const char **sep)
 {
-	size_t n = 0, cap = m->ncalls + m->ntrace_samples + m->nprocs;
+	size_t n = 0, cap = m->ncalls + m->ntrace_samples + m->nprocs + m->noffcpu_intervals;
 	struct trace_thread *t = cap ? malloc(cap * sizeof(*t)) : NULL;
 
 	if (!t)
@@ -80,6 +81,8 @@ static void write_thread_names(const struct model *m, FILE *f, const char **sep)
 		t[n++] = (struct trace_thread){ m->calls[i].tgid, m->calls[i].tid };
 	for (size_t i = 0; i < m->ntrace_samples; i++)
 		t[n++] = (struct trace_thread){ m->trace_samples[i].tgid, m->trace_samples[i].tid };
+	for (size_t i = 0; i < m->noffcpu_intervals; i++)
+		t[n++] = (struct trace_thread){ m->offcpu_intervals[i].tgid, m->offcpu_intervals[i].tid };
 	qsort(t, n, sizeof(*t), trace_thread_cmp);
 	for (size_t i = 0; i < n; i++) {
 		const char *comm = NULL;
@@ -188,6 +191,163 @@ static void write_stack_frames(FILE *f, const struct sf_tree *t)
 	fputs("}", f);
 }
 
+/* trace.json's slices: cycles (on the process's main-thread track: a
+ * marker may fire on any thread), outermost phase calls and blocked
+ * intervals. speedscope makes one call tree per thread out of them and
+ * Perfetto nests them per thread: each thread's slices must nest properly.
+ * So times are whole microseconds (a viewer's ts + dur is then exact: with
+ * fractions, a cycle could end after the next one began, and every later
+ * cycle would nest in it), and a slice that overlaps another without
+ * nesting is cut: a cycle beats a phase call, a phase call a blocked
+ * interval (args.clipped says so); written per thread in time order. */
+enum { SL_CYCLE, SL_PHASE, SL_OFFCPU };
+
+struct trace_slice {
+	pid_t pid, tid;
+	uint64_t b, e; /* us since the start */
+	uint32_t kind, idx;
+	bool clipped;
+};
+
+static uint64_t whole_us(const struct model *m, uint64_t ns)
+{
+	return ns > m->run.start_ns ? (ns - m->run.start_ns) / 1000 : 0;
+}
+
+static int trace_slice_cmp(const void *a, const void *b)
+{
+	const struct trace_slice *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->b != y->b)
+		return x->b < y->b ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->e != y->e)
+		return x->e > y->e ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Cuts the sorted slices into a properly nested set per thread: a slice
+ * ends no later than the one it starts in; one that starts inside a
+ * lesser slice ends that one where it begins. */
+static void nest_slices(struct trace_slice *v, size_t n, size_t *stack)
+{
+	size_t depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct trace_slice *s = &v[i];
+
+		if (i && (s->pid != v[i - 1].pid || s->tid != v[i - 1].tid))
+			depth = 0;
+		while (depth && v[stack[depth - 1]].e <= s->b)
+			depth--;
+		while (depth && s->e > v[stack[depth - 1]].e) {
+			struct trace_slice *top = &v[stack[depth - 1]];
+
+			if (top->kind > s->kind) {
+				top->e = s->b;
+				top->clipped = true;
+				depth--;
+				continue;
+			}
+			s->e = top->e;
+			s->clipped = true;
+		}
+		stack[depth++] = i;
+	}
+}
+
+static void write_slice(const struct model *m, FILE *f, const struct trace_slice *s,
+			const struct trace_cycle_key *keys, struct sf_tree *sft)
+{
+	fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%llu,\"dur\":%llu,", s->pid, s->tid,
+		(unsigned long long)s->b, (unsigned long long)(s->e - s->b));
+	if (s->kind == SL_CYCLE) {
+		const struct model_cycle *c = &m->cycles[s->idx];
+
+		fprintf(f, "\"cat\":\"cycle\",\"name\":\"cycle %u\",\"args\":{\"index\":%u,\"duration_ms\":%.3f,"
+			"\"samples\":%llu", c->index, c->index, c->duration_ms, (unsigned long long)c->samples);
+		if (isfinite(c->tokens_per_second))
+			fprintf(f, ",\"tokens_per_second\":%.3f", c->tokens_per_second);
+	} else if (s->kind == SL_PHASE) {
+		const struct model_phase_call *pc = &m->calls[s->idx];
+		const char *name = pc->phase < IT_MAX_PHASES ? m->phase_names[pc->phase] : NULL;
+		struct trace_cycle_key want = { pc->tgid, pc->bpf_cycle, 0 }, *c;
+
+		c = keys ? bsearch(&want, keys, m->ncycles, sizeof(*keys), trace_cycle_cmp) : NULL;
+		fprintf(f, "\"cat\":\"phase\",\"name\":");
+		json_str(f, name ? name : "phase");
+		/* args.cycle: the cycle's index as profile.json numbers it; null
+		 * for a call outside every cycle */
+		fprintf(f, ",\"args\":{\"cycle\":");
+		if (c)
+			fprintf(f, "%u", c->index);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"duration_ms\":%.3f",
+			pc->exit_ns > pc->entry_ns ? (pc->exit_ns - pc->entry_ns) / 1e6 : 0.0);
+	} else {
+		const struct model_offcpu_interval *iv = &m->offcpu_intervals[s->idx];
+		const char *reason = iv->reason < BLOCKED_NCLASSES ? blocked_class_names[iv->reason] : "other";
+		int32_t sf = sf_leaf(sft, m, iv->stack);
+
+		fprintf(f, "\"cat\":\"offcpu\",\"name\":\"%s\",", reason);
+		if (sf >= 0)
+			fprintf(f, "\"sf\":\"%d\",", sf);
+		fprintf(f, "\"args\":{\"reason\":\"%s\",\"blocked_ms\":%.3f,\"phase\":", reason,
+			(iv->end_ns - iv->start_ns) / 1e6);
+		json_str(f, iv->phase && iv->phase < IT_MAX_PHASES && m->phase_names[iv->phase] ?
+			 m->phase_names[iv->phase] : "");
+		fputs(",\"stack\":", f);
+		json_str(f, iv->stack >= 0 && (size_t)iv->stack < m->nnames ? m->names[iv->stack] : "");
+	}
+	if (s->clipped)
+		fputs(",\"clipped\":true", f);
+	fputs("}}", f);
+}
+
+static void write_slices(const struct model *m, FILE *f, const char **sep, const struct trace_cycle_key *keys,
+			 struct sf_tree *sft)
+{
+	size_t n = 0, cap = m->ncycles + m->ncalls + m->noffcpu_intervals;
+	struct trace_slice *v = cap ? malloc(cap * sizeof(*v)) : NULL;
+	size_t *stack = cap ? malloc(cap * sizeof(*stack)) : NULL;
+
+	if (!v || !stack) {
+		free(v);
+		free(stack);
+		return;
+	}
+	for (size_t i = 0; i < m->ncycles; i++)
+		if (m->cycles[i].end_ns)
+			v[n++] = (struct trace_slice){ m->cycles[i].pid, m->cycles[i].pid,
+						       whole_us(m, m->cycles[i].start_ns),
+						       whole_us(m, m->cycles[i].end_ns), SL_CYCLE, (uint32_t)i, false };
+	for (size_t i = 0; i < m->ncalls; i++)
+		v[n++] = (struct trace_slice){ m->calls[i].tgid, m->calls[i].tid, whole_us(m, m->calls[i].entry_ns),
+					       whole_us(m, m->calls[i].exit_ns), SL_PHASE, (uint32_t)i, false };
+	for (size_t i = 0; i < m->noffcpu_intervals; i++)
+		v[n++] = (struct trace_slice){ m->offcpu_intervals[i].tgid, m->offcpu_intervals[i].tid,
+					       whole_us(m, m->offcpu_intervals[i].start_ns),
+					       whole_us(m, m->offcpu_intervals[i].end_ns), SL_OFFCPU, (uint32_t)i, false };
+	for (size_t i = 0; i < n; i++)
+		if (v[i].e < v[i].b)
+			v[i].e = v[i].b;
+	qsort(v, n, sizeof(*v), trace_slice_cmp);
+	nest_slices(v, n, stack);
+	for (size_t i = 0; i < n; i++) {
+		fputs(*sep, f);
+		write_slice(m, f, &v[i], keys, sft);
+		*sep = ",\n";
+	}
+	free(v);
+	free(stack);
+}
+
 static int write_trace(const struct model *m, const char *dir)
 {
 	struct sf_tree sft = { .roots = -1 };
@@ -219,52 +379,25 @@ static int write_trace(const struct model *m, const char *dir)
 		keys[i] = (struct trace_cycle_key){ m->cycles[i].pid, m->cycles[i].bpf_cycle, m->cycles[i].index };
 	if (keys)
 		qsort(keys, m->ncycles, sizeof(*keys), trace_cycle_cmp);
-	/* cycles: on the process's main-thread track (a marker may fire on any thread) */
-	for (i = 0; i < m->ncycles; i++) {
+	/* stack frames are a convenience: without memory the samples and
+	 * blocked intervals stay, bare */
+	sft.leaf_of = (m->ntrace_samples || m->noffcpu_intervals) && m->nnames ?
+		malloc(m->nnames * sizeof(*sft.leaf_of)) : NULL;
+	for (i = 0; sft.leaf_of && i < m->nnames; i++)
+		sft.leaf_of[i] = -2;
+	write_slices(m, f, &sep, keys, &sft);
+	/* without per-sample times: samples per cycle as a counter */
+	for (i = 0; !m->ntrace_samples && i < m->ncycles; i++) {
 		const struct model_cycle *c = &m->cycles[i];
 
 		if (!c->end_ns)
 			continue;
-		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"cycle\",\"name\":\"cycle %u\",\"pid\":%d,\"tid\":%d,"
-			"\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"index\":%u,\"duration_ms\":%.3f,\"samples\":%llu",
-			sep, c->index, c->pid, c->pid, rel_us(m, c->start_ns), (c->end_ns - c->start_ns) / 1e3, c->index,
-			c->duration_ms, (unsigned long long)c->samples);
-		if (isfinite(c->tokens_per_second))
-			fprintf(f, ",\"tokens_per_second\":%.3f", c->tokens_per_second);
-		fprintf(f, "}}");
-		sep = ",\n";
-		/* without per-sample times: samples per cycle as a counter */
-		if (!m->ntrace_samples) {
-			fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"samples per cycle\",\"pid\":%d,\"ts\":%.3f,"
-				"\"args\":{\"samples\":%llu}}", c->pid, rel_us(m, c->start_ns), (unsigned long long)c->samples);
-			fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"samples per cycle\",\"pid\":%d,\"ts\":%.3f,"
-				"\"args\":{\"samples\":0}}", c->pid, rel_us(m, c->end_ns));
-		}
-	}
-	for (i = 0; i < m->ncalls; i++) {
-		const struct model_phase_call *pc = &m->calls[i];
-		const char *name = pc->phase < IT_MAX_PHASES ? m->phase_names[pc->phase] : NULL;
-
-		struct trace_cycle_key want = { pc->tgid, pc->bpf_cycle, 0 }, *c;
-
-		c = keys ? bsearch(&want, keys, m->ncycles, sizeof(*keys), trace_cycle_cmp) : NULL;
-		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"phase\",\"name\":", sep);
-		json_str(f, name ? name : "phase");
-		/* args.cycle: the cycle's index as profile.json numbers it; null
-		 * for a call outside every cycle */
-		fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"cycle\":",
-			pc->tgid, pc->tid, rel_us(m, pc->entry_ns), rel_us(m, pc->exit_ns) - rel_us(m, pc->entry_ns));
-		if (c)
-			fprintf(f, "%u", c->index);
-		else
-			fputs("null", f);
-		fprintf(f, ",\"duration_ms\":%.3f}}", pc->exit_ns > pc->entry_ns ? (pc->exit_ns - pc->entry_ns) / 1e6 : 0.0);
+		fprintf(f, "%s{\"ph\":\"C\",\"name\":\"samples per cycle\",\"pid\":%d,\"ts\":%.3f,"
+			"\"args\":{\"samples\":%llu}}", sep, c->pid, rel_us(m, c->start_ns), (unsigned long long)c->samples);
+		fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"samples per cycle\",\"pid\":%d,\"ts\":%.3f,"
+			"\"args\":{\"samples\":0}}", c->pid, rel_us(m, c->end_ns));
 		sep = ",\n";
 	}
-	/* stack frames are a convenience: without memory the samples stay, bare */
-	sft.leaf_of = m->ntrace_samples && m->nnames ? malloc(m->nnames * sizeof(*sft.leaf_of)) : NULL;
-	for (i = 0; sft.leaf_of && i < m->nnames; i++)
-		sft.leaf_of[i] = -2;
 	for (i = 0; i < m->ntrace_samples; i++) {
 		const struct model_trace_sample *ts = &m->trace_samples[i];
 		int32_t sf = sf_leaf(&sft, m, ts->stack);
