@@ -259,11 +259,12 @@ static __always_inline const void *struct_arg2(struct pt_regs *ctx, __u64 sp)
 #endif
 }
 
-/* llama_context_params, llama_set_n_threads' counts, the model's path. */
-static __always_inline void llama_args(struct pt_regs *ctx, __u32 tgid, __u64 sp, __u32 which)
+/* llama_context_params, llama_set_n_threads' counts, the model's path,
+ * the thread counts ggml's CPU backend is given (by the caller's phase). */
+static __always_inline void llama_args(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 sp, __u32 id)
 {
 	struct it_llama_params *lp = llama_state(tgid);
-	__u32 cp[4];
+	__u32 which = id & 0xff, cp[4];
 
 	if (!lp) {
 		stat_inc(IT_STAT_LOST_EVENTS);
@@ -286,6 +287,18 @@ static __always_inline void llama_args(struct pt_regs *ctx, __u32 tgid, __u64 sp
 		lp->have_threads = 1;
 	} else if (which == IT_LLAMA_ARG_MODEL_PATH) {
 		bpf_probe_read_user_str(lp->model_path, sizeof(lp->model_path), (const void *)PT_REGS_PARM1(ctx));
+	} else if (which == IT_LLAMA_ARG_BACKEND_THREADS) {
+		struct it_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
+		__u32 pp = (id >> 8) & 0xff, ph = ts ? ts->phase : IT_PHASE_NONE, row, slot;
+		__s32 n = (__s32)PT_REGS_PARM2(ctx);
+
+		if (n <= 0)
+			return;
+		row = pp && ph == pp ? IT_LLAMA_USED_PROMPT : pp && ph == pp + 1 ? IT_LLAMA_USED_GENERATION
+										  : IT_LLAMA_USED_OTHER;
+		/* slots are a power of two: the mask bounds the index for the verifier */
+		slot = n < IT_LLAMA_THREADS_SLOTS ? (__u32)n & (IT_LLAMA_THREADS_SLOTS - 1) : 0;
+		__sync_fetch_and_add(&lp->threads_used[row][slot], 1);
 	}
 }
 
@@ -383,7 +396,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 		return 0;
 	}
 	if (role == IT_ROLE_LLAMA_ARGS) {
-		llama_args(ctx, tgid, sp, pid_);
+		llama_args(ctx, tgid, tid, sp, pid_);
 		return 0;
 	}
 	/* an edge: its timestamp is taken once the thread's state is found */

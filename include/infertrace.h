@@ -145,9 +145,16 @@ enum it_llama_arg {
 	IT_LLAMA_ARG_CONTEXT_PARAMS = 1, /* llama_init_from_model(model, struct llama_context_params) */
 	IT_LLAMA_ARG_THREADS = 2,        /* llama_set_n_threads(ctx, n_threads, n_threads_batch) */
 	IT_LLAMA_ARG_MODEL_PATH = 3,     /* llama_model_load_from_file(const char *path, params) */
+	/* ggml_backend_cpu_set_n_threads(backend, n_threads): llama.cpp sets it
+	 * before each graph it computes, so it is the count really used. The
+	 * cookie id holds the prompt phase in bits 8..15 (generation: the next) */
+	IT_LLAMA_ARG_BACKEND_THREADS = 4,
 };
 
 #define IT_LLAMA_PATH_LEN 256
+/* threads_used slots: n_threads 1..63 exactly; slot 0 counts 64 or more */
+#define IT_LLAMA_THREADS_SLOTS 64
+enum { IT_LLAMA_USED_PROMPT = 0, IT_LLAMA_USED_GENERATION = 1, IT_LLAMA_USED_OTHER = 2, IT_LLAMA_USED_ROWS = 3 };
 
 /* Per process (tgid): the llama.cpp settings its calls passed. */
 struct it_llama_params {
@@ -158,6 +165,9 @@ struct it_llama_params {
 	__u32 last_batch_tokens; /* n_tokens of the process's last llama_decode */
 	__u32 pad;
 	char model_path[IT_LLAMA_PATH_LEN];
+	/* ggml_backend_cpu_set_n_threads calls by the calling thread's phase
+	 * (IT_LLAMA_USED_*) and n_threads (slot) */
+	__u32 threads_used[IT_LLAMA_USED_ROWS][IT_LLAMA_THREADS_SLOTS];
 };
 
 /* Attach cookie: probe index (bits 32..47), role (16..23), phase/count id (0..15). */

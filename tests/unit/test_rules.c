@@ -301,6 +301,86 @@ static void test_spin_oversubscribed(void **state)
 	json_decref(p);
 }
 
+/* The bottleneck's and the recommendation's for a model with these llama
+ * facts, 40% of the on-CPU samples in ggml's barrier, the run queue as
+ * given, on 2 CPUs; NULL where none. */
+static json_t *spin_advice(json_t *llama, double runq_pct, json_t **rec)
+{
+	struct rule_thresholds t;
+	struct model m;
+	json_t *p = profile_with_phases(1, 1, 1), *out, *b, *found = NULL;
+	size_t i;
+
+	rule_thresholds__defaults(&t);
+	json_object_set_new(p, "sched", json_pack("{s:f,s:f,s:i}", "runq_share_percent", runq_pct,
+						  "avg_runnable_threads", 2.0, "cpus", 2));
+	json_object_set_new(p, "llama", llama);
+	assert_int_equal(model__from_json(&m, p, "test"), 0);
+	folded__add(&m.oncpu, "node;llama_decode;ggml_graph_compute_thread;ggml_barrier", 40);
+	folded__add(&m.oncpu, "node;llama_decode;ggml_graph_compute_thread;ggml_vec_dot_f32", 60);
+	assert_int_equal(rules__evaluate(&m, &t), 0);
+	out = model__to_json(&m);
+	*rec = NULL;
+	json_array_foreach(json_object_get(out, "bottlenecks"), i, b)
+		if (!strcmp(json_string_value(json_object_get(b, "type")), "cpu_oversubscribed"))
+			found = json_incref(b);
+	json_array_foreach(json_object_get(out, "recommendations"), i, b)
+		if (!strcmp(json_string_value(json_object_get(b, "bottleneck")), "cpu_oversubscribed"))
+			*rec = json_incref(b);
+	json_decref(out);
+	model__free(&m);
+	json_decref(p);
+	return found;
+}
+
+/* The thread counts ggml's CPU backend was given, when the process never
+ * set any (or set others): they decide the advice, and are its evidence. */
+static void test_spin_threads_used(void **state)
+{
+	json_t *b, *r;
+
+	(void)state;
+	/* 4 threads used on 2 CPUs, no setter call: 1 thread, n_threads_used 4 */
+	b = spin_advice(json_pack("{s:{s:i,s:{s:i,s:i}}}", "context", "n_ctx", 512, "n_threads_used", "prompt", 4,
+				  "generation", 4), 5.0, &r);
+	assert_non_null(b);
+	assert_non_null(r);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "evidence"), "n_threads_used")), 4);
+	assert_null(json_object_get(json_object_get(b, "evidence"), "n_threads"));
+	assert_string_equal(json_string_value(json_object_get(r, "recommended_value")), "1");
+	assert_non_null(strstr(json_string_value(json_object_get(r, "current_value")), "4 threads on 2 CPUs"));
+	json_decref(b);
+	json_decref(r);
+
+	/* the larger of the two phases counts: generation with 2 on 2 CPUs */
+	b = spin_advice(json_pack("{s:{s:{s:i,s:i}}}", "context", "n_threads_used", "prompt", 1, "generation", 2), 5.0,
+			&r);
+	assert_non_null(b);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "evidence"), "n_threads_used")), 2);
+	assert_string_equal(json_string_value(json_object_get(r, "recommended_value")), "1");
+	json_decref(b);
+	json_decref(r);
+
+	/* used wins over what the setter was given: 1 set, 3 used */
+	b = spin_advice(json_pack("{s:{s:i,s:i,s:{s:i}}}", "context", "n_threads", 1, "n_threads_batch", 1,
+				  "n_threads_used", "generation", 3), 5.0, &r);
+	assert_non_null(b);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "evidence"), "n_threads_used")), 3);
+	json_decref(b);
+	json_decref(r);
+
+	/* 1 thread used on 2 CPUs, no waits: no thread advice */
+	b = spin_advice(json_pack("{s:{s:{s:i,s:i}}}", "context", "n_threads_used", "prompt", 1, "generation", 1), 5.0,
+			&r);
+	assert_null(b);
+	assert_null(r);
+
+	/* nothing observed and no waits: no count to reason from, no advice */
+	b = spin_advice(json_pack("{s:{s:i}}", "context", "n_ctx", 512), 5.0, &r);
+	assert_null(b);
+	assert_null(r);
+}
+
 /* Rules need derived figures: a model still collecting is refused. */
 static void test_rules_refuse_unfinished_model(void **state)
 {
@@ -325,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_contention_over_cycles),
 		cmocka_unit_test(test_joules_per_generated_token),
 		cmocka_unit_test(test_spin_oversubscribed),
+		cmocka_unit_test(test_spin_threads_used),
 		cmocka_unit_test(test_rules_refuse_unfinished_model),
 	};
 

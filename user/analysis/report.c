@@ -10,6 +10,7 @@
 #include "json_num.h"
 #include "exit_codes.h"
 #include "folded.h"
+#include "llama_view.h"
 #include "model.h"
 #include "outputs.h"
 #include "power_mode.h"
@@ -405,6 +406,7 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 		regressions += diff_row(label, bv->total_ms / bv->calls,
 					nv && nv->present && nv->calls ? nv->total_ms / nv->calls : NAN, threshold);
 	}
+	regressions += llama__diff(b, n, threshold);
 	return regressions;
 }
 

@@ -376,12 +376,21 @@ static bool cycles_runq(const struct model *m, double *share, double *runnable, 
 	return true;
 }
 
-/* llama.cpp's compute threads the process set, or -1. */
-static int llama_threads(const struct model *m)
+/* llama.cpp's compute threads, or -1: those ggml's CPU backend was given
+ * (the larger of prompt and generation: the more threads, the more they
+ * wait for each other), else those the process set; *src says which. */
+static int llama_threads(const struct model *m, const char **src)
 {
 	json_t *ctx = json_object_get(m->llama_facts, "context");
-	double n = json_num(ctx, "n_threads");
+	json_t *used = json_object_get(ctx, "n_threads_used");
+	double p = json_num(used, "prompt"), g = json_num(used, "generation"), n;
 
+	n = isfinite(p) && (!isfinite(g) || p > g) ? p : g;
+	*src = "n_threads_used";
+	if (isfinite(n) && n > 0)
+		return (int)n;
+	n = json_num(ctx, "n_threads");
+	*src = "n_threads";
 	return isfinite(n) && n > 0 ? (int)n : -1;
 }
 
@@ -408,7 +417,8 @@ static void spin_rule(struct model *m, const struct rule_thresholds *t, double s
 	struct folded leaves = {}, in = {};
 	uint64_t spin = 0;
 	int cpus = m->sched.cpus > 0 ? m->sched.cpus : (int)json_num(m->run.system, "cpus");
-	int threads = llama_threads(m), rec;
+	const char *src;
+	int threads = llama_threads(m, &src), rec;
 	double pct;
 	char current[160], recommended[64];
 
@@ -435,7 +445,7 @@ static void spin_rule(struct model *m, const struct rule_thresholds *t, double s
 	json_object_set_new(ev, "spin_percent_of_samples", json_real(pct));
 	json_object_set_new(ev, "cpus", json_integer(cpus));
 	if (threads > 0)
-		json_object_set_new(ev, "n_threads", json_integer(threads));
+		json_object_set_new(ev, src, json_integer(threads));
 	json_object_set_new(ev, "runq_share_percent", json_real(share));
 	json_object_set_new(ev, "avg_runnable_threads", json_real(runnable));
 	json_object_set_new(ev, "scope", json_string(scope));

@@ -242,8 +242,11 @@ static int collect_requests(struct probes *ps, const struct record_opts *o)
 			err = add_probe(ps, pr->cycle_marker, IT_ROLE_CYCLE_MARKER, 0, true, pr->name);
 		if (pr->batch.specs && !err)
 			err = add_batch(ps, &pr->batch, !o->cycle_spec && !o->cycle_marker_spec, pr->name);
-		for (int j = 0; j < PRESET_MAX_NAMED && pr->args[j].specs && !err; j++)
-			err = add_each(ps, pr->args[j].specs, IT_ROLE_LLAMA_ARGS, pr->args[j].which, pr->name);
+		/* the batch's prompt phase rides along: thread counts go by phase */
+		for (int j = 0, pp = pr->batch.specs ? name_id(ps, 0, pr->batch.prompt_phase) : 0;
+		     j < PRESET_MAX_NAMED && pr->args[j].specs && !err; j++)
+			err = add_each(ps, pr->args[j].specs, IT_ROLE_LLAMA_ARGS,
+				       pr->args[j].which | (pp > 0 ? pp : 0) << 8, pr->name);
 		for (int j = 0; j < PRESET_MAX_NAMED && pr->phases[j].name && !err; j++)
 			if (!named_given(o->phases, o->nphases, pr->phases[j].name))
 				err = add_named(ps, 0, pr->phases[j].name, pr->phases[j].specs, true);

@@ -21,6 +21,7 @@
 
 #include "json_num.h"
 #include "atomic_file.h"
+#include "llama_view.h"
 #include "model.h"
 #include "outputs.h"
 #include "pprof.h"
@@ -842,6 +843,7 @@ static int write_html(const struct model *m, const char *dir)
 	html_cycles(f, m);
 	html_phases(f, m);
 	html_energy(f, m);
+	llama__html(f, m);
 	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "
 			"of a phase at most%s</p>\n", m->probe_cost.warning ? " class=\"warn\"" : "",

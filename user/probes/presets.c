@@ -21,6 +21,8 @@ static const struct preset presets[] = {
 			{ "libllama:llama_init_from_model,libllama:llama_new_context_with_model", IT_LLAMA_ARG_CONTEXT_PARAMS },
 			{ "libllama:llama_set_n_threads", IT_LLAMA_ARG_THREADS },
 			{ "libllama:llama_model_load_from_file,libllama:llama_load_model_from_file", IT_LLAMA_ARG_MODEL_PATH },
+			/* every CPU variant ggml may load; the one chosen is called */
+			{ "libggml-cpu:ggml_backend_cpu_set_n_threads", IT_LLAMA_ARG_BACKEND_THREADS },
 		},
 		.phases = {
 			{ "model_load", "libllama:llama_model_load_from_file,libllama:llama_load_model_from_file" },

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* llama.cpp's figures where people compare runs: report.html's section and
+ * diff's rows. Tokens per second are better higher, joules per token lower;
+ * llama-bench's pp and tg are read apart, so are prefill and decode here. */
+#include <math.h>
+#include <string.h>
+
+#include "json_num.h"
+#include "llama_view.h"
+#include "outputs.h"
+
+static void esc(FILE *f, const char *s)
+{
+	outputs__xml_escape(f, s ? s : "");
+}
+
+static void num_cell(FILE *f, double v, const char *fmt)
+{
+	fprintf(f, "<td>");
+	if (isfinite(v))
+		fprintf(f, fmt, v);
+	else
+		fprintf(f, "-");
+	fprintf(f, "</td>");
+}
+
+/* A fact's row: a string, a number, or an object of numbers (n_threads_used). */
+static void fact_row(FILE *f, const char *prefix, const char *k, json_t *v)
+{
+	const char *kk;
+	json_t *vv;
+	bool first = true;
+
+	if (!strcmp(k, "n_threads_used_calls")) /* the distribution: in profile.json */
+		return;
+	fprintf(f, "<tr><th>%s", prefix);
+	esc(f, k);
+	fprintf(f, "</th><td>");
+	if (json_is_string(v)) {
+		esc(f, json_string_value(v));
+	} else if (json_is_integer(v)) {
+		fprintf(f, "%lld", (long long)json_integer_value(v));
+	} else if (json_is_number(v)) {
+		fprintf(f, "%g", json_number_value(v));
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, kk, vv) {
+			if (!json_is_number(vv))
+				continue;
+			fprintf(f, "%s", first ? "" : ", ");
+			esc(f, kk);
+			fprintf(f, " %g", json_number_value(vv));
+			first = false;
+		}
+	}
+	fprintf(f, "</td></tr>\n");
+}
+
+static void figures_cells(FILE *f, const struct model_llama_cycle *l)
+{
+	fprintf(f, "<td>%llu</td><td>%llu</td>", (unsigned long long)l->prompt_tokens,
+		(unsigned long long)l->generated_tokens);
+	num_cell(f, l->prefill_ms, "%.2f");
+	num_cell(f, l->decode_ms, "%.2f");
+	num_cell(f, l->prefill_tokens_per_s, "%.1f");
+	num_cell(f, l->decode_tokens_per_s, "%.1f");
+	num_cell(f, l->j_per_generated_token, "%.4f");
+}
+
+void llama__html(FILE *f, const struct model *m)
+{
+	static const char *const heads = "<th>prompt tokens</th><th>generated tokens</th><th>prefill ms</th>"
+					 "<th>decode ms</th><th>prefill tok/s</th><th>decode tok/s</th>"
+					 "<th>J per generated token</th>";
+	json_t *model = json_object_get(m->llama_facts, "model"), *ctx = json_object_get(m->llama_facts, "context"), *v;
+	const char *k;
+
+	if (!m->llama.present && !json_object_size(model) && !json_object_size(ctx))
+		return;
+	fprintf(f, "<h2>llama.cpp</h2>\n");
+	if (json_object_size(model) || json_object_size(ctx)) {
+		fprintf(f, "<table>\n");
+		json_object_foreach(model, k, v)
+			fact_row(f, "model ", k, v);
+		json_object_foreach(ctx, k, v)
+			fact_row(f, "context ", k, v);
+		fprintf(f, "</table>\n");
+	}
+	if (!m->llama.present)
+		return;
+	fprintf(f, "<table><tr><th></th>%s</tr>\n<tr><th>all cycles</th>", heads);
+	figures_cells(f, &m->llama);
+	fprintf(f, "</tr>\n");
+	for (size_t i = 0; i < m->ncycles; i++) {
+		if (!m->cycles[i].llama.present)
+			continue;
+		fprintf(f, "<tr><th>cycle %u</th>", m->cycles[i].index);
+		figures_cells(f, &m->cycles[i].llama);
+		fprintf(f, "</tr>\n");
+	}
+	fprintf(f, "</table>\n");
+}
+
+static void row(struct llama_diff_row *r, const char *name, double b, double n, int higher, double threshold)
+{
+	double better;
+
+	r->name = name;
+	r->base = b;
+	r->new_v = n;
+	r->higher_is_better = higher;
+	r->change_pct = isfinite(b) && isfinite(n) && b > 0 ? 100.0 * (n - b) / b : NAN;
+	/* a figure one side lacks fails the gate, as diff's other rows do */
+	if (isfinite(b) != isfinite(n)) {
+		r->verdict = -1;
+		return;
+	}
+	better = higher ? r->change_pct : -r->change_pct;
+	r->verdict = !isfinite(better) ? 0 : better > threshold ? 1 : better < -threshold ? -1 : 0;
+}
+
+int llama__diff_rows(const struct model *b, const struct model *n, double threshold,
+		     struct llama_diff_row rows[LLAMA_DIFF_ROWS])
+{
+	const struct model_llama_cycle *bl = &b->llama, *nl = &n->llama;
+	struct llama_diff_row all[LLAMA_DIFF_ROWS];
+	int k = 0;
+
+	if (!bl->present && !nl->present)
+		return 0;
+	row(&all[0], "llama decode_tokens_per_s", bl->present ? bl->decode_tokens_per_s : NAN,
+	    nl->present ? nl->decode_tokens_per_s : NAN, 1, threshold);
+	row(&all[1], "llama prefill_tokens_per_s", bl->present ? bl->prefill_tokens_per_s : NAN,
+	    nl->present ? nl->prefill_tokens_per_s : NAN, 1, threshold);
+	row(&all[2], "llama j_per_generated_token", bl->present ? bl->j_per_generated_token : NAN,
+	    nl->present ? nl->j_per_generated_token : NAN, 0, threshold);
+	for (int i = 0; i < LLAMA_DIFF_ROWS; i++)
+		if (isfinite(all[i].base) || isfinite(all[i].new_v))
+			rows[k++] = all[i];
+	return k;
+}
+
+int llama__diff(const struct model *b, const struct model *n, double threshold)
+{
+	struct llama_diff_row rows[LLAMA_DIFF_ROWS];
+	int nrows = llama__diff_rows(b, n, threshold, rows), regressions = 0;
+
+	for (int i = 0; i < nrows; i++) {
+		const struct llama_diff_row *r = &rows[i];
+
+		regressions += r->verdict < 0;
+		if (!isfinite(r->base) || !isfinite(r->new_v)) {
+			printf("%-28s %12s %12s %10s %9s  MISSING in %s\n", r->name, isfinite(r->base) ? "" : "-",
+			       isfinite(r->new_v) ? "" : "-", "", "", isfinite(r->base) ? "new" : "base");
+			continue;
+		}
+		/* speedup: how many times better new is, whichever way is better */
+		double speedup = r->higher_is_better ? (r->base > 0 ? r->new_v / r->base : NAN)
+						     : (r->new_v > 0 ? r->base / r->new_v : NAN);
+
+		printf("%-28s %12.3f %12.3f ", r->name, r->base, r->new_v);
+		if (isfinite(r->change_pct))
+			printf("%+9.1f%% ", r->change_pct);
+		else
+			printf("%10s ", "-");
+		if (isfinite(speedup))
+			printf("%8.2fx", speedup);
+		else
+			printf("%9s", "-");
+		printf("  %s\n", r->verdict < 0 ? "REGRESSION" : r->verdict > 0 ? "better" : "");
+	}
+	return regressions;
+}
