@@ -83,6 +83,13 @@ class TestSampling(unittest.TestCase):
         exe = build("cxx_hot", ["cxx_hot.cpp"], "-O1 -g -fno-omit-frame-pointer", cc="g++")
         rec = record(["-F", "199"], [exe])
         self.assertGreater(rec.share(lambda s: "inference::Engine::decode(int)" in s), 0.9)
+        # a name with spaces is kept whole: only `;` and newlines change in a frame
+        self.assertGreater(rec.share(lambda s: ";(anonymous namespace)::Runner::run() const;inference::Engine::decode(int)"
+                                     in s), 0.9)
+        import xml.etree.ElementTree as ET
+        titles = [t.text for t in ET.parse(os.path.join(rec.dir, "flamegraph.svg")).iter("{http://www.w3.org/2000/svg}title")]
+        self.assertTrue(any(t and t.startswith("(anonymous namespace)::Runner::run() const") for t in titles),
+                        [t for t in titles if t and "Runner" in t][:3])
 
 
 @need_root

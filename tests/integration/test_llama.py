@@ -49,7 +49,8 @@ def trace_demo(model, cycles, tokens, extra=(), tokenize="each"):
 
 
 def sanitize(name):
-    return name.replace(";", ":").replace(" ", "_").replace("\n", "_")
+    """A name as the folded files write it: only `;` and newlines change."""
+    return name.replace(";", ":").replace("\n", " ")
 
 
 def library_symbols(path):

@@ -463,7 +463,7 @@ class BadInputTest(unittest.TestCase):
         if named_at_start:
             comms = [p["comm"] for p in r.profile["processes"]]
             self.assertIn("?) x (? y", comms)
-        self.assertTrue(any(s.startswith("?)_x_(?_y;") and "odd_spin" in s for s in r.folded()),
+        self.assertTrue(any(s.startswith("?) x (? y;") and "odd_spin" in s for s in r.folded()),
                         list(r.folded())[:3])
 
     def test_odd_comm_launched(self):

@@ -93,14 +93,17 @@ static struct object_quality *object_entry(struct stack_report *r, const char *o
 	return o->object ? o : NULL;
 }
 
-/* Frames are not allowed to contain the folded format's separators. */
+/* A frame keeps its name (C++ `operator()(int) const`, `name (file.js:12)`)
+ * except for what the folded format cannot hold: `;` separates frames and a
+ * line is one stack. Spaces stay: readers split the count off at the last
+ * space, as FlameGraph's do. */
 static void sanitize_frame(char *s)
 {
 	for (; *s; s++)
 		if (*s == ';')
 			*s = ':';
-		else if (*s == ' ' || *s == '\n')
-			*s = '_';
+		else if (*s == '\n' || *s == '\r')
+			*s = ' ';
 }
 
 /* How deep the tracing machinery's frames can reach at the leaf of a stack

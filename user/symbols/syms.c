@@ -911,18 +911,11 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 	return 0;
 }
 
-static bool is_word(char c)
-{
-	return isalnum((unsigned char)c) || c == '_';
-}
-
-/* Copies src into dst as one folded-stack frame. FlameGraph splits frames on
- * ';' and the count off at the last space, so neither may appear. C++ names
- * keep their readability: a space that only pads punctuation
- * ("std::map<int, long>", "foo(char const*) const") is dropped, and one
- * between two words ("unsigned long", "char const", "(anonymous namespace)")
- * becomes '_', giving "std::map<int,long>", "foo(char_const*)_const",
- * "(anonymous_namespace)". ';' becomes ':'. Always NUL-terminates. */
+/* Copies src into dst as one folded-stack frame: the name as the demangler
+ * or the symbol table gives it ("(anonymous namespace)::f() const",
+ * "std::map<int, long>"), but ';' (the frame separator) becomes ':' and a
+ * line break or tab a space. Spaces stay: FlameGraph's scripts and ours split
+ * the count off at the last space. Always NUL-terminates. */
 static void frame__copy(char *dst, size_t len, const char *src)
 {
 	size_t i, j = 0;
@@ -932,12 +925,7 @@ static void frame__copy(char *dst, size_t len, const char *src)
 	for (i = 0; src[i] && j + 1 < len; i++) {
 		char c = src[i];
 
-		if (isspace((unsigned char)c)) {
-			if (j > 0 && is_word(dst[j - 1]) && is_word(src[i + 1]))
-				dst[j++] = '_';
-			continue;
-		}
-		dst[j++] = c == ';' ? ':' : c;
+		dst[j++] = c == ';' ? ':' : (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
 	}
 	dst[j] = '\0';
 }
