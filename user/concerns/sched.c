@@ -573,10 +573,14 @@ static int name_intervals(struct recording *rec, struct model *m, const int32_t 
 {
 	int stack_fd = bpf_map__fd(rec->tracer.skel->maps.offcpu_stackmap), gpu = gpu_phase(rec);
 	size_t n = m->noffcpu_intervals, nids = 0;
-	__s32 *ids = n ? malloc(n * sizeof(*ids)) : NULL;
-	int *cls = n ? malloc(n * sizeof(*cls)) : NULL;
+	__s32 *ids;
+	int *cls;
 
-	if (n && (!ids || !cls)) {
+	if (!n)
+		return 0; /* no interval: nothing to name (qsort/bsearch want an array) */
+	ids = malloc(n * sizeof(*ids));
+	cls = malloc(n * sizeof(*cls));
+	if (!ids || !cls) {
 		free(ids);
 		free(cls);
 		return -ENOMEM;
