@@ -32,6 +32,7 @@
 #include "perfmap.h"
 #include "syms.h"
 #include "safe_open.h"
+#include "procfs.h"
 
 /* libstdc++'s demangler; declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -758,14 +759,15 @@ int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_n
 {
 	unsigned long long start, end, offset, ino;
 	struct proc *proc = NULL;
+	struct procfs_map pm;
 	unsigned int maj, min;
-	char fname[64], perm[8];
+	char fname[64];
 	char *line = NULL, *path;
 	size_t line_cap = 0, cap = 0, plen;
 	struct map *maps;
 	struct dso *dso;
 	FILE *f = NULL;
-	int err, n;
+	int err;
 
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
 	f = fopen(fname, "re");
@@ -782,17 +784,16 @@ int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_n
 	proc->read_ns = since_ns && since_ns < now_ns() ? since_ns : now_ns();
 
 	while (getline(&line, &line_cap, f) > 0) {
-		n = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n",
-			   &start, &end, perm, &offset, &maj, &min, &ino, &n) < 7 || !n)
+		if (procfs__maps_line(line, &pm))
 			continue;
 		/* Only executable file mappings hold code. The mapping's own start
 		 * and offset plus the ELF's PT_LOADs are all the translation
 		 * needs; no other mapping of the file is required. */
-		if (perm[2] != 'x')
+		if (pm.perm[2] != 'x')
 			continue;
-		path = line + n;
-		plen = strcspn(path, "\n");
+		start = pm.start, end = pm.end, offset = pm.offset, ino = pm.ino, maj = pm.maj, min = pm.min;
+		path = line + (pm.path - line);
+		plen = pm.path_len;
 		path[plen] = '\0';
 		if (ino == 0 && strcmp(path, "[vdso]") == 0)
 			maj = min = 0;
