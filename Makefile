@@ -93,7 +93,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo demo-python bench bench-longrun clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins
 all: $(OUT)/infertrace
 
@@ -226,6 +226,9 @@ bench: deps
 bench-longrun: all
 	$(Q)tools/bench-longrun.sh overhead $(OUT)
 	$(Q)tools/bench-longrun.sh rss $(OUT)
+# soak: a target that dlopens, dlcloses and relaunches for DURATION s (600)
+bench-soak: all
+	$(Q)tools/bench-soak.sh $(OUT)
 
 # arm64 (Jetson): `make ARCH=arm64` cross-builds; `make test-arm64` installs the
 # cross toolchain, builds the unit tests for arm64 and runs them under qemu-user.

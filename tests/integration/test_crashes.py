@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Crashes: SIGSEGV, the OOM killer in a memory cgroup, a supervisor that
 relaunches a crashing child, --comm."""
+import json
 import os
 import subprocess
 import tempfile
@@ -54,20 +55,38 @@ class CrashTest(unittest.TestCase):
         self.assertAlmostEqual(c["oncpu_ms"], 100, delta=15)
 
     def test_oom_kill(self):
+        """Killed by the OOM killer of its memory cgroup while traced, after 10
+        probed cycles: outputs written, the kill named, the cycles kept."""
         cg = memory_cgroup(64 << 20)
         if not cg:
-            self.skipTest("no memory cgroup controller")
+            self.skipTest("no usable memory cgroup: neither cgroup v2 memory.max nor v1 "
+                          "/sys/fs/cgroup/memory/memory.limit_in_bytes could be set")
         procs, cleanup = cg
         try:
-            # the shell joins the cgroup, then execs the fixture
-            r = common.record([], ["/bin/sh", "-c", f"echo $$ > {procs} && exec {fixture()} oom"],
+            # the shell joins the cgroup, then execs the fixture (same pid)
+            r = common.record(["--cycle", f"{fixture()}:cycle_sleepspin"],
+                              ["/bin/sh", "-c", f"echo $$ > {procs} && exec {fixture()} oom 10"],
                               check=False, timeout=60)
         finally:
             time.sleep(0.2)
             cleanup()
+        self.assertEqual(r.proc.returncode, 0, r.stderr)
+        self.assertIn("recording ended (target exited)", r.stderr)
+        self.assertEqual(r.profile["stop_reason"], "target exited")
         crashes = r.profile["crashes"]
         self.assertTrue(any(c["cause"] == "oom_kill" and c["signal"] == 9 for c in crashes), crashes)
+        # the target's own status: killed by SIGKILL, not exited
+        (target,) = [p for p in r.profile["processes"] if p["root"]]
+        self.assertEqual(target.get("killed_by_signal"), 9, target)
+        self.assertNotIn("exit_code", target)
         self.assertGreater(r.profile["memory"]["peak_mb"], 40)
+        # the cycles before the kill: as many as the fixture said it ran
+        truth = json.loads([l for l in r.stdout.splitlines() if l.startswith("{")][-1])
+        self.assertEqual(len(r.profile["cycles"]), truth["cycles_before_oom"])
+        for c in r.profile["cycles"]:
+            self.assertGreaterEqual(c["oncpu_ms"], 20 * 0.99, c)
+        with open(os.path.join(r.dir, "stacks.folded")) as f:
+            self.assertTrue(all(l.rstrip().rsplit(" ", 1)[1].isdigit() for l in f if l.strip()))
 
     def test_supervisor_relaunches(self):
         script = f"for i in 1 2 3; do {fixture()} segv 50; done; exit 0"

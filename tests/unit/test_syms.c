@@ -422,6 +422,41 @@ static void test_unknown(void **state)
 	syms_cache__free(cache);
 }
 
+/* File tokens (syms_cache__file_tokenize): a frame keeps the mapping it had
+ * at the sample's time; token - 1 names the address - 1; addresses outside
+ * every mapping are left alone. */
+static void test_file_tokens(void **state)
+{
+	struct syms_cache *cache;
+	struct syms_mapping sm;
+	struct sym_info si;
+	uint64_t ips[3] = { (uintptr_t)main, (uintptr_t)main + 1, 0x10 };
+
+	(void)state;
+	cache = syms_cache__new();
+	assert_int_equal(syms_cache__capture_at(cache, getpid(), 1000), 0);
+	/* a sample before the capture's date: the oldest capture after it */
+	assert_int_equal(syms_cache__file_tokenize(cache, getpid(), ips, 3, 10), 2);
+	assert_true(syms__is_file_token(ips[0]) && syms__is_file_token(ips[1]));
+	assert_int_equal(ips[2], 0x10);
+	assert_int_equal(syms_cache__address(cache, ips[0]), (uintptr_t)main);
+	assert_int_equal(syms_cache__address(cache, ips[1] - 1), (uintptr_t)main);
+	assert_int_equal(syms_cache__resolve(cache, getpid(), ips[0], &si), 0);
+	assert_string_equal(si.name, "main");
+	assert_int_equal(syms_cache__resolve(cache, getpid(), ips[1] - 1, &si), 0);
+	assert_string_equal(si.name, "main");
+	assert_int_equal(syms_cache__mapping_of(cache, getpid(), ips[0], &sm), 0);
+	assert_true(sm.start <= (uintptr_t)main && (uintptr_t)main < sm.end);
+	/* the same frame again: the same token */
+	ips[2] = (uintptr_t)main;
+	assert_int_equal(syms_cache__file_tokenize(cache, getpid(), &ips[2], 1, 2000), 1);
+	assert_int_equal(ips[2], ips[0]);
+	/* a token never made */
+	assert_int_equal(syms_cache__resolve(cache, getpid(), (SYMS_FILE_TOKEN_TAG << 48) | 0xffff1, &si),
+			 -ENOENT);
+	syms_cache__free(cache);
+}
+
 /* The last byte of the library's executable mapping is page padding after
  * every function: the object and its vaddr, no name. */
 static void test_past_symbols(void **state)
@@ -646,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_demangled),
 		cmocka_unit_test(test_exited_and_inherit),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_file_tokens),
 		cmocka_unit_test(test_past_symbols),
 		cmocka_unit_test(test_debuglink_needed),
 		cmocka_unit_test(test_vdso),

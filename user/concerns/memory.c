@@ -55,27 +55,29 @@ static int memory_attach(struct recording *rec)
 	return tracer__attach_loaded(&rec->tracer, &p, 1);
 }
 
+static bool mem_lookup(int fd, __u32 tgid, __u32 cycle, struct it_mem_value *v)
+{
+	struct it_mem_key k = { .tgid = tgid, .cycle = cycle };
+
+	return bpf_map_lookup_elem(fd, &k, v) == 0;
+}
+
 /* Summed RSS of the followed processes alive now. */
 static void memory_tick(struct recording *rec)
 {
 	int fd = bpf_map__fd(rec->tracer.skel->maps.mem_rss);
-	struct it_mem_key key, next, *prev = NULL;
 	struct it_mem_value v;
 	uint64_t sum = 0, now = recording__now_ns();
 
 	if (!rec->memory || !rec->memory->enabled)
 		return;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct traced_proc *p;
+	/* one lookup per live process: the map also holds an entry per cycle
+	 * ever recorded, too many to walk at every tick of a long run */
+	for (size_t i = 0; i < rec->procs.n; i++) {
+		const struct traced_proc *p = &rec->procs.procs[i];
 
-		key = next;
-		prev = &key;
-		if (key.cycle != IT_CYCLE_NONE || bpf_map_lookup_elem(fd, &key, &v))
-			continue;
-		p = process_table__find(&rec->procs, key.tgid);
-		if (p && p->exited)
-			continue;
-		sum += v.rss_bytes;
+		if (!p->exited && mem_lookup(fd, (__u32)p->pid, IT_CYCLE_NONE, &v))
+			sum += v.rss_bytes;
 	}
 	if (rec->memory->n == rec->memory->cap) {
 		size_t cap = rec->memory->cap ? rec->memory->cap * 2 : 1024;
@@ -93,13 +95,6 @@ static void memory_tick(struct recording *rec)
 	}
 	rec->memory->t[rec->memory->n] = now > rec->start_ns ? now - rec->start_ns : 0;
 	rec->memory->mb[rec->memory->n++] = sum / MB;
-}
-
-static bool mem_lookup(int fd, __u32 tgid, __u32 cycle, struct it_mem_value *v)
-{
-	struct it_mem_key k = { .tgid = tgid, .cycle = cycle };
-
-	return bpf_map_lookup_elem(fd, &k, v) == 0;
 }
 
 /* Each cycle's RSS peak and end: the kernel's per-cycle values, and for a

@@ -154,7 +154,7 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 		key.stack.phase = jp;
 	/* the trace's leaf: the unwound leaf is the pc, tokenized or not */
 	ip = ustack__event_ip(e);
-	if (n > 0 && perfmap__is_token(ips[0]))
+	if (n > 0 && (perfmap__is_token(ips[0]) || syms__is_file_token(ips[0])))
 		ip = ips[0];
 	else if (!n)
 		syms_cache__jit_tokenize(rec->syms, h->tgid, &ip, 1, h->ts_ns);

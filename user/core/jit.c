@@ -9,6 +9,7 @@
 #include "perfmap.h"
 #include "recording.h"
 #include "syms.h"
+#include "procfs.h"
 
 static const char *mode(const struct recording *rec)
 {
@@ -40,20 +41,19 @@ void jit__refresh(struct recording *rec)
 /* Whether pid has anonymous executable memory: generated code. */
 static bool runs_jit(pid_t pid)
 {
-	char path[64], line[PATH_MAX + 128], perm[8];
+	char path[64], line[PATH_MAX + 128];
+	struct procfs_map m;
 	bool found = false;
 	FILE *f;
-	int n;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		n = 0;
-		if (sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %n", perm, &n) < 1 || !n)
+		if (procfs__maps_line(line, &m))
 			continue;
-		found = perm[2] == 'x' && (line[n] == '\n' || line[n] == '\0');
+		found = m.perm[2] == 'x' && !m.path_len;
 	}
 	fclose(f);
 	return found;

@@ -151,10 +151,10 @@ static int on_event(void *ctx, void *data, size_t size)
 			memcpy(p->comm, pe->comm, IT_COMM_LEN);
 			comm__sanitize(p->comm);
 		}
-		syms_cache__capture(rec->syms, h->tgid);
+		syms_cache__capture_at(rec->syms, h->tgid, h->ts_ns);
 		break;
 	case IT_EV_MMAP:
-		syms_cache__capture(rec->syms, h->tgid);
+		syms_cache__capture_at(rec->syms, h->tgid, h->ts_ns);
 		break; /* the probes concern also places pending probes */
 	case IT_EV_EXIT:
 		p = process_table__find(&rec->procs, h->tgid);

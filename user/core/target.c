@@ -15,6 +15,7 @@
 
 #include "comm.h"
 #include "target.h"
+#include "procfs.h"
 
 int run_as__resolve(const char *user, struct run_as *as)
 {
@@ -232,19 +233,10 @@ int target__check_pid(pid_t pid)
  * and ')' (any bytes but NUL): the fields resume after the last ')'. */
 static char proc_state(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	size_t n;
-	FILE *f;
+	char path[64], buf[1024];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	return procfs__read(path, buf, sizeof(buf)) < 0 ? 0 : procfs__stat_state(buf);
 }
 
 bool target__alive(pid_t pid)
@@ -257,19 +249,10 @@ bool target__alive(pid_t pid)
 
 pid_t target__tgid(pid_t tid)
 {
-	char path[64], line[256];
-	pid_t tgid = -1;
-	FILE *f;
+	char path[64], buf[8192];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return procfs__read(path, buf, sizeof(buf)) < 0 ? -1 : procfs__status_tgid(buf);
 }
 
 void target__comm(pid_t pid, char *buf, size_t len)
@@ -290,24 +273,13 @@ void target__comm(pid_t pid, char *buf, size_t len)
 
 double target__cpu_seconds(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long utime, stime;
-	FILE *f;
-	size_t n;
+	char path[64], buf[1024];
+	unsigned long long ticks;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
+	if (procfs__read(path, buf, sizeof(buf)) < 0 || procfs__stat_ticks(buf, &ticks))
 		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* comm may contain spaces and ')': fields resume after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &utime, &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+	return (double)ticks / sysconf(_SC_CLK_TCK);
 }
 
 int target__root_prefix(pid_t pid, char *buf, size_t len)

@@ -9,20 +9,13 @@
 
 #include "atomic_file.h"
 #include "profile.h"
+#include "procfs.h"
 
 static long mem_total_kb(void)
 {
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+	char buf[16384];
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return procfs__read("/proc/meminfo", buf, sizeof(buf)) < 0 ? -1 : procfs__meminfo_kb(buf, "MemTotal");
 }
 
 json_t *profile__system_json(void)

@@ -14,6 +14,7 @@
 #include "safe_open.h"
 #include "target.h"
 #include "syms.h"
+#include "procfs.h"
 
 /* The first ':' that is not part of a C++ "::". */
 static char *object_separator(char *s)
@@ -429,11 +430,13 @@ int proc_exec_files(pid_t pid, void (*fn)(const char *path, void *ctx), void *ct
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		char perms[8], *file = strchr(line, '/');
+		struct procfs_map m;
+		char *file;
 
-		if (sscanf(line, "%*s %7s", perms) != 1 || perms[2] != 'x' || !file)
+		if (procfs__maps_line(line, &m) || m.perm[2] != 'x' || m.path[0] != '/')
 			continue;
-		file[strcspn(file, "\n")] = 0;
+		file = line + (m.path - line);
+		file[m.path_len] = 0;
 		if (strstr(file, " (deleted)"))
 			continue;
 		if (root[0]) {

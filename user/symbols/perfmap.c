@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 
 #include "perfmap.h"
+#include "procfs.h"
 
 #define READ_CHUNK (64u << 10)  /* > PERFMAP_MAX_LINE: each chunk makes progress */
 #define MAX_SCAN 65536          /* overlapping entries examined per lookup */
@@ -440,38 +441,13 @@ static struct pm_proc *set_find(struct perfmaps *set, pid_t pid)
 
 pid_t perfmap__nspid(pid_t pid, uid_t *uid, uid_t *euid)
 {
-	char path[64], line[256];
-	pid_t ns = pid;
-	FILE *f;
+	char path[64], buf[8192];
 
 	*uid = *euid = (uid_t)-1;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (procfs__read(path, buf, sizeof(buf)) < 0)
 		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int r, e;
-
-		if (!strncmp(line, "Uid:", 4) && sscanf(line + 4, "%u %u", &r, &e) == 2) {
-			*uid = r;
-			*euid = e;
-		} else if (!strncmp(line, "NSpid:", 6)) {
-			/* the last field is the innermost namespace's pid */
-			char *s = line + 6, *endp;
-			long v;
-
-			for (;;) {
-				v = strtol(s, &endp, 10);
-				if (endp == s)
-					break;
-				if (v > 0)
-					ns = (pid_t)v;
-				s = endp;
-			}
-		}
-	}
-	fclose(f);
-	return ns;
+	return procfs__status_nspid(buf, pid, uid, euid);
 }
 
 int perfmaps__refresh(struct perfmaps *set, pid_t pid)

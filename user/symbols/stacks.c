@@ -421,7 +421,7 @@ int stacks__add_model(struct model *m, struct syms_cache *syms, struct ksyms *ks
 
 		syms_cache__format(syms, (pid_t)key->tgid, ip, frame, sizeof(frame));
 		frames[n++] = (struct model_frame){
-			.addr = ip, .name = model__intern(m, frame),
+			.addr = syms_cache__address(syms, ip), .name = model__intern(m, frame),
 			.mapping = model_mapping_of(m, syms, (pid_t)key->tgid, ip),
 		};
 	}

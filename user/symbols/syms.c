@@ -25,12 +25,14 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
 
 #include "perfmap.h"
 #include "syms.h"
 #include "safe_open.h"
+#include "procfs.h"
 
 /* libstdc++'s demangler; declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -87,6 +89,9 @@ struct proc {
 	pid_t pid;
 	struct map *maps;  /* sorted by start, non-overlapping */
 	size_t nr_maps;
+	/* CLOCK_MONOTONIC from when its mappings hold: the mmap or exec that
+	 * asked for the capture, else when /proc/PID/maps was read */
+	uint64_t read_ns;
 	/* The capture this one replaced when that had mappings this one lacks
 	 * (an exec, a dlclose): stacks taken before still hold its addresses,
 	 * which are looked up there when no current mapping covers them. */
@@ -102,6 +107,16 @@ struct syms_cache {
 	size_t nr_dsos, cap_dsos;
 	struct proc *last;    /* consecutive frames mostly share a pid */
 	struct perfmaps *jit; /* NULL when JIT maps are off */
+	struct ftok *ftoks;   /* file tokens (syms_cache__file_tokenize), by id */
+	size_t nr_ftoks, cap_ftoks;
+	uint32_t *ftok_slots; /* open-addressing index of ftoks: id + 1, 0 empty */
+	size_t cap_ftok_slots;
+};
+
+/* A frame address with the mapping that held it when it was sampled. */
+struct ftok {
+	struct map map;
+	uint64_t addr;
 };
 
 /* NULL: libdwfl's default ":.debug:/usr/lib/debug", i.e. next to the file,
@@ -627,6 +642,78 @@ static int map_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- cache: file tokens ---- */
+
+
+static uint64_t ftok_hash(const struct map *m, uint64_t addr)
+{
+	return hash64(addr ^ hash64(m->start ^ hash64((uint64_t)(uintptr_t)m->dso ^ m->offset)));
+}
+
+/* The id of (map, addr), added when new; -1 when out of memory or ids. */
+static int64_t cache__ftok_intern(struct syms_cache *cache, const struct map *m, uint64_t addr)
+{
+	size_t mask, i;
+
+	if ((cache->nr_ftoks + 1) * 2 > cache->cap_ftok_slots) {
+		size_t cap = cache->cap_ftok_slots ? cache->cap_ftok_slots * 2 : 1024;
+		uint32_t *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots || cache->nr_ftoks >= UINT32_MAX - 1) {
+			free(slots);
+			return -1;
+		}
+		for (size_t id = 0; id < cache->nr_ftoks; id++) {
+			i = ftok_hash(&cache->ftoks[id].map, cache->ftoks[id].addr) & (cap - 1);
+			while (slots[i])
+				i = (i + 1) & (cap - 1);
+			slots[i] = (uint32_t)id + 1;
+		}
+		free(cache->ftok_slots);
+		cache->ftok_slots = slots;
+		cache->cap_ftok_slots = cap;
+	}
+	mask = cache->cap_ftok_slots - 1;
+	for (i = ftok_hash(m, addr) & mask; cache->ftok_slots[i]; i = (i + 1) & mask) {
+		const struct ftok *t = &cache->ftoks[cache->ftok_slots[i] - 1];
+
+		if (t->addr == addr && t->map.start == m->start && t->map.end == m->end &&
+		    t->map.offset == m->offset && t->map.dso == m->dso)
+			return cache->ftok_slots[i] - 1;
+	}
+	if (cache->nr_ftoks == cache->cap_ftoks) {
+		size_t cap = cache->cap_ftoks ? cache->cap_ftoks * 2 : 256;
+		struct ftok *t = realloc(cache->ftoks, cap * sizeof(*t));
+
+		if (!t)
+			return -1;
+		cache->ftoks = t;
+		cache->cap_ftoks = cap;
+	}
+	cache->ftoks[cache->nr_ftoks] = (struct ftok){ .map = *m, .addr = addr };
+	cache->ftok_slots[i] = (uint32_t)cache->nr_ftoks + 1;
+	return (int64_t)cache->nr_ftoks++;
+}
+
+/* The token's entry and the address it names (less one for token - 1). */
+static const struct ftok *cache__ftok(const struct syms_cache *cache, uint64_t tok, uint64_t *addr)
+{
+	uint64_t low = tok & 0xffffffffffffull, id = low >> 1;
+
+	if (!syms__is_file_token(tok) || id >= cache->nr_ftoks)
+		return NULL;
+	*addr = cache->ftoks[id].addr - !(low & 1);
+	return &cache->ftoks[id];
+}
+
 /* ---- public ---- */
 
 struct syms_cache *syms_cache__new(void)
@@ -658,21 +745,29 @@ void syms_cache__free(struct syms_cache *cache)
 		dso__free(cache->dsos[i]);
 	free(cache->dsos);
 	perfmaps__free(cache->jit);
+	free(cache->ftoks);
+	free(cache->ftok_slots);
 	free(cache);
 }
 
 int syms_cache__capture(struct syms_cache *cache, pid_t pid)
 {
+	return syms_cache__capture_at(cache, pid, 0);
+}
+
+int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_ns)
+{
 	unsigned long long start, end, offset, ino;
 	struct proc *proc = NULL;
+	struct procfs_map pm;
 	unsigned int maj, min;
-	char fname[64], perm[8];
+	char fname[64];
 	char *line = NULL, *path;
 	size_t line_cap = 0, cap = 0, plen;
 	struct map *maps;
 	struct dso *dso;
 	FILE *f = NULL;
-	int err, n;
+	int err;
 
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
 	f = fopen(fname, "re");
@@ -686,19 +781,19 @@ int syms_cache__capture(struct syms_cache *cache, pid_t pid)
 		goto cleanup;
 	}
 	proc->pid = pid;
+	proc->read_ns = since_ns && since_ns < now_ns() ? since_ns : now_ns();
 
 	while (getline(&line, &line_cap, f) > 0) {
-		n = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n",
-			   &start, &end, perm, &offset, &maj, &min, &ino, &n) < 7 || !n)
+		if (procfs__maps_line(line, &pm))
 			continue;
 		/* Only executable file mappings hold code. The mapping's own start
 		 * and offset plus the ELF's PT_LOADs are all the translation
 		 * needs; no other mapping of the file is required. */
-		if (perm[2] != 'x')
+		if (pm.perm[2] != 'x')
 			continue;
-		path = line + n;
-		plen = strcspn(path, "\n");
+		start = pm.start, end = pm.end, offset = pm.offset, ino = pm.ino, maj = pm.maj, min = pm.min;
+		path = line + (pm.path - line);
+		plen = pm.path_len;
 		path[plen] = '\0';
 		if (ino == 0 && strcmp(path, "[vdso]") == 0)
 			maj = min = 0;
@@ -835,8 +930,9 @@ static void mapping__fill(const struct map *map, struct syms_mapping *m)
 
 int syms_cache__mapping_of(struct syms_cache *cache, pid_t pid, uint64_t addr, struct syms_mapping *out)
 {
-	struct proc *proc = cache__find_proc(cache, pid);
-	const struct map *map = proc ? proc__find_map(proc, addr) : NULL;
+	const struct ftok *t = cache__ftok(cache, addr, &addr);
+	struct proc *proc = t ? NULL : cache__find_proc(cache, pid);
+	const struct map *map = t ? &t->map : proc ? proc__find_map(proc, addr) : NULL;
 
 	if (!map)
 		return -ENOENT;
@@ -888,6 +984,14 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 	uint64_t vaddr;
 
 	memset(out, 0, sizeof(*out));
+	if (syms__is_file_token(addr)) {
+		const struct ftok *t = cache__ftok(cache, addr, &addr);
+
+		if (!t)
+			return -ENOENT;
+		map = &t->map;
+		goto found;
+	}
 	proc = cache__find_proc(cache, pid);
 	if (!proc)
 		return -ENOENT;
@@ -897,6 +1001,7 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 		map = proc__find_map(proc, addr);
 	if (!map)
 		return jit_resolve(cache, pid, addr, out);
+found:
 	out->object = map->dso->name;
 	out->path = map->dso->path;
 	vaddr = dso__vaddr(map->dso, map, addr);
@@ -1013,6 +1118,44 @@ int syms_cache__jit_tokenize(struct syms_cache *cache, pid_t pid, uint64_t *ips,
 		}
 	}
 	return done;
+}
+
+int syms_cache__file_tokenize(struct syms_cache *cache, pid_t pid, uint64_t *ips, int n, uint64_t t_ns)
+{
+	struct proc *newest = cache__find_proc(cache, pid);
+	int done = 0;
+
+	for (int i = 0; newest && i < n; i++) {
+		/* a caller's return address may already lie past its code */
+		uint64_t a = i ? ips[i] - 1 : ips[i];
+		const struct map *map = NULL, *after = NULL;
+		int64_t id;
+
+		if (syms__is_file_token(ips[i]) || perfmap__is_token(ips[i]) || !ips[i])
+			continue;
+		for (const struct proc *p = newest; p && !map; p = p->older) {
+			const struct map *m = proc__find_map(p, a);
+
+			if (p->read_ns <= t_ns)
+				map = m;
+			else if (m)
+				after = m;
+		}
+		if (!map)
+			map = after;
+		if (!map || (id = cache__ftok_intern(cache, map, ips[i])) < 0)
+			continue;
+		ips[i] = (SYMS_FILE_TOKEN_TAG << 48) | ((uint64_t)id << 1) | 1;
+		done++;
+	}
+	return done;
+}
+
+uint64_t syms_cache__address(const struct syms_cache *cache, uint64_t addr)
+{
+	uint64_t a;
+
+	return cache__ftok(cache, addr, &a) ? a : addr;
 }
 
 const char *syms__demangle(const char *name, char *buf, size_t len)

@@ -31,6 +31,10 @@ void syms_cache__free(struct syms_cache *cache); /* accepts NULL */
 /* Reads /proc/PID/maps now and keeps its executable file mappings (replacing
  * an older capture of the same pid only when the read succeeds). 0 or -errno. */
 int syms_cache__capture(struct syms_cache *cache, pid_t pid);
+/* Same, for a capture asked for by an mmap or exec at since_ns
+ * (CLOCK_MONOTONIC, as BPF's ktime): its mappings name the samples taken
+ * from then on (syms_cache__file_tokenize). */
+int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_ns);
 /* Whether a capture exists for pid. */
 bool syms_cache__has(const struct syms_cache *cache, pid_t pid);
 /* Copies the captured mappings of `from` to `to` (a forked child that exited
@@ -91,6 +95,25 @@ bool syms_cache__jit_has(struct syms_cache *cache, pid_t pid);
  * keeps the name valid when the sample was taken. Reads the map first.
  * Returns the number of frames replaced. */
 int syms_cache__jit_tokenize(struct syms_cache *cache, pid_t pid, uint64_t *ips, int n, uint64_t t_ns);
+
+/* Library frames across a dlclose: a captured mapping may later hold
+ * another file at the same address. Replaces, in a user stack of pid taken
+ * at t_ns (leaf first), every frame in a file mapping by a token naming that
+ * mapping as captured at t_ns (the newest capture read at or before t_ns
+ * that maps it, else the oldest read after), so that aggregation keeps the
+ * file the address had when the sample was taken. A token is a
+ * non-canonical address (top 16 bits SYMS_FILE_TOKEN_TAG), odd, so that
+ * token - 1 (a caller's return-address adjustment) names the address - 1.
+ * resolve, format and mapping_of take tokens; syms_cache__address gives the
+ * address back. Returns the number of frames replaced. */
+#define SYMS_FILE_TOKEN_TAG 0x4d46ull
+static inline bool syms__is_file_token(uint64_t addr)
+{
+	return (addr >> 48) == SYMS_FILE_TOKEN_TAG;
+}
+int syms_cache__file_tokenize(struct syms_cache *cache, pid_t pid, uint64_t *ips, int n, uint64_t t_ns);
+/* The process address a token stands for; any other address unchanged. */
+uint64_t syms_cache__address(const struct syms_cache *cache, uint64_t addr);
 
 /* Kernel symbols from /proc/kallsyms. */
 struct ksyms;

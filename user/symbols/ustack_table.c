@@ -54,6 +54,8 @@ int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const stru
 			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
 	/* JIT frames named now, at the record's time (perf maps reuse addresses) */
 	syms_cache__jit_tokenize(syms, e->hdr.tgid, (uint64_t *)ips, n, e->hdr.ts_ns);
+	/* library frames too: a dlclose may give their addresses to another file */
+	syms_cache__file_tokenize(syms, e->hdr.tgid, (uint64_t *)ips, n, e->hdr.ts_ns);
 	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
 	key->stack.ustack_id = n ? 0 : -1;
 	return n;

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The /proc parsers over buffers (user/lib/procfs.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "procfs.h"
+
+static void test_stat_after_last_paren(void **st)
+{
+	unsigned long long ticks = 0;
+
+	(void)st;
+	/* a comm with ") R" inside: the fields start after the last ')' */
+	const char *s = "42 (x) R 1 (y) S 1 2 3 4 5 6 7 8 9 10 11 30 12 0\n";
+
+	assert_int_equal(procfs__stat_state(s), 'S');
+	assert_int_equal(procfs__stat_ticks(s, &ticks), 0);
+	assert_int_equal(ticks, 11 + 30); /* utime, stime: fields 14 and 15 */
+	assert_int_equal(procfs__stat_state("42 (x"), 0);
+	assert_int_equal(procfs__stat_state("42 (x)"), 0);
+	assert_int_not_equal(procfs__stat_ticks("42 (x) R 1 2", &ticks), 0);
+}
+
+static void test_status(void **st)
+{
+	uid_t uid, euid;
+
+	(void)st;
+	const char *s = "Name:\ta b\nTgid:\t42\nUid:\t1000\t0\t0\t0\nNSpid:\t42\t7\nPPid:\t3\n";
+
+	assert_int_equal(procfs__status_tgid(s), 42);
+	assert_int_equal(procfs__status_nspid(s, 42, &uid, &euid), 7);
+	assert_int_equal(uid, 1000);
+	assert_int_equal(euid, 0);
+	/* NSpid's last field only: the next line's number is not taken */
+	assert_int_equal(procfs__status_nspid("NSpid:\t42\n3\n", 42, &uid, &euid), 42);
+	assert_int_equal(uid, (uid_t)-1);
+	assert_int_equal(procfs__status_tgid("Name:\tTgid: 5\n"), -1);
+}
+
+static void test_meminfo(void **st)
+{
+	(void)st;
+	const char *s = "MemTotalX:  1 kB\nMemTotal:       16318412 kB\nMemFree: 2 kB\n";
+
+	assert_int_equal(procfs__meminfo_kb(s, "MemTotal"), 16318412);
+	assert_int_equal(procfs__meminfo_kb(s, "MemFree"), 2);
+	assert_int_equal(procfs__meminfo_kb(s, "Nope"), -1);
+}
+
+static void test_maps_line(void **st)
+{
+	struct procfs_map m;
+
+	(void)st;
+	assert_int_equal(procfs__maps_line("7f00-7f10 r-xp 00001000 08:01 1234   /usr/lib/a b.so (deleted)\n", &m), 0);
+	assert_true(m.start == 0x7f00 && m.end == 0x7f10 && m.offset == 0x1000 && m.ino == 1234);
+	assert_int_equal(m.maj, 8);
+	assert_string_equal(m.perm, "r-xp");
+	assert_int_equal(m.path_len, strlen("/usr/lib/a b.so (deleted)"));
+	assert_memory_equal(m.path, "/usr/lib/a b.so (deleted)", m.path_len);
+	assert_int_equal(procfs__maps_line("7f00-7f10 rwxp 0 00:00 0 \n", &m), 0);
+	assert_int_equal(m.path_len, 0);
+	/* a permission field too short to have an x column */
+	assert_int_not_equal(procfs__maps_line("7f00-7f10 r 0 00:00 0\n", &m), 0);
+	assert_int_not_equal(procfs__maps_line("garbage\n", &m), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stat_after_last_paren),
+		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_meminfo),
+		cmocka_unit_test(test_maps_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

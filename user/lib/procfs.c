@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+ssize_t procfs__read(const char *path, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	if (!len)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			close(fd);
+			buf[n] = 0;
+			return r;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	return (ssize_t)n;
+}
+
+char procfs__stat_state(const char *buf)
+{
+	const char *p = strrchr(buf, ')');
+
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+int procfs__stat_ticks(const char *buf, unsigned long long *ticks)
+{
+	const char *p = strrchr(buf, ')');
+	unsigned long long utime, stime;
+
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &utime, &stime) != 2)
+		return -EINVAL;
+	*ticks = utime + stime;
+	return 0;
+}
+
+/* Each line of buf in turn: the next line's start, or NULL at the end. */
+static const char *next_line(const char *s)
+{
+	const char *nl = strchr(s, '\n');
+
+	return nl ? nl + 1 : NULL;
+}
+
+pid_t procfs__status_tgid(const char *buf)
+{
+	int tgid;
+
+	for (const char *l = buf; l && *l; l = next_line(l))
+		if (sscanf(l, "Tgid: %d", &tgid) == 1)
+			return tgid;
+	return -1;
+}
+
+pid_t procfs__status_nspid(const char *buf, pid_t pid, uid_t *uid, uid_t *euid)
+{
+	pid_t ns = pid;
+
+	*uid = *euid = (uid_t)-1;
+	for (const char *l = buf; l && *l; l = next_line(l)) {
+		unsigned int r, e;
+
+		if (!strncmp(l, "Uid:", 4) && sscanf(l + 4, "%u %u", &r, &e) == 2) {
+			*uid = r;
+			*euid = e;
+		} else if (!strncmp(l, "NSpid:", 6)) {
+			/* the last field is the innermost namespace's pid; the
+			 * line ends at '\n' (strtol would skip it as a space) */
+			const char *s = l + 6, *end = strchr(s, '\n');
+			char *endp;
+			long v;
+
+			for (;;) {
+				v = strtol(s, &endp, 10);
+				if (endp == s || (end && endp > end))
+					break;
+				if (v > 0 && v <= INT32_MAX)
+					ns = (pid_t)v;
+				s = endp;
+			}
+		}
+	}
+	return ns;
+}
+
+long procfs__meminfo_kb(const char *buf, const char *key)
+{
+	size_t klen = strlen(key);
+	long kb;
+
+	for (const char *l = buf; l && *l; l = next_line(l))
+		if (!strncmp(l, key, klen) && l[klen] == ':' && sscanf(l + klen + 1, " %ld kB", &kb) == 1)
+			return kb;
+	return -1;
+}
+
+int procfs__maps_line(const char *line, struct procfs_map *m)
+{
+	int n = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &m->start, &m->end, m->perm, &m->offset,
+		   &m->maj, &m->min, &m->ino, &n) < 7 || !n || strlen(m->perm) < 3)
+		return -EINVAL;
+	m->path = line + n;
+	m->path_len = strcspn(m->path, "\n");
+	return 0;
+}
