@@ -5,6 +5,7 @@
 #define INFERTRACE_GGUF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct gguf_facts {
