@@ -14,9 +14,10 @@ if [ "${1:-}" = test ]; then
 	# verifies the example unit.
 	# cppcheck, clang-tidy: make lint; libclang-rt-14-dev (libFuzzer for
 	# clang 14, Debian 12's): make fuzz; chromium-headless-shell: test_browser
-	# (flamegraph.svg and report.html run in a real browser).
+	# (flamegraph.svg and report.html run in a real browser). libsqlite3-dev:
+	# a C fixture that prepares every row (the sqlite preset's cost check).
 	apt_ensure "run 'make test' as root (apt-get install)" tmux prometheus golang-go systemd \
-		cppcheck clang-tidy libclang-rt-14-dev chromium-headless-shell
+		cppcheck clang-tidy libclang-rt-14-dev chromium-headless-shell libsqlite3-dev
 	exit 0
 fi
 PKGS=(make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev
