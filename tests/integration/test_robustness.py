@@ -541,7 +541,10 @@ class ContainerTest(unittest.TestCase):
             def started():
                 if t.poll() is not None:
                     return True
-                return os.readlink(f"/proc/{t.pid}/exe") == inside
+                try:
+                    return os.readlink(f"/proc/{t.pid}/exe") == inside
+                except OSError:  # exiting between the poll and the read
+                    return False
             self.assertTrue(wait_for(started, 20))
             if t.poll() is not None:
                 # e.g. inside a chroot, whose root is no mount point: no private
