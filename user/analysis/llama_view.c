@@ -9,21 +9,6 @@
 #include "llama_view.h"
 #include "outputs.h"
 
-static void esc(FILE *f, const char *s)
-{
-	outputs__xml_escape(f, s ? s : "");
-}
-
-static void num_cell(FILE *f, double v, const char *fmt)
-{
-	fprintf(f, "<td>");
-	if (isfinite(v))
-		fprintf(f, fmt, v);
-	else
-		fprintf(f, "-");
-	fprintf(f, "</td>");
-}
-
 /* A fact's row: a string, a number, or an object of numbers (n_threads_used). */
 static void fact_row(FILE *f, const char *prefix, const char *k, json_t *v)
 {
@@ -34,10 +19,10 @@ static void fact_row(FILE *f, const char *prefix, const char *k, json_t *v)
 	if (!strcmp(k, "n_threads_used_calls")) /* the distribution: in profile.json */
 		return;
 	fprintf(f, "<tr><th>%s", prefix);
-	esc(f, k);
+	outputs__xml_escape(f, k);
 	fprintf(f, "</th><td>");
 	if (json_is_string(v)) {
-		esc(f, json_string_value(v));
+		outputs__xml_escape(f, json_string_value(v));
 	} else if (json_is_integer(v)) {
 		fprintf(f, "%lld", (long long)json_integer_value(v));
 	} else if (json_is_number(v)) {
@@ -47,7 +32,7 @@ static void fact_row(FILE *f, const char *prefix, const char *k, json_t *v)
 			if (!json_is_number(vv))
 				continue;
 			fprintf(f, "%s", first ? "" : ", ");
-			esc(f, kk);
+			outputs__xml_escape(f, kk);
 			fprintf(f, " %g", json_number_value(vv));
 			first = false;
 		}
@@ -59,11 +44,11 @@ static void figures_cells(FILE *f, const struct model_llama_cycle *l)
 {
 	fprintf(f, "<td>%llu</td><td>%llu</td>", (unsigned long long)l->prompt_tokens,
 		(unsigned long long)l->generated_tokens);
-	num_cell(f, l->prefill_ms, "%.2f");
-	num_cell(f, l->decode_ms, "%.2f");
-	num_cell(f, l->prefill_tokens_per_s, "%.1f");
-	num_cell(f, l->decode_tokens_per_s, "%.1f");
-	num_cell(f, l->j_per_generated_token, "%.4f");
+	outputs__html_num_cell(f, l->prefill_ms, "%.2f");
+	outputs__html_num_cell(f, l->decode_ms, "%.2f");
+	outputs__html_num_cell(f, l->prefill_tokens_per_s, "%.1f");
+	outputs__html_num_cell(f, l->decode_tokens_per_s, "%.1f");
+	outputs__html_num_cell(f, l->j_per_generated_token, "%.4f");
 }
 
 void llama__html(FILE *f, const struct model *m)

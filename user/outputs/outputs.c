@@ -526,11 +526,10 @@ static json_t *outputs_json(const struct model *m, bool final)
 
 static void h(FILE *f, const char *s)
 {
-	outputs__xml_escape(f, s ? s : "");
+	outputs__xml_escape(f, s);
 }
 
-/* A table cell with a number, or a dash: never `nan`. */
-static void cell(FILE *f, double v, const char *fmt)
+void outputs__html_num_cell(FILE *f, double v, const char *fmt)
 {
 	fprintf(f, "<td>");
 	if (isfinite(v))
@@ -576,10 +575,10 @@ static void html_phases(FILE *f, const struct model *m)
 				(unsigned long long)v->calls, v->percent_of_cycle);
 		else
 			fprintf(f, "</td><td>-</td><td>0</td><td>-</td>");
-		cell(f, v->p50_ms, "%.3f");
-		cell(f, v->p95_ms, "%.3f");
-		cell(f, v->p99_ms, "%.3f");
-		cell(f, json_num(json_object_get(po, m->phase_names[ph]), "percent"), "%.2f");
+		outputs__html_num_cell(f, v->p50_ms, "%.3f");
+		outputs__html_num_cell(f, v->p95_ms, "%.3f");
+		outputs__html_num_cell(f, v->p99_ms, "%.3f");
+		outputs__html_num_cell(f, json_num(json_object_get(po, m->phase_names[ph]), "percent"), "%.2f");
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n");
@@ -608,8 +607,8 @@ static void html_cycles(FILE *f, const struct model *m)
 
 		fprintf(f, "<tr><td>%u</td><td>%d</td><td>%.3f</td><td>%llu</td>", c->index, c->pid, c->duration_ms,
 			(unsigned long long)c->samples);
-		cell(f, c->tokens_per_second, "%.2f");
-		cell(f, c->energy.present ? c->energy.total_j : NAN, "%.3f");
+		outputs__html_num_cell(f, c->tokens_per_second, "%.2f");
+		outputs__html_num_cell(f, c->energy.present ? c->energy.total_j : NAN, "%.3f");
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table></details>\n");

@@ -45,7 +45,9 @@ int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts 
 int flamegraph__write_file(const char *dir, const char *name, const struct folded *st,
 			   const struct flamegraph_opts *o);
 
-/* Writes s with the XML/HTML special characters escaped. */
+/* Writes s with the XML/HTML special characters escaped; NULL writes nothing. */
 void outputs__xml_escape(FILE *out, const char *s);
+/* An HTML table cell with v in fmt, or a dash: never `nan`. */
+void outputs__html_num_cell(FILE *f, double v, const char *fmt);
 
 #endif

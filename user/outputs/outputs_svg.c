@@ -361,7 +361,7 @@ int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts 
 
 void outputs__xml_escape(FILE *out, const char *s)
 {
-	for (; *s; s++) {
+	for (; s && *s; s++) {
 		switch (*s) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
