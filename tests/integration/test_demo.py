@@ -23,8 +23,12 @@ def cpu_busy_s():
     return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
 
 
-@need_root
-class DemoTest(unittest.TestCase):
+class DemoRun(unittest.TestCase):
+    """One run of a demo script (SCRIPT, within TIMEOUT s) into a temporary
+    directory; its profile, its driver's own JSON and its printed report.
+    Shared by the node demo here and the Python one (test_demo_python)."""
+    SCRIPT, TIMEOUT, WHAT = "demo.sh", 240, "make demo"
+
     @classmethod
     def setUpClass(cls):
         why = setup_demo()
@@ -33,13 +37,13 @@ class DemoTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix="it-demo-")
         cls.out = os.path.join(cls.tmp.name, "out")
         busy0 = cpu_busy_s()
-        p = subprocess.run([os.path.join(ROOT, "tools", "demo.sh"), BUILD], text=True, timeout=240,
+        p = subprocess.run([os.path.join(ROOT, "tools", cls.SCRIPT), BUILD], text=True, timeout=cls.TIMEOUT,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            env=dict(os.environ, DEMO_OUT=cls.out))
         cls.busy_s = cpu_busy_s() - busy0
         cls.stdout = p.stdout
         if p.returncode:
-            raise AssertionError(f"make demo failed ({p.returncode}):\n{p.stdout[-3000:]}")
+            raise AssertionError(f"{cls.WHAT} failed ({p.returncode}):\n{p.stdout[-3000:]}")
         with open(os.path.join(cls.out, "profile.json")) as f:
             cls.profile = json.load(f)
         with open(os.path.join(cls.out, "driver.json")) as f:
@@ -49,6 +53,31 @@ class DemoTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def in_cycle_samples(self):
+        """(samples inside the cycles, those with their leaf in libllama or
+        libggml by the libraries' own symbol tables: a lower bound, since a
+        libc leaf called from ggml counts against)."""
+        names = set()
+        for lib in glob.glob(os.path.join(LIBDIR, "lib*.so")):
+            if re.match(r"lib(llama|ggml)", os.path.basename(lib)):
+                names |= library_symbols(lib)
+        self.assertTrue(names)
+        with open(os.path.join(self.out, "trace.json")) as f:
+            ev = json.load(f)["traceEvents"]
+        cycles = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") == "cycle"]
+        self.assertEqual(len(cycles), self.driver["cycles"])
+        inside = llama = 0
+        for e in ev:
+            if e.get("cat") != "sample" or not any(a <= e["ts"] < b for a, b in cycles):
+                continue
+            inside += 1
+            if sanitize(e["name"]) in names:
+                llama += 1
+        return inside, llama
+
+
+@need_root
+class DemoTest(DemoRun):
     def test_cycles_and_tokens_are_the_drivers(self):
         p, d = self.profile, self.driver
         self.assertEqual(p["aggregate_metrics"]["total_cycles"], d["cycles"])
@@ -72,25 +101,9 @@ class DemoTest(unittest.TestCase):
                 self.assertRegex(line, r"^model_load\s+-\s+0\s+-\s+-\s+-\s+-")
 
     def test_llama_dominates_the_cycles(self):
-        """At least 1000 samples inside cycles, at least 60% of them with their
-        leaf in libllama or libggml (by the libraries' own symbol tables; a
-        libc leaf called from ggml counts against, so this is a lower bound)."""
-        names = set()
-        for lib in glob.glob(os.path.join(LIBDIR, "lib*.so")):
-            if re.match(r"lib(llama|ggml)", os.path.basename(lib)):
-                names |= library_symbols(lib)
-        self.assertTrue(names)
-        with open(os.path.join(self.out, "trace.json")) as f:
-            ev = json.load(f)["traceEvents"]
-        cycles = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") == "cycle"]
-        self.assertEqual(len(cycles), self.driver["cycles"])
-        inside = llama = 0
-        for e in ev:
-            if e.get("cat") != "sample" or not any(a <= e["ts"] < b for a, b in cycles):
-                continue
-            inside += 1
-            if sanitize(e["name"]) in names:
-                llama += 1
+        """At least 1000 samples inside cycles, at least 60% of them in
+        libllama or libggml (in_cycle_samples: a lower bound)."""
+        inside, llama = self.in_cycle_samples()
         self.assertGreaterEqual(inside, 1000, "samples inside cycles at the default rate")
         self.assertGreaterEqual(llama / inside, 0.60, f"{llama}/{inside} in-cycle samples in llama.cpp")
 

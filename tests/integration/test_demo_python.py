@@ -5,41 +5,15 @@ outputs checked against the Python driver's own figures (driver.json)."""
 import glob
 import json
 import os
-import re
-import subprocess
-import tempfile
 import unittest
 
-from common import BUILD, ROOT, need_root
-from test_demo import NAN, THREAD_ADVICE, cpu_busy_s
-from test_llama import LIBDIR, library_symbols, sanitize, setup_demo
+from common import need_root
+from test_demo import NAN, THREAD_ADVICE, DemoRun
 
 
 @need_root
-class DemoPythonTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        why = setup_demo()
-        if why:
-            raise unittest.SkipTest(why)
-        cls.tmp = tempfile.TemporaryDirectory(prefix="it-demopy-")
-        cls.out = os.path.join(cls.tmp.name, "out")
-        busy0 = cpu_busy_s()
-        p = subprocess.run([os.path.join(ROOT, "tools", "demo-python.sh"), BUILD], text=True, timeout=600,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           env=dict(os.environ, DEMO_OUT=cls.out))
-        cls.busy_s = cpu_busy_s() - busy0
-        cls.stdout = p.stdout
-        if p.returncode:
-            raise AssertionError(f"make demo-python failed ({p.returncode}):\n{p.stdout[-3000:]}")
-        with open(os.path.join(cls.out, "profile.json")) as f:
-            cls.profile = json.load(f)
-        with open(os.path.join(cls.out, "driver.json")) as f:
-            cls.driver = json.loads(f.read().strip().splitlines()[-1])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
+class DemoPythonTest(DemoRun):
+    SCRIPT, TIMEOUT, WHAT = "demo-python.sh", 600, "make demo-python"
 
     def test_cycles_and_tokens_are_the_drivers(self):
         p, d = self.profile, self.driver
@@ -69,22 +43,7 @@ class DemoPythonTest(unittest.TestCase):
     def test_llama_dominates_the_cycles(self):
         """At least 60% of in-cycle samples with their leaf in libllama or
         libggml, by the libraries' own symbol tables (a lower bound)."""
-        names = set()
-        for lib in glob.glob(os.path.join(LIBDIR, "lib*.so")):
-            if re.match(r"lib(llama|ggml)", os.path.basename(lib)):
-                names |= library_symbols(lib)
-        self.assertTrue(names)
-        with open(os.path.join(self.out, "trace.json")) as f:
-            ev = json.load(f)["traceEvents"]
-        cycles = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") == "cycle"]
-        self.assertEqual(len(cycles), self.driver["cycles"])
-        inside = llama = 0
-        for e in ev:
-            if e.get("cat") != "sample" or not any(a <= e["ts"] < b for a, b in cycles):
-                continue
-            inside += 1
-            if sanitize(e["name"]) in names:
-                llama += 1
+        inside, llama = self.in_cycle_samples()
         self.assertGreaterEqual(inside, 1000, "samples inside cycles")
         self.assertGreaterEqual(llama / inside, 0.60, f"{llama}/{inside} in-cycle samples in llama.cpp")
 
