@@ -108,18 +108,24 @@ class TraceTest(unittest.TestCase):
         phase slice are sleeps, and add up to the time the fixture's own
         clock saw database() take, less what the scheduler saw it run or wait
         for a CPU in it, within 5% or 1 ms; and to no less than 95% of the
-        sleep asked (nanosleep sleeps at least that long)."""
+        sleep asked (nanosleep sleeps at least that long) when the call was
+        not preempted. A sleep that did not block (the fixture saw no
+        voluntary switch in it: kept off its CPU past the sleep's end before
+        it reached schedule()) has no slice to show."""
         pid = self.rec.profile["pids"][0]
         cycles = {e["args"]["index"]: e for e in self.slices("cycle")}
         off = [e for e in self.slices("offcpu") if e["tid"] == pid]
         self.assertTrue(off)
+        quality = self.rec.profile["offcpu"]["stack_quality"]
         for i, c in cycles.items():
             db = [e for e in self.slices("phase") if e["tid"] == pid and e["name"] == "database"
                   and e["args"]["cycle"] == i]
             self.assertEqual(len(db), 1, (i, db))
             db = db[0]
             inside = [e for e in off if db["ts"] <= e["ts"] and e["ts"] + e["dur"] <= db["ts"] + db["dur"]]
-            self.assertTrue(inside, (i, db))
+            if not self.fixture["database_blocked"][i]:
+                continue
+            self.assertTrue(inside, (i, db, quality, self.fixture))
             for e in inside:
                 self.assertEqual(e["name"], "sleep", e)
                 self.assertEqual(e["args"]["reason"], "sleep", e)
@@ -131,7 +137,8 @@ class TraceTest(unittest.TestCase):
             self.assertLessEqual(blocked, wall + 0.01, (i, blocked, wall))
             expect = wall - ph["oncpu_ms"] - ph["runq_wait_ms"]
             self.assertLessEqual(abs(blocked - expect), max(1.0, 0.05 * expect), (i, blocked, wall, ph))
-            self.assertGreaterEqual(blocked, 0.95 * DB_MS, (i, blocked))
+            if not self.fixture["database_preempted"][i]:
+                self.assertGreaterEqual(blocked, 0.95 * DB_MS, (i, blocked))
             # the slices' own extent agrees with their blocked time
             self.assertAlmostEqual(sum(e["dur"] for e in inside) / 1e3, blocked, delta=0.002 * len(inside) + 0.001)
 
