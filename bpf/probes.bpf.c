@@ -314,7 +314,7 @@ struct llama_batch_head {
  * several tokens after a single-token one) starts a cycle. Returns the
  * phase the call is timed in. */
 static __always_inline __u32 llama_decode(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 sp, __u32 id,
-					  struct sched_thread **st, __u64 now)
+					  struct it_sched_thread **st, __u64 now)
 {
 	struct it_llama_params *lp = llama_state(tgid);
 	struct llama_batch_head b = {};
@@ -381,7 +381,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 	__u32 probe = IT_COOKIE_PROBE(cookie);
 	struct probe_hist *h;
 	struct it_thread_state *ts;
-	struct sched_thread *st;
+	struct it_sched_thread *st;
 	bool dropped = false;
 	__u32 d;
 
@@ -498,7 +498,7 @@ static __always_inline int on_return(__u64 cookie, __u64 ret_sp)
 	__u32 tgid = id >> 32, tid = (__u32)id, probe = IT_COOKIE_PROBE(cookie);
 	__u64 entry_sp = ret_sp == SP_NONE ? SP_NONE : ret_sp - RET_SP_DELTA;
 	struct it_thread_state *ts;
-	struct sched_thread *st;
+	struct it_sched_thread *st;
 	__u32 d, match = 0;
 	bool found = false;
 

@@ -27,20 +27,51 @@ static __always_inline long task_state(struct task_struct *t)
 }
 
 /* Whether the current task entered the kernel by a system call (not an
- * interrupt or a fault): only then does a system call's exit follow. */
-static __always_inline bool in_syscall(void)
+ * interrupt or a fault): only then does a system call's exit follow. Then
+ * also where it was called from: its number, user pc and sp. */
+static __always_inline bool syscall_site(__u64 *nr, __u64 *pc, __u64 *sp)
 {
 	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
 	if (!r)
 		return false;
 #if defined(__TARGET_ARCH_x86)
-	return (long)BPF_CORE_READ(r, orig_ax) >= 0;
+	*nr = BPF_CORE_READ(r, orig_ax);
+	*pc = BPF_CORE_READ(r, ip);
+	*sp = BPF_CORE_READ(r, sp);
+	return (long)*nr >= 0;
 #elif defined(__TARGET_ARCH_arm64)
-	return (int)BPF_CORE_READ(r, syscallno) >= 0;
+	*nr = (__u64)(int)BPF_CORE_READ(r, syscallno);
+	*pc = BPF_CORE_READ(r, pc);
+	*sp = BPF_CORE_READ(r, sp);
+	return (int)*nr >= 0;
 #else
 	return false;
 #endif
+}
+
+/* The kernel stack of a thread blocking now. Unwinding it costs about a
+ * microsecond, as much as a short block: a block in a system call reuses
+ * the stack of the last one from the same call site (number, user pc and
+ * sp: the same path into the kernel) taken less than cfg_offcpu_sample_ns
+ * ago, so that stacks are refreshed once per period at least. */
+static __always_inline __s32 offcpu_kstack(void *ctx, struct it_sched_thread *st, bool syscall, __u64 nr,
+					   __u64 pc, __u64 sp, __u64 now)
+{
+	__s32 id;
+
+	if (syscall && cfg_offcpu_sample_ns && st->kc_id >= 0 && st->kc_ts && now - st->kc_ts < cfg_offcpu_sample_ns &&
+	    st->kc_nr == nr && st->kc_pc == pc && st->kc_sp == sp)
+		return st->kc_id;
+	id = bpf_get_stackid(ctx, &offcpu_stackmap, 0);
+	if (id < 0)
+		stat_inc(IT_STAT_OFFCPU_KSTACK_ERR);
+	st->kc_id = syscall ? id : -1;
+	st->kc_nr = nr;
+	st->kc_pc = pc;
+	st->kc_sp = sp;
+	st->kc_ts = now;
+	return id;
 }
 
 SEC("raw_tp/sched_switch")
@@ -52,7 +83,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u32 ptid = BPF_CORE_READ(prev, pid), ptgid = BPF_CORE_READ(prev, tgid);
 	__u32 ntid = BPF_CORE_READ(next, pid), ntgid = BPF_CORE_READ(next, tgid);
 	__u64 now = bpf_ktime_get_ns();
-	struct sched_thread *st;
+	struct it_sched_thread *st;
 
 	if (ptgid && target_of(ptgid) && (st = thread_of(ptid, ptgid, prev, now, true))) {
 		long state = task_state(prev);
@@ -73,14 +104,17 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			/* the last switch of a dead thread */
 			if (st->dwarf_pend_ns)
 				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
+			if (st->win_ns)
+				stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
 			bpf_map_delete_elem(&sched_threads, &ptid);
 		} else if (voluntary) {
+			__u64 nr = 0, pc = 0, sp = 0;
+			bool syscall = syscall_site(&nr, &pc, &sp);
+
 			st->state = IT_SCHED_BLOCKED;
 			/* prev is still current here: these are its stacks */
-			st->kstack_id = bpf_get_stackid(ctx, &offcpu_stackmap, 0);
-			if (st->kstack_id < 0)
-				stat_inc(IT_STAT_OFFCPU_KSTACK_ERR);
-			if (cfg_offcpu_dwarf && in_syscall()) {
+			st->kstack_id = offcpu_kstack(ctx, st, syscall && cfg_offcpu_dwarf, nr, pc, sp, now);
+			if (cfg_offcpu_dwarf && syscall) {
 				/* copied at the call's exit, if it blocked long enough */
 				st->ustack_id = SCHED_USTACK_AT_SYSCALL_EXIT;
 			} else {
@@ -124,7 +158,7 @@ static __always_inline int on_wakeup(struct task_struct *task)
 {
 	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
 	__u64 now = bpf_ktime_get_ns();
-	struct sched_thread *st;
+	struct it_sched_thread *st;
 
 	if (!tgid || !target_of(tgid))
 		return 0;
@@ -164,6 +198,8 @@ int sched_on_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	return on_wakeup((struct task_struct *)ctx->args[0]);
 }
 
+#define SCHED_SYNC_MIN_NS 1000000ULL
+
 /* Fires on scheduler ticks for the running task: syncs its on-CPU time with
  * the kernel's (time taken from it shows up as run-queue wait within a tick),
  * repairs a switch-in that was not seen, samples RSS. Cycle and phase edges
@@ -174,7 +210,7 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
-	struct sched_thread *st;
+	struct it_sched_thread *st;
 
 	/* update_curr also runs for a task from other CPUs (remote wake-ups):
 	 * only the task's own CPU flushes, serialised with its switches */
@@ -195,7 +231,13 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 		account(tid, st, bpf_ktime_get_ns(), task, false, true, false);
 		st->state = IT_SCHED_ONCPU;
 	} else if (st->state == IT_SCHED_ONCPU) {
-		account(tid, st, bpf_ktime_get_ns(), task, false, true, false);
+		__u64 now = bpf_ktime_get_ns();
+
+		/* update_curr runs at every switch and wake-up too: a sync less
+		 * than a millisecond after the last one changes nothing the next
+		 * sync would not (the same interval, settled whole) */
+		if (now - st->ts >= SCHED_SYNC_MIN_NS)
+			account(tid, st, now, task, false, true, false);
 	}
 	return 0;
 }
@@ -213,7 +255,7 @@ int sched_on_exec(struct bpf_raw_tracepoint_args *ctx)
 		 * not from its first switch, which may be long after */
 		__u32 tid = BPF_CORE_READ(task, pid);
 		__u64 now = bpf_ktime_get_ns();
-		struct sched_thread *st = thread_of(tid, tgid, task, now, true);
+		struct it_sched_thread *st = thread_of(tid, tgid, task, now, true);
 
 		if (st) {
 			st->state = IT_SCHED_ONCPU;
@@ -233,53 +275,40 @@ int sched_on_exec(struct bpf_raw_tracepoint_args *ctx)
  * they did not: a process's first thread). Global, for bpf/crash.bpf.c. */
 __noinline __u32 sched_tgid_of_tid(__u32 tid)
 {
-	struct sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid);
+	struct it_sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid);
 
 	return st ? st->tgid : tid;
 }
 
-/* A system call returns: if the thread blocked in it (long enough), its
- * user stack is the one it blocked with, since no user code ran meanwhile:
- * copied here, with the blocked time, for DWARF unwinding in user space.
- * Runs for every system call on the machine; a thread not followed costs
- * one hash lookup. */
-SEC("raw_tp/sys_exit")
-int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+/* Sends a blocking call's record (see sched_on_sys_exit): its user stack
+ * (stack) or, with !stack, the weight of a window of short blocks. */
+static __always_inline void offcpu_record(struct it_sched_thread *st, __u32 tgid, __u32 tid, __u32 cycle,
+					  __u32 phase, __u64 weight, __u64 block, bool stack)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid);
-	struct ustack_scratch *s;
+	struct ustack_scratch *s = ustack_scratch_of(USTACK_SCRATCH_OFFCPU);
 	struct it_ustack_event *e;
 	struct task_struct *task;
-	__u64 ns;
 	__u32 got = 0;
 
-	if (!st || !st->dwarf_pend_ns)
-		return 0;
-	ns = __sync_lock_test_and_set(&st->dwarf_pend_ns, 0);
-	st->ustack_id = -1;
-	s = ustack_scratch_of(USTACK_SCRATCH_OFFCPU);
-	if (!ns)
-		return 0;
 	if (!s) {
 		stat_inc(IT_STAT_OFFCPU_DWARF_LOST);
-		return 0;
+		return;
 	}
 	e = (struct it_ustack_event *)s->buf;
 	event_header(&e->hdr, IT_EV_OFFCPU_USTACK, tgid, tid, bpf_ktime_get_ns());
-	e->cycle = st->dwarf_cycle;
-	e->phase = st->dwarf_phase;
+	e->cycle = cycle;
+	e->phase = phase;
 	e->kstack_id = st->dwarf_kstack_id;
-	e->blocked_ns = ns;
-	e->pystack = py_offcpu_stack(tid); /* Python frames at the switch-out */
+	e->blocked_ns = weight;
+	e->block_ns = block;
+	e->pystack = stack ? py_offcpu_stack(tid) : 0; /* Python frames at the switch-out */
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
-	if (user_regs(e) == 0)
+	if (stack && user_regs(e) == 0)
 		got = copy_user_stack(e, e->sp);
 	else
 		__builtin_memset(e->regs, 0, sizeof(e->regs));
-	if (!got)
+	if (stack && !got)
 		stat_inc(IT_STAT_OFFCPU_DWARF_COPY_ERR);
 	if (got > IT_USTACK_MAX)
 		got = IT_USTACK_MAX;
@@ -288,6 +317,74 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		stat_inc(IT_STAT_OFFCPU_DWARF_LOST);
 	else
 		stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
+}
+
+/* A window's blocked time: one period on average, drawn from
+ * [period/2, 3 period/2) so that windows do not keep in step with a loop. */
+static __always_inline __u64 next_goal(void)
+{
+	__u64 p = cfg_offcpu_sample_ns;
+
+	return p ? p / 2 + bpf_get_prandom_u32() % p : 0;
+}
+
+/* A system call returns: if the thread blocked in it (long enough), its
+ * user stack is the one it blocked with, since no user code ran meanwhile:
+ * copied here, with the blocked time, for DWARF unwinding in user space.
+ * Copying and unwinding cost microseconds, as much as a short block: blocks
+ * shorter than cfg_offcpu_sample_ns are sampled by time instead. A run of
+ * them in one cycle and phase is cut into windows of about one period of
+ * blocked time; each window's blocks elect one candidate, each block with
+ * a chance proportional to its blocked time (weighted reservoir sampling:
+ * the block replaces the candidate with probability ns / window's ns so
+ * far, and is copied then, a few times per window), and the window's whole
+ * blocked time is weighed on the last candidate's stack when it closes.
+ * So every stack's expected weight is its blocked time, and all of the
+ * run's time is in stacks. Each longer block has its own copy and exact
+ * weight. Runs for every system call on the machine; a thread not
+ * followed costs one hash lookup. */
+SEC("raw_tp/sys_exit")
+int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct it_sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid);
+	__u32 cycle, phase;
+	__u64 ns;
+
+	if (!st || !st->dwarf_pend_ns)
+		return 0;
+	ns = __sync_lock_test_and_set(&st->dwarf_pend_ns, 0);
+	st->ustack_id = -1;
+	if (!ns)
+		return 0;
+	cycle = st->dwarf_cycle;
+	phase = st->dwarf_phase;
+	if (ns >= cfg_offcpu_sample_ns || !st->short_open || st->short_cycle != cycle ||
+	    st->short_phase != phase) {
+		/* the run before ends with its window */
+		if (st->win_ns)
+			offcpu_record(st, tgid, tid, st->short_cycle, st->short_phase, st->win_ns, 0, false);
+		st->win_ns = 0;
+		st->short_open = ns < cfg_offcpu_sample_ns;
+		if (!st->short_open) {
+			offcpu_record(st, tgid, tid, cycle, phase, ns, ns, true);
+			return 0;
+		}
+		st->short_cycle = cycle;
+		st->short_phase = phase;
+		st->win_goal = next_goal();
+	}
+	st->win_ns += ns;
+	/* chance ns / win_ns: win_ns stays under 2.5 periods of at most 1 s
+	 * (--offcpu-sample-us), so the product stays under 2^64 */
+	if ((((__u64)bpf_get_prandom_u32() * st->win_ns) >> 32) < ns)
+		offcpu_record(st, tgid, tid, cycle, phase, 0, ns, true);
+	if (st->win_ns >= st->win_goal) {
+		offcpu_record(st, tgid, tid, cycle, phase, st->win_ns, 0, false);
+		st->win_ns = 0;
+		st->win_goal = next_goal();
+	}
 	return 0;
 }
 

@@ -26,30 +26,10 @@ SHARED const volatile __u32 cfg_sched_edges = 0;
 /* 1: off-CPU user stacks of blocking system calls are copied at the call's
  * exit and unwound with DWARF in user space (--call-graph dwarf) */
 SHARED const volatile __u32 cfg_offcpu_dwarf = 0;
+/* with cfg_offcpu_dwarf: blocks shorter than this share user-stack copies
+ * (sched_on_sys_exit); 0: every block has its own */
+SHARED const volatile __u64 cfg_offcpu_sample_ns = 0;
 
-struct sched_thread {
-	__u64 ts;          /* last settled instant: start of the current interval */
-	__u64 sum_exec;    /* the task's se.sum_exec_runtime at the last kernel sync
-			    * (switch, wake-up, tick), plus the excess carried over */
-	__u64 minflt, majflt; /* the task's fault counters at the last flush */
-	__u64 edge_on;     /* on-CPU ns given at edges since the last kernel sync */
-	__u64 edge_ns;     /* an edge's program is running on the thread: its
-			    * timestamp (0: none) */
-	__u64 pend_on, pend_off; /* settled by a sync that preempted or
-			    * interrupted that program, after its timestamp:
-			    * for the edge's new cycle and phase */
-	__u32 state;       /* enum it_sched_state */
-	__u32 tgid;
-	__u32 cycle, phase; /* attribution of the current interval */
-	__s32 kstack_id, ustack_id; /* IT_SCHED_BLOCKED: where it blocked */
-	__u32 resync;      /* sum_exec is stale (read between updates, at exec):
-			    * the first flush takes the interval as run time */
-	__u32 dwarf_phase;  /* with dwarf_pend_ns: the phase it blocked in */
-	__u64 dwarf_pend_ns; /* blocked ns waiting for the system call's exit, where
-			    * the user stack is copied (ustack_id SCHED_USTACK_AT_SYSCALL_EXIT) */
-	__s32 dwarf_kstack_id; /* with dwarf_pend_ns: where it first blocked */
-	__u32 dwarf_cycle;  /* with dwarf_pend_ns: the cycle it blocked in */
-};
 
 /* ustack_id of a thread blocked in a system call with --call-graph dwarf:
  * its user stack is copied when the call returns (sched_on_sys_exit) */
@@ -59,7 +39,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32); /* tid */
-	__type(value, struct sched_thread);
+	__type(value, struct it_sched_thread);
 } sched_threads SEC(".maps") SHARED;
 
 struct {
@@ -173,7 +153,7 @@ static __always_inline void add_u64(void *map, void *key, __u64 n)
 	add_u64_or(map, key, n, IT_STAT_SCHED_LOST);
 }
 
-static __always_inline void key_of(struct it_sched_key *k, __u32 tid, const struct sched_thread *st,
+static __always_inline void key_of(struct it_sched_key *k, __u32 tid, const struct it_sched_thread *st,
 				   __u32 cycle, __u32 phase)
 {
 	k->tgid = st->tgid;
@@ -188,7 +168,7 @@ static __always_inline void key_of(struct it_sched_key *k, __u32 tid, const stru
  * the cycle changed since `from`: a cycle edge of another thread of the
  * process, at its known timestamp; `to` when none. (A cycle that another
  * thread closed leaves no timestamp: its time stays with the cycle.) */
-static __always_inline __u64 cycle_edge_in(const struct sched_thread *st, __u64 from, __u64 to, __u32 cyc)
+static __always_inline __u64 cycle_edge_in(const struct it_sched_thread *st, __u64 from, __u64 to, __u32 cyc)
 {
 	struct it_proc_state *ps;
 	__u64 t;
@@ -209,7 +189,7 @@ static __always_inline __u64 overlap(__u64 lo, __u64 hi, __u64 from, __u64 to)
 	return to > from ? to - from : 0;
 }
 
-static __always_inline void flush_faults(struct sched_thread *st, struct task_struct *task,
+static __always_inline void flush_faults(struct it_sched_thread *st, struct task_struct *task,
 					 struct it_sched_times *v)
 {
 	/* faults happen on the CPU: the deltas go with the on-CPU time */
@@ -246,7 +226,7 @@ static __always_inline void flush_faults(struct sched_thread *st, struct task_st
  * is near the kernel's 1M-instruction limit (the probes, sched_switch with
  * Python observations) get none of that code; a block settled elsewhere (its
  * wake-up unseen) is counted without a user stack. */
-static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 now,
+static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now,
 				    struct task_struct *task, bool run_first, bool sched_path, bool defer_dwarf)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
@@ -387,10 +367,10 @@ static __always_inline void account(__u32 tid, struct sched_thread *st, __u64 no
 	}
 }
 
-static __always_inline struct sched_thread *thread_of(__u32 tid, __u32 tgid, struct task_struct *task,
+static __always_inline struct it_sched_thread *thread_of(__u32 tid, __u32 tgid, struct task_struct *task,
 						       __u64 now, bool create)
 {
-	struct sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid), init = {};
+	struct it_sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid), init = {};
 
 	if (st || !create)
 		return st;
@@ -414,9 +394,9 @@ static __always_inline struct sched_thread *thread_of(__u32 tid, __u32 tgid, str
  * preempts or interrupts the program splits the thread's interval there
  * (account). NULL: the thread is not followed yet, or the scheduler
  * concern is off. */
-static __always_inline struct sched_thread *sched_edge_begin(__u32 tid, __u64 *now)
+static __always_inline struct it_sched_thread *sched_edge_begin(__u32 tid, __u64 *now)
 {
-	struct sched_thread *st = cfg_sched_edges ? bpf_map_lookup_elem(&sched_threads, &tid) : NULL;
+	struct it_sched_thread *st = cfg_sched_edges ? bpf_map_lookup_elem(&sched_threads, &tid) : NULL;
 
 	*now = bpf_ktime_get_ns();
 	if (st)
@@ -430,7 +410,7 @@ static __always_inline struct sched_thread *sched_edge_begin(__u32 tid, __u64 *n
  * have settled it). `lost`: the edge also ends calls whose exit was not seen
  * (frames dropped), so where the interval belongs is not known:
  * IT_PHASE_UNATTRIBUTED. Returns the thread's state for sched_edge_retag. */
-static __always_inline struct sched_thread *sched_edge_settle(struct sched_thread *st, __u32 tgid, __u32 tid,
+static __always_inline struct it_sched_thread *sched_edge_settle(struct it_sched_thread *st, __u32 tgid, __u32 tid,
 							      __u64 now, bool lost)
 {
 	struct task_struct *task;
@@ -482,7 +462,7 @@ static __always_inline struct sched_thread *sched_edge_settle(struct sched_threa
 /* The end of the edge's program: the thread's interval from the edge on is
  * of its new cycle and phase, including what a sync settled after the
  * edge's timestamp meanwhile. */
-static __always_inline void sched_edge_retag(struct sched_thread *st, __u32 tgid, __u32 tid)
+static __always_inline void sched_edge_retag(struct it_sched_thread *st, __u32 tgid, __u32 tid)
 {
 	struct it_sched_key k;
 	struct it_sched_times *v;

@@ -102,6 +102,7 @@ enum it_stat {
 	IT_STAT_OFFCPU_DWARF_LOST = 36,    /* off-CPU stack copy not sent (ring buffer full, no scratch) */
 	IT_STAT_OFFCPU_DWARF_COPY_ERR = 37, /* off-CPU user registers or stack unreadable */
 	IT_STAT_OFFCPU_DWARF_DROPPED = 38, /* blocked time whose system call never returned (thread exited) */
+	IT_STAT_OFFCPU_SHORT_EXITED = 39,  /* short blocks' time not yet weighed on a copy when their thread exited */
 	IT_STAT_LABELS_FULL = 43,      /* on-CPU sample without thread/cycle labels: map full */
 	IT_STAT_OFFCPU_LABELS_FULL = 44, /* off-CPU interval likewise */
 	/* 40..47: Python frames */
@@ -328,11 +329,54 @@ struct it_ustack_event {
 			     * `offcpu_stackmap`), < 0 when none */
 	__u32 stack_size;   /* bytes copied into stack[] (may be less than asked) */
 	__u64 blocked_ns;   /* IT_EV_OFFCPU_USTACK: the blocked time it weighs; 0 for samples */
+	__u64 block_ns;     /* IT_EV_OFFCPU_USTACK: this call's own blocked time.
+			     * Short blocks (bpf/sched.bpf.c) send blocked_ns 0 with
+			     * the copy of a window's candidate, and block_ns 0 with
+			     * stack_size 0 to close the window: blocked_ns weighs
+			     * the thread's last candidate */
 	__u64 pystack;      /* Python stack in `py_stacks`, 0 when none */
 	__u64 regs[IT_UREGS]; /* DWARF register numbers; x86-64: 0..15 GPRs, 16 rip */
 	__u64 sp;           /* address of stack[0] */
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
 	__u8 stack[];       /* stack_size bytes */
+};
+
+/* A followed thread's scheduler state (`sched_threads`, by tid), kept by
+ * bpf/sched.bpf.h; user space reads the short-block runs left at the end. */
+struct it_sched_thread {
+	__u64 ts;          /* last settled instant: start of the current interval */
+	__u64 sum_exec;    /* the task's se.sum_exec_runtime at the last kernel sync
+			    * (switch, wake-up, tick), plus the excess carried over */
+	__u64 minflt, majflt; /* the task's fault counters at the last flush */
+	__u64 edge_on;     /* on-CPU ns given at edges since the last kernel sync */
+	__u64 edge_ns;     /* an edge's program is running on the thread: its
+			    * timestamp (0: none) */
+	__u64 pend_on, pend_off; /* settled by a sync that preempted or
+			    * interrupted that program, after its timestamp:
+			    * for the edge's new cycle and phase */
+	__u32 state;       /* enum it_sched_state */
+	__u32 tgid;
+	__u32 cycle, phase; /* attribution of the current interval */
+	__s32 kstack_id, ustack_id; /* IT_SCHED_BLOCKED: where it blocked */
+	__u32 resync;      /* sum_exec is stale (read between updates, at exec):
+			    * the first flush takes the interval as run time */
+	__u32 dwarf_phase;  /* with dwarf_pend_ns: the phase it blocked in */
+	__u64 dwarf_pend_ns; /* blocked ns waiting for the system call's exit, where
+			    * the user stack is copied (ustack_id SCHED_USTACK_AT_SYSCALL_EXIT) */
+	__s32 dwarf_kstack_id; /* with dwarf_pend_ns: where it first blocked */
+	__u32 dwarf_cycle;  /* with dwarf_pend_ns: the cycle it blocked in */
+	/* Short blocks (bpf/sched.bpf.c, sched_on_sys_exit): the open
+	 * window of a run of them in one cycle and phase, its blocked time,
+	 * and where it closes */
+	__u64 win_ns;
+	__u64 win_goal;
+	__u32 short_cycle, short_phase; /* the run's attribution */
+	__u32 short_open;  /* a run is open */
+	/* The kernel stack of the last block taken in a system call, by where
+	 * it was called (number, user pc and sp): reused by blocks from the
+	 * same place for one cfg_offcpu_sample_ns (bpf/sched.bpf.c). */
+	__s32 kc_id;
+	__u64 kc_nr, kc_pc, kc_sp, kc_ts;
 };
 
 /* Flags of struct it_sched_key: which threads the times are of. */

@@ -127,6 +127,7 @@ static const struct {
 	{ "call-graph", { "--call-graph", "dwarf,8192" }, "{\"call_graph\": \"dwarf,8192\"}" },
 	{ "stack-entries", { "--stack-entries", "4096" }, "{\"stack_entries\": 4096}" },
 	{ "min-block-us", { "--min-block-us", "50" }, "{\"min-block-us\": 50}" },
+	{ "offcpu-sample-us", { "--offcpu-sample-us", "250" }, "{\"offcpu_sample_us\": 250}" },
 	{ "checkpoint", { "--checkpoint", "2.5" }, "{\"checkpoint_s\": 2.5}" },
 	{ "rotate", { "--checkpoint", "60", "--rotate", "24" }, "{\"checkpoint_s\": 60, \"rotate\": 24}" },
 	{ "gpu", { "--gpu", "none" }, "{\"gpu\": \"none\"}" },

@@ -28,6 +28,15 @@
 /* blocked intervals kept with their times for trace.json (10 MiB) */
 #define MAX_OFFCPU_INTERVALS (1u << 18)
 
+/* A thread's candidate for its window of short blocks: the raw record of
+ * the last block elected (bpf/sched.bpf.c, sched_on_sys_exit), unwound
+ * only when the window closes and weighs it. */
+struct short_window {
+	__u32 tid; /* 0: free slot */
+	size_t size;
+	struct it_ustack_event *cand; /* NULL: none */
+};
+
 struct sched_state {
 	bool enabled;
 	char missing[256]; /* tracepoints this kernel lacks, for the profile */
@@ -35,6 +44,12 @@ struct sched_state {
 	 * copied at the call's exit and unwound here, weighted by blocked ns */
 	bool offcpu_dwarf;
 	struct ustack_table offcpu_stacks;
+	/* short blocks: by tid, open addressing (cap a power of two) */
+	struct short_window *win;
+	size_t nwin, capwin;
+	uint64_t sampled_ns;   /* short blocks' time weighed on their windows' candidates */
+	uint64_t unweighed_ns; /* a window's time without its candidate (record lost) */
+	uint64_t candidates;
 };
 
 /* One program's tracepoint; the program is sched_programs' row of the same index. */
@@ -109,6 +124,7 @@ static int sched_configure(struct recording *rec)
 	ss->offcpu_dwarf = all_required && rec->opts.call_graph == CALL_GRAPH_DWARF &&
 			   tracer__have_tracepoint("raw_syscalls", "sys_exit");
 	s->rodata->cfg_offcpu_dwarf = ss->offcpu_dwarf;
+	s->rodata->cfg_offcpu_sample_ns = (__u64)rec->opts.offcpu_sample_us * 1000;
 	bpf_program__set_autoload(s->progs.sched_on_sys_exit, ss->offcpu_dwarf);
 	return 0;
 }
@@ -126,12 +142,13 @@ static int sched_attach(struct recording *rec)
 	return err;
 }
 
-/* Each blocked system call's interval, for trace.json's timeline: it ends
- * at the call's return (the record's time) and lasts the time blocked. */
+/* Each copied blocking system call's interval, for trace.json's timeline:
+ * it ends at the call's return (the record's time) and lasts the time the
+ * call blocked (its own: without the short blocks its copy also weighs). */
 static void log_interval(struct recording *rec, const struct it_ustack_event *e, uint32_t phase, uint32_t entry)
 {
 	struct model_offcpu_interval iv = {
-		.start_ns = e->hdr.ts_ns > e->blocked_ns ? e->hdr.ts_ns - e->blocked_ns : 0, .end_ns = e->hdr.ts_ns,
+		.start_ns = e->hdr.ts_ns > e->block_ns ? e->hdr.ts_ns - e->block_ns : 0, .end_ns = e->hdr.ts_ns,
 		.tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = phase, .kstack_id = e->kstack_id,
 		.entry = entry, .stack = -1, .reason = BLOCKED_OTHER,
 	};
@@ -140,25 +157,129 @@ static void log_interval(struct recording *rec, const struct it_ustack_event *e,
 		model__add_lost(&rec->model, "offcpu_intervals_not_kept", 1);
 }
 
-static void sched_on_event(struct recording *rec, const void *data, size_t size)
+/* The thread's slot in ss->win (a free one when it has none), or NULL
+ * when the table cannot grow. */
+static struct short_window *window_of(struct sched_state *ss, __u32 tid)
 {
-	const struct it_ustack_event *e = data;
+	struct short_window *w;
+	size_t j;
+
+	if ((ss->nwin + 1) * 2 > ss->capwin) {
+		size_t cap = ss->capwin ? ss->capwin * 2 : 64;
+		struct short_window *g = calloc(cap, sizeof(*g));
+
+		if (!g)
+			return NULL;
+		for (size_t i = 0; i < ss->capwin; i++) {
+			if (!ss->win[i].tid)
+				continue;
+			for (j = ss->win[i].tid & (cap - 1); g[j].tid; j = (j + 1) & (cap - 1))
+				;
+			g[j] = ss->win[i];
+		}
+		free(ss->win);
+		ss->win = g;
+		ss->capwin = cap;
+	}
+	for (j = tid & (ss->capwin - 1); (w = &ss->win[j])->tid && w->tid != tid; j = (j + 1) & (ss->capwin - 1))
+		;
+	if (!w->tid) {
+		w->tid = tid;
+		ss->nwin++;
+	}
+	return w;
+}
+
+/* Unwinds a record into the off-CPU stacks with weight ns; the stack's
+ * entry, or -1 for a malformed record. */
+static int64_t add_offcpu_stack(struct recording *rec, const struct it_ustack_event *e, size_t size, uint64_t ns)
+{
 	struct sched_state *ss = rec->sched;
 	__u64 ips[IT_MAX_STACK_DEPTH];
 	struct it_label_key key;
 	uint32_t entry;
-	int n;
+	int n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
 
-	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK)
-		return;
-	ss->offcpu_stacks.records++;
-	n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
-	if (n < 0 || ustack_table__add_id(&ss->offcpu_stacks, &key, ips, n, e->blocked_ns, &entry)) {
+	if (n < 0 || ustack_table__add_id(&ss->offcpu_stacks, &key, ips, n, ns, &entry)) {
 		ss->offcpu_stacks.bad_records++;
-		return;
+		return -1;
 	}
 	ss->offcpu_stacks.unwound_frames += n;
-	log_interval(rec, e, key.stack.phase, entry);
+	return entry;
+}
+
+/* A window of short blocks closed: its blocked time is weighed on its
+ * candidate's stack. */
+static void weigh_window(struct recording *rec, __u32 tid, __u32 cycle, __u32 phase, uint64_t ns)
+{
+	struct sched_state *ss = rec->sched;
+	struct short_window *w = window_of(ss, tid);
+
+	if (w && w->cand && w->cand->cycle == cycle && w->cand->phase == phase &&
+	    add_offcpu_stack(rec, w->cand, w->size, ns) >= 0)
+		ss->sampled_ns += ns;
+	else
+		ss->unweighed_ns += ns;
+	if (w) {
+		/* the next window's first block is its first candidate */
+		free(w->cand);
+		w->cand = NULL;
+	}
+}
+
+static void sched_on_event(struct recording *rec, const void *data, size_t size)
+{
+	const struct it_ustack_event *e = data;
+	struct sched_state *ss = rec->sched;
+	struct short_window *w;
+	int64_t entry;
+
+	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK || size < sizeof(*e))
+		return;
+	ss->offcpu_stacks.records++;
+	if (!e->block_ns && !e->stack_size) {
+		weigh_window(rec, e->hdr.tid, e->cycle, e->phase, e->blocked_ns);
+		return;
+	}
+	if (!e->blocked_ns) {
+		/* a window's candidate: kept raw until the window closes */
+		ss->candidates++;
+		w = window_of(ss, e->hdr.tid);
+		if (!w)
+			return;
+		free(w->cand);
+		w->cand = malloc(size);
+		w->size = size;
+		if (w->cand)
+			memcpy(w->cand, e, size);
+		return;
+	}
+	entry = add_offcpu_stack(rec, e, size, e->blocked_ns);
+	if (entry >= 0)
+		log_interval(rec, e, e->phase, (uint32_t)entry);
+}
+
+/* The recording ended (the kernel side frozen, the ring buffer read): the
+ * windows of short blocks still open are weighed on their candidates. */
+static void sched_stop(struct recording *rec)
+{
+	struct sched_state *ss = rec->sched;
+	int fd = bpf_map__fd(rec->tracer.skel->maps.sched_threads);
+	__u32 key, next, *prev = NULL;
+	struct it_sched_thread st;
+
+	if (!ss || !ss->offcpu_dwarf || fd < 0)
+		return;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &st) || !st.win_ns || !st.short_open)
+			continue;
+		weigh_window(rec, key, st.short_cycle, st.short_phase, st.win_ns);
+		/* weighed once, should the outputs be built again */
+		st.win_ns = 0;
+		bpf_map_update_elem(fd, &key, &st, BPF_EXIST);
+	}
 }
 
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
@@ -549,13 +670,18 @@ static json_t *offcpu_quality_json(struct recording *rec, const struct stack_rep
 	if (!ss->offcpu_dwarf)
 		return q;
 	tracer__stats(&rec->tracer, st);
-	json_object_set_new(q, "dwarf", json_pack("{s:I, s:I, s:I, s:I, s:I, s:f}",
+	json_object_set_new(q, "dwarf", json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f, s:f, s:f}",
 		"records", (json_int_t)ss->offcpu_stacks.records,
 		"bad_records", (json_int_t)ss->offcpu_stacks.bad_records,
 		"sent", (json_int_t)st[IT_STAT_OFFCPU_DWARF_SENT],
 		"lost", (json_int_t)st[IT_STAT_OFFCPU_DWARF_LOST],
 		"copy_failed", (json_int_t)st[IT_STAT_OFFCPU_DWARF_COPY_ERR],
-		"dropped_ms", st[IT_STAT_OFFCPU_DWARF_DROPPED] / 1e6));
+		"dropped_ms", st[IT_STAT_OFFCPU_DWARF_DROPPED] / 1e6,
+		"sample_us", (json_int_t)rec->opts.offcpu_sample_us,
+		"candidates", (json_int_t)ss->candidates,
+		"sampled_ms", ss->sampled_ns / 1e6,
+		"unweighed_ms", ss->unweighed_ns / 1e6,
+		"short_exited_ms", st[IT_STAT_OFFCPU_SHORT_EXITED] / 1e6));
 	return q;
 }
 
@@ -770,8 +896,12 @@ out:
 
 static void sched_cleanup(struct recording *rec)
 {
-	if (rec->sched)
+	if (rec->sched) {
 		ustack_table__free(&rec->sched->offcpu_stacks);
+		for (size_t i = 0; i < rec->sched->capwin; i++)
+			free(rec->sched->win[i].cand);
+		free(rec->sched->win);
+	}
 	free(rec->sched);
 	rec->sched = NULL;
 }
@@ -781,6 +911,7 @@ const struct concern sched_concern = {
 	.configure = sched_configure,
 	.attach = sched_attach,
 	.on_event = sched_on_event,
+	.stop = sched_stop,
 	.collect = sched_collect,
 	.cleanup = sched_cleanup,
 };

@@ -59,6 +59,7 @@ struct record_opts {
 	const char *jit_maps;         /* --jit-maps on|read|off (jit.c); NULL: on */
 	double side_period_s;
 	unsigned int min_block_us;    /* off-CPU intervals shorter than this are ignored */
+	unsigned int offcpu_sample_us; /* shorter blocks share off-CPU stack copies (dwarf) */
 	enum call_graph_mode call_graph;
 	unsigned int dwarf_stack_size;
 	unsigned int stack_map_entries;

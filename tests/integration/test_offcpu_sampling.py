@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Off-CPU stacks of short blocks, sampled by time (--offcpu-sample-us,
+default 1000): a pipe ping-pong blocks tens of thousands of times for
+microseconds, and copying and unwinding each block's stack would cost as
+much as the block. A thread's short blocks in one phase are cut into
+windows of about one period of blocked time, each weighed on one block
+elected in proportion to its blocked time; every longer block keeps its own
+copy and its exact weight.
+Ground truth by construction (tests/fixtures/pingpong.c): the parent makes
+three round trips in ping_a for one in ping_b and times both, and sleeps
+2 ms every 300 rounds in pause_us, timed by its own clocks."""
+import json
+import os
+import unittest
+
+import common
+
+ROUNDS = 24000
+SLEEP_EVERY = 300
+SLEEP_US = 2000
+
+
+def fixture():
+    return common.build("pingpong", ["pingpong.c"], "-O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls")
+
+
+def truth_of(rec):
+    lines = [l for l in rec.stdout.splitlines() if l.startswith("{")]
+    assert lines, rec.stdout + rec.stderr
+    return json.loads(lines[-1])
+
+
+def weight_ms(folded, frame):
+    return sum(v for k, v in folded.items() if frame in k.split(";")) / 1e3
+
+
+@common.need_root
+class OffcpuSamplingTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cmd = [fixture(), str(ROUNDS), str(SLEEP_EVERY), str(SLEEP_US)]
+        cls.rec = common.record([], cmd)
+        cls.truth = truth_of(cls.rec)
+        cls.exact = common.record(["--offcpu-sample-us", "0"], cmd)
+        cls.exact_truth = truth_of(cls.exact)
+
+    def test_few_copies_all_blocked_time_in_stacks(self):
+        p, t = self.rec.profile, self.truth
+        q = p["offcpu"]["stack_quality"]
+        d = q["dwarf"]
+        self.assertEqual(d["sample_us"], 1000)
+        self.assertEqual(p["config"]["offcpu_sample_us"], 1000)
+        # copies: a few per millisecond of short blocks per thread, and one
+        # per sleep; the parent alone blocked once per round trip
+        self.assertLess(d["records"] * 3, t["voluntary_switches"], (d, t))
+        self.assertGreater(d["candidates"], 0, d)
+        self.assertGreater(d["sampled_ms"], 0, d)
+        self.assertEqual(d["sent"], d["records"])
+        # the blocked time is in stacks, with their whole chains
+        self.assertGreaterEqual(q["complete_percent"], 95, q)
+        self.assertGreaterEqual(q["blocked_in_stacks_ms"], 0.95 * p["offcpu"]["total_ms"], (q, p["offcpu"]))
+        # and nothing is weighed twice: the stacks hold the blocked time
+        # less what is left out by name (short runs of exited threads, runs
+        # without a copy of their own, blocks under --min-block-us)
+        self.assertLessEqual(q["blocked_in_stacks_ms"],
+                             p["offcpu"]["total_ms"] - d["short_exited_ms"] - d["unweighed_ms"] + 0.01, (q, p["offcpu"]))
+
+    def test_long_blocks_keep_exact_weights(self):
+        """Every 2 ms sleep has its own copy: pause_us weighs no more than
+        the sleeps' time by the fixture's clock, less what it ran in them,
+        and no less than the sleeps asked (nanosleep blocks at least that
+        long), by 10%."""
+        t = self.truth
+        slept = weight_ms(self.rec.folded("offcpu.folded"), "pause_us")
+        self.assertLessEqual(slept, t["blocked_sleep_ms"] - t["sleep_cpu_ms"] + 0.5, t)
+        self.assertGreaterEqual(slept, 0.9 * (ROUNDS // SLEEP_EVERY) * SLEEP_US / 1e3, (slept, t))
+
+    def test_short_blocks_weighed_in_proportion(self):
+        """ping_b's share of the two callers' blocked time is its share of
+        their time by the fixture's clock (a quarter of the rounds), within
+        the sampling error of some hundreds of copies."""
+        t = self.truth
+        folded = self.rec.folded("offcpu.folded")
+        a, b = weight_ms(folded, "ping_a"), weight_ms(folded, "ping_b")
+        self.assertGreater(a + b, 0)
+        want = t["ping_b_ms"] / (t["ping_a_ms"] + t["ping_b_ms"])
+        self.assertAlmostEqual(b / (a + b), want, delta=0.12, msg=(a, b, t))
+
+    def test_zero_copies_every_block(self):
+        p, t = self.exact.profile, self.exact_truth
+        d = p["offcpu"]["stack_quality"]["dwarf"]
+        self.assertEqual(d["sample_us"], 0)
+        self.assertEqual(d["candidates"], 0)
+        self.assertEqual(d["sampled_ms"], 0)
+        # the parent's blocks alone are one per round trip (its voluntary
+        # switches, by its own count); the child blocks as often
+        self.assertGreaterEqual(d["sent"] + d["lost"], t["voluntary_switches"], (d, t))
+        folded = self.exact.folded("offcpu.folded")
+        slept = weight_ms(folded, "pause_us")
+        self.assertLessEqual(slept, t["blocked_sleep_ms"] + 0.5, t)
+
+    def test_bad_value(self):
+        r = common.record(["--offcpu-sample-us", "-3"], ["true"], check=False)
+        self.assertNotEqual(r.proc.returncode, 0)
+        self.assertIn("--offcpu-sample-us", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
