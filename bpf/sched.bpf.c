@@ -26,30 +26,6 @@ static __always_inline long task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
 }
 
-/* Whether the current task entered the kernel by a system call (not an
- * interrupt or a fault): only then does a system call's exit follow. Then
- * also where it was called from: its number, user pc and sp. */
-static __always_inline bool syscall_site(__u64 *nr, __u64 *pc, __u64 *sp)
-{
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-	if (!r)
-		return false;
-#if defined(__TARGET_ARCH_x86)
-	*nr = BPF_CORE_READ(r, orig_ax);
-	*pc = BPF_CORE_READ(r, ip);
-	*sp = BPF_CORE_READ(r, sp);
-	return (long)*nr >= 0;
-#elif defined(__TARGET_ARCH_arm64)
-	*nr = (__u64)(int)BPF_CORE_READ(r, syscallno);
-	*pc = BPF_CORE_READ(r, pc);
-	*sp = BPF_CORE_READ(r, sp);
-	return (int)*nr >= 0;
-#else
-	return false;
-#endif
-}
-
 /* The kernel stack of a thread blocking now. Unwinding it costs about a
  * microsecond, as much as a short block: a block in a system call reuses
  * the stack of the last one from the same call site (number, user pc and
@@ -95,15 +71,17 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 		 * the end of the interval, which account() takes from the kernel) */
 		if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
 			unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(ptid, st, now, prev, false, false, false);
+		account(ptid, st, now, prev, false, false, SCHED_DWARF_AT_SITE);
 		key_of(&k, ptid, st, st->cycle, st->phase);
 		v = times_of(&k);
 		if (v)
 			__sync_fetch_and_add(voluntary ? &v->nvcsw : &v->nivcsw, 1);
 		if (BPF_CORE_READ(prev, exit_state)) {
 			/* the last switch of a dead thread */
-			if (st->dwarf_pend_ns)
+			if (st->dwarf_pend_ns) {
 				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
+				__sync_fetch_and_add(&offcpu_pending[ptid % SCHED_PEND_SLOTS], -1);
+			}
 			if (st->win_ns)
 				stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
 			bpf_map_delete_elem(&sched_threads, &ptid);
@@ -143,7 +121,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				run_first = true;
 			}
 			/* BLOCKED here: its wake-up was not seen, all of it counts as blocked */
-			account(ntid, st, now, next, run_first, false, false);
+			account(ntid, st, now, next, run_first, false, SCHED_DWARF_DEFER);
 		}
 		if (st) {
 			st->state = IT_SCHED_ONCPU;
@@ -175,11 +153,11 @@ static __always_inline int on_wakeup(struct task_struct *task)
 		unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
 		st->state = IT_SCHED_BLOCKED;
 		st->kstack_id = st->ustack_id = -1;
-		account(tid, st, now, task, true, true, true);
+		account(tid, st, now, task, true, true, SCHED_DWARF_DEFER);
 		st->state = IT_SCHED_RUNQ;
 	} else if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
 		if (st->state == IT_SCHED_BLOCKED)
-			account(tid, st, now, task, false, true, true);
+			account(tid, st, now, task, false, true, SCHED_DWARF_DEFER);
 		st->state = IT_SCHED_RUNQ;
 		st->ts = now;
 	}
@@ -228,7 +206,7 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
 		/* running, but its switch-in was not seen: the wait ends here */
 		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, bpf_ktime_get_ns(), task, false, true, false);
+		account(tid, st, bpf_ktime_get_ns(), task, false, true, SCHED_DWARF_AT_SITE);
 		st->state = IT_SCHED_ONCPU;
 	} else if (st->state == IT_SCHED_ONCPU) {
 		__u64 now = bpf_ktime_get_ns();
@@ -237,7 +215,7 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 		 * than a millisecond after the last one changes nothing the next
 		 * sync would not (the same interval, settled whole) */
 		if (now - st->ts >= SCHED_SYNC_MIN_NS)
-			account(tid, st, now, task, false, true, false);
+			account(tid, st, now, task, false, true, SCHED_DWARF_NO);
 	}
 	return 0;
 }
@@ -341,23 +319,27 @@ static __always_inline __u64 next_goal(void)
  * blocked time is weighed on the last candidate's stack when it closes.
  * So every stack's expected weight is its blocked time, and all of the
  * run's time is in stacks. Each longer block has its own copy and exact
- * weight. Runs for every system call on the machine; a thread not
- * followed costs one hash lookup. */
+ * weight. Runs for every system call on the machine; a call with nothing
+ * to copy costs one read of offcpu_pending. */
 SEC("raw_tp/sys_exit")
 int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
-	struct it_sched_thread *st = bpf_map_lookup_elem(&sched_threads, &tid);
+	struct it_sched_thread *st;
 	__u32 cycle, phase;
 	__u64 ns;
 
+	if (!offcpu_pending[tid % SCHED_PEND_SLOTS])
+		return 0;
+	st = bpf_map_lookup_elem(&sched_threads, &tid);
 	if (!st || !st->dwarf_pend_ns)
 		return 0;
 	ns = __sync_lock_test_and_set(&st->dwarf_pend_ns, 0);
 	st->ustack_id = -1;
 	if (!ns)
 		return 0;
+	__sync_fetch_and_add(&offcpu_pending[tid % SCHED_PEND_SLOTS], -1);
 	cycle = st->dwarf_cycle;
 	phase = st->dwarf_phase;
 	if (ns >= cfg_offcpu_sample_ns || !st->short_open || st->short_cycle != cycle ||

@@ -31,6 +31,13 @@ SHARED const volatile __u32 cfg_offcpu_dwarf = 0;
 SHARED const volatile __u64 cfg_offcpu_sample_ns = 0;
 
 
+/* Threads with a blocked system call's stack to copy at its exit, counted
+ * by tid modulo the size: sched_on_sys_exit, which runs for every system
+ * call on the machine, looks a thread up only when its slot counts one. */
+#define SCHED_PEND_SLOTS 4096
+#define SCHED_MEM_MIN_NS 1000000ULL
+SHARED __u32 offcpu_pending[SCHED_PEND_SLOTS];
+
 /* ustack_id of a thread blocked in a system call with --call-graph dwarf:
  * its user stack is copied when the call returns (sched_on_sys_exit) */
 #define SCHED_USTACK_AT_SYSCALL_EXIT (-2)
@@ -220,14 +227,54 @@ static __always_inline void flush_faults(struct it_sched_thread *st, struct task
  * edges settle it, so a phase that differs now changed at an edge that was
  * not seen, and the interval goes to IT_PHASE_UNATTRIBUTED. A cycle begun by
  * another thread splits it at the cycle's start. sched_path: called by the
- * scheduler programs (labelled off-CPU counts); defer_dwarf: by the wake-up,
- * which ends a block and defers a blocking system call's stack to the call's
- * exit. Both are constant per call site, so the programs whose verification
- * is near the kernel's 1M-instruction limit (the probes, sched_switch with
- * Python observations) get none of that code; a block settled elsewhere (its
- * wake-up unseen) is counted without a user stack. */
+ * scheduler programs (labelled off-CPU counts); dwarf: whether a block in a
+ * system call defers its stack to the call's exit: SCHED_DWARF_DEFER from
+ * the wake-up, which ends a block, and from a switch-in whose wake-up was
+ * not seen (the thread has not run since it blocked); SCHED_DWARF_AT_SITE
+ * from a tick or switch-out of the current thread whose wake-up and
+ * switch-in were not seen, when it is still in the system call it blocked
+ * in (the same number, user pc and sp). Both are constant per call site,
+ * so the programs whose verification is near the kernel's 1M-instruction
+ * limit (the probes) get none of that code; a block settled there is
+ * counted without a user stack. */
+#define SCHED_DWARF_NO 0
+#define SCHED_DWARF_DEFER 1
+#define SCHED_DWARF_AT_SITE 2
+
+/* Whether the current task entered the kernel by a system call (not an
+ * interrupt or a fault): only then does a system call's exit follow. Then
+ * also where it was called from: its number, user pc and sp. */
+static __always_inline bool syscall_site(__u64 *nr, __u64 *pc, __u64 *sp)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	if (!r)
+		return false;
+#if defined(__TARGET_ARCH_x86)
+	*nr = BPF_CORE_READ(r, orig_ax);
+	*pc = BPF_CORE_READ(r, ip);
+	*sp = BPF_CORE_READ(r, sp);
+	return (long)*nr >= 0;
+#elif defined(__TARGET_ARCH_arm64)
+	*nr = (__u64)(int)BPF_CORE_READ(r, syscallno);
+	*pc = BPF_CORE_READ(r, pc);
+	*sp = BPF_CORE_READ(r, sp);
+	return (int)*nr >= 0;
+#else
+	return false;
+#endif
+}
+
+/* The current thread is still in the system call it blocked in. */
+static __always_inline bool at_block_site(const struct it_sched_thread *st)
+{
+	__u64 nr = 0, pc = 0, sp = 0;
+
+	return syscall_site(&nr, &pc, &sp) && nr == st->kc_nr && pc == st->kc_pc && sp == st->kc_sp;
+}
+
 static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now,
-				    struct task_struct *task, bool run_first, bool sched_path, bool defer_dwarf)
+				    struct task_struct *task, bool run_first, bool sched_path, int dwarf)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
 	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
@@ -307,10 +354,11 @@ static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64
 			add_u64(&blocked_kstacks, &k, off);
 		}
 	}
-	if (defer_dwarf && st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns &&
-	    st->ustack_id == SCHED_USTACK_AT_SYSCALL_EXIT) {
+	if (dwarf != SCHED_DWARF_NO && st->state == IT_SCHED_BLOCKED && off_total >= cfg_min_block_ns &&
+	    st->ustack_id == SCHED_USTACK_AT_SYSCALL_EXIT && (dwarf == SCHED_DWARF_DEFER || at_block_site(st))) {
 		/* counted with its user stack when the system call returns */
 		if (!st->dwarf_pend_ns) {
+			__sync_fetch_and_add(&offcpu_pending[tid % SCHED_PEND_SLOTS], 1);
 			st->dwarf_kstack_id = st->kstack_id;
 			st->dwarf_phase = st->phase;
 			st->dwarf_cycle = st->cycle;
@@ -335,7 +383,15 @@ static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64
 		}
 	}
 	if (run || st->state == IT_SCHED_ONCPU) {
-		mem_sample(task, st->tgid, cyc, now);
+		/* a switch-out can come every few microseconds: the scheduler
+		 * programs read RSS at most once a millisecond per thread (the
+		 * edges' programs, near the verifier's limit, as before) */
+		if (!sched_path) {
+			mem_sample(task, st->tgid, cyc, now);
+		} else if (now - st->mem_ts >= SCHED_MEM_MIN_NS) {
+			mem_sample(task, st->tgid, cyc, now);
+			st->mem_ts = now;
+		}
 		key_of(&k, tid, st, st->cycle, kph);
 		flush_faults(st, task, times_of(&k));
 	}
@@ -434,7 +490,7 @@ static __always_inline struct it_sched_thread *sched_edge_settle(struct it_sched
 		/* running, but its switch-in was not seen: the wait ends here,
 		 * settled as a tick would (the kernel's run placed at the end) */
 		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, now, task, false, false, false);
+		account(tid, st, now, task, false, false, SCHED_DWARF_NO);
 		st->state = IT_SCHED_ONCPU;
 		return st;
 	}

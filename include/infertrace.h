@@ -377,6 +377,7 @@ struct it_sched_thread {
 	 * same place for one cfg_offcpu_sample_ns (bpf/sched.bpf.c). */
 	__s32 kc_id;
 	__u64 kc_nr, kc_pc, kc_sp, kc_ts;
+	__u64 mem_ts;      /* the last RSS read on its behalf */
 };
 
 /* Flags of struct it_sched_key: which threads the times are of. */

@@ -62,6 +62,36 @@ static void test_the_cycle_function_seen_leaving(void **state)
 	suggest__free(s);
 }
 
+static void test_an_irregular_step_beside_a_regular_one(void **state)
+{
+	const char *infer[] = { "_start", "main", "run_cycle", "inference" };
+	const char *cyc[] = { "_start", "main", "run_cycle" };
+	const char *mode[] = { "_start", "main", "run_cycle", "mode" };
+	struct suggest *s = suggest__new();
+	struct suggestion g;
+	uint64_t t = 0;
+
+	(void)state;
+	/* 12 cycles of 60 ms: inference for 40 ms, split in every other cycle
+	 * by a sample that fell in run_cycle itself, then mode; run_cycle is
+	 * in every observation, mode alone is regular */
+	for (int c = 0; c < 12; c++) {
+		for (int k = 0; k < 5; k++, t += 10 * MS)
+			assert_int_equal(suggest__observe(s, 7, t, c % 2 && k == 2 ? cyc : infer, c % 2 && k == 2 ? 3 : 4), 0);
+		assert_int_equal(suggest__observe(s, 7, t, mode, 4), 0);
+		t += 10 * MS;
+	}
+	assert_true(suggest__result(s, &g));
+	assert_string_equal(g.name, "run_cycle");
+	suggest__free(s);
+	/* a lone periodic step with no sibling of its kind is the iteration */
+	s = suggest__new();
+	feed(s, 7, 12, 60, 50, infer, 4, cyc, 3);
+	assert_true(suggest__result(s, &g));
+	assert_string_equal(g.name, "inference");
+	suggest__free(s);
+}
+
 static void test_module_level_loop_gives_a_marker(void **state)
 {
 	const char *a[] = { "<module> (loop.py)", "load (loop.py)" };
@@ -117,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps_under_the_cycle_function),
 		cmocka_unit_test(test_the_cycle_function_seen_leaving),
+		cmocka_unit_test(test_an_irregular_step_beside_a_regular_one),
 		cmocka_unit_test(test_module_level_loop_gives_a_marker),
 		cmocka_unit_test(test_no_loop_no_suggestion),
 	};

@@ -182,6 +182,15 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 				if (!first || f->starts[0] < first->starts[0])
 					first = f;
 			}
+	/* a lone periodic frame among siblings that burst about as often but
+	 * irregularly (a step split or merged by the samples that fell in it)
+	 * is one of the loop's steps too: their caller is the iteration */
+	if (nlevel == 1 && *best->parent)
+		for (int b = 0; b < NBUCKETS; b++)
+			for (const struct sframe *f = s->buckets[b]; f; f = f->next)
+				if (f != best && f->tid == tid && f->depth == level && !strcmp(f->parent, best->parent) &&
+				    f->nstarts >= SUGGEST_MIN_BURSTS && f->nstarts * 2 >= best->nstarts)
+					nlevel++;
 	memset(out, 0, sizeof(*out));
 	out->tid = tid;
 	out->bursts = first->nstarts;
