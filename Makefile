@@ -4,6 +4,7 @@
 #   make demo       install dependencies, build, trace the bundled llama.cpp demo
 #   make demo-python  the same experiment as a Python loop (ctypes, sqlite3, py: phases)
 #   make bench      overhead benchmarks (ratios measured side by side)
+#   make bench-sched  the scheduler path on a pipe ping-pong, beside offcputime and runqlat
 #   make man        build/infertrace.1 and build/infertrace.bash-completion
 #   make SANITIZE=1 ASan+UBSan build in build-asan/ (make test runs its unit tests
 #                   and SANITIZE_TESTS)
@@ -65,7 +66,7 @@ endif
 
 # A build without its dependencies names the missing packages instead of
 # failing on a missing header. Goals that install them first are not checked.
-NOCHECK_GOALS := deps clean test demo demo-python bench test-arm64 vmlinux-arm64 vmlinux
+NOCHECK_GOALS := deps clean test demo demo-python bench bench-sched test-arm64 vmlinux-arm64 vmlinux
 ifeq ($(filter $(NOCHECK_GOALS),$(MAKECMDGOALS)),)
 MISSING_DEPS := $(shell tools/check-deps.sh '$(PKG_CONFIG)' '$(CC)' '$(CLANG)' '$(BPFTOOL)' \
 	$(if $(filter unit arm64-tests $(OUT)/tests/%,$(MAKECMDGOALS)),unit))
@@ -93,7 +94,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo demo-python bench bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins
 all: $(OUT)/infertrace
 
@@ -221,6 +222,12 @@ demo-python: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench.sh $(OUT)
+
+# the scheduler path on a pipe ping-pong, beside libbpf-tools' offcputime and runqlat
+bench-sched: deps
+	$(Q)tools/install-deps.sh bench-sched
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench-sched.sh $(OUT)
 
 # issue 14's long-run figures: cycle time with --metrics/--checkpoint, RSS curve with --rotate
 bench-longrun: all

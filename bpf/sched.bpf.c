@@ -50,6 +50,20 @@ static __always_inline __s32 offcpu_kstack(void *ctx, struct it_sched_thread *st
 	return id;
 }
 
+/* Python's stack at a thread's switch-out (bpf/python.bpf.h): its
+ * off-CPU frames when it blocks, an observation either way. A global
+ * function: the verifier checks it once, not inlined into each path of
+ * sched_on_switch, where its frame walk made most of the program's
+ * verification (about 480,000 of 615,000 instructions, ~0.9 s of start-up). */
+__noinline int sched_py_switch_out(__u32 tgid, __u32 tid, __u64 now, int blocked)
+{
+	if (blocked)
+		py_observe_emit(tgid, tid, IT_PY_OBS_OUT, py_offcpu_capture(tgid, tid), now);
+	else
+		py_observe_out(tgid, tid, now);
+	return 0;
+}
+
 SEC("raw_tp/sched_switch")
 int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -78,10 +92,9 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			__sync_fetch_and_add(voluntary ? &v->nvcsw : &v->nivcsw, 1);
 		if (BPF_CORE_READ(prev, exit_state)) {
 			/* the last switch of a dead thread */
-			if (st->dwarf_pend_ns) {
+			if (st->dwarf_pend_ns)
 				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
-				__sync_fetch_and_add(&offcpu_pending[ptid % SCHED_PEND_SLOTS], -1);
-			}
+			set_ustack(st, ptid, -1);
 			if (st->win_ns)
 				stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
 			bpf_map_delete_elem(&sched_threads, &ptid);
@@ -94,17 +107,17 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			st->kstack_id = offcpu_kstack(ctx, st, syscall && cfg_offcpu_dwarf, nr, pc, sp, now);
 			if (cfg_offcpu_dwarf && syscall) {
 				/* copied at the call's exit, if it blocked long enough */
-				st->ustack_id = SCHED_USTACK_AT_SYSCALL_EXIT;
+				set_ustack(st, ptid, SCHED_USTACK_AT_SYSCALL_EXIT);
 			} else {
-				st->ustack_id = bpf_get_stackid(ctx, &offcpu_stackmap, BPF_F_USER_STACK);
+				set_ustack(st, ptid, bpf_get_stackid(ctx, &offcpu_stackmap, BPF_F_USER_STACK));
 				if (st->ustack_id < 0)
 					stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
 			}
 			/* the same walk is the switch-out's observation */
-			py_observe_emit(ptgid, ptid, IT_PY_OBS_OUT, py_offcpu_capture(ptgid, ptid), now);
+			sched_py_switch_out(ptgid, ptid, now, 1);
 		} else {
 			st->state = IT_SCHED_RUNQ;
-			py_observe_out(ptgid, ptid, now);
+			sched_py_switch_out(ptgid, ptid, now, 0);
 		}
 	}
 	if (ntgid && target_of(ntgid)) {
@@ -152,7 +165,8 @@ static __always_inline int on_wakeup(struct task_struct *task)
 		 * then blocked somewhere unknown */
 		unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
 		st->state = IT_SCHED_BLOCKED;
-		st->kstack_id = st->ustack_id = -1;
+		st->kstack_id = -1;
+		set_ustack(st, tid, -1);
 		account(tid, st, now, task, true, true, SCHED_DWARF_DEFER);
 		st->state = IT_SCHED_RUNQ;
 	} else if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
@@ -297,30 +311,25 @@ static __always_inline void offcpu_record(struct it_sched_thread *st, __u32 tgid
 		stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
 }
 
-/* A window's blocked time: one period on average, drawn from
- * [period/2, 3 period/2) so that windows do not keep in step with a loop. */
-static __always_inline __u64 next_goal(void)
-{
-	__u64 p = cfg_offcpu_sample_ns;
-
-	return p ? p / 2 + bpf_get_prandom_u32() % p : 0;
-}
-
 /* A system call returns: if the thread blocked in it (long enough), its
  * user stack is the one it blocked with, since no user code ran meanwhile:
  * copied here, with the blocked time, for DWARF unwinding in user space.
  * Copying and unwinding cost microseconds, as much as a short block: blocks
  * shorter than cfg_offcpu_sample_ns are sampled by time instead. A run of
- * them in one cycle and phase is cut into windows of about one period of
- * blocked time; each window's blocks elect one candidate, each block with
- * a chance proportional to its blocked time (weighted reservoir sampling:
- * the block replaces the candidate with probability ns / window's ns so
- * far, and is copied then, a few times per window), and the window's whole
- * blocked time is weighed on the last candidate's stack when it closes.
- * So every stack's expected weight is its blocked time, and all of the
- * run's time is in stacks. Each longer block has its own copy and exact
- * weight. Runs for every system call on the machine; a call with nothing
- * to copy costs one read of offcpu_pending. */
+ * them in one cycle and phase is cut into windows of one period of blocked
+ * time; each window elects one candidate, each block with a chance
+ * proportional to its blocked time, and the window's whole blocked time is
+ * weighed on the candidate's stack when it closes. The run's first window
+ * elects by weighted reservoir sampling (a block replaces the candidate
+ * with probability ns / the window's ns so far, and is copied then: a few
+ * copies, and a candidate however short the run); the next ones at a
+ * random point of the window (the block in which the window's time crosses
+ * it: one copy). The run's last, partial window is weighed on its own
+ * candidate, or the one before when the point was not reached. So every
+ * stack's expected weight is its blocked time, and all of a run's time is
+ * in stacks. Each longer block has its own copy and exact weight. Runs for
+ * every system call on the machine; a call with nothing to copy costs one
+ * read of offcpu_pending. */
 SEC("raw_tp/sys_exit")
 int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -328,18 +337,25 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = (__u32)id, tgid = id >> 32;
 	struct it_sched_thread *st;
 	__u32 cycle, phase;
-	__u64 ns;
+	__u64 ns, from;
 
 	if (!offcpu_pending[tid % SCHED_PEND_SLOTS])
 		return 0;
 	st = bpf_map_lookup_elem(&sched_threads, &tid);
-	if (!st || !st->dwarf_pend_ns)
+	if (!st || st->ustack_id != SCHED_USTACK_AT_SYSCALL_EXIT)
 		return 0;
+	if (st->state != IT_SCHED_ONCPU) {
+		/* running, and its switch-in (and wake-up) were not seen: the
+		 * wait ends here, deferring the block's stack to this exit */
+		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+		account(tid, st, bpf_ktime_get_ns(), (struct task_struct *)bpf_get_current_task(), false, true,
+			SCHED_DWARF_DEFER);
+		st->state = IT_SCHED_ONCPU;
+	}
+	set_ustack(st, tid, -1);
 	ns = __sync_lock_test_and_set(&st->dwarf_pend_ns, 0);
-	st->ustack_id = -1;
 	if (!ns)
 		return 0;
-	__sync_fetch_and_add(&offcpu_pending[tid % SCHED_PEND_SLOTS], -1);
 	cycle = st->dwarf_cycle;
 	phase = st->dwarf_phase;
 	if (ns >= cfg_offcpu_sample_ns || !st->short_open || st->short_cycle != cycle ||
@@ -355,17 +371,20 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		}
 		st->short_cycle = cycle;
 		st->short_phase = phase;
-		st->win_goal = next_goal();
+		st->win_first = 1;
 	}
+	from = st->win_ns;
 	st->win_ns += ns;
-	/* chance ns / win_ns: win_ns stays under 2.5 periods of at most 1 s
-	 * (--offcpu-sample-us), so the product stays under 2^64 */
-	if ((((__u64)bpf_get_prandom_u32() * st->win_ns) >> 32) < ns)
+	/* reservoir: chance ns / win_ns; win_ns stays under two periods of at
+	 * most 1 s (--offcpu-sample-us), so the product stays under 2^64 */
+	if (st->win_first ? (((__u64)bpf_get_prandom_u32() * st->win_ns) >> 32) < ns :
+			    from <= st->win_point && st->win_point < st->win_ns)
 		offcpu_record(st, tgid, tid, cycle, phase, 0, ns, true);
-	if (st->win_ns >= st->win_goal) {
+	if (st->win_ns >= cfg_offcpu_sample_ns) {
 		offcpu_record(st, tgid, tid, cycle, phase, st->win_ns, 0, false);
 		st->win_ns = 0;
-		st->win_goal = next_goal();
+		st->win_first = 0;
+		st->win_point = bpf_get_prandom_u32() % cfg_offcpu_sample_ns;
 	}
 	return 0;
 }

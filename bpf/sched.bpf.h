@@ -31,16 +31,31 @@ SHARED const volatile __u32 cfg_offcpu_dwarf = 0;
 SHARED const volatile __u64 cfg_offcpu_sample_ns = 0;
 
 
-/* Threads with a blocked system call's stack to copy at its exit, counted
- * by tid modulo the size: sched_on_sys_exit, which runs for every system
- * call on the machine, looks a thread up only when its slot counts one. */
+/* Threads that blocked in a system call whose exit is awaited (ustack_id
+ * SCHED_USTACK_AT_SYSCALL_EXIT), counted by tid modulo the size:
+ * sched_on_sys_exit, which runs for every system call on the machine, looks
+ * a thread up only when its slot counts one. */
 #define SCHED_PEND_SLOTS 4096
-#define SCHED_MEM_MIN_NS 1000000ULL
 SHARED __u32 offcpu_pending[SCHED_PEND_SLOTS];
+/* the scheduler programs read a thread's RSS at most this often */
+#define SCHED_MEM_MIN_NS 1000000ULL
 
 /* ustack_id of a thread blocked in a system call with --call-graph dwarf:
  * its user stack is copied when the call returns (sched_on_sys_exit) */
 #define SCHED_USTACK_AT_SYSCALL_EXIT (-2)
+
+/* Sets where a thread's block's user stack comes from, keeping
+ * offcpu_pending's count of the threads that await a system call's exit. */
+static __always_inline void set_ustack(struct it_sched_thread *st, __u32 tid, __s32 id)
+{
+	bool was = st->ustack_id == SCHED_USTACK_AT_SYSCALL_EXIT, is = id == SCHED_USTACK_AT_SYSCALL_EXIT;
+
+	if (is && !was)
+		__sync_fetch_and_add(&offcpu_pending[tid % SCHED_PEND_SLOTS], 1);
+	else if (was && !is)
+		__sync_fetch_and_add(&offcpu_pending[tid % SCHED_PEND_SLOTS], -1);
+	st->ustack_id = id;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -358,7 +373,6 @@ static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64
 	    st->ustack_id == SCHED_USTACK_AT_SYSCALL_EXIT && (dwarf == SCHED_DWARF_DEFER || at_block_site(st))) {
 		/* counted with its user stack when the system call returns */
 		if (!st->dwarf_pend_ns) {
-			__sync_fetch_and_add(&offcpu_pending[tid % SCHED_PEND_SLOTS], 1);
 			st->dwarf_kstack_id = st->kstack_id;
 			st->dwarf_phase = st->phase;
 			st->dwarf_cycle = st->cycle;

@@ -366,12 +366,12 @@ struct it_sched_thread {
 	__s32 dwarf_kstack_id; /* with dwarf_pend_ns: where it first blocked */
 	__u32 dwarf_cycle;  /* with dwarf_pend_ns: the cycle it blocked in */
 	/* Short blocks (bpf/sched.bpf.c, sched_on_sys_exit): the open
-	 * window of a run of them in one cycle and phase, its blocked time,
-	 * and where it closes */
+	 * window of a run of them in one cycle and phase, its blocked time */
 	__u64 win_ns;
-	__u64 win_goal;
+	__u64 win_point;   /* after the first window: the point that elects */
 	__u32 short_cycle, short_phase; /* the run's attribution */
 	__u32 short_open;  /* a run is open */
+	__u32 win_first;   /* the run's first window: elected by reservoir */
 	/* The kernel stack of the last block taken in a system call, by where
 	 * it was called (number, user pc and sp): reused by blocks from the
 	 * same place for one cfg_offcpu_sample_ns (bpf/sched.bpf.c). */

@@ -2,10 +2,16 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Installs the Debian packages infertrace needs to build, test and run the demo.
 # Idempotent and quiet: does nothing when everything is already present.
-# usage: install-deps.sh [test]; `test` installs only the peers the
-# integration tests drive (`make test` and `make integration` ask for them).
+# usage: install-deps.sh [test|bench-sched]; `test` installs only the peers
+# the integration tests drive (`make test` and `make integration` ask for
+# them), `bench-sched` the peers of make bench-sched.
 set -euo pipefail
 . "$(dirname "$0")/apt-ensure.sh"
+if [ "${1:-}" = bench-sched ]; then
+	# bcc's libbpf-tools: offcputime and runqlat beside ours (make bench-sched)
+	apt_ensure "run 'make bench-sched' as root (apt-get install)" libbpf-tools
+	exit 0
+fi
 if [ "${1:-}" = test ]; then
 	# tmux: `top` in a real terminal; prometheus (with promtool): --metrics.
 	# Debian's prometheus package enables its own service on a host with

@@ -30,7 +30,7 @@
 
 /* A thread's candidate for its window of short blocks: the raw record of
  * the last block elected (bpf/sched.bpf.c, sched_on_sys_exit), unwound
- * only when the window closes and weighs it. */
+ * when a window closes and weighs it. */
 struct short_window {
 	__u32 tid; /* 0: free slot */
 	size_t size;
@@ -215,16 +215,13 @@ static void weigh_window(struct recording *rec, __u32 tid, __u32 cycle, __u32 ph
 	struct sched_state *ss = rec->sched;
 	struct short_window *w = window_of(ss, tid);
 
+	/* kept after: a run's last, partial window that did not reach its
+	 * point is weighed on the window's before */
 	if (w && w->cand && w->cand->cycle == cycle && w->cand->phase == phase &&
 	    add_offcpu_stack(rec, w->cand, w->size, ns) >= 0)
 		ss->sampled_ns += ns;
 	else
 		ss->unweighed_ns += ns;
-	if (w) {
-		/* the next window's first block is its first candidate */
-		free(w->cand);
-		w->cand = NULL;
-	}
 }
 
 static void sched_on_event(struct recording *rec, const void *data, size_t size)
