@@ -5,6 +5,7 @@
 #   make demo-python  the same experiment as a Python loop (ctypes, sqlite3, py: phases)
 #   make bench      overhead benchmarks (ratios measured side by side)
 #   make bench-sched  the scheduler path on a pipe ping-pong, beside offcputime and runqlat
+#   make bench-node   a node loop's cycle time traced/untraced, beside perf
 #   make man        build/infertrace.1 and build/infertrace.bash-completion
 #   make SANITIZE=1 ASan+UBSan build in build-asan/ (make test runs its unit tests
 #                   and SANITIZE_TESTS)
@@ -94,7 +95,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-node bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins
 all: $(OUT)/infertrace
 
@@ -228,6 +229,10 @@ bench-sched: deps
 	$(Q)tools/install-deps.sh bench-sched
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench-sched.sh $(OUT)
+
+# a node loop's own cycle time traced/untraced beside perf's
+bench-node: all
+	$(Q)tools/bench-node.sh $(OUT)
 
 # issue 14's long-run figures: cycle time with --metrics/--checkpoint, RSS curve with --rotate
 bench-longrun: all
