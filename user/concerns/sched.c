@@ -157,6 +157,21 @@ static void log_interval(struct recording *rec, const struct it_ustack_event *e,
 		model__add_lost(&rec->model, "offcpu_intervals_not_kept", 1);
 }
 
+/* Threads whose candidates are kept at once: a candidate is a raw stack
+ * copy (up to 64 KiB), and threads come and go, so at this many the table
+ * starts again (the windows then open close without a candidate, counted
+ * in unweighed_ns): at most SHORT_WINDOWS_MAX copies are held. */
+#define SHORT_WINDOWS_MAX 512
+
+static void windows_clear(struct sched_state *ss)
+{
+	for (size_t i = 0; i < ss->capwin; i++)
+		free(ss->win[i].cand);
+	if (ss->capwin)
+		memset(ss->win, 0, ss->capwin * sizeof(*ss->win));
+	ss->nwin = 0;
+}
+
 /* The thread's slot in ss->win (a free one when it has none), or NULL
  * when the table cannot grow. */
 static struct short_window *window_of(struct sched_state *ss, __u32 tid)
@@ -164,6 +179,8 @@ static struct short_window *window_of(struct sched_state *ss, __u32 tid)
 	struct short_window *w;
 	size_t j;
 
+	if (ss->nwin >= SHORT_WINDOWS_MAX)
+		windows_clear(ss);
 	if ((ss->nwin + 1) * 2 > ss->capwin) {
 		size_t cap = ss->capwin ? ss->capwin * 2 : 64;
 		struct short_window *g = calloc(cap, sizeof(*g));
@@ -216,7 +233,7 @@ static void weigh_window(struct recording *rec, __u32 tid, __u32 cycle, __u32 ph
 	struct short_window *w = window_of(ss, tid);
 
 	/* kept after: a run's last, partial window that did not reach its
-	 * point is weighed on the window's before */
+	 * point is weighed on the candidate of the window before */
 	if (w && w->cand && w->cand->cycle == cycle && w->cand->phase == phase &&
 	    add_offcpu_stack(rec, w->cand, w->size, ns) >= 0)
 		ss->sampled_ns += ns;
@@ -231,9 +248,13 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 	struct short_window *w;
 	int64_t entry;
 
-	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK || size < sizeof(*e))
+	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK)
 		return;
 	ss->offcpu_stacks.records++;
+	if (size < sizeof(*e)) {
+		ss->offcpu_stacks.bad_records++;
+		return;
+	}
 	if (!e->block_ns && !e->stack_size) {
 		weigh_window(rec, e->hdr.tid, e->cycle, e->phase, e->blocked_ns);
 		return;
@@ -895,8 +916,7 @@ static void sched_cleanup(struct recording *rec)
 {
 	if (rec->sched) {
 		ustack_table__free(&rec->sched->offcpu_stacks);
-		for (size_t i = 0; i < rec->sched->capwin; i++)
-			free(rec->sched->win[i].cand);
+		windows_clear(rec->sched);
 		free(rec->sched->win);
 	}
 	free(rec->sched);
