@@ -272,12 +272,18 @@ __noinline __u32 sched_tgid_of_tid(__u32 tid)
 	return st ? st->tgid : tid;
 }
 
-/* Sends a blocking call's record (see sched_on_sys_exit): its user stack
- * (stack) or, with !stack, the weight of a window of short blocks. */
-static __always_inline void offcpu_record(struct it_sched_thread *st, __u32 tgid, __u32 tid, __u32 cycle,
-					  __u32 phase, __u64 weight, __u64 block, bool stack)
+/* Sends the current thread's blocking call's record (see
+ * sched_on_sys_exit): its user stack with the call's own blocked time
+ * (block), or with block 0 the weight of a window of short blocks. Not
+ * inlined: sched_on_sys_exit sends from three places, and on arm64 the
+ * copies' locals together passed BPF's 512-byte stack. */
+static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __u32 phase, __u64 weight,
+				     __u64 block)
 {
 	struct ustack_scratch *s = ustack_scratch_of(USTACK_SCRATCH_OFFCPU);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	bool stack = block != 0;
 	struct it_ustack_event *e;
 	struct task_struct *task;
 	__u32 got = 0;
@@ -330,11 +336,21 @@ static __always_inline void offcpu_record(struct it_sched_thread *st, __u32 tgid
  * in stacks. Each longer block has its own copy and exact weight. Runs for
  * every system call on the machine; a call with nothing to copy costs one
  * read of offcpu_pending. */
+/* A thread at its system call's exit whose switch-in (and wake-up) were
+ * not seen: the wait ends here, deferring the block's stack to this exit.
+ * Not inlined, for the stack (offcpu_record). */
+static __noinline void exit_settle(struct it_sched_thread *st, __u32 tid)
+{
+	unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+	account(tid, st, bpf_ktime_get_ns(), (struct task_struct *)bpf_get_current_task(), false, true,
+		SCHED_DWARF_DEFER);
+	st->state = IT_SCHED_ONCPU;
+}
+
 SEC("raw_tp/sys_exit")
 int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct it_sched_thread *st;
 	__u32 cycle, phase;
 	__u64 ns, from;
@@ -344,14 +360,8 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	st = bpf_map_lookup_elem(&sched_threads, &tid);
 	if (!st || st->ustack_id != SCHED_USTACK_AT_SYSCALL_EXIT)
 		return 0;
-	if (st->state != IT_SCHED_ONCPU) {
-		/* running, and its switch-in (and wake-up) were not seen: the
-		 * wait ends here, deferring the block's stack to this exit */
-		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, bpf_ktime_get_ns(), (struct task_struct *)bpf_get_current_task(), false, true,
-			SCHED_DWARF_DEFER);
-		st->state = IT_SCHED_ONCPU;
-	}
+	if (st->state != IT_SCHED_ONCPU)
+		exit_settle(st, tid);
 	set_ustack(st, tid, -1);
 	ns = __sync_lock_test_and_set(&st->dwarf_pend_ns, 0);
 	if (!ns)
@@ -362,11 +372,11 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	    st->short_phase != phase) {
 		/* the run before ends with its window */
 		if (st->win_ns)
-			offcpu_record(st, tgid, tid, st->short_cycle, st->short_phase, st->win_ns, 0, false);
+			offcpu_record(st, st->short_cycle, st->short_phase, st->win_ns, 0);
 		st->win_ns = 0;
 		st->short_open = ns < cfg_offcpu_sample_ns;
 		if (!st->short_open) {
-			offcpu_record(st, tgid, tid, cycle, phase, ns, ns, true);
+			offcpu_record(st, cycle, phase, ns, ns);
 			return 0;
 		}
 		st->short_cycle = cycle;
@@ -379,9 +389,9 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	 * most 1 s (--offcpu-sample-us), so the product stays under 2^64 */
 	if (st->win_first ? (((__u64)bpf_get_prandom_u32() * st->win_ns) >> 32) < ns :
 			    from <= st->win_point && st->win_point < st->win_ns)
-		offcpu_record(st, tgid, tid, cycle, phase, 0, ns, true);
+		offcpu_record(st, cycle, phase, 0, ns);
 	if (st->win_ns >= cfg_offcpu_sample_ns) {
-		offcpu_record(st, tgid, tid, cycle, phase, st->win_ns, 0, false);
+		offcpu_record(st, cycle, phase, st->win_ns, 0);
 		st->win_ns = 0;
 		st->win_first = 0;
 		st->win_point = bpf_get_prandom_u32() % cfg_offcpu_sample_ns;
