@@ -68,8 +68,14 @@ class TailTest(unittest.TestCase):
         self.assertNear(sl["excess_ms"], want, "blocked sleep")
         # the phase is the cycle's largest cause, and nothing on the CPU grew
         self.assertIn(t["causes"][0]["kind"], ("phase", "blocked"))
-        self.assertIsNone(cause(t, "phase", "mode"))
         self.assertIsNone(cause(t, "oncpu", "main_thread"))
+        # mode is named only when the fixture's own clock saw that cycle's
+        # mode slower too (preempted by the other work of a busy machine),
+        # and then with the fixture's excess
+        mode, mode_excess = cause(t, "phase", "mode"), self.excess("mode_wall_ms", SLOW_DB)
+        if mode is not None:
+            self.assertGreaterEqual(mode_excess, 0.25, (mode, mode_excess))
+            self.assertLessEqual(abs(mode["excess_ms"] - mode_excess), max(0.5, REL * mode_excess), (mode, mode_excess))
         # the off-CPU stack that grew is the sleep under database()
         self.assertTrue(any(s["kind"] == "offcpu" and "database" in s["stack"] for s in sl["stacks"]), sl["stacks"])
 
