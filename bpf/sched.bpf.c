@@ -218,10 +218,7 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
-		/* running, but its switch-in was not seen: the wait ends here */
-		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, bpf_ktime_get_ns(), task, false, true, SCHED_DWARF_AT_SITE);
-		st->state = IT_SCHED_ONCPU;
+		settle_unseen_switch_in(tid, st, bpf_ktime_get_ns(), task, true, SCHED_DWARF_AT_SITE);
 	} else if (st->state == IT_SCHED_ONCPU) {
 		__u64 now = bpf_ktime_get_ns();
 
@@ -317,6 +314,15 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 		stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
 }
 
+/* A thread at its system call's exit whose switch-in (and wake-up) were
+ * not seen: its block's stack is deferred to this exit. Not inlined, for
+ * the stack (offcpu_record). */
+static __noinline void exit_settle(struct it_sched_thread *st, __u32 tid)
+{
+	settle_unseen_switch_in(tid, st, bpf_ktime_get_ns(), (struct task_struct *)bpf_get_current_task(), true,
+				SCHED_DWARF_DEFER);
+}
+
 /* A system call returns: if the thread blocked in it (long enough), its
  * user stack is the one it blocked with, since no user code ran meanwhile:
  * copied here, with the blocked time, for DWARF unwinding in user space.
@@ -336,17 +342,6 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
  * in stacks. Each longer block has its own copy and exact weight. Runs for
  * every system call on the machine; a call with nothing to copy costs one
  * read of offcpu_pending. */
-/* A thread at its system call's exit whose switch-in (and wake-up) were
- * not seen: the wait ends here, deferring the block's stack to this exit.
- * Not inlined, for the stack (offcpu_record). */
-static __noinline void exit_settle(struct it_sched_thread *st, __u32 tid)
-{
-	unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-	account(tid, st, bpf_ktime_get_ns(), (struct task_struct *)bpf_get_current_task(), false, true,
-		SCHED_DWARF_DEFER);
-	st->state = IT_SCHED_ONCPU;
-}
-
 SEC("raw_tp/sys_exit")
 int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {

@@ -437,6 +437,16 @@ static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64
 	}
 }
 
+/* A thread running now whose switch-in was not seen: its wait ends here
+ * (the kernel's run placed at the end of the interval, as a tick would). */
+static __always_inline void settle_unseen_switch_in(__u32 tid, struct it_sched_thread *st, __u64 now,
+						    struct task_struct *task, bool sched_path, int dwarf)
+{
+	unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+	account(tid, st, now, task, false, sched_path, dwarf);
+	st->state = IT_SCHED_ONCPU;
+}
+
 static __always_inline struct it_sched_thread *thread_of(__u32 tid, __u32 tgid, struct task_struct *task,
 						       __u64 now, bool create)
 {
@@ -501,11 +511,7 @@ static __always_inline struct it_sched_thread *sched_edge_settle(struct it_sched
 		return st;
 	}
 	if (st->state != IT_SCHED_ONCPU) {
-		/* running, but its switch-in was not seen: the wait ends here,
-		 * settled as a tick would (the kernel's run placed at the end) */
-		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(tid, st, now, task, false, false, SCHED_DWARF_NO);
-		st->state = IT_SCHED_ONCPU;
+		settle_unseen_switch_in(tid, st, now, task, false, SCHED_DWARF_NO);
 		return st;
 	}
 	/* atomic: a sync interrupting this program may move ts on too */

@@ -44,7 +44,7 @@ for i in $(seq 1 "$RUNS"); do
 		"$NODE" "$LOOP" --fixed "$CYCLES" 2>/dev/null | own perf
 done
 
-med() { sort -g "$1" | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+med() { /usr/bin/python3 "$ROOT/tools/bench_stats.py" median $(cat "$1"); }
 base=$(med "$OUT/base")
 {
 	echo "## Node loop (jsloop.js --fixed $CYCLES, node $("$NODE" --version), the loop's median cycle, $RUNS runs interleaved, medians)"

@@ -65,7 +65,7 @@ for i in $(seq 1 "$RUNS"); do
 	beside runqlat runqlat
 done
 
-med() { sort -g "$1" | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+med() { /usr/bin/python3 "$ROOT/tools/bench_stats.py" median $(cat "$1"); }
 col() { awk -v c="$2" '{print $c}' "$1" >"$1.$2"; med "$1.$2"; }
 base=$(med "$OUT/base")
 {

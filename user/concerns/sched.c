@@ -37,6 +37,14 @@ struct short_window {
 	struct it_ustack_event *cand; /* NULL: none */
 };
 
+/* Threads whose candidates are kept at once: a candidate is a raw stack
+ * copy (up to 64 KiB), and threads come and go, so at this many the table
+ * starts again (the windows then open close without a candidate, counted
+ * in unweighed_ns): at most SHORT_WINDOWS_MAX copies are held. The table,
+ * open addressing by tid, is never more than half full. */
+#define SHORT_WINDOWS_MAX 512
+#define SHORT_WINDOW_SLOTS (2 * SHORT_WINDOWS_MAX)
+
 struct sched_state {
 	bool enabled;
 	char missing[256]; /* tracepoints this kernel lacks, for the profile */
@@ -44,9 +52,9 @@ struct sched_state {
 	 * copied at the call's exit and unwound here, weighted by blocked ns */
 	bool offcpu_dwarf;
 	struct ustack_table offcpu_stacks;
-	/* short blocks: by tid, open addressing (cap a power of two) */
-	struct short_window *win;
-	size_t nwin, capwin;
+	/* short blocks' candidates, by tid */
+	struct short_window win[SHORT_WINDOW_SLOTS];
+	size_t nwin;
 	uint64_t sampled_ns;   /* short blocks' time weighed on their windows' candidates */
 	uint64_t unweighed_ns; /* a window's time without its candidate (record lost) */
 	uint64_t candidates;
@@ -157,53 +165,37 @@ static void log_interval(struct recording *rec, const struct it_ustack_event *e,
 		model__add_lost(&rec->model, "offcpu_intervals_not_kept", 1);
 }
 
-/* Threads whose candidates are kept at once: a candidate is a raw stack
- * copy (up to 64 KiB), and threads come and go, so at this many the table
- * starts again (the windows then open close without a candidate, counted
- * in unweighed_ns): at most SHORT_WINDOWS_MAX copies are held. */
-#define SHORT_WINDOWS_MAX 512
-
 static void windows_clear(struct sched_state *ss)
 {
-	for (size_t i = 0; i < ss->capwin; i++)
+	for (size_t i = 0; i < SHORT_WINDOW_SLOTS; i++)
 		free(ss->win[i].cand);
-	if (ss->capwin)
-		memset(ss->win, 0, ss->capwin * sizeof(*ss->win));
+	memset(ss->win, 0, sizeof(ss->win));
 	ss->nwin = 0;
 }
 
-/* The thread's slot in ss->win (a free one when it has none), or NULL
- * when the table cannot grow. */
+static struct short_window *window_probe(struct sched_state *ss, __u32 tid)
+{
+	size_t j = tid % SHORT_WINDOW_SLOTS;
+
+	while (ss->win[j].tid && ss->win[j].tid != tid)
+		j = (j + 1) % SHORT_WINDOW_SLOTS;
+	return &ss->win[j];
+}
+
+/* The thread's slot in ss->win (a free one, taken, when it has none; a
+ * full table starts again first). */
 static struct short_window *window_of(struct sched_state *ss, __u32 tid)
 {
-	struct short_window *w;
-	size_t j;
+	struct short_window *w = window_probe(ss, tid);
 
-	if (ss->nwin >= SHORT_WINDOWS_MAX)
+	if (w->tid)
+		return w;
+	if (ss->nwin >= SHORT_WINDOWS_MAX) {
 		windows_clear(ss);
-	if ((ss->nwin + 1) * 2 > ss->capwin) {
-		size_t cap = ss->capwin ? ss->capwin * 2 : 64;
-		struct short_window *g = calloc(cap, sizeof(*g));
-
-		if (!g)
-			return NULL;
-		for (size_t i = 0; i < ss->capwin; i++) {
-			if (!ss->win[i].tid)
-				continue;
-			for (j = ss->win[i].tid & (cap - 1); g[j].tid; j = (j + 1) & (cap - 1))
-				;
-			g[j] = ss->win[i];
-		}
-		free(ss->win);
-		ss->win = g;
-		ss->capwin = cap;
+		w = window_probe(ss, tid);
 	}
-	for (j = tid & (ss->capwin - 1); (w = &ss->win[j])->tid && w->tid != tid; j = (j + 1) & (ss->capwin - 1))
-		;
-	if (!w->tid) {
-		w->tid = tid;
-		ss->nwin++;
-	}
+	w->tid = tid;
+	ss->nwin++;
 	return w;
 }
 
@@ -234,7 +226,7 @@ static void weigh_window(struct recording *rec, __u32 tid, __u32 cycle, __u32 ph
 
 	/* kept after: a run's last, partial window that did not reach its
 	 * point is weighed on the candidate of the window before */
-	if (w && w->cand && w->cand->cycle == cycle && w->cand->phase == phase &&
+	if (w->cand && w->cand->cycle == cycle && w->cand->phase == phase &&
 	    add_offcpu_stack(rec, w->cand, w->size, ns) >= 0)
 		ss->sampled_ns += ns;
 	else
@@ -263,8 +255,6 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 		/* a window's candidate: kept raw until the window closes */
 		ss->candidates++;
 		w = window_of(ss, e->hdr.tid);
-		if (!w)
-			return;
 		free(w->cand);
 		w->cand = malloc(size);
 		w->size = size;
@@ -917,7 +907,6 @@ static void sched_cleanup(struct recording *rec)
 	if (rec->sched) {
 		ustack_table__free(&rec->sched->offcpu_stacks);
 		windows_clear(rec->sched);
-		free(rec->sched->win);
 	}
 	free(rec->sched);
 	rec->sched = NULL;
