@@ -190,8 +190,6 @@ int sched_on_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 	return on_wakeup((struct task_struct *)ctx->args[0]);
 }
 
-#define SCHED_SYNC_MIN_NS 1000000ULL
-
 /* Fires on scheduler ticks for the running task: syncs its on-CPU time with
  * the kernel's (time taken from it shows up as run-queue wait within a tick),
  * repairs a switch-in that was not seen, samples RSS. Cycle and phase edges
@@ -220,13 +218,10 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
 		settle_unseen_switch_in(tid, st, bpf_ktime_get_ns(), task, true, SCHED_DWARF_AT_SITE);
 	} else if (st->state == IT_SCHED_ONCPU) {
-		__u64 now = bpf_ktime_get_ns();
-
-		/* update_curr runs at every switch and wake-up too: a sync less
-		 * than a millisecond after the last one changes nothing the next
-		 * sync would not (the same interval, settled whole) */
-		if (now - st->ts >= SCHED_SYNC_MIN_NS)
-			account(tid, st, now, task, false, true, SCHED_DWARF_NO);
+		/* every sync, however close to the last: a cycle or phase edge
+		 * takes the time since the last sync as on-CPU, so a sync skipped
+		 * before an edge would give it a preemption as CPU time */
+		account(tid, st, bpf_ktime_get_ns(), task, false, true, SCHED_DWARF_NO);
 	}
 	return 0;
 }
