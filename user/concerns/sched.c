@@ -43,7 +43,7 @@ struct short_window {
  * in unweighed_ns): at most SHORT_WINDOWS_MAX copies are held. The table,
  * open addressing by tid, is never more than half full. */
 #define SHORT_WINDOWS_MAX 512
-#define SHORT_WINDOW_SLOTS (2 * SHORT_WINDOWS_MAX)
+#define SHORT_WINDOW_SLOTS ((size_t)2 * SHORT_WINDOWS_MAX)
 
 struct sched_state {
 	bool enabled;
