@@ -11,7 +11,7 @@
 #   tools/bench-longrun.sh overhead [BUILD_DIR]
 #     The fixture experiment's own median cycle time recorded with the same
 #     options plus nothing / --metrics (curl on /metrics every second) /
-#     --checkpoint 10, the conditions interleaved run by run; the ratio of
+#     --checkpoint 10, the conditions interleaved run by run (their order turning); the ratio of
 #     medians per run and the median of those. RUNS (3), CYCLES (1000).
 # Results are printed (tab-separated); BENCHMARKS.md quotes them.
 set -euo pipefail
@@ -88,9 +88,12 @@ EOF2
 	}
 	printf 'run\tbase ms\tmetrics ms\tcheckpoint ms\tmetrics/base\tcheckpoint/base\tload\n'
 	for i in $(seq "$runs"); do
-		b=$(one base)
-		m=$(one metrics)
-		c=$(one checkpoint)
+		# the order turns run by run, so that no condition always runs first
+		case $((i % 3)) in
+		1) b=$(one base); m=$(one metrics); c=$(one checkpoint) ;;
+		2) m=$(one metrics); c=$(one checkpoint); b=$(one base) ;;
+		0) c=$(one checkpoint); b=$(one base); m=$(one metrics) ;;
+		esac
 		printf '%d\t%s\t%s\t%s\t%.4f\t%.4f\t%s\n' "$i" "$b" "$m" "$c" "$(echo "$m / $b" | bc -l)" \
 			"$(echo "$c / $b" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
 	done

@@ -10,12 +10,14 @@
 # library. Every STEP seconds (30) prints the tracer's RSS and its CPU share
 # since the last line; at the end (SIGINT) the outputs' write time, the
 # lost-event figures and the ratio of lost samples, from profile.json.
+# RECORD_ARGS (words) are added to `record`, e.g. RECORD_ARGS="--max-memory 160".
 # Tab-separated; BENCHMARKS.md quotes it.
 set -euo pipefail
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IT=$BUILD/infertrace
 DUR=${DURATION:-600} STEP=${STEP:-30} CYCLES=${CYCLES:-20}
+read -r -a EXTRA <<<"${RECORD_ARGS:-}"
 [ "$(id -u)" -eq 0 ] || { echo "bench-soak: run as root" >&2; exit 1; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -23,7 +25,7 @@ F=$ROOT/tests/fixtures
 gcc -I"$F" -O2 -g -shared -fPIC "$F/exp_dl.c" -o "$TMP/libexpdl.so"
 gcc -I"$F" -O2 -g -shared -fPIC -DDL_ALT "$F/exp_dl.c" -o "$TMP/libexpdl_alt.so"
 gcc -I"$F" -O0 -g "$F/dl_reload.c" -o "$TMP/dl_reload" -ldl
-"$IT" record -q -o "$TMP/out" --cycle "$TMP/dl_reload:reload_cycle" \
+"$IT" record -q -o "$TMP/out" ${EXTRA[@]+"${EXTRA[@]}"} --cycle "$TMP/dl_reload:reload_cycle" \
 	--phase "dl=$TMP/libexpdl.so:dl_work" --phase "spin=$TMP/libexpdl.so:dl_spin" -- \
 	/bin/sh -c "while :; do $TMP/dl_reload $CYCLES $TMP/libexpdl.so $TMP/libexpdl_alt.so >/dev/null; done" \
 	2>"$TMP/err" &
@@ -52,5 +54,6 @@ total = p["samples"]["total"]
 print(f"cycles\t{len(p['cycles'])}\nprocesses\t{len(p.get('processes', []))}")
 print(f"samples\t{total}\nlost\t{json.dumps(lost)}")
 print(f"lost samples ratio\t{lost.get('samples', 0) / max(1, total + lost.get('samples', 0)):.6f}")
+print(f"memory budget\t{json.dumps(s.get('memory_budget'))}")
 print(f"tracer max RSS MB\t{s.get('max_rss_mb')}\ntracer CPU % of one CPU (whole run)\t{s.get('percent_of_one_cpu')}")
 PY

@@ -128,6 +128,7 @@ static const struct {
 	{ "stack-entries", { "--stack-entries", "4096" }, "{\"stack_entries\": 4096}" },
 	{ "min-block-us", { "--min-block-us", "50" }, "{\"min-block-us\": 50}" },
 	{ "offcpu-sample-us", { "--offcpu-sample-us", "250" }, "{\"offcpu_sample_us\": 250}" },
+	{ "max-memory", { "--max-memory", "256" }, "{\"max_memory_mb\": 256}" },
 	{ "checkpoint", { "--checkpoint", "2.5" }, "{\"checkpoint_s\": 2.5}" },
 	{ "rotate", { "--checkpoint", "60", "--rotate", "24" }, "{\"checkpoint_s\": 60, \"rotate\": 24}" },
 	{ "gpu", { "--gpu", "none" }, "{\"gpu\": \"none\"}" },

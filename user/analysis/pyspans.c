@@ -39,7 +39,19 @@ struct pyspans {
 	size_t ncalls, capcalls, nextra;
 	uint64_t observations, edges;
 	double edge_sum_ms, edge_max_ms;
+	bool hold_off;                    /* --max-memory reached: calls are counted, not kept */
+	uint64_t not_kept[2];             /* [0] phase calls, [1] cycles */
 };
+
+void pyspans__set_hold(struct pyspans *p, bool hold)
+{
+	p->hold_off = !hold;
+}
+
+uint64_t pyspans__not_kept(const struct pyspans *p, bool cycles)
+{
+	return p ? p->not_kept[cycles] : 0;
+}
 
 bool pyspans__is_spec(const char *text)
 {
@@ -217,6 +229,10 @@ static struct pythread *thread_of(struct pyspans *p, pid_t tgid, pid_t tid)
 
 static int add_call(struct pyspans *p, const struct pythread *t, int spec, uint64_t start, uint64_t end)
 {
+	if (p->hold_off) {
+		p->not_kept[p->specs[spec].role == IT_ROLE_CYCLE]++;
+		return 0;
+	}
 	if (VEC_RESERVE(p->calls, p->capcalls, p->ncalls, 256))
 		return -ENOMEM;
 	p->calls[p->ncalls++] = (struct pyspan_call){

@@ -65,6 +65,10 @@ void pyspans__free(struct pyspans *p);
  * phase/count id. 0, or -EINVAL / -E2BIG with a one-line reason in err. */
 int pyspans__add_spec(struct pyspans *p, const char *text, int role, int id, char *err, size_t errlen);
 int pyspans__nspecs(const struct pyspans *p);
+/* --max-memory: while hold is false, calls are counted (pyspans__not_kept:
+ * phase calls, or cycles when `cycles`) instead of kept. */
+void pyspans__set_hold(struct pyspans *p, bool hold);
+uint64_t pyspans__not_kept(const struct pyspans *p, bool cycles);
 bool pyspans__has_role(const struct pyspans *p, int role);
 const char *pyspans__spec_text(const struct pyspans *p, int spec);
 void pyspans__spec_role(const struct pyspans *p, int spec, int *role, int *id);

@@ -66,6 +66,7 @@ struct jsphase_state {
 	struct phase_call *calls;
 	size_t ncalls, capcalls;
 	uint64_t calls_dropped;
+	bool hold;                /* recording__may_hold at this event */
 };
 
 #define MAX_JS_CALLS (4u << 20)
@@ -183,7 +184,7 @@ static struct js_thread *thread_of(struct jsphase_state *s, pid_t tgid, pid_t ti
 
 static void add_call(struct jsphase_state *s, const struct js_thread *t, int j, uint64_t end_ns)
 {
-	if (s->ncalls >= MAX_JS_CALLS || VEC_RESERVE(s->calls, s->capcalls, s->ncalls, 256)) {
+	if (s->ncalls >= MAX_JS_CALLS || !s->hold || VEC_RESERVE(s->calls, s->capcalls, s->ncalls, 256)) {
 		s->calls_dropped++;
 		return;
 	}
@@ -209,6 +210,7 @@ uint32_t jsphase__observe(struct recording *rec, pid_t tgid, pid_t tid, uint32_t
 
 	if (!s)
 		return 0;
+	s->hold = recording__may_hold(rec);
 	/* the JIT frames, leaf first, named as of the sample's time (tokens) */
 	for (int i = 0; i < n && nnames < MAX_JS_FRAMES; i++) {
 		struct sym_info si;

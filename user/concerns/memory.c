@@ -26,7 +26,38 @@ struct mem_state {
 	uint64_t *t;   /* ns since the recording began */
 	double *mb;    /* summed RSS of the live followed processes */
 	size_t n, cap;
+	/* a long run's timeline stays within TIMELINE_HELD points: when full,
+	 * pairs of points become one (their peak) and each later point is the
+	 * peak of `stride` ticks, so the points stay evenly spaced in time */
+	unsigned int stride, pending;
+	uint64_t pending_t;
+	double pending_mb;
 };
+
+#define TIMELINE_HELD 32768
+
+/* True when the tick's point is folded into a later one (not added now). */
+static bool fold_point(struct mem_state *ms, uint64_t t, double mb)
+{
+	if (!ms->stride)
+		ms->stride = 1;
+	if (ms->n >= TIMELINE_HELD) {
+		size_t w = 0;
+
+		for (size_t i = 0; i + 1 < ms->n; i += 2, w++) {
+			ms->t[w] = ms->mb[i] >= ms->mb[i + 1] ? ms->t[i] : ms->t[i + 1];
+			ms->mb[w] = ms->mb[i] >= ms->mb[i + 1] ? ms->mb[i] : ms->mb[i + 1];
+		}
+		ms->n = w;
+		ms->stride *= 2;
+	}
+	if (!ms->pending || mb > ms->pending_mb)
+		ms->pending_t = t, ms->pending_mb = mb;
+	if (++ms->pending < ms->stride)
+		return true;
+	ms->pending = 0;
+	return false;
+}
 
 
 static int memory_configure(struct recording *rec)
@@ -79,6 +110,8 @@ static void memory_tick(struct recording *rec)
 		if (!p->exited && mem_lookup(fd, (__u32)p->pid, IT_CYCLE_NONE, &v))
 			sum += v.rss_bytes;
 	}
+	if (fold_point(rec->memory, now > rec->start_ns ? now - rec->start_ns : 0, sum / MB))
+		return;
 	if (rec->memory->n == rec->memory->cap) {
 		size_t cap = rec->memory->cap ? rec->memory->cap * 2 : 1024;
 		uint64_t *t = realloc(rec->memory->t, cap * sizeof(*t));
@@ -93,8 +126,8 @@ static void memory_tick(struct recording *rec)
 		rec->memory->mb = mb;
 		rec->memory->cap = cap;
 	}
-	rec->memory->t[rec->memory->n] = now > rec->start_ns ? now - rec->start_ns : 0;
-	rec->memory->mb[rec->memory->n++] = sum / MB;
+	rec->memory->t[rec->memory->n] = rec->memory->pending_t;
+	rec->memory->mb[rec->memory->n++] = rec->memory->pending_mb;
 }
 
 /* Each cycle's RSS peak and end: the kernel's per-cycle values, and for a

@@ -66,6 +66,7 @@ struct probes {
 	struct phase_call *calls;
 	size_t ncalls, capcalls;
 	uint64_t calls_dropped;
+	uint64_t cycles_not_kept;    /* begun while --max-memory was reached */
 	size_t cycles_forgotten;     /* --rotate: written in an earlier period */
 	struct pyspans *py;          /* `py:` specs: no probe, Python stack observations */
 	bool py_cycles;              /* the cycles come from a `py:` spec */
@@ -638,8 +639,12 @@ static void probes_on_event(struct recording *rec, const void *data, size_t size
 		return;
 	case IT_EV_CYCLE_BEGIN: {
 		const struct it_cycle_event *e = data;
-		if (size < sizeof(*e) || VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64))
+		if (size < sizeof(*e))
 			return;
+		if (!recording__may_hold(rec) || VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64)) {
+			ps->cycles_not_kept++;
+			return;
+		}
 		ps->cycles[ps->ncycles++] = (struct cycle_span){
 			.tgid = h->tgid, .bpf_index = e->cycle, .start_ns = h->ts_ns,
 		};
@@ -659,7 +664,8 @@ static void probes_on_event(struct recording *rec, const void *data, size_t size
 		const struct it_phase_event *e = data;
 		if (size < sizeof(*e))
 			return;
-		if (ps->ncalls >= MAX_PHASE_CALLS || VEC_RESERVE(ps->calls, ps->capcalls, ps->ncalls, 64)) {
+		if (ps->ncalls >= MAX_PHASE_CALLS || !recording__may_hold(rec) ||
+		    VEC_RESERVE(ps->calls, ps->capcalls, ps->ncalls, 64)) {
 			ps->calls_dropped++;
 			return;
 		}
@@ -1222,8 +1228,10 @@ static int probes_spans(struct recording *rec, struct model *m)
 			json_decref(py);
 		}
 		model__set_section(m, MODEL_SEC_PROBES, arr);
-		if (ps->calls_dropped)
-			model__add_lost(m, "phase_calls_not_kept", ps->calls_dropped);
+		if (ps->calls_dropped + pyspans__not_kept(ps->py, false))
+			model__add_lost(m, "phase_calls_not_kept", ps->calls_dropped + pyspans__not_kept(ps->py, false));
+		if (ps->cycles_not_kept + pyspans__not_kept(ps->py, true))
+			model__add_lost(m, "cycles_not_kept", ps->cycles_not_kept + pyspans__not_kept(ps->py, true));
 	}
 	err = model__advance(m, MODEL_SPANS, "probes");
 out:

@@ -302,6 +302,7 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 		if (size >= sizeof(struct it_py_obs_event) && ps->suggest)
 			suggest_observe(ps, data);
 		if (size >= sizeof(struct it_py_obs_event) && probes__pyspans(rec)) {
+			pyspans__set_hold(probes__pyspans(rec), recording__may_hold(rec));
 			observe(probes__pyspans(rec), data);
 			if (pyspans__callers_spec(probes__pyspans(rec)) >= 0) {
 				log_obs(ps, data);

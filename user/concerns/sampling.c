@@ -93,7 +93,8 @@ static void log_trace_sample(struct recording *rec, const struct it_ustack_event
 		.ip = ip, .entry = entry, .stack = -1,
 	};
 
-	if (rec->model.ntrace_samples >= MAX_TRACE_SAMPLES || model__add_trace_sample(&rec->model, &ts))
+	if (rec->model.ntrace_samples >= MAX_TRACE_SAMPLES || !recording__may_hold(rec) ||
+	    model__add_trace_sample(&rec->model, &ts))
 		model__add_lost(&rec->model, "trace_samples_not_kept", 1);
 }
 

@@ -161,7 +161,8 @@ static void log_interval(struct recording *rec, const struct it_ustack_event *e,
 		.entry = entry, .stack = -1, .reason = BLOCKED_OTHER,
 	};
 
-	if (rec->model.noffcpu_intervals >= MAX_OFFCPU_INTERVALS || model__add_offcpu_interval(&rec->model, &iv))
+	if (rec->model.noffcpu_intervals >= MAX_OFFCPU_INTERVALS || !recording__may_hold(rec) ||
+	    model__add_offcpu_interval(&rec->model, &iv))
 		model__add_lost(&rec->model, "offcpu_intervals_not_kept", 1);
 }
 

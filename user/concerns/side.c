@@ -175,7 +175,7 @@ static void side_on_event(struct recording *rec, const void *data, size_t size)
 	for (size_t i = 0; i < NPOWER; i++)
 		if (power_tps[i].type == h->type)
 			ss->ev_count[i]++;
-	if (ss->nev >= POWER_EVENTS_MAX) {
+	if (ss->nev >= POWER_EVENTS_MAX || !recording__may_hold(rec)) {
 		ss->ev_dropped++;
 		return;
 	}
@@ -201,6 +201,7 @@ static void side_tick(struct recording *rec)
 		return;
 	add_new_pids(rec);
 	print_notice_once(ss);
+	side_sampler__set_hold(ss->sampler, recording__may_hold(rec));
 }
 
 static const char *power_key(uint32_t type)
@@ -527,6 +528,8 @@ static int side_collect(struct recording *rec, struct model *m)
 	}
 	if (ss->ev_dropped)
 		model__add_lost(m, "power_events_not_kept", ss->ev_dropped);
+	if (ss->sampler && side_sampler__rows_not_kept(ss->sampler))
+		model__add_lost(m, "side_samples_not_kept", side_sampler__rows_not_kept(ss->sampler));
 	return 0;
 }
 

@@ -57,6 +57,7 @@ enum {
 	OPTK_SIDE_PERIOD,
 	OPTK_MIN_BLOCK,
 	OPTK_OFFCPU_SAMPLE,
+	OPTK_MAX_MEMORY,
 	OPTK_CALL_GRAPH,
 	OPTK_NO_FOLLOW,
 	OPTK_STACK_ENTRIES,
@@ -349,6 +350,17 @@ static int set_offcpu_sample(struct record_opts *o, const char *arg, bool cfg, c
 	return 0;
 }
 
+static int set_max_memory(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	(void)cfg;
+	if (parse_uint(arg, 1, 1u << 20, &v))
+		return fail(err, errlen, "invalid --max-memory '%s': expected 1..1048576 (MB)", arg);
+	o->max_memory_mb = v;
+	return 0;
+}
+
 static int set_min_block(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
 	unsigned long v;
@@ -471,6 +483,10 @@ const struct record_option record_options[] = {
 	  "With dwarf stacks: blocks shorter than US share off-CPU stack copies, one per US of a "
 	  "thread's short blocks in a phase, each weighing the blocks since the last; longer blocks "
 	  "have their own (default 1000; 0: a copy for every block)", set_offcpu_sample },
+	{ "max-memory", OPTK_MAX_MEMORY, "MB", N, 0, "max_memory_mb", 2,
+	  "Once the tracer's RSS reaches MB (default 1024), it keeps no more cycles, phase calls or "
+	  "trace events, and counts them in lost instead; stacks and totals go on (runs of days: "
+	  "--checkpoint with --rotate)", set_max_memory },
 	{ "jit-maps", OPTK_JIT_MAPS, "on|read|off", S, 0, NULL, 2,
 	  "JIT frame names from /tmp/perf-PID.map: on (default) also passes node's and Python's "
 	  "perf-map switches to the launched command; read only reads the maps", set_jit_maps },
@@ -690,6 +706,7 @@ void record_opts__defaults(struct record_opts *o)
 	o->min_block_us = 1;
 	/* short blocks cost as much to copy and unwind as they last: sampled */
 	o->offcpu_sample_us = 1000;
+	o->max_memory_mb = 1024;
 	/* dwarf: prebuilt llama.cpp/ggml libraries keep no frame pointers, and one
 	 * llama.cpp frame alone is ~36 KiB, so complete stacks need a 64 KiB copy;
 	 * it costs a few µs per sample in BPF (docs/unwinding.md) */
@@ -835,6 +852,7 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
 	json_object_set_new(c, "offcpu_sample_us", json_integer(o->offcpu_sample_us));
+	json_object_set_new(c, "max_memory_mb", json_integer(o->max_memory_mb));
 	json_object_set_new(c, "jit_maps", json_string(o->jit_maps ? o->jit_maps : "on"));
 	json_object_set_new(c, "metrics", o->metrics ? json_string(o->metrics) : json_null());
 	json_object_set_new(c, "config_file", o->config_file ? json_string(o->config_file) : json_null());

@@ -63,6 +63,7 @@ struct record_opts {
 	enum call_graph_mode call_graph;
 	unsigned int dwarf_stack_size;
 	unsigned int stack_map_entries;
+	unsigned int max_memory_mb;   /* the tracer's RSS above which it keeps no more detail */
 	struct rule_thresholds thresholds; /* --threshold NAME=VALUE */
 	bool no_follow_children;
 	bool verbose;

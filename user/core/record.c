@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memory_budget.h"
 #include "atomic_file.h"
 #include "model.h"
 #include "exit_codes.h"
@@ -125,6 +126,20 @@ static double wall_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A process's maps are captured at its fork, exec and mmaps, to name its
+ * frames when the outputs are written. While --max-memory is reached, only
+ * the targets themselves and processes already captured are (their exec and
+ * mmaps): a stream of new processes no longer grows the tracer. */
+static bool hold_maps(struct recording *rec, pid_t pid)
+{
+	const struct traced_proc *p = process_table__find(&rec->procs, pid);
+
+	if (recording__may_hold(rec) || syms_cache__has(rec->syms, pid) || (p && p->root))
+		return true;
+	model__add_lost(&rec->model, "map_captures_not_kept", 1);
+	return false;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct recording *rec = ctx;
@@ -142,8 +157,10 @@ static int on_event(void *ctx, void *data, size_t size)
 			comm__sanitize(p->comm);
 		}
 		/* until its own capture, the child maps what its parent mapped */
-		syms_cache__inherit(rec->syms, pe->parent_tgid, h->tgid);
-		syms_cache__capture(rec->syms, h->tgid);
+		if (hold_maps(rec, h->tgid)) {
+			syms_cache__inherit(rec->syms, pe->parent_tgid, h->tgid);
+			syms_cache__capture(rec->syms, h->tgid);
+		}
 		break;
 	case IT_EV_EXEC:
 		p = process_table__find(&rec->procs, h->tgid);
@@ -151,10 +168,12 @@ static int on_event(void *ctx, void *data, size_t size)
 			memcpy(p->comm, pe->comm, IT_COMM_LEN);
 			comm__sanitize(p->comm);
 		}
-		syms_cache__capture_at(rec->syms, h->tgid, h->ts_ns);
+		if (hold_maps(rec, h->tgid))
+			syms_cache__capture_at(rec->syms, h->tgid, h->ts_ns);
 		break;
 	case IT_EV_MMAP:
-		syms_cache__capture_at(rec->syms, h->tgid, h->ts_ns);
+		if (hold_maps(rec, h->tgid))
+			syms_cache__capture_at(rec->syms, h->tgid, h->ts_ns);
 		break; /* the probes concern also places pending probes */
 	case IT_EV_EXIT:
 		p = process_table__find(&rec->procs, h->tgid);
@@ -346,6 +365,7 @@ static int run(struct recording *rec)
 			const struct concern *c;
 
 			process_table__refresh_cpu(&rec->procs);
+			memory_budget__tick(rec);
 			jit__refresh(rec);
 			for_each_concern(c)
 				if (c->tick)
@@ -718,6 +738,7 @@ static int record_main(int argc, char **argv, bool top)
 	err = model_start(&rec);
 	if (err)
 		goto cleanup;
+	memory_budget__tick(&rec); /* before the first cycle can begin */
 	if (rec.launched) {
 		status = IT_EXIT_TARGET;
 		err = launched__release(&rec.cmd, rec.opts.command[0]);

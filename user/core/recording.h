@@ -71,7 +71,21 @@ struct recording {
 	struct live_state *live;
 	struct py_state *python;
 	struct rotation *rotation; /* --rotate; NULL without */
+	/* --max-memory (memory_budget.c): full while the RSS is over it */
+	struct {
+		bool full;
+		uint64_t first_reached_ns, peak_rss;
+		unsigned int times_reached;
+	} budget;
 };
+
+/* Whether a concern may keep more detail (cycles, calls, trace events,
+ * timeline points, process maps): false while --max-memory is reached.
+ * What is not kept is counted in lost. */
+static inline bool recording__may_hold(const struct recording *rec)
+{
+	return !rec->budget.full;
+}
 
 /* One concern of a recording. Every hook is optional. */
 struct concern {

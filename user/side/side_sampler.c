@@ -77,6 +77,8 @@ struct side_sampler {
 	uint64_t *ts;
 	double *rows;
 	size_t nrows, caprows;
+	bool hold_off;
+	uint64_t rows_not_kept;
 	struct throttle_tracker *thr;
 	struct throttle_tracker *pcap; /* power-cap episodes */
 	double peak_w;                 /* highest total power over one interval */
@@ -482,6 +484,11 @@ static void take_sample(struct side_sampler *s)
 	read_end = now_ns(); /* the row's values were read in [ts, read_end] */
 
 	pthread_mutex_lock(&s->mu);
+	if (s->hold_off) {
+		update_energy(s, ts, read_end, row, raw, rts, ok);
+		s->rows_not_kept++;
+		goto rows_done;
+	}
 	if (s->nrows == s->caprows) {
 		size_t cap = s->caprows ? s->caprows * 2 : 256;
 		uint64_t *t = realloc(s->ts, cap * sizeof(*t));
@@ -504,6 +511,7 @@ static void take_sample(struct side_sampler *s)
 	s->ts[s->nrows] = ts;
 	memcpy(&s->rows[s->nrows * ncols], row, ncols * sizeof(*row));
 	s->nrows++;
+rows_done:
 	for (int g = 0; g < s->ngpu; g++) {
 		double rs = at(row, col_of(s, SM_GPU_REASONS, g));
 
@@ -695,6 +703,23 @@ const char *side_sampler__gpu_notice(struct side_sampler *s)
 	if (!ready || s->gpu_mode == SIDE_GPU_NONE || !s->notice[0])
 		return NULL;
 	return s->notice;
+}
+
+void side_sampler__set_hold(struct side_sampler *s, bool hold)
+{
+	pthread_mutex_lock(&s->mu);
+	s->hold_off = !hold;
+	pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t side_sampler__rows_not_kept(struct side_sampler *s)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->mu);
+	n = s->rows_not_kept;
+	pthread_mutex_unlock(&s->mu);
+	return n;
 }
 
 size_t side_sampler__sample_count(struct side_sampler *s)

@@ -13,6 +13,7 @@
 #ifndef INFERTRACE_SIDE_SAMPLER_H
 #define INFERTRACE_SIDE_SAMPLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -62,6 +63,10 @@ const char *side_sampler__gpu_notice(struct side_sampler *s);
 
 /* Number of samples taken so far. */
 size_t side_sampler__sample_count(struct side_sampler *s);
+/* --max-memory: while hold is false, readings still feed energy and
+ * throttling but their rows are counted (rows_not_kept), not kept. */
+void side_sampler__set_hold(struct side_sampler *s, bool hold);
+uint64_t side_sampler__rows_not_kept(struct side_sampler *s);
 
 /* {"thermal": {...}, "gpu": {...}, "disk": {...}, "host": {...}}: the
  * sections of profile.json (see docs/side-data.md). */

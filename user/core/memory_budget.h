@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* --max-memory: a bound on what a recording holds.
+ *
+ * A recording keeps its cycles, phase calls, trace events, timelines and
+ * process maps until it writes them. Every tick the tracer reads its own
+ * RSS; once it reaches the budget, the concerns keep no more of that
+ * detail (recording__may_hold) and count what they leave out in `lost`,
+ * while what the kernel totals (stacks, per-phase sums, histograms) goes on.
+ * Below 90% of the budget (a rotated period freed its cycles) they keep
+ * detail again. */
+#ifndef INFERTRACE_MEMORY_BUDGET_H
+#define INFERTRACE_MEMORY_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct recording;
+
+/* The tracer's resident set in bytes (/proc/self/statm); 0 when unreadable. */
+uint64_t memory_budget__rss_bytes(void);
+/* The run loop's tick: compares the RSS with opts.max_memory_mb. */
+void memory_budget__tick(struct recording *rec);
+/* What profile.json's self.memory_budget says. */
+struct json_t;
+struct json_t *memory_budget__json(const struct recording *rec);
+
+#endif
