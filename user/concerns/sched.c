@@ -6,6 +6,7 @@
  * Longer than 600 lines: attach, the map readers and the blocked-time
  * classification share one private view of the maps (struct view). */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,12 +455,76 @@ nomem:
 	return -ENOMEM;
 }
 
+/* The view's entries are sorted by (process, cycle), so that one cycle's
+ * entries are a range found by bisection: summing each cycle by a walk of
+ * every entry made a long run's end quadratic in its cycles. */
+static int key_cmp(const struct it_sched_key *x, const struct it_sched_key *y)
+{
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
+}
+
+static int times_cmp(const void *a, const void *b)
+{
+	return key_cmp(&((const struct sched_entry *)a)->key, &((const struct sched_entry *)b)->key);
+}
+
+static int blocked_cmp(const void *a, const void *b)
+{
+	return key_cmp(&((const struct blocked_entry *)a)->key, &((const struct blocked_entry *)b)->key);
+}
+
+static void view_sort(struct view *vw)
+{
+	if (vw->ntimes)
+		qsort(vw->times, vw->ntimes, sizeof(*vw->times), times_cmp);
+	if (vw->nblocked)
+		qsort(vw->blocked, vw->nblocked, sizeof(*vw->blocked), blocked_cmp);
+}
+
+/* [*lo, *hi) of the entries of (tgid, cycle); the whole array when either is -1. */
+static void key_range(const void *base, size_t n, size_t size, size_t key_off, long tgid, long cycle,
+		      size_t *lo, size_t *hi)
+{
+	struct it_sched_key want = { .tgid = (__u32)tgid, .cycle = (__u32)cycle };
+	size_t l = 0, h = n;
+
+	*lo = 0, *hi = n;
+	if (tgid < 0 || cycle < 0)
+		return;
+#define KEY_AT(i) ((const struct it_sched_key *)((const char *)base + (i) * size + key_off))
+	while (l < h) { /* first entry not below want */
+		size_t mid = l + (h - l) / 2;
+
+		if (key_cmp(KEY_AT(mid), &want) < 0)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	*lo = l;
+	for (h = n; l < h;) { /* first entry above want */
+		size_t mid = l + (h - l) / 2;
+
+		if (key_cmp(KEY_AT(mid), &want) <= 0)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+#undef KEY_AT
+	*hi = l;
+}
+
 /* Sums entries matching (tgid or -1, cycle or -1, phase or -1, main-thread-only). */
 static void select_sum(const struct view *vw, long tgid, long cycle, long phase, bool main_only,
 		       struct acc *a)
 {
+	size_t lo, hi;
+
 	memset(a, 0, sizeof(*a));
-	for (size_t i = 0; i < vw->ntimes; i++) {
+	key_range(vw->times, vw->ntimes, sizeof(*vw->times), offsetof(struct sched_entry, key), tgid, cycle,
+		  &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
 		const struct it_sched_key *k = &vw->times[i].key;
 
 		if ((tgid >= 0 && k->tgid != tgid) || (cycle >= 0 && k->cycle != cycle) ||
@@ -467,7 +532,9 @@ static void select_sum(const struct view *vw, long tgid, long cycle, long phase,
 			continue;
 		acc_add(a, &vw->times[i].v);
 	}
-	for (size_t i = 0; i < vw->nblocked; i++) {
+	key_range(vw->blocked, vw->nblocked, sizeof(*vw->blocked), offsetof(struct blocked_entry, key), tgid,
+		  cycle, &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
 		const struct it_sched_key *k = &vw->blocked[i].key;
 
 		if ((tgid >= 0 && k->tgid != tgid) || (cycle >= 0 && k->cycle != cycle) ||
@@ -843,6 +910,8 @@ static int sched_collect(struct recording *rec, struct model *m)
 	err = sched__read_times(&rec->tracer, &vw.times, &vw.ntimes);
 	if (!err)
 		err = read_blocked(rec, &vw);
+	if (!err)
+		view_sort(&vw);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the scheduler maps failed: %s\n", strerror(-err));
 		json_decref(runq);
