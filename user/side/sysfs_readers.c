@@ -86,7 +86,9 @@ int sysfs_read_str(const char *path, char *buf, size_t len)
 	}
 	close(fd);
 	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	/* the trim starts at the end of the first line, not of what was read */
+	n = (ssize_t)strcspn(buf, "\n");
+	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\n'))
 		buf[--n] = '\0';
 	return 0;
@@ -220,9 +222,11 @@ static void read_cpu_loads(struct channels *cs, const char *path, double *load, 
 		for (int i = 0; i < STAT_GUEST; i++)
 			total += v[i];
 		busy = total - v[STAT_IDLE] - v[STAT_IOWAIT];
-		if (cs->prev_total[cpu] && total > cs->prev_total[cpu] && cpu < nload)
-			load[cpu] = 100.0 * (double)(busy - cs->prev_busy[cpu]) /
-				    (double)(total - cs->prev_total[cpu]);
+		/* a busy counter that went back gives no load, not a wrapped
+		 * difference; iowait going back (proc(5)) gives at most 100 % */
+		if (cs->prev_total[cpu] && total > cs->prev_total[cpu] && busy >= cs->prev_busy[cpu] && cpu < nload)
+			load[cpu] = 100.0 * fmin(1.0, (double)(busy - cs->prev_busy[cpu]) /
+						      (double)(total - cs->prev_total[cpu]));
 		cs->prev_busy[cpu] = busy;
 		cs->prev_total[cpu] = total;
 	}
