@@ -178,14 +178,10 @@ static __always_inline int on_wakeup(struct task_struct *task)
 	return 0;
 }
 
+/* Attached to sched_wakeup and sched_wakeup_new alike (same arguments):
+ * one program verified once. */
 SEC("raw_tp/sched_wakeup")
 int sched_on_wakeup(struct bpf_raw_tracepoint_args *ctx)
-{
-	return on_wakeup((struct task_struct *)ctx->args[0]);
-}
-
-SEC("raw_tp/sched_wakeup_new")
-int sched_on_wakeup_new(struct bpf_raw_tracepoint_args *ctx)
 {
 	return on_wakeup((struct task_struct *)ctx->args[0]);
 }

@@ -61,7 +61,8 @@ struct sched_state {
 	uint64_t candidates;
 };
 
-/* One program's tracepoint; the program is sched_programs' row of the same index. */
+/* One program's tracepoint; the program is sched_programs' row of the same
+ * index, attached to this tracepoint by name (one program may serve two). */
 struct sched_prog {
 	const char *category, *event;
 	bool required;
@@ -82,7 +83,7 @@ static const struct sched_prog progs[] = {
 static void sched_programs(struct infertrace_bpf *s, struct bpf_program *out[NPROGS])
 {
 	struct bpf_program *const t[NPROGS] = {
-		s->progs.sched_on_switch, s->progs.sched_on_wakeup, s->progs.sched_on_wakeup_new,
+		s->progs.sched_on_switch, s->progs.sched_on_wakeup, s->progs.sched_on_wakeup,
 		s->progs.sched_on_runtime, s->progs.sched_on_exec,
 	};
 
@@ -141,11 +142,20 @@ static int sched_configure(struct recording *rec)
 static int sched_attach(struct recording *rec)
 {
 	struct bpf_program *p[NPROGS];
-
-	int err;
+	int err = 0;
 
 	sched_programs(rec->tracer.skel, p);
-	err = tracer__attach_loaded(&rec->tracer, p, NPROGS);
+	for (size_t i = 0; i < NPROGS && !err; i++) {
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(p[i]))
+			continue;
+		l = bpf_program__attach_raw_tracepoint(p[i], progs[i].event);
+		err = l ? tracer__keep_link(&rec->tracer, l) : -errno;
+		if (err)
+			fprintf(stderr, "infertrace: attaching %s to %s failed: %s\n", bpf_program__name(p[i]),
+				progs[i].event, strerror(-err));
+	}
 	if (!err && rec->sched->offcpu_dwarf)
 		err = tracer__attach_program(&rec->tracer, rec->tracer.skel->progs.sched_on_sys_exit);
 	return err;
