@@ -103,6 +103,7 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->ncycles; i++)
 		json_decref(m->cycles[i].detail);
 	free(m->cycles);
+	free(m->cycle_index);
 	free(m->calls);
 	folded__free(&m->oncpu);
 	folded__free(&m->offcpu_us);
@@ -174,6 +175,9 @@ int model__copy(struct model *dst, const struct model *src)
 				       .end_ns = src->run.end_ns, .duration_s = src->run.duration_s };
 	dst->procs = NULL;
 	dst->cycles = NULL;
+	dst->cycle_index = NULL;
+	dst->ncycle_index = 0;
+	dst->cycle_index_of = NULL;
 	dst->calls = NULL;
 	dst->trace_samples = NULL;
 	dst->offcpu_intervals = NULL;
@@ -402,11 +406,60 @@ struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cy
 	return c;
 }
 
+static int cycle_key_cmp(pid_t pa, uint32_t ca, pid_t pb, uint32_t cb)
+{
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	return ca < cb ? -1 : ca > cb;
+}
+
+static int cycle_index_cmp(const void *a, const void *b, void *cycles)
+{
+	const struct model_cycle *x = &((const struct model_cycle *)cycles)[*(const uint32_t *)a];
+	const struct model_cycle *y = &((const struct model_cycle *)cycles)[*(const uint32_t *)b];
+
+	int r = cycle_key_cmp(x->pid, x->bpf_cycle, y->pid, y->bpf_cycle);
+
+	/* equal keys (`py:` cycles) keep their order: the first one is found */
+	return r ? r : (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+/* Looked up for every labelled stack and call: a walk of every cycle each
+ * time made a long run's end quadratic in its cycles. */
 struct model_cycle *model__find_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle)
 {
-	for (size_t i = 0; i < m->ncycles; i++)
-		if (m->cycles[i].pid == pid && m->cycles[i].bpf_cycle == bpf_cycle)
-			return &m->cycles[i];
+	size_t lo = 0, hi;
+
+	if (m->cycle_index_of != m->cycles || m->ncycle_index != m->ncycles) {
+		uint32_t *idx = m->ncycles ? realloc(m->cycle_index, m->ncycles * sizeof(*idx)) : NULL;
+
+		if (m->ncycles && !idx) { /* no memory for the index: walk */
+			for (size_t i = 0; i < m->ncycles; i++)
+				if (m->cycles[i].pid == pid && m->cycles[i].bpf_cycle == bpf_cycle)
+					return &m->cycles[i];
+			return NULL;
+		}
+		for (size_t i = 0; i < m->ncycles; i++)
+			idx[i] = (uint32_t)i;
+		if (m->ncycles)
+			qsort_r(idx, m->ncycles, sizeof(*idx), cycle_index_cmp, m->cycles);
+		m->cycle_index = idx;
+		m->ncycle_index = m->ncycles;
+		m->cycle_index_of = m->cycles;
+	}
+	hi = m->ncycle_index;
+	while (lo < hi) { /* the first entry not below the key */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct model_cycle *c = &m->cycles[m->cycle_index[mid]];
+
+		if (cycle_key_cmp(c->pid, c->bpf_cycle, pid, bpf_cycle) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->ncycle_index && m->cycles[m->cycle_index[lo]].pid == pid &&
+	    m->cycles[m->cycle_index[lo]].bpf_cycle == bpf_cycle)
+		return &m->cycles[m->cycle_index[lo]];
 	return NULL;
 }
 

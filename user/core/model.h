@@ -324,6 +324,11 @@ struct model {
 
 	struct model_cycle *cycles;
 	size_t ncycles, capcycles;
+	/* model__find_cycle's index: cycles sorted by (pid, bpf_cycle), built
+	 * again when the array moved or its count changed */
+	uint32_t *cycle_index;
+	size_t ncycle_index;
+	const struct model_cycle *cycle_index_of;
 	struct model_phase_call *calls;
 	size_t ncalls, capcalls;
 	/* per-phase call durations (ms) for percentiles */
