@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,11 +156,14 @@ static void *load_part_main(void *arg)
 	return NULL;
 }
 
-static int online_cpus(void)
+/* The CPUs this process may run on (taskset, cgroup cpusets narrow it). */
+static int usable_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
 
-	return n > 0 ? (int)n : 1;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set);
 }
 
 static int apart_index(const char *name)
@@ -283,7 +287,7 @@ int tracer__load(struct tracer *t)
 	no_prealloc_for_large_hash_maps(t->skel->obj);
 	bpf_object__for_each_program(prog, t->skel->obj)
 		n++;
-	if (online_cpus() > 1 && (wanted = calloc(n ? n : 1, sizeof(*wanted)))) {
+	if (usable_cpus() > 1 && (wanted = calloc(n ? n : 1, sizeof(*wanted)))) {
 		bpf_object__for_each_program(prog, t->skel->obj) {
 			wanted[i] = bpf_program__autoload(prog);
 			heavy |= wanted[i++] && apart_index(bpf_program__name(prog)) < TRACER_LOAD_PARTS;
