@@ -32,10 +32,15 @@ int jit__prepare(struct recording *rec)
 	return 0;
 }
 
+/* The live processes only: a process that exited writes no more lines, and
+ * refreshing every process ever seen, each found by a walk of the set, made
+ * a run with many short-lived processes cost more at every tick (a soak of
+ * 3,000 processes: 5% of a CPU rising to 20%). */
 void jit__refresh(struct recording *rec)
 {
 	for (size_t i = 0; i < rec->procs.n; i++)
-		syms_cache__jit_refresh(rec->syms, rec->procs.procs[i].pid);
+		if (!rec->procs.procs[i].exited)
+			syms_cache__jit_refresh(rec->syms, rec->procs.procs[i].pid);
 }
 
 /* Whether pid has anonymous executable memory: generated code. */

@@ -480,8 +480,10 @@ int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 		snprintf(root_path, sizeof(root_path), "/proc/%d/root", (int)pid);
 		snprintf(p->path, sizeof(p->path), "tmp/perf-%d.map", (int)ns);
 		root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (root < 0)
-			return 0; /* the process is gone; nothing to read */
+		if (root < 0) {
+			p->state = PM_GIVEN_UP; /* the process is gone; nothing to read, ever */
+			return 0;
+		}
 		p->pm = perfmap__open(root, p->path, uid, euid);
 		n = errno;
 		close(root);
