@@ -83,15 +83,20 @@ static int self_cost_attach(struct recording *rec)
 	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (s->stats_fd < 0)
 		s->stats_errno = errno;
-	size_t n = tracer__nprograms(&rec->tracer);
+	struct bpf_program *prog;
+	size_t n = 0;
 
+	bpf_object__for_each_program(prog, rec->tracer.skel->obj)
+		n++;
 	s->base = calloc(n ? n : 1, sizeof(*s->base));
 	s->nbase = s->base ? n : 0;
-	for (size_t i = 0; i < s->nbase; i++) {
+	n = 0;
+	bpf_object__for_each_program(prog, rec->tracer.skel->obj) {
 		struct bpf_prog_info info;
 
-		if (prog_info(tracer__program(&rec->tracer, i), &info))
-			s->base[i] = (struct prog_base){ info.run_cnt, info.run_time_ns, info.recursion_misses };
+		if (n < s->nbase && prog_info(prog, &info))
+			s->base[n] = (struct prog_base){ info.run_cnt, info.run_time_ns, info.recursion_misses };
+		n++;
 	}
 	getrusage(RUSAGE_SELF, &s->at_attach);
 	s->attach_ns = recording__now_ns();
@@ -103,22 +108,27 @@ static int self_cost_attach(struct recording *rec)
 static json_t *bpf_programs(struct recording *rec, double *total_ns, uint64_t *total_runs, uint64_t *misses)
 {
 	json_t *list = json_array();
+	struct bpf_program *prog;
 
 	*total_ns = 0;
 	*total_runs = *misses = 0;
-	for (size_t n = 0; n < tracer__nprograms(&rec->tracer); n++) {
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, rec->tracer.skel->obj) {
 		const struct self_cost_state *s = rec->self_cost;
-		struct bpf_program *prog = tracer__program(&rec->tracer, n);
 		struct bpf_prog_info info;
 
 		/* not loaded (its concern was not asked for): no info */
-		if (!prog_info(prog, &info))
+		if (!prog_info(prog, &info)) {
+			n++;
 			continue;
+		}
 		if (n < s->nbase) {
 			info.run_cnt -= s->base[n].runs;
 			info.run_time_ns -= s->base[n].ns;
 			info.recursion_misses -= s->base[n].misses;
 		}
+		n++;
 		if (!info.run_cnt)
 			continue;
 		*total_ns += info.run_time_ns;

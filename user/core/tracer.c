@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,172 +131,12 @@ static void no_prealloc_for_large_hash_maps(struct bpf_object *obj)
 	}
 }
 
-/* Loading in parts. The main opening creates every map and loads no
- * program; each part is another opening of the same object that takes the
- * main opening's maps (bpf_map__reuse_fd) and loads its share of the
- * programs, on its own thread. Shares: each of the heaviest programs to
- * verify alone (instructions the verifier processes on 6.x: it_uretprobe
- * about 956k with --phase, sched_on_switch about 224k), the rest together
- * (about 230k). */
-static const char *const apart[TRACER_LOAD_PARTS] = { "it_uretprobe", "sched_on_switch" };
-
-struct load_part {
-	struct infertrace_bpf *skel;
-	int index;              /* apart[index]; TRACER_LOAD_PARTS: the rest */
-	pthread_t thread;
-	int err;
-};
-
-static void *load_part_main(void *arg)
-{
-	struct load_part *p = arg;
-
-	p->err = infertrace_bpf__load(p->skel);
-	return NULL;
-}
-
-/* The CPUs this process may run on (taskset, cgroup cpusets narrow it). */
-static int usable_cpus(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 1;
-	return CPU_COUNT(&set);
-}
-
-static int apart_index(const char *name)
-{
-	for (int k = 0; k < TRACER_LOAD_PARTS; k++)
-		if (!strcmp(name, apart[k]))
-			return k;
-	return TRACER_LOAD_PARTS;
-}
-
-/* Part `index`'s opening: every map is the main opening's (the same ELF has
- * the same maps in the same order); of the programs in `wanted`, only its
- * share is loaded. NULL after a one-line message. */
-static struct infertrace_bpf *open_part(struct tracer *t, const bool *wanted, int index)
-{
-	struct infertrace_bpf *p = infertrace_bpf__open();
-	struct bpf_map *m, *pm;
-	struct bpf_program *prog;
-	size_t i = 0;
-
-	if (!p)
-		goto fail;
-	pm = bpf_object__next_map(p->obj, NULL);
-	bpf_object__for_each_map(m, t->skel->obj) {
-		if (!pm || strcmp(bpf_map__name(m), bpf_map__name(pm)))
-			goto fail;
-		if (bpf_map__fd(m) >= 0 && bpf_map__reuse_fd(pm, bpf_map__fd(m)))
-			goto fail;
-		pm = bpf_object__next_map(p->obj, pm);
-	}
-	bpf_object__for_each_program(prog, p->obj) {
-		bpf_program__set_autoload(prog, wanted[i] && apart_index(bpf_program__name(prog)) == index);
-		i++;
-	}
-	return p;
-fail:
-	fprintf(stderr, "infertrace: opening the BPF object again to load it in parts failed: %s\n",
-		strerror(errno ? errno : EINVAL));
-	infertrace_bpf__destroy(p);
-	return NULL;
-}
-
-static int load_in_parts(struct tracer *t, bool *wanted)
-{
-	const struct bpf_object_skeleton *ms = t->skel->skeleton;
-	struct load_part parts[TRACER_LOAD_PARTS + 1] = {};
-	struct bpf_program *prog;
-	int nparts = 0, err;
-	size_t i = 0;
-
-	bpf_object__for_each_program(prog, t->skel->obj)
-		bpf_program__set_autoload(prog, false);
-	err = infertrace_bpf__load(t->skel); /* the maps */
-	if (err)
-		return err;
-	i = 0;
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		int k = apart_index(bpf_program__name(prog));
-		bool have = false;
-
-		if (wanted[i++]) {
-			for (int j = 0; j < nparts; j++)
-				have |= parts[j].index == k;
-			if (!have)
-				parts[nparts++].index = k;
-		}
-	}
-	for (int j = 0; j < nparts; j++) {
-		parts[j].skel = open_part(t, wanted, parts[j].index);
-		if (!parts[j].skel)
-			err = -EINVAL;
-	}
-	/* the last part loads on this thread; a part whose thread could not
-	 * start loads here too */
-	for (int j = 0; !err && j < nparts; j++) {
-		if (j == nparts - 1 || pthread_create(&parts[j].thread, NULL, load_part_main, &parts[j])) {
-			parts[j].thread = 0;
-			load_part_main(&parts[j]);
-		}
-	}
-	for (int j = 0; j < nparts; j++) {
-		if (parts[j].thread)
-			pthread_join(parts[j].thread, NULL);
-		if (!err && parts[j].err)
-			err = parts[j].err;
-	}
-	if (err) {
-		for (int j = 0; j < nparts; j++)
-			infertrace_bpf__destroy(parts[j].skel);
-		return err;
-	}
-	/* skel->progs.X: the program where it was loaded */
-	for (int j = 0; j < nparts; j++) {
-		const struct bpf_object_skeleton *ps = parts[j].skel->skeleton;
-
-		for (int k = 0; k < ms->prog_cnt && k < ps->prog_cnt; k++)
-			if (bpf_program__autoload(*ps->progs[k].prog))
-				*ms->progs[k].prog = *ps->progs[k].prog;
-		t->parts[j] = parts[j].skel;
-	}
-	return 0;
-}
-
-size_t tracer__nprograms(const struct tracer *t)
-{
-	return t->skel ? (size_t)t->skel->skeleton->prog_cnt : 0;
-}
-
-struct bpf_program *tracer__program(const struct tracer *t, size_t i)
-{
-	return i < tracer__nprograms(t) ? *t->skel->skeleton->progs[i].prog : NULL;
-}
-
 int tracer__load(struct tracer *t)
 {
-	struct bpf_program *prog;
-	bool *wanted = NULL, heavy = false;
-	size_t n = 0, i = 0;
 	int err;
 
 	no_prealloc_for_large_hash_maps(t->skel->obj);
-	bpf_object__for_each_program(prog, t->skel->obj)
-		n++;
-	if (usable_cpus() > 1 && (wanted = calloc(n ? n : 1, sizeof(*wanted)))) {
-		bpf_object__for_each_program(prog, t->skel->obj) {
-			wanted[i] = bpf_program__autoload(prog);
-			heavy |= wanted[i++] && apart_index(bpf_program__name(prog)) < TRACER_LOAD_PARTS;
-		}
-	}
-	if (heavy)
-		err = load_in_parts(t, wanted);
-	else
-		err = infertrace_bpf__load(t->skel);
-	free(wanted);
+	err = infertrace_bpf__load(t->skel);
 
 	if (err) {
 		fprintf(stderr, "infertrace: loading BPF programs failed: %s; rerun with -v for the "
@@ -503,8 +342,6 @@ void tracer__destroy(struct tracer *t)
 	free(t->perf_fds);
 	ring_buffer__free(t->rb);
 	infertrace_bpf__destroy(t->skel);
-	for (int j = 0; j < TRACER_LOAD_PARTS + 1; j++)
-		infertrace_bpf__destroy(t->parts[j]);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -21,8 +21,6 @@ struct ring_buffer;
 
 typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
 
-#define TRACER_LOAD_PARTS 2 /* threads loading the heaviest programs beside the main one */
-
 struct tracer {
 	struct infertrace_bpf *skel;
 	struct bpf_link **perf_links;
@@ -34,24 +32,13 @@ struct tracer {
 	void *event_ctx;
 	struct bpf_link **links;  /* attached by the concerns, destroyed here */
 	size_t nlinks, caplinks;
-	/* more openings of the object that loaded some of the programs, on
-	 * their own threads, sharing skel's maps (tracer__load) */
-	struct infertrace_bpf *parts[TRACER_LOAD_PARTS + 1];
 };
 
 /* Checks kernel features (the caller has checked privileges with
  * tracer__have_privileges), mounts tracefs when missing, opens
  * the skeleton and sizes maps from opts. Prints a one-line error on failure. */
 int tracer__open(struct tracer *t, const struct record_opts *opts);
-/* Loads the programs whose autoload is on. The verifier's work is most of
- * start-up, and one verification runs on one CPU: with two CPUs or more,
- * the heaviest programs are loaded from other openings of the same object,
- * each on its own thread, sharing the first opening's maps. Afterwards
- * skel->progs.X is the loaded program wherever it was loaded. */
 int tracer__load(struct tracer *t);
-/* The skeleton's programs, loaded or not, by index (0 .. tracer__nprograms). */
-size_t tracer__nprograms(const struct tracer *t);
-struct bpf_program *tracer__program(const struct tracer *t, size_t i);
 int tracer__add_target(struct tracer *t, pid_t tgid, __u32 flags);
 /* Attaches process tracking and the per-CPU cpu-clock sampling. */
 int tracer__attach(struct tracer *t, unsigned int frequency);
