@@ -770,6 +770,9 @@ cleanup:
 			launched__stop(&rec.cmd, 5.0);
 		}
 	}
+	/* the outputs are written (or cannot be): nobody waits for the detach,
+	 * of the concerns' links either */
+	tracer__detach_in_background(&rec.tracer);
 	for_each_concern(c)
 		if (c->cleanup)
 			c->cleanup(&rec);

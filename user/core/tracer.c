@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -325,6 +328,55 @@ static void destroy_links_parallel(struct bpf_link **links, size_t n)
 	detach_worker(&w);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+}
+
+void tracer__detach_in_background(struct tracer *t)
+{
+	int pfd[2];
+	pid_t pid;
+	char c;
+
+	if (!t->skel || (!t->nlinks && !t->nsampling_cpus))
+		return;
+	tracer__freeze(t); /* from here the programs return at once and stop no target */
+	if (pipe2(pfd, O_CLOEXEC))
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return;
+	}
+	if (pid == 0) {
+		int null;
+
+		if (fork() != 0)
+			_exit(0);
+		/* the grandchild: its own session, none of the tracer's signals
+		 * or output pipes (a reader of them sees EOF when the tracer ends) */
+		setsid();
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		close(pfd[1]);
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
+			;
+		/* the tracer has ended: the last references are these */
+		close_range(3, ~0U, 0);
+		_exit(0);
+	}
+	close(pfd[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	/* pfd[1] stays open until this process ends: that is the grandchild's
+	 * signal to close its copies */
 }
 
 void tracer__destroy(struct tracer *t)

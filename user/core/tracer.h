@@ -61,6 +61,15 @@ int tracer__set_event_handler(struct tracer *t, tracer_event_fn fn, void *ctx);
 int tracer__poll(struct tracer *t, int timeout_ms);
 /* Sums the per-CPU statistics counters. */
 void tracer__stats(struct tracer *t, __u64 out[IT_STAT_MAX]);
+/* Detaching takes the kernel about 20 ms per tracepoint link on this VM, one
+ * link after another whatever the threads (each unregistration waits for a
+ * grace period under a global mutex): 0.3 s or more that a user would wait
+ * for after the outputs are written. This freezes the programs (they return
+ * at once and stop no target) and forks a grandchild that holds copies of
+ * every descriptor, waits for this process to end, then closes them; this
+ * process's own closes in tracer__destroy then release nothing. Call it
+ * once the outputs are written; a failed fork leaves the detaching here. */
+void tracer__detach_in_background(struct tracer *t);
 void tracer__destroy(struct tracer *t);
 
 /* Runtime feature checks, shared with other attachers. */
