@@ -500,8 +500,8 @@ static void key_range(const void *base, size_t n, size_t size, size_t key_off, l
 	struct it_sched_key want = { .tgid = (__u32)tgid, .cycle = (__u32)cycle };
 	size_t l = 0, h = n;
 
-	*lo = 0, *hi = n;
-	if (tgid < 0 || cycle < 0)
+	*lo = 0, *hi = base ? n : 0;
+	if (!base || tgid < 0 || cycle < 0)
 		return;
 #define KEY_AT(i) ((const struct it_sched_key *)((const char *)base + (i) * size + key_off))
 	while (l < h) { /* first entry not below want */
@@ -534,7 +534,7 @@ static void select_sum(const struct view *vw, long tgid, long cycle, long phase,
 	memset(a, 0, sizeof(*a));
 	key_range(vw->times, vw->ntimes, sizeof(*vw->times), offsetof(struct sched_entry, key), tgid, cycle,
 		  &lo, &hi);
-	for (size_t i = lo; i < hi; i++) {
+	for (size_t i = lo; vw->times && i < hi; i++) {
 		const struct it_sched_key *k = &vw->times[i].key;
 
 		if ((tgid >= 0 && k->tgid != tgid) || (cycle >= 0 && k->cycle != cycle) ||
@@ -544,7 +544,7 @@ static void select_sum(const struct view *vw, long tgid, long cycle, long phase,
 	}
 	key_range(vw->blocked, vw->nblocked, sizeof(*vw->blocked), offsetof(struct blocked_entry, key), tgid,
 		  cycle, &lo, &hi);
-	for (size_t i = lo; i < hi; i++) {
+	for (size_t i = lo; vw->blocked && i < hi; i++) {
 		const struct it_sched_key *k = &vw->blocked[i].key;
 
 		if ((tgid >= 0 && k->tgid != tgid) || (cycle >= 0 && k->cycle != cycle) ||

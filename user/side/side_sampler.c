@@ -51,6 +51,7 @@ struct side_sampler {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop_req;
+	bool hold_off;                /* --max-memory reached: rows not kept */
 
 	/* set by the thread's discovery; read-only once ready is true */
 	bool ready;
@@ -77,8 +78,7 @@ struct side_sampler {
 	uint64_t *ts;
 	double *rows;
 	size_t nrows, caprows;
-	bool hold_off;
-	uint64_t rows_not_kept;
+	uint64_t rows_not_kept;       /* while hold_off */
 	struct throttle_tracker *thr;
 	struct throttle_tracker *pcap; /* power-cap episodes */
 	double peak_w;                 /* highest total power over one interval */
