@@ -330,6 +330,47 @@ static void destroy_links_parallel(struct bpf_link **links, size_t n)
 		pthread_join(th[i], NULL);
 }
 
+/* Closes every descriptor above stderr but keep and the kernel's anonymous
+ * ones (BPF links, programs, maps, perf events). Async-signal-safe calls
+ * only: it runs in a child forked from a process with threads. */
+static void keep_only_bpf_fds(int keep)
+{
+	char buf[4096], path[64], target[64];
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+
+	if (dir < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (const void *)(buf + off);
+			int fd = 0;
+			ssize_t len;
+			const char *p;
+
+			off += d->reclen;
+			for (p = d->name; *p >= '0' && *p <= '9'; p++)
+				fd = fd * 10 + (*p - '0');
+			if (*p || p == d->name || fd <= 2 || fd == keep || fd == dir)
+				continue;
+			/* "/proc/self/fd/" + fd, without snprintf */
+			memcpy(path, "/proc/self/fd/", 14);
+			memcpy(path + 14, d->name, (size_t)(p - d->name) + 1);
+			len = readlink(path, target, sizeof(target) - 1);
+			if (len > 0 && len >= 11 && !memcmp(target, "anon_inode:", 11))
+				continue;
+			close(fd);
+		}
+	}
+	close(dir);
+}
+
 void tracer__detach_in_background(struct tracer *t)
 {
 	int pfd[2];
@@ -366,6 +407,12 @@ void tracer__detach_in_background(struct tracer *t)
 			dup2(null, 1);
 			dup2(null, 2);
 		}
+		/* nor its directories and files: a disk unmounted at once after
+		 * the run must not be busy */
+		if (chdir("/")) {
+			/* "/" is always there */
+		}
+		keep_only_bpf_fds(pfd[0]);
 		while (read(pfd[0], &c, 1) < 0 && errno == EINTR)
 			;
 		/* the tracer has ended: the last references are these */
