@@ -42,6 +42,9 @@ class MemoryBudgetTest(unittest.TestCase):
         self.assertEqual(sum(1 for l in r.stderr.splitlines() if "--max-memory" in l), 1, r.stderr)
         # no trace events kept: every sample went to lost, none to trace.json
         self.assertGreater(p["lost"]["trace_samples_not_kept"], 0)
+        # nor labelled stacks: the samples count without thread and cycle
+        self.assertGreater(p["lost"]["sample_labels"], 0)
+        self.assertLessEqual(p["lost"]["sample_labels"], p["samples"]["total"])
         # the kernel's totals go on: the fixture's spins are in the stacks
         spins = sum(c for s, c in r.folded().items() if "run_cycle" in s.split(";"))
         self.assertGreater(spins, 0)

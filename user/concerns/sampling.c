@@ -162,6 +162,8 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	if (s->suggest && !key.stack.pystack)
 		suggest_sample(rec, h->tgid, h->tid, h->ts_ns, ips, n);
 	s->stacks.unwound_frames += n;
+	if (!recording__may_hold(rec))
+		ustack_table__strip_labels(&s->stacks, &key, 1);
 	if (ustack_table__add_id(&s->stacks, &key, ips, n, 1, &entry)) {
 		s->stacks.bad_records++;
 		entry = UINT32_MAX;

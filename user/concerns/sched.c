@@ -59,6 +59,7 @@ struct sched_state {
 	uint64_t sampled_ns;   /* short blocks' time weighed on their windows' candidates */
 	uint64_t unweighed_ns; /* a window's time without its candidate (record lost) */
 	uint64_t candidates;
+	uint64_t labels_not_kept; /* off-CPU records counted without labels at --max-memory */
 };
 
 /* One program's tracepoint; the program is sched_programs' row of the same
@@ -221,6 +222,10 @@ static int64_t add_offcpu_stack(struct recording *rec, const struct it_ustack_ev
 	uint32_t entry;
 	int n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
 
+	if (n >= 0 && !recording__may_hold(rec) && (key.tid || key.cycle != IT_CYCLE_NONE)) {
+		ustack_table__strip_labels(&ss->offcpu_stacks, &key, ns);
+		ss->labels_not_kept++;
+	}
 	if (n < 0 || ustack_table__add_id(&ss->offcpu_stacks, &key, ips, n, ns, &entry)) {
 		ss->offcpu_stacks.bad_records++;
 		return -1;
@@ -904,6 +909,8 @@ static int sched_collect(struct recording *rec, struct model *m)
 	struct acc a;
 	int err;
 
+	if (ss && ss->labels_not_kept)
+		model__add_lost(m, "offcpu_labels", ss->labels_not_kept);
 	if (!ss) {
 		json_decref(sched);
 		json_decref(runq);

@@ -102,6 +102,14 @@ int ustack_table__add(struct ustack_table *t, const struct it_label_key *k, cons
 	return ustack_table__add_id(t, k, ips, n, weight, NULL);
 }
 
+void ustack_table__strip_labels(struct ustack_table *t, struct it_label_key *k, uint64_t weight)
+{
+	if (!k->tid && k->cycle == IT_CYCLE_NONE)
+		return;
+	*k = (struct it_label_key){ .stack = k->stack, .cycle = IT_CYCLE_NONE };
+	t->unlabelled += weight;
+}
+
 int ustack_table__add_id(struct ustack_table *t, const struct it_label_key *k, const __u64 *ips, int n,
 			 uint64_t weight, uint32_t *id)
 {

@@ -47,6 +47,10 @@ int ustack_table__add(struct ustack_table *t, const struct it_label_key *key, co
 		      uint64_t weight);
 /* The same, and *id (when not NULL) the stack's entry: 0 .. t->n - 1, in
  * the order the entries were made. */
+/* --max-memory reached: the stack is counted without its thread and cycle
+ * labels (as when the table is full), so that no new labelled entry grows
+ * the table; `weight` is counted in t->unlabelled. */
+void ustack_table__strip_labels(struct ustack_table *t, struct it_label_key *k, uint64_t weight);
 int ustack_table__add_id(struct ustack_table *t, const struct it_label_key *key, const __u64 *ips, int n,
 			 uint64_t weight, uint32_t *id);
 /* Adds every stack to a report, with its kernel stack read from the stack
