@@ -432,7 +432,7 @@ static int read_blocked(struct recording *rec, struct view *vw)
 
 		key = next;
 		prev = &key;
-		if (vw->nblocked == cap) {
+		if (vw->nblocked >= cap || !memo) {
 			void *g = realloc(vw->blocked, (cap = cap ? cap * 2 : 256) * sizeof(*vw->blocked));
 
 			if (!g)

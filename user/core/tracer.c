@@ -335,7 +335,7 @@ static void destroy_links_parallel(struct bpf_link **links, size_t n)
  * only: it runs in a child forked from a process with threads. */
 static void keep_only_bpf_fds(int keep)
 {
-	char buf[4096], path[64], target[64];
+	char buf[4096], target[64];
 	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	long n;
 
@@ -359,10 +359,7 @@ static void keep_only_bpf_fds(int keep)
 				fd = fd * 10 + (*p - '0');
 			if (*p || p == d->name || fd <= 2 || fd == keep || fd == dir)
 				continue;
-			/* "/proc/self/fd/" + fd, without snprintf */
-			memcpy(path, "/proc/self/fd/", 14);
-			memcpy(path + 14, d->name, (size_t)(p - d->name) + 1);
-			len = readlink(path, target, sizeof(target) - 1);
+			len = readlinkat(dir, d->name, target, sizeof(target) - 1);
 			if (len > 0 && len >= 11 && !memcmp(target, "anon_inode:", 11))
 				continue;
 			close(fd);
