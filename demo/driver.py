@@ -235,7 +235,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--prompt", default="The quick brown fox jumps over the lazy dog.")
-    ap.add_argument("--memory-slots", type=int, default=64)
+    ap.add_argument("--memory-slots", type=int, default=512)
     ap.add_argument("--db", help="SQLite file (default: a temporary file, removed at exit)")
     ap.add_argument("--json", action="store_true", help="print only the final JSON line")
     o = ap.parse_args()

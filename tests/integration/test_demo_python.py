@@ -8,7 +8,7 @@ import os
 import unittest
 
 from common import need_root
-from test_demo import NAN, THREAD_ADVICE, DemoRun
+from test_demo import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun
 
 
 @need_root
@@ -44,7 +44,7 @@ class DemoPythonTest(DemoRun):
         """At least 60% of in-cycle samples with their leaf in libllama or
         libggml, by the libraries' own symbol tables (a lower bound)."""
         inside, llama = self.in_cycle_samples()
-        self.assertGreaterEqual(inside, 1000, "samples inside cycles")
+        self.assertGreaterEqual(inside, MIN_IN_CYCLE, "samples inside cycles")
         self.assertGreaterEqual(llama / inside, 0.60, f"{llama}/{inside} in-cycle samples in llama.cpp")
 
     def test_verdict(self):
