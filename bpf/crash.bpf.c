@@ -74,6 +74,7 @@ int crash_on_exec(struct bpf_raw_tracepoint_args *ctx)
 		stat_inc(IT_STAT_TARGETS_FULL);
 		return 0;
 	}
+	targets_changed();
 	e = reserve(IT_EV_COMM, tgid, BPF_CORE_READ(task, pid));
 	if (!e)
 		return 0;

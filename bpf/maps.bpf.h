@@ -22,6 +22,15 @@ SHARED volatile __u32 pending_python;
 /* Set by user space when the recording ends: every program stops counting,
  * so what is collected afterwards matches the recording's end. */
 SHARED volatile __u32 recording_stopped;
+/* Bumped whenever the set of followed processes changes (user space adds
+ * one, a fork is followed, --comm matches, a launched command execs): a
+ * verdict "not followed" cached before a change is no longer trusted. */
+SHARED volatile __u32 targets_gen;
+
+static __always_inline void targets_changed(void)
+{
+	__sync_fetch_and_add(&targets_gen, 1);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

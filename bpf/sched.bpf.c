@@ -50,6 +50,36 @@ static __always_inline __s32 offcpu_kstack(void *ctx, struct it_sched_thread *st
 	return id;
 }
 
+/* Per CPU, the task on it known not to be followed, as of a generation of
+ * the followed set: sched_stat_runtime fires tens of thousands of times a
+ * second system-wide (every update_curr), and almost all of them are for
+ * other processes. Set at each switch-in, so it never names a task that has
+ * left the CPU (a freed task's address reused by a new one is switched in
+ * first). */
+struct runtime_skip {
+	__u64 task;
+	__u32 gen;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct runtime_skip);
+} runtime_skip SEC(".maps");
+
+static __always_inline void runtime_skip_set(struct task_struct *task, __u32 gen, bool skip)
+{
+	__u32 zero = 0;
+	struct runtime_skip *c = bpf_map_lookup_elem(&runtime_skip, &zero);
+
+	if (c) {
+		c->task = skip ? (__u64)task : 0;
+		c->gen = gen;
+	}
+}
+
 /* Python's stack at a thread's switch-out (bpf/python.bpf.h): its
  * off-CPU frames when it blocks, an observation either way. A global
  * function: the verifier checks it once, not inlined into each path of
@@ -73,7 +103,9 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u32 ptid = BPF_CORE_READ(prev, pid), ptgid = BPF_CORE_READ(prev, tgid);
 	__u32 ntid = BPF_CORE_READ(next, pid), ntgid = BPF_CORE_READ(next, tgid);
 	__u64 now = bpf_ktime_get_ns();
+	__u32 gen = targets_gen; /* before the lookups it vouches for */
 	struct it_sched_thread *st;
+	bool next_followed;
 
 	if (ptgid && target_of(ptgid) && (st = thread_of(ptid, ptgid, prev, now, true))) {
 		long state = task_state(prev);
@@ -120,7 +152,9 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			sched_py_switch_out(ptgid, ptid, now, 0);
 		}
 	}
-	if (ntgid && target_of(ntgid)) {
+	next_followed = ntgid && target_of(ntgid);
+	runtime_skip_set(next, gen, !next_followed);
+	if (next_followed) {
 		st = thread_of(ntid, ntgid, next, now, false);
 		if (!st) {
 			st = thread_of(ntid, ntgid, next, now, true);
@@ -195,13 +229,24 @@ SEC("raw_tp/sched_stat_runtime")
 int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
-	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
+	__u32 gen = targets_gen, zero = 0, tid, tgid;
+	struct runtime_skip *skip;
 	struct it_sched_thread *st;
 
 	/* update_curr also runs for a task from other CPUs (remote wake-ups):
 	 * only the task's own CPU flushes, serialised with its switches */
-	if (!tgid || task != (struct task_struct *)bpf_get_current_task() || !target_of(tgid))
+	if (task != (struct task_struct *)bpf_get_current_task())
 		return 0;
+	skip = bpf_map_lookup_elem(&runtime_skip, &zero);
+	if (skip && skip->task == (__u64)task && skip->gen == gen)
+		return 0;
+	tid = BPF_CORE_READ(task, pid);
+	tgid = BPF_CORE_READ(task, tgid);
+	if (!tgid || !target_of(tgid)) {
+		/* running since before the recording, or since the last change */
+		runtime_skip_set(task, gen, true);
+		return 0;
+	}
 	st = bpf_map_lookup_elem(&sched_threads, &tid);
 	if (!st) {
 		/* a thread of a -p target running since before the recording:

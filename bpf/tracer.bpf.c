@@ -104,6 +104,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 		stat_inc(IT_STAT_TARGETS_FULL);
 		return 0;
 	}
+	targets_changed();
 	emit(IT_EV_FORK, ctgid, ptgid, 0, child);
 	return 0;
 }
@@ -117,7 +118,10 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!t)
 		return 0;
-	t->flags &= ~IT_TARGET_AWAIT_EXEC;
+	if (t->flags & IT_TARGET_AWAIT_EXEC) {
+		t->flags &= ~IT_TARGET_AWAIT_EXEC;
+		targets_changed();
+	}
 	struct it_proc_event *e = emit_reserve();
 
 	if (!e)

@@ -116,7 +116,7 @@ static void place_in(struct recording *rec, const char *file)
 			struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? s->progs.cuda_uretprobe :
 									      s->progs.cuda_uprobe, -1, file, off, &uo);
 
-			if (!l || tracer__keep_link(&rec->tracer, l)) {
+			if (!l || tracer__keep_file_link(&rec->tracer, l)) {
 				fprintf(stderr, "infertrace: warning: probing %s in %s failed: %s\n", f->symbol, file,
 					strerror(l ? ENOMEM : errno));
 				break;

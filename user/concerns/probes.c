@@ -515,7 +515,7 @@ static int attach_uprobe(struct recording *rec, struct probe *p, const char *fil
 	l = bpf_program__attach_uprobe_opts(prog, -1, file, off, &uo);
 	if (!l)
 		return -errno;
-	return tracer__keep_link(&rec->tracer, l);
+	return tracer__keep_file_link(&rec->tracer, l);
 }
 
 static int attach_usdt(struct recording *rec, struct probe *p, const char *file, const char *name,
@@ -527,7 +527,7 @@ static int attach_usdt(struct recording *rec, struct probe *p, const char *file,
 
 	if (!l)
 		return -errno;
-	return tracer__keep_link(&rec->tracer, l);
+	return tracer__keep_file_link(&rec->tracer, l);
 }
 
 static int attach_in_file(struct recording *rec, struct probe *p, const char *file)

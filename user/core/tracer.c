@@ -156,6 +156,8 @@ int tracer__add_target(struct tracer *t, pid_t tgid, __u32 flags)
 
 	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.targets), &key, &v, BPF_ANY))
 		return -errno;
+	/* after the update: a program that reads the new generation sees it */
+	__atomic_fetch_add(&t->skel->bss->targets_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -222,6 +224,16 @@ int tracer__keep_link(struct tracer *t, struct bpf_link *link)
 		return -ENOMEM;
 	}
 	t->links[t->nlinks++] = link;
+	return 0;
+}
+
+int tracer__keep_file_link(struct tracer *t, struct bpf_link *link)
+{
+	if (VEC_RESERVE(t->file_links, t->capfile_links, t->nfile_links, 16)) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	t->file_links[t->nfile_links++] = link;
 	return 0;
 }
 
@@ -377,6 +389,8 @@ void tracer__detach_in_background(struct tracer *t)
 	if (!t->skel || (!t->nlinks && !t->nsampling_cpus))
 		return;
 	tracer__freeze(t); /* from here the programs return at once and stop no target */
+	destroy_links_parallel(t->file_links, t->nfile_links);
+	t->nfile_links = 0;
 	if (pipe2(pfd, O_CLOEXEC))
 		return;
 	pid = fork();
@@ -432,7 +446,9 @@ void tracer__destroy(struct tracer *t)
 			if (t->perf_fds[i] >= 0)
 				close(t->perf_fds[i]);
 	}
+	destroy_links_parallel(t->file_links, t->nfile_links);
 	destroy_links_parallel(t->links, t->nlinks);
+	free(t->file_links);
 	free(t->links);
 	free(t->perf_links);
 	free(t->perf_fds);

@@ -32,6 +32,8 @@ struct tracer {
 	void *event_ctx;
 	struct bpf_link **links;  /* attached by the concerns, destroyed here */
 	size_t nlinks, caplinks;
+	struct bpf_link **file_links; /* uprobes and USDT: see tracer__keep_file_link */
+	size_t nfile_links, capfile_links;
 };
 
 /* Checks kernel features (the caller has checked privileges with
@@ -45,6 +47,12 @@ int tracer__attach(struct tracer *t, unsigned int frequency);
 /* Takes ownership of a link a concern attached: it is destroyed with the
  * tracer. 0, or -ENOMEM with the link destroyed. */
 int tracer__keep_link(struct tracer *t, struct bpf_link *link);
+/* The same for a probe placed in a file (uprobe, uretprobe, USDT), which
+ * every process mapping the file hits: detached before the recording
+ * returns, never left to tracer__detach_in_background, so that the next
+ * run of the program pays no frozen probe and its return addresses are its
+ * own (a uretprobe replaces them with the kernel's trampoline). */
+int tracer__keep_file_link(struct tracer *t, struct bpf_link *link);
 /* Attaches a loaded program where its section says (tracepoint, raw
  * tracepoint) and keeps the link. 0, or -errno with nothing kept; silent,
  * so that the caller says whether a failure is fatal. */
