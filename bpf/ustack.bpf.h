@@ -79,9 +79,72 @@ static __always_inline int user_regs(struct it_ustack_event *e)
 	return 0;
 }
 
+/* Return addresses replaced by uretprobes, put back: at most this many
+ * probed calls open on the stack, innermost first. */
+#define USTACK_MAX_URETPROBES 4
+#if defined(__TARGET_ARCH_arm64)
+/* arm64 saves the link register in the callee's frame, below the stack
+ * pointer at its entry: words looked at below it */
+#define USTACK_LR_SEARCH_WORDS 32
+#endif
+
+/* The copy's word at user address addr, when it lies in the copy. */
+static __always_inline __u64 *ustack_word(struct it_ustack_event *e, __u32 got, __u64 addr)
+{
+	__u64 off = addr - e->sp;
+
+	if (addr < e->sp || off + sizeof(__u64) > got)
+		return NULL;
+	return (__u64 *)&e->stack[off & (IT_USTACK_MAX - 1)];
+}
+
+/* A uretprobe (ours on a --cycle or phase function, or another tool's)
+ * replaces each probed call's return address with the kernel's trampoline
+ * in the [uprobes] page, which no .eh_frame describes: unwound as it is, the
+ * caller is lost ([unknown] in place of main under a --cycle function). The
+ * kernel keeps each such call's real return address and its stack pointer
+ * at entry (struct return_instance, innermost first): the copy gets the real
+ * ones back. */
+static __always_inline void restore_uretprobe_returns(struct it_ustack_event *e, __u32 got)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u64 tramp, *w;
+
+	if (!ri)
+		return;
+	tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	if (!tramp)
+		return;
+	for (int i = 0; i < USTACK_MAX_URETPROBES && ri; i++) {
+		__u64 entry_sp = BPF_CORE_READ(ri, stack), ret = BPF_CORE_READ(ri, orig_ret_vaddr);
+
+#if defined(__TARGET_ARCH_x86)
+		/* x86-64: the return address is the word at the entry's sp */
+		w = ustack_word(e, got, entry_sp);
+		if (w && *w == tramp)
+			*w = ret;
+#elif defined(__TARGET_ARCH_arm64)
+		if (e->regs[30] == tramp) {
+			e->regs[30] = ret; /* the innermost call has not saved it yet */
+		} else {
+			for (int j = 1; j <= USTACK_LR_SEARCH_WORDS; j++) {
+				w = ustack_word(e, got, entry_sp - j * sizeof(__u64));
+				if (w && *w == tramp) {
+					*w = ret;
+					break;
+				}
+			}
+		}
+#endif
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 /* Copies up to cfg_ustack_size bytes from sp, one page at a time, so that a
  * stack ending (top of its mapping) before the asked size still copies what
- * there is. Returns the bytes copied. */
+ * there is, with the return addresses uretprobes replaced put back. Returns
+ * the bytes copied. */
 static __always_inline __u32 copy_user_stack(struct it_ustack_event *e, __u64 sp)
 {
 	__u32 want = cfg_ustack_size, got = 0;
@@ -100,6 +163,9 @@ static __always_inline __u32 copy_user_stack(struct it_ustack_event *e, __u64 sp
 			break;
 		got += len;
 	}
+	if (got > IT_USTACK_MAX)
+		got = IT_USTACK_MAX;
+	restore_uretprobe_returns(e, got);
 	return got;
 }
 

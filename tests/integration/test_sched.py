@@ -66,6 +66,25 @@ class SchedTest(unittest.TestCase):
         with Hog():
             self.sleep_spin_cycles()
 
+    def test_stacks_through_probed_calls(self):
+        """The --cycle and phase functions carry uretprobes, which replace
+        their return addresses on the stack with the kernel's trampoline:
+        stacks still name their callers (main, cycle_sleepspin), on and off
+        the CPU."""
+        r = common.record(["--cycle", "cycle_sleepspin", "--phase", "spin=spin_ms"],
+                          [fixture(), "sleepspin", "10"])
+        for name in ("stacks.folded", "offcpu.folded"):
+            stacks = r.folded(name)
+            through = {k: v for k, v in stacks.items() if ";cycle_sleepspin;" in k}
+            self.assertTrue(through, (name, stacks))
+            for k in through:
+                self.assertIn("__libc_start_call_main;main;cycle_sleepspin;", k, name)
+                self.assertNotIn("[unknown]", k, name)
+        spin = [k for k in r.folded("stacks.folded") if ";spin_ms" in k]
+        self.assertTrue(spin)
+        for k in spin:
+            self.assertIn(";main;cycle_sleepspin;spin_ms", k)
+
     def test_whole_run_and_offcpu_stack(self):
         r = common.record([], [fixture(), "sleepspin", "30"])
         (c,) = [c for c in r.profile["cycles"] if c["pid"] == r.profile["pids"][0]]
