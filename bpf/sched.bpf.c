@@ -231,6 +231,7 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	__u32 gen = targets_gen, zero = 0, tid, tgid;
 	struct runtime_skip *skip;
+	__u64 id;
 	struct it_sched_thread *st;
 
 	/* update_curr also runs for a task from other CPUs (remote wake-ups):
@@ -240,14 +241,25 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	skip = bpf_map_lookup_elem(&runtime_skip, &zero);
 	if (skip && skip->task == (__u64)task && skip->gen == gen)
 		return 0;
-	tid = BPF_CORE_READ(task, pid);
-	tgid = BPF_CORE_READ(task, tgid);
-	if (!tgid || !target_of(tgid)) {
+	if (recording_stopped)
+		return 0;
+	/* the task is current: its ids without reading kernel memory */
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	tgid = id >> 32;
+	/* a followed thread's state vouches for its process (the followed
+	 * set only grows): no targets lookup on the frequent path */
+	st = bpf_map_lookup_elem(&sched_threads, &tid);
+	if (st && st->tgid != tgid) {
+		/* a dead thread's entry, its tid now another's */
+		bpf_map_delete_elem(&sched_threads, &tid);
+		st = NULL;
+	}
+	if (!st && (!tgid || !target_of(tgid))) {
 		/* running since before the recording, or since the last change */
 		runtime_skip_set(task, gen, true);
 		return 0;
 	}
-	st = bpf_map_lookup_elem(&sched_threads, &tid);
 	if (!st) {
 		/* a thread of a -p target running since before the recording:
 		 * followed from this tick on */
@@ -259,10 +271,21 @@ int sched_on_runtime(struct bpf_raw_tracepoint_args *ctx)
 	if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_BLOCKED) {
 		settle_unseen_switch_in(tid, st, bpf_ktime_get_ns(), task, true, SCHED_DWARF_AT_SITE);
 	} else if (st->state == IT_SCHED_ONCPU) {
-		/* every sync, however close to the last: a cycle or phase edge
-		 * takes the time since the last sync as on-CPU, so a sync skipped
-		 * before an edge would give it a preemption as CPU time */
-		account(tid, st, bpf_ktime_get_ns(), task, false, true, SCHED_DWARF_NO);
+		__u64 now = bpf_ktime_get_ns(), sum = BPF_CORE_READ(task, se.sum_exec_runtime);
+
+		/* A cycle or phase edge takes the time since the last sync as
+		 * on-CPU, so a sync is skipped only when it would change nothing:
+		 * the kernel counted the whole interval as this thread's run
+		 * (nothing taken from it: no steal, no interrupt time), no edge
+		 * is open or pending, and for at most SCHED_RUNTIME_DEFER_NS (RSS
+		 * and page faults of a thread that never leaves its CPU). A
+		 * thread reading its CPU clock in a loop makes this fire at
+		 * every read (~95,000 times a second here). */
+		if (!st->edge_ns && !st->edge_on && !st->resync && now >= st->ts &&
+		    now - st->ts < SCHED_RUNTIME_DEFER_NS && sum >= st->sum_exec &&
+		    sum - st->sum_exec >= now - st->ts)
+			return 0;
+		account(tid, st, now, task, false, true, SCHED_DWARF_NO);
 	}
 	return 0;
 }

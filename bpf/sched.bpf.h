@@ -37,6 +37,8 @@ SHARED const volatile __u64 cfg_offcpu_sample_ns = 0;
  * a thread up only when its slot counts one. */
 #define SCHED_PEND_SLOTS 4096
 SHARED __u32 offcpu_pending[SCHED_PEND_SLOTS];
+/* sched_stat_runtime defers a sync that would change nothing for at most this long */
+#define SCHED_RUNTIME_DEFER_NS 1000000ULL
 /* the scheduler programs read a thread's RSS at most this often */
 #define SCHED_MEM_MIN_NS 1000000ULL
 
