@@ -71,7 +71,9 @@ struct {
  * wake-up per record, since a woken consumer preempts the traced task right
  * at the event and perturbs what is measured; user space drains the ring
  * every 100 ms, and is woken early only when the ring is half full. Rare
- * records that need prompt handling (fork, exec, mmap) wake it at once. */
+ * records (fork, exec, mmap) are submitted with the ring's default, which
+ * wakes a consumer that has read everything before them; those that keep a
+ * process stopped until user space answers force the wake-up. */
 static __always_inline __u64 lazy_wakeup(void)
 {
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)

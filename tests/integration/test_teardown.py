@@ -19,6 +19,22 @@ def loaded_programs(name):
     return sum(1 for p in json.loads(out or "[]") if p.get("name") == name)
 
 
+def probe_links():
+    """The BPF links of the probe programs (it_uprobe, it_uretprobe): their
+    link types, by bpftool's name or number (12: uprobe_multi)."""
+    progs = json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], text=True, capture_output=True,
+                                      check=True).stdout or "[]")
+    ids = {p["id"] for p in progs if p.get("name") in ("it_uprobe", "it_uretprobe")}
+    links = json.loads(subprocess.run(["bpftool", "link", "show", "-j"], text=True, capture_output=True,
+                                      check=True).stdout or "[]")
+    return [str(l.get("type")) for l in links if l.get("prog_id") in ids]
+
+
+def kernel_at_least(major, minor):
+    release = os.uname().release.split(".")
+    return (int(release[0]), int(release[1].split("-")[0])) >= (major, minor)
+
+
 def detachers():
     """record's detaching grandchildren: processes named infertrace that lead
     their own session (a tracer, or its watchdog, does not)."""
@@ -64,6 +80,34 @@ class TeardownTest(unittest.TestCase):
         while detachers() and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertEqual(detachers(), [])
+
+    def test_probe_links_gone_when_record_returns(self):
+        """Probes in files are detached before record returns (a frozen
+        uretprobe would still rewrite the next run's return addresses), as
+        uprobe-multi links where the kernel has them (6.6+): perf-event
+        uprobes detach one after another under a global mutex."""
+        exe = common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
+        self.assertEqual(probe_links(), [], "probe links left by another recording")
+        out = tempfile.mkdtemp(prefix="it-teardown-")
+        p = subprocess.Popen([common.INFERTRACE, "record", "-q", "-o", out, "--cycle", "run_cycle", "--",
+                              exe, "30", "5", "3", "90", "5"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        seen = []
+        time.sleep(1.0)  # past start-up, whose probe-cost calibration places probes of its own
+        deadline = time.monotonic() + 60
+        while p.poll() is None and not seen and time.monotonic() < deadline:
+            time.sleep(0.2)
+            seen = probe_links()
+        _, stderr = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, stderr)
+        self.assertEqual(len(seen), 2, f"entry and return links of --cycle run_cycle: {seen}")
+        if kernel_at_least(6, 6):
+            self.assertTrue(all(t in ("uprobe_multi", "12") for t in seen), seen)
+        else:
+            self.assertTrue(all(t == "perf_event" for t in seen), seen)
+        self.assertEqual(probe_links(), [], "probe links outlived record")
+        prof = common.load_json(os.path.join(out, "profile.json"))
+        self.assertEqual(len(prof["cycles"]), 30)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "uprobe_links.h"
 #include "probe_spec.h"
 
 #define MAX_FILES 16
@@ -112,13 +113,15 @@ static void place_in(struct recording *rec, const char *file)
 		if (!probe_spec__name_matches(f->lib, file) || elf_symbol_offset(file, f->symbol, &off))
 			continue;
 		for (int ret = 0; ret < 2; ret++) {
-			LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = cookie);
-			struct bpf_link *l = bpf_program__attach_uprobe_opts(ret ? s->progs.cuda_uretprobe :
-									      s->progs.cuda_uprobe, -1, file, off, &uo);
+			struct uprobe_link l;
+			int err = uprobe_link__attach(&l, ret ? s->progs.cuda_uretprobe : s->progs.cuda_uprobe, ret, -1,
+						      file, off, cookie);
 
-			if (!l || tracer__keep_file_link(&rec->tracer, l)) {
+			if (!err)
+				err = tracer__keep_uprobe_link(&rec->tracer, &l);
+			if (err) {
 				fprintf(stderr, "infertrace: warning: probing %s in %s failed: %s\n", f->symbol, file,
-					strerror(l ? ENOMEM : errno));
+					strerror(-err));
 				break;
 			}
 		}

@@ -18,6 +18,8 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "probe_spec.h"
+#include "uprobe_links.h"
 
 #define CALIBRATION_CALLS 400
 #define CALIBRATION_ROUNDS 3
@@ -68,10 +70,9 @@ static double time_calls(void)
 static int overhead_attach(struct recording *rec)
 {
 	struct infertrace_bpf *skel = rec->tracer.skel;
-	LIBBPF_OPTS(bpf_uprobe_opts, entry, .func_name = "infertrace_probe_calibration");
-	LIBBPF_OPTS(bpf_uprobe_opts, ret, .func_name = "infertrace_probe_calibration", .retprobe = true);
-	struct bpf_link *l1 = NULL, *l2 = NULL;
+	struct uprobe_link l1 = { .fd = -1 }, l2 = { .fd = -1 };
 	double bare, probed;
+	uint64_t off;
 
 	if (!rec->probes)
 		return 0; /* no probes: nothing to estimate */
@@ -82,17 +83,17 @@ static int overhead_attach(struct recording *rec)
 	bare = time_calls();
 	/* pid 0: this process only; the programs see a non-target and return
 	 * early, so the map work of a real hit (~1 µs) is not in the figure */
-	l1 = bpf_program__attach_uprobe_opts(skel->progs.it_uprobe, 0, "/proc/self/exe", 0, &entry);
-	l2 = l1 ? bpf_program__attach_uprobe_opts(skel->progs.it_uretprobe, 0, "/proc/self/exe", 0, &ret) : NULL;
-	if (!l1 || !l2) {
+	if (elf_symbol_offset("/proc/self/exe", "infertrace_probe_calibration", &off) ||
+	    uprobe_link__attach(&l1, skel->progs.it_uprobe, false, 0, "/proc/self/exe", off, 0) ||
+	    uprobe_link__attach(&l2, skel->progs.it_uretprobe, true, 0, "/proc/self/exe", off, 0)) {
 		rec->overhead->error = "calibration probe could not be placed";
 		goto out;
 	}
 	probed = time_calls();
 	rec->overhead->cost_ns = probed > bare ? (probed - bare) / 2 : 0;
 out:
-	bpf_link__destroy(l2);
-	bpf_link__destroy(l1);
+	uprobe_link__destroy(&l2);
+	uprobe_link__destroy(&l1);
 	return 0; /* an estimate that failed never stops a recording */
 }
 

@@ -22,6 +22,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "uprobe_links.h"
 #include "jsphase.h"
 #include "safe_open.h"
 #include "target.h"
@@ -502,9 +503,8 @@ static int probes_configure(struct recording *rec)
 static int attach_uprobe(struct recording *rec, struct probe *p, const char *file, enum it_probe_role role,
 			 bool ret)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = IT_COOKIE(p->index, role, p->id));
 	struct bpf_program *prog = ret ? rec->tracer.skel->progs.it_uretprobe : rec->tracer.skel->progs.it_uprobe;
-	struct bpf_link *l;
+	struct uprobe_link l;
 	uint64_t off;
 	int err = elf_symbol_offset(file, p->spec.symbol, &off);
 
@@ -512,10 +512,8 @@ static int attach_uprobe(struct recording *rec, struct probe *p, const char *fil
 		return err;
 	/* pid -1: every process mapping the file; BPF keeps only targets, which
 	 * covers children forked later */
-	l = bpf_program__attach_uprobe_opts(prog, -1, file, off, &uo);
-	if (!l)
-		return -errno;
-	return tracer__keep_file_link(&rec->tracer, l);
+	err = uprobe_link__attach(&l, prog, ret, -1, file, off, IT_COOKIE(p->index, role, p->id));
+	return err ? err : tracer__keep_uprobe_link(&rec->tracer, &l);
 }
 
 static int attach_usdt(struct recording *rec, struct probe *p, const char *file, const char *name,

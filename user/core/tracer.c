@@ -20,6 +20,7 @@
 
 #include "infertrace.skel.h"
 #include "tracer.h"
+#include "uprobe_links.h"
 #include "vec.h"
 
 static bool verbose;
@@ -100,6 +101,11 @@ int tracer__open(struct tracer *t, const struct record_opts *opts)
 		return err;
 	}
 	t->skel->rodata->cfg_follow_children = !opts->no_follow_children;
+	/* probes in files detach in parallel as uprobe-multi links (uprobe_links.h) */
+	uprobe_links__prefer_multi(t->skel->progs.it_uprobe);
+	uprobe_links__prefer_multi(t->skel->progs.it_uretprobe);
+	uprobe_links__prefer_multi(t->skel->progs.cuda_uprobe);
+	uprobe_links__prefer_multi(t->skel->progs.cuda_uretprobe);
 	bpf_map__set_max_entries(t->skel->maps.stackmap, opts->stack_map_entries);
 	bpf_map__set_max_entries(t->skel->maps.stack_counts, opts->stack_map_entries * 2);
 	bpf_map__set_max_entries(t->skel->maps.label_counts, opts->stack_map_entries * 4);
@@ -227,14 +233,21 @@ int tracer__keep_link(struct tracer *t, struct bpf_link *link)
 	return 0;
 }
 
-int tracer__keep_file_link(struct tracer *t, struct bpf_link *link)
+int tracer__keep_uprobe_link(struct tracer *t, struct uprobe_link *link)
 {
 	if (VEC_RESERVE(t->file_links, t->capfile_links, t->nfile_links, 16)) {
-		bpf_link__destroy(link);
+		uprobe_link__destroy(link);
 		return -ENOMEM;
 	}
-	t->file_links[t->nfile_links++] = link;
+	t->file_links[t->nfile_links++] = *link;
 	return 0;
+}
+
+int tracer__keep_file_link(struct tracer *t, struct bpf_link *link)
+{
+	struct uprobe_link l = { .link = link, .fd = -1 };
+
+	return tracer__keep_uprobe_link(t, &l);
 }
 
 int tracer__attach_program(struct tracer *t, struct bpf_program *p)
@@ -309,10 +322,21 @@ void tracer__stats(struct tracer *t, __u64 out[IT_STAT_MAX])
 }
 
 struct detach_work {
-	struct bpf_link **links;
+	void *items;
 	size_t n;
 	size_t next; /* taken atomically */
+	void (*destroy)(void *items, size_t i);
 };
+
+static void destroy_bpf_link(void *items, size_t i)
+{
+	bpf_link__destroy(((struct bpf_link **)items)[i]);
+}
+
+static void destroy_uprobe_link(void *items, size_t i)
+{
+	uprobe_link__destroy(&((struct uprobe_link *)items)[i]);
+}
 
 static void *detach_worker(void *arg)
 {
@@ -320,7 +344,7 @@ static void *detach_worker(void *arg)
 	size_t i;
 
 	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n)
-		bpf_link__destroy(w->links[i]);
+		w->destroy(w->items, i);
 	return NULL;
 }
 
@@ -328,9 +352,9 @@ static void *detach_worker(void *arg)
  * uprobe program waits for an RCU grace period (40-70 ms each here, a whole
  * second for the default set one after the other); waits that overlap end
  * together. Falls back to this thread for what no thread could be made for. */
-static void destroy_links_parallel(struct bpf_link **links, size_t n)
+static void destroy_parallel(void *items, size_t n, void (*destroy)(void *items, size_t i))
 {
-	struct detach_work w = { .links = links, .n = n };
+	struct detach_work w = { .items = items, .n = n, .destroy = destroy };
 	pthread_t th[DETACH_THREADS];
 	size_t started = 0;
 
@@ -340,6 +364,11 @@ static void destroy_links_parallel(struct bpf_link **links, size_t n)
 	detach_worker(&w);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+}
+
+static void destroy_links_parallel(struct bpf_link **links, size_t n)
+{
+	destroy_parallel(links, n, destroy_bpf_link);
 }
 
 /* Closes every descriptor above stderr but keep and the kernel's anonymous
@@ -389,7 +418,7 @@ void tracer__detach_in_background(struct tracer *t)
 	if (!t->skel || (!t->nlinks && !t->nsampling_cpus))
 		return;
 	tracer__freeze(t); /* from here the programs return at once and stop no target */
-	destroy_links_parallel(t->file_links, t->nfile_links);
+	destroy_parallel(t->file_links, t->nfile_links, destroy_uprobe_link);
 	t->nfile_links = 0;
 	if (pipe2(pfd, O_CLOEXEC))
 		return;
@@ -446,7 +475,7 @@ void tracer__destroy(struct tracer *t)
 			if (t->perf_fds[i] >= 0)
 				close(t->perf_fds[i]);
 	}
-	destroy_links_parallel(t->file_links, t->nfile_links);
+	destroy_parallel(t->file_links, t->nfile_links, destroy_uprobe_link);
 	destroy_links_parallel(t->links, t->nlinks);
 	free(t->file_links);
 	free(t->links);

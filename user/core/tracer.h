@@ -18,6 +18,7 @@ struct infertrace_bpf;
 struct bpf_link;
 struct bpf_program;
 struct ring_buffer;
+struct uprobe_link;
 
 typedef int (*tracer_event_fn)(void *ctx, void *data, size_t size);
 
@@ -32,7 +33,7 @@ struct tracer {
 	void *event_ctx;
 	struct bpf_link **links;  /* attached by the concerns, destroyed here */
 	size_t nlinks, caplinks;
-	struct bpf_link **file_links; /* uprobes and USDT: see tracer__keep_file_link */
+	struct uprobe_link *file_links; /* uprobes and USDT: see tracer__keep_file_link */
 	size_t nfile_links, capfile_links;
 };
 
@@ -53,6 +54,8 @@ int tracer__keep_link(struct tracer *t, struct bpf_link *link);
  * run of the program pays no frozen probe and its return addresses are its
  * own (a uretprobe replaces them with the kernel's trampoline). */
 int tracer__keep_file_link(struct tracer *t, struct bpf_link *link);
+/* The same for a probe placed by uprobe_link__attach (uprobe_links.h). */
+int tracer__keep_uprobe_link(struct tracer *t, struct uprobe_link *link);
 /* Attaches a loaded program where its section says (tracepoint, raw
  * tracepoint) and keeps the link. 0, or -errno with nothing kept; silent,
  * so that the caller says whether a failure is fatal. */
