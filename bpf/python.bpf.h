@@ -119,6 +119,23 @@ static __always_inline __u64 py_ptr(__u64 addr)
 	return v;
 }
 
+struct py_scan {
+	__u64 ts;   /* the thread state looked at */
+	__u64 want; /* the thread id it must hold */
+	__u64 off_tid, off_next;
+};
+
+/* One step of the search through the interpreter's thread states: a
+ * bpf_loop callback, verified once rather than PY_THREADS_SCAN times (the
+ * unrolled search was ~60,000 of sched_on_switch's verified instructions). */
+static int py_scan_step(__u32 i, struct py_scan *c)
+{
+	if (!c->ts || py_ptr(c->ts + c->off_tid) == c->want)
+		return 1;
+	c->ts = py_ptr(c->ts + c->off_next);
+	return 0;
+}
+
 /* The thread state of thread tid, 0 when it has none (yet). */
 static __always_inline __u64 py_thread_state(const struct it_py_proc *pp, __u32 tid)
 {
@@ -137,15 +154,20 @@ static __always_inline __u64 py_thread_state(const struct it_py_proc *pp, __u32 
 	cached = bpf_map_lookup_elem(&py_tstates, &tid);
 	if (cached && *cached && py_ptr(*cached + pp->ts_tid) == want)
 		return *cached;
-	ts = py_ptr(py_ptr(pp->runtime + pp->rt_interp_head) + pp->interp_threads);
-	for (int i = 0; i < PY_THREADS_SCAN && ts; i++) {
-		if (py_ptr(ts + pp->ts_tid) == want) {
-			bpf_map_update_elem(&py_tstates, &tid, &ts, BPF_ANY);
-			return ts;
-		}
-		ts = py_ptr(ts + pp->ts_next);
-	}
-	return 0;
+	struct py_scan c = {
+		.ts = py_ptr(py_ptr(pp->runtime + pp->rt_interp_head) + pp->interp_threads),
+		.want = want,
+		.off_tid = pp->ts_tid,
+		.off_next = pp->ts_next,
+	};
+
+	bpf_loop(PY_THREADS_SCAN, py_scan_step, &c, 0);
+	/* found, unless the list ended or was longer than the scan */
+	if (!c.ts || py_ptr(c.ts + c.off_tid) != want)
+		return 0;
+	ts = c.ts;
+	bpf_map_update_elem(&py_tstates, &tid, &ts, BPF_ANY);
+	return ts;
 }
 
 /* Reads a CPython str: its kind and up to IT_PY_STR bytes of data (the
@@ -390,22 +412,6 @@ static __always_inline __u64 py_stack_capture(__u32 tgid, __u32 tid)
 	return h;
 }
 
-/* At a thread's voluntary switch-out: keeps its Python stack for the
- * off-CPU interval that begins. */
-static __always_inline __u64 py_offcpu_capture(__u32 tgid, __u32 tid)
-{
-	__u64 h;
-
-	if (!bpf_map_lookup_elem(&py_procs, &tgid))
-		return 0;
-	h = py_stack_capture(tgid, tid);
-	if (h)
-		bpf_map_update_elem(&py_offcpu, &tid, &h, BPF_ANY);
-	else
-		bpf_map_delete_elem(&py_offcpu, &tid);
-	return h;
-}
-
 /* Sends the observation py_stack_capture just made (stack h: 0 for none).
  * A switch-out's is kept for the thread's switch-in. */
 static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, __u64 h, __u64 now)
@@ -427,17 +433,6 @@ static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, _
 		stat_inc(IT_STAT_RINGBUF_LOST);
 	if (kind == IT_PY_OBS_OUT)
 		bpf_map_update_elem(&py_obs_last, &tid, o, BPF_ANY);
-}
-
-/* At a switch-out (either kind) of a thread of a Python process. */
-static __always_inline void py_observe_out(__u32 tgid, __u32 tid, __u64 now)
-{
-	__u64 h;
-
-	if (!cfg_py_observe || !bpf_map_lookup_elem(&py_procs, &tgid))
-		return;
-	h = py_stack_capture(tgid, tid);
-	py_observe_emit(tgid, tid, IT_PY_OBS_OUT, h, now);
 }
 
 /* At a switch-in: the switch-out's stack again, at this instant. Runs on the

@@ -290,8 +290,8 @@ static __always_inline bool at_block_site(const struct it_sched_thread *st)
 	return syscall_site(&nr, &pc, &sp) && nr == st->kc_nr && pc == st->kc_pc && sp == st->kc_sp;
 }
 
-static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now,
-				    struct task_struct *task, bool run_first, bool sched_path, int dwarf)
+static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, __u64 now,
+					 struct task_struct *task, bool run_first, bool sched_path, int dwarf)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
 	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
@@ -438,6 +438,29 @@ static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64
 		st->phase = ph;
 	}
 }
+
+#define SCHED_HOW(run_first, sched_path, dwarf) ((__u32)(run_first) | (__u32)(sched_path) << 1 | (__u32)(dwarf) << 2)
+
+#ifdef SCHED_ACCOUNT_GLOBAL
+/* In sched.bpf.c: account_body as a global function, which the verifier
+ * checks once per program rather than at each call site and on each path
+ * that reaches one (sched_on_switch calls it twice). */
+int sched_account(__u32 tid, struct it_sched_thread *st, __u64 now, __u64 task, __u32 how);
+
+static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now, struct task_struct *task,
+				    bool run_first, bool sched_path, int dwarf)
+{
+	sched_account(tid, st, now, (__u64)task, SCHED_HOW(run_first, sched_path, dwarf));
+}
+#else
+/* The probes' edges (probes.bpf.c) inline it with SCHED_DWARF_NO: their
+ * global edge_settle is checked once anyway, without the stack code. */
+static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now, struct task_struct *task,
+				    bool run_first, bool sched_path, int dwarf)
+{
+	account_body(tid, st, now, task, run_first, sched_path, dwarf);
+}
+#endif
 
 /* A thread running now whose switch-in was not seen: its wait ends here
  * (the kernel's run placed at the end of the interval, as a tick would). */
