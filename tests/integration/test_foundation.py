@@ -91,6 +91,21 @@ class TestSampling(unittest.TestCase):
         self.assertTrue(any(t and t.startswith("(anonymous namespace)::Runner::run() const") for t in titles),
                         [t for t in titles if t and "Runner" in t][:3])
 
+    def test_cxx_methods_probed_by_name(self):
+        """A probe names a C++ function as it demangles, with or without its
+        arguments; a name that is only a prefix of one matches nothing."""
+        exe = build("cxx_hot", ["cxx_hot.cpp"], "-O1 -g -fno-omit-frame-pointer", cc="g++")
+        rec = record(["--cycle", "main", "--phase", "decode=inference::Engine::decode"], [exe])
+        p = rec.profile
+        self.assertEqual(len(p["cycles"]), 1)
+        self.assertEqual(p["phases"]["decode"]["calls"], 1)
+        self.assertGreater(p["phases"]["decode"]["total_ms"], 900)  # the fixture spins 1 s in it
+        bad = subprocess.run([INFERTRACE, "record", "-o", tempfile.mkdtemp(prefix="it-out-"),
+                              "--phase", "decode=inference::Engine::decod", "--", exe],
+                             text=True, capture_output=True, timeout=120)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn("inference::Engine::decod' not found", bad.stderr)
+
 
 @need_root
 class TestTargets(unittest.TestCase):

@@ -181,7 +181,7 @@ static int self_cost_collect(struct recording *rec, struct model *m)
 	double recording_s = (recording__now_ns() - s->attach_ns) / 1e9;
 	double startup = cpu_s(&s->at_attach); /* since the process started */
 	double during = cpu_s(&now) - cpu_s(&s->at_attach);
-	json_t *self = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:o, s:o}",
+	json_t *self = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:o, s:o}",
 				 "cpu_s", cpu_s(&now), "startup_cpu_s", startup, "recording_cpu_s", during,
 				 "percent_of_one_cpu", recording_s > 0 ? 100.0 * during / recording_s : 0.0,
 				 "max_rss_mb", now.ru_maxrss / 1024.0,
@@ -189,6 +189,8 @@ static int self_cost_collect(struct recording *rec, struct model *m)
 				 "wakeups", (json_int_t)(now.ru_nvcsw - s->at_attach.ru_nvcsw),
 				 "involuntary_switches", (json_int_t)(now.ru_nivcsw - s->at_attach.ru_nivcsw),
 				 "target_stops", (json_int_t)rec->target_stops,
+				 "target_stopped_ms", rec->target_stopped_ns / 1e6,
+				 "target_stop_max_ms", rec->target_stop_max_ns / 1e6,
 				 "bpf", bpf_section(rec, recording_s), "memory_budget", memory_budget__json(rec));
 
 	if (!self)

@@ -199,8 +199,13 @@ static int on_event(void *ctx, void *data, size_t size)
 	/* BPF stopped the process until every concern has seen its new code
 	 * (pending probes placed, an interpreter found): continue it */
 	if ((h->type == IT_EV_MMAP || h->type == IT_EV_EXEC) && size >= sizeof(*pe) && pe->stopped) {
+		uint64_t now = recording__now_ns(), held = now > h->ts_ns ? now - h->ts_ns : 0;
+
 		rec->target_stops++;
 		kill(h->tgid, SIGCONT);
+		rec->target_stopped_ns += held;
+		if (held > rec->target_stop_max_ns)
+			rec->target_stop_max_ns = held;
 	}
 	return 0;
 }

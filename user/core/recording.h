@@ -42,8 +42,10 @@ struct recording {
 	struct unwinder *unwinder;
 	struct launched cmd;
 	bool launched;
-	/* times BPF stopped a target until its new code was handled */
+	/* times BPF stopped a target until its new code was handled, and for
+	 * how long (the record's kernel time to the SIGCONT), in all and at most */
 	uint64_t target_stops;
+	uint64_t target_stopped_ns, target_stop_max_ns;
 	struct process_table procs;
 	double start_wall_s;
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
