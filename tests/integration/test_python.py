@@ -93,7 +93,13 @@ class TestPythonFrames(unittest.TestCase):
                 self.assertGreaterEqual(with_py / interp, 0.9,
                                         f"{label}: lost {rec.profile['lost']}, without Python frames: {bare}")
                 # held at its exec (and at libpython's mapping) until found
-                self.assertGreaterEqual(rec.profile["self"]["target_stops"], 1, label)
+                me = rec.profile["self"]
+                self.assertGreaterEqual(me["target_stops"], 1, label)
+                # each stop lasted from its record to the SIGCONT: some time,
+                # the longest no more than all, all within the recording
+                self.assertGreater(me["target_stopped_ms"], 0, label)
+                self.assertLessEqual(me["target_stop_max_ms"], me["target_stopped_ms"], label)
+                self.assertLess(me["target_stopped_ms"], rec.profile["duration_s"] * 1000, label)
                 off = rec.folded("offcpu.folded")
                 slept_us = self.samples_with(off, ["<module>", "main", "run_cycle", "phase_sleep"])
                 # each cycle sleeps 20 ms (at least that, as nanosleep guarantees)
