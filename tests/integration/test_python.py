@@ -251,7 +251,9 @@ class TestPySpecs(unittest.TestCase):
                 # per-phase stacks: the stacks with the phase's function on them
                 self.assertTrue(rec.folded("stacks.infer.folded"), label)
                 for s in rec.folded("stacks.infer.folded"):
-                    self.assertIn(";infer (py_phases.py);", s)
+                    # infer is on it, as the leaf when a sample fell in its
+                    # own bytecode (between two calls of spin)
+                    self.assertTrue(";infer (py_phases.py);" in s or s.endswith(";infer (py_phases.py)"), s)
                 self.assertTrue(any("rest (py_phases.py)" in s for s in rec.folded("offcpu.rest.folded")), label)
                 off = [s.split(";") for s in rec.folded("offcpu.folded") if "rest (py_phases.py)" in s]
                 self.assertTrue(off, label)
