@@ -72,8 +72,8 @@ struct {
  * at the event and perturbs what is measured; user space drains the ring
  * every 100 ms, and is woken early only when the ring is half full. Rare
  * records (fork, exec, mmap) are submitted with the ring's default, which
- * wakes a consumer that has read everything before them; those that keep a
- * process stopped until user space answers force the wake-up. */
+ * wakes a consumer that has read everything before them; a preset probe's
+ * stop (on_mmap_exit) forces the wake-up. */
 static __always_inline __u64 lazy_wakeup(void)
 {
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 2)
