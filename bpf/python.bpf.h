@@ -412,6 +412,22 @@ static __always_inline __u64 py_stack_capture(__u32 tgid, __u32 tid)
 	return h;
 }
 
+/* At a thread's voluntary switch-out: keeps its Python stack for the
+ * off-CPU interval that begins. */
+static __always_inline __u64 py_offcpu_capture(__u32 tgid, __u32 tid)
+{
+	__u64 h;
+
+	if (!bpf_map_lookup_elem(&py_procs, &tgid))
+		return 0;
+	h = py_stack_capture(tgid, tid);
+	if (h)
+		bpf_map_update_elem(&py_offcpu, &tid, &h, BPF_ANY);
+	else
+		bpf_map_delete_elem(&py_offcpu, &tid);
+	return h;
+}
+
 /* Sends the observation py_stack_capture just made (stack h: 0 for none).
  * A switch-out's is kept for the thread's switch-in. */
 static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, __u64 h, __u64 now)
@@ -433,6 +449,17 @@ static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, _
 		stat_inc(IT_STAT_RINGBUF_LOST);
 	if (kind == IT_PY_OBS_OUT)
 		bpf_map_update_elem(&py_obs_last, &tid, o, BPF_ANY);
+}
+
+/* At a switch-out (either kind) of a thread of a Python process. */
+static __always_inline void py_observe_out(__u32 tgid, __u32 tid, __u64 now)
+{
+	__u64 h;
+
+	if (!cfg_py_observe || !bpf_map_lookup_elem(&py_procs, &tgid))
+		return;
+	h = py_stack_capture(tgid, tid);
+	py_observe_emit(tgid, tid, IT_PY_OBS_OUT, h, now);
 }
 
 /* At a switch-in: the switch-out's stack again, at this instant. Runs on the

@@ -26,7 +26,6 @@ __noinline int sched_account(__u32 tid, struct it_sched_thread *st, __u64 now, _
 	return 0;
 }
 
-
 /* task_struct::state was renamed __state in 5.14 (2f064a59a11f). */
 struct task_struct___pre514 {
 	long state;
@@ -100,126 +99,95 @@ static __always_inline void runtime_skip_set(struct task_struct *task, __u32 gen
  * verification (about 480,000 of 615,000 instructions, ~0.9 s of start-up). */
 __noinline int sched_py_switch_out(__u32 tgid, __u32 tid, __u64 now, int blocked)
 {
-	__u64 h;
-
-	/* one walk (py_stack_capture) in the code for both kinds: each copy
-	 * of it is ~44,000 verified instructions */
-	if (!bpf_map_lookup_elem(&py_procs, &tgid) || (!blocked && !cfg_py_observe))
-		return 0;
-	h = py_stack_capture(tgid, tid);
-	if (blocked) {
-		/* kept for the off-CPU interval that begins */
-		if (h)
-			bpf_map_update_elem(&py_offcpu, &tid, &h, BPF_ANY);
-		else
-			bpf_map_delete_elem(&py_offcpu, &tid);
-	}
-	py_observe_emit(tgid, tid, IT_PY_OBS_OUT, h, now);
-	return 0;
-}
-
-/* The switch-out of a followed thread (prev). A global function, as is
- * sched_switch_in: the verifier checks each half once rather than the
- * switch-in on every path out of the switch-out. */
-__noinline int sched_switch_out(struct bpf_raw_tracepoint_args *ctx, __u64 now)
-{
-	bool preempt = ctx->args[0];
-	struct task_struct *prev = (struct task_struct *)ctx->args[1];
-	__u32 ptid = BPF_CORE_READ(prev, pid), ptgid = BPF_CORE_READ(prev, tgid);
-	struct it_sched_thread *st;
-
-	if (!ptgid || !target_of(ptgid) || !(st = thread_of(ptid, ptgid, prev, now, true)))
-		return 0;
-
-	long state = task_state(prev);
-	bool voluntary = !preempt && state != 0;
-	struct it_sched_key k;
-	struct it_sched_times *v;
-
-	/* not on a CPU by its state: its switch-in was not seen (it ran at
-	 * the end of the interval, which account() takes from the kernel) */
-	if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
-		unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-	account(ptid, st, now, prev, false, false, SCHED_DWARF_AT_SITE);
-	key_of(&k, ptid, st, st->cycle, st->phase);
-	v = times_of(&k);
-	if (v)
-		__sync_fetch_and_add(voluntary ? &v->nvcsw : &v->nivcsw, 1);
-	if (BPF_CORE_READ(prev, exit_state)) {
-		/* the last switch of a dead thread */
-		if (st->dwarf_pend_ns)
-			stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
-		set_ustack(st, ptid, -1);
-		if (st->win_ns)
-			stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
-		bpf_map_delete_elem(&sched_threads, &ptid);
-	} else if (voluntary) {
-		__u64 nr = 0, pc = 0, sp = 0;
-		bool syscall = syscall_site(&nr, &pc, &sp);
-
-		st->state = IT_SCHED_BLOCKED;
-		/* prev is still current here: these are its stacks */
-		st->kstack_id = offcpu_kstack(ctx, st, syscall && cfg_offcpu_dwarf, nr, pc, sp, now);
-		if (cfg_offcpu_dwarf && syscall) {
-			/* copied at the call's exit, if it blocked long enough */
-			set_ustack(st, ptid, SCHED_USTACK_AT_SYSCALL_EXIT);
-		} else {
-			set_ustack(st, ptid, bpf_get_stackid(ctx, &offcpu_stackmap, BPF_F_USER_STACK));
-			if (st->ustack_id < 0)
-				stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
-		}
-		/* the same walk is the switch-out's observation */
-		sched_py_switch_out(ptgid, ptid, now, 1);
-	} else {
-		st->state = IT_SCHED_RUNQ;
-		sched_py_switch_out(ptgid, ptid, now, 0);
-	}
-	return 0;
-}
-
-/* The switch-in of next; gen: the followed set's generation read before
- * any lookup (runtime_skip). */
-__noinline int sched_switch_in(struct bpf_raw_tracepoint_args *ctx, __u64 now, __u32 gen)
-{
-	struct task_struct *next = (struct task_struct *)ctx->args[2];
-	__u32 ntid = BPF_CORE_READ(next, pid), ntgid = BPF_CORE_READ(next, tgid);
-	struct it_sched_thread *st;
-	bool next_followed = ntgid && target_of(ntgid);
-
-	runtime_skip_set(next, gen, !next_followed);
-	if (!next_followed)
-		return 0;
-	st = thread_of(ntid, ntgid, next, now, false);
-	if (!st) {
-		st = thread_of(ntid, ntgid, next, now, true);
-	} else {
-		bool run_first = false;
-
-		if (st->state == IT_SCHED_ONCPU) {
-			/* its switch-out was not seen: it ran, then waited */
-			unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
-			st->state = IT_SCHED_RUNQ;
-			run_first = true;
-		}
-		/* BLOCKED here: its wake-up was not seen, all of it counts as blocked */
-		account(ntid, st, now, next, run_first, false, SCHED_DWARF_DEFER);
-	}
-	if (st) {
-		st->state = IT_SCHED_ONCPU;
-		st->ts = now;
-	}
-	py_observe_in(ntid, now);
+	if (blocked)
+		py_observe_emit(tgid, tid, IT_PY_OBS_OUT, py_offcpu_capture(tgid, tid), now);
+	else
+		py_observe_out(tgid, tid, now);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 {
+	bool preempt = ctx->args[0];
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	struct task_struct *next = (struct task_struct *)ctx->args[2];
+	__u32 ptid = BPF_CORE_READ(prev, pid), ptgid = BPF_CORE_READ(prev, tgid);
+	__u32 ntid = BPF_CORE_READ(next, pid), ntgid = BPF_CORE_READ(next, tgid);
 	__u64 now = bpf_ktime_get_ns();
 	__u32 gen = targets_gen; /* before the lookups it vouches for */
+	struct it_sched_thread *st;
+	bool next_followed;
 
-	sched_switch_out(ctx, now);
-	sched_switch_in(ctx, now, gen);
+	if (ptgid && target_of(ptgid) && (st = thread_of(ptid, ptgid, prev, now, true))) {
+		long state = task_state(prev);
+		bool voluntary = !preempt && state != 0;
+		struct it_sched_key k;
+		struct it_sched_times *v;
+
+		/* not on a CPU by its state: its switch-in was not seen (it ran at
+		 * the end of the interval, which account() takes from the kernel) */
+		if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
+			unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+		account(ptid, st, now, prev, false, false, SCHED_DWARF_AT_SITE);
+		key_of(&k, ptid, st, st->cycle, st->phase);
+		v = times_of(&k);
+		if (v)
+			__sync_fetch_and_add(voluntary ? &v->nvcsw : &v->nivcsw, 1);
+		if (BPF_CORE_READ(prev, exit_state)) {
+			/* the last switch of a dead thread */
+			if (st->dwarf_pend_ns)
+				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
+			set_ustack(st, ptid, -1);
+			if (st->win_ns)
+				stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
+			bpf_map_delete_elem(&sched_threads, &ptid);
+		} else if (voluntary) {
+			__u64 nr = 0, pc = 0, sp = 0;
+			bool syscall = syscall_site(&nr, &pc, &sp);
+
+			st->state = IT_SCHED_BLOCKED;
+			/* prev is still current here: these are its stacks */
+			st->kstack_id = offcpu_kstack(ctx, st, syscall && cfg_offcpu_dwarf, nr, pc, sp, now);
+			if (cfg_offcpu_dwarf && syscall) {
+				/* copied at the call's exit, if it blocked long enough */
+				set_ustack(st, ptid, SCHED_USTACK_AT_SYSCALL_EXIT);
+			} else {
+				set_ustack(st, ptid, bpf_get_stackid(ctx, &offcpu_stackmap, BPF_F_USER_STACK));
+				if (st->ustack_id < 0)
+					stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
+			}
+			/* the same walk is the switch-out's observation */
+			sched_py_switch_out(ptgid, ptid, now, 1);
+		} else {
+			st->state = IT_SCHED_RUNQ;
+			sched_py_switch_out(ptgid, ptid, now, 0);
+		}
+	}
+	next_followed = ntgid && target_of(ntgid);
+	runtime_skip_set(next, gen, !next_followed);
+	if (next_followed) {
+		st = thread_of(ntid, ntgid, next, now, false);
+		if (!st) {
+			st = thread_of(ntid, ntgid, next, now, true);
+		} else {
+			bool run_first = false;
+
+			if (st->state == IT_SCHED_ONCPU) {
+				/* its switch-out was not seen: it ran, then waited */
+				unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
+				st->state = IT_SCHED_RUNQ;
+				run_first = true;
+			}
+			/* BLOCKED here: its wake-up was not seen, all of it counts as blocked */
+			account(ntid, st, now, next, run_first, false, SCHED_DWARF_DEFER);
+		}
+		if (st) {
+			st->state = IT_SCHED_ONCPU;
+			st->ts = now;
+		}
+		py_observe_in(ntid, now);
+	}
 	return 0;
 }
 
