@@ -282,6 +282,25 @@ static __always_inline bool syscall_site(__u64 *nr, __u64 *pc, __u64 *sp)
 #endif
 }
 
+/* The current system call's first two arguments (a file descriptor, a
+ * futex operation: what may send one call site down different kernel
+ * paths). */
+static __always_inline void syscall_args(__u64 *a0, __u64 *a1)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	*a0 = *a1 = 0;
+	if (!r)
+		return;
+#if defined(__TARGET_ARCH_x86)
+	*a0 = BPF_CORE_READ(r, di);
+	*a1 = BPF_CORE_READ(r, si);
+#elif defined(__TARGET_ARCH_arm64)
+	*a0 = BPF_CORE_READ(r, orig_x0); /* x0 becomes the return value */
+	*a1 = BPF_CORE_READ(r, regs[1]);
+#endif
+}
+
 /* The current thread is still in the system call it blocked in. */
 static __always_inline bool at_block_site(const struct it_sched_thread *st)
 {

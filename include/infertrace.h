@@ -341,6 +341,9 @@ struct it_ustack_event {
 	__u8 stack[];       /* stack_size bytes */
 };
 
+/* Call sites whose kernel stacks a thread keeps (struct it_sched_thread). */
+#define IT_KSTACK_SLOTS 4
+
 /* A followed thread's scheduler state (`sched_threads`, by tid), kept by
  * bpf/sched.bpf.h; user space reads the short-block runs left at the end. */
 struct it_sched_thread {
@@ -372,11 +375,18 @@ struct it_sched_thread {
 	__u32 short_cycle, short_phase; /* the run's attribution */
 	__u32 short_open;  /* a run is open */
 	__u32 win_first;   /* the run's first window: elected by reservoir */
-	/* The kernel stack of the last block taken in a system call, by where
-	 * it was called (number, user pc and sp): reused by blocks from the
-	 * same place for one cfg_offcpu_sample_ns (bpf/sched.bpf.c). */
-	__s32 kc_id;
-	__u64 kc_nr, kc_pc, kc_sp, kc_ts;
+	/* Where its last block in a system call was called from (number,
+	 * user pc and sp): a tick or switch-out finds it still there. */
+	__u64 kc_nr, kc_pc, kc_sp;
+	/* Kernel stacks of its blocks in system calls, by call site
+	 * (bpf/sched.bpf.c, offcpu_kstack), replaced in turn */
+	struct it_kstack_slot {
+		__u64 site;        /* hash of the call site; 0: free */
+		__u64 ts;          /* when the stack was taken */
+		__s32 id;          /* in offcpu_stackmap */
+		__u32 pad;
+	} ks[IT_KSTACK_SLOTS];
+	__u32 ks_next;
 	__u64 mem_ts;      /* the last RSS read on its behalf */
 };
 
