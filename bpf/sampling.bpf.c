@@ -80,6 +80,7 @@ static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u
 	e->phase = key->phase;
 	e->kstack_id = key->kstack_id;
 	e->pystack = key->pystack;
+	e->reuse = 0;
 	__builtin_memcpy(e->comm, key->comm, IT_COMM_LEN);
 	got = 0;
 	if (user_regs(e) == 0)

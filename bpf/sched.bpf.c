@@ -367,6 +367,44 @@ __noinline __u32 sched_tgid_of_tid(__u32 tid)
 	return st ? st->tgid : tid;
 }
 
+/* Per thread and call site (pc), what the unwinding of its last off-CPU
+ * stack copy there read (struct it_ustack_check): written by user space.
+ * LRU: entries of exited threads give way; the process id in each keeps a
+ * reused thread id from matching another process's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct it_ustack_check_key);
+	__type(value, struct it_ustack_check);
+} ustack_checks SEC(".maps");
+
+/* The ref of the thread's ustack_checks entry when the stack now is the
+ * one it describes: same process, registers (pc, sp, link register, and
+ * the frame pointer when the unwinding used it) and every stack word its
+ * unwinding used; 0 otherwise. A
+ * check costs a map lookup and up to IT_USTACK_CHECK_WORDS reads of 8
+ * bytes, against a copy of up to 64 KiB, its trip through the ring buffer
+ * and its unwinding in user space. A block inside a call probed with a
+ * uretprobe never matches (the copy's return addresses were put back).
+ * Global: verified once. ids: tid | tgid << 32. */
+__noinline __u64 ustack_reuse_ref(__u64 ids, __u64 pc, __u64 sp, __u64 fp, __u64 lr)
+{
+	struct it_ustack_check_key k = { .tid = (__u32)ids, .pc = pc };
+	struct it_ustack_check *c = bpf_map_lookup_elem(&ustack_checks, &k);
+	__u64 w;
+
+	if (!c || !c->ref || c->tgid != ids >> 32 || c->pc != pc || c->sp != sp || c->lr != lr ||
+	    ((c->flags & IT_USTACK_CHECK_FP) && c->fp != fp))
+		return 0;
+	for (__u32 i = 0; i < IT_USTACK_CHECK_WORDS; i++) {
+		if (i >= c->nwords)
+			return c->ref;
+		if (bpf_probe_read_user(&w, sizeof(w), (void *)(sp + c->off[i])) || w != c->val[i])
+			return 0;
+	}
+	return c->ref;
+}
+
 /* Sends the current thread's blocking call's record (see
  * sched_on_sys_exit): its user stack with the call's own blocked time
  * (block), or with block 0 the weight of a window of short blocks. Not
@@ -397,11 +435,17 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 	e->pystack = stack ? py_offcpu_stack(tid) : 0; /* Python frames at the switch-out */
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
-	if (stack && user_regs(e) == 0)
-		got = copy_user_stack(e, e->sp);
-	else
+	e->reuse = 0;
+	if (stack && user_regs(e) == 0) {
+		e->reuse = ustack_reuse_ref(id, e->regs[USTACK_PC], e->sp, e->regs[USTACK_FP], USTACK_LR(e));
+		if (e->reuse)
+			stat_inc(IT_STAT_OFFCPU_DWARF_REUSED);
+		else
+			got = copy_user_stack(e, e->sp);
+	} else {
 		__builtin_memset(e->regs, 0, sizeof(e->regs));
-	if (stack && !got)
+	}
+	if (stack && !got && !e->reuse)
 		stat_inc(IT_STAT_OFFCPU_DWARF_COPY_ERR);
 	if (got > IT_USTACK_MAX)
 		got = IT_USTACK_MAX;

@@ -103,6 +103,7 @@ enum it_stat {
 	IT_STAT_OFFCPU_DWARF_COPY_ERR = 37, /* off-CPU user registers or stack unreadable */
 	IT_STAT_OFFCPU_DWARF_DROPPED = 38, /* blocked time whose system call never returned (thread exited) */
 	IT_STAT_OFFCPU_SHORT_EXITED = 39,  /* short blocks' time not yet weighed on a copy when their thread exited */
+	IT_STAT_OFFCPU_DWARF_REUSED = 45,  /* off-CPU records sent with an earlier stack's ref, no copy */
 	IT_STAT_LABELS_FULL = 43,      /* on-CPU sample without thread/cycle labels: map full */
 	IT_STAT_OFFCPU_LABELS_FULL = 44, /* off-CPU interval likewise */
 	/* 40..47: Python frames */
@@ -335,6 +336,9 @@ struct it_ustack_event {
 			     * stack_size 0 to close the window: blocked_ns weighs
 			     * the thread's last candidate */
 	__u64 pystack;      /* Python stack in `py_stacks`, 0 when none */
+	__u64 reuse;        /* IT_EV_OFFCPU_USTACK with stack_size 0: the `ref` of
+			     * the thread's struct it_ustack_check that matched,
+			     * i.e. the stack is that earlier one's; 0: none */
 	__u64 regs[IT_UREGS]; /* DWARF register numbers; x86-64: 0..15 GPRs, 16 rip */
 	__u64 sp;           /* address of stack[0] */
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
@@ -343,6 +347,31 @@ struct it_ustack_event {
 
 /* Call sites whose kernel stacks a thread keeps (struct it_sched_thread). */
 #define IT_KSTACK_SLOTS 4
+
+/* What the user-space unwinding of a thread's last off-CPU stack copy
+ * depended on (`ustack_checks`, by tid): the registers it started from and
+ * every stack word it read (by tid and pc). DWARF unwinding is a function of these alone,
+ * so a later block of the thread whose registers and words are all equal
+ * has the same stack: BPF then sends the check's ref instead of a copy
+ * (bpf/sched.bpf.c, offcpu_record). */
+#define IT_USTACK_CHECK_WORDS 64
+#define IT_USTACK_CHECK_FP 1
+struct it_ustack_check_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 pc;           /* where the thread blocked: one check per call site */
+};
+
+struct it_ustack_check {
+	__u64 ref;          /* user space's name for that unwound stack */
+	__u32 tgid;
+	__u32 nwords;       /* words in off[] and val[] */
+	__u32 flags;        /* IT_USTACK_CHECK_FP: the unwinding used fp */
+	__u32 pad;
+	__u64 pc, sp, fp, lr; /* lr: arm64's x30, 0 on x86-64 */
+	__u32 off[IT_USTACK_CHECK_WORDS]; /* byte offsets from sp */
+	__u64 val[IT_USTACK_CHECK_WORDS];
+};
 
 /* A followed thread's scheduler state (`sched_threads`, by tid), kept by
  * bpf/sched.bpf.h; user space reads the short-block runs left at the end. */

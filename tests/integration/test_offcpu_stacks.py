@@ -95,6 +95,31 @@ class OffcpuStacksTest(unittest.TestCase):
         self.assertFalse(any("wait_input" in k for k in folded), list(folded)[:3])
         self.assertLess(rec.profile["offcpu"]["stack_quality"]["complete_percent"], 50)
 
+    def test_reused_stacks_keep_twin_callers_apart(self):
+        """A block whose registers and the stack words its thread's last
+        unwinding at the same pc read are all unchanged sends that stack's
+        ref, not a copy (stack_quality.dwarf.reused). db_write and
+        log_write have frames of one size and block in runs of 40 at the
+        same pc and sp: only their return addresses differ, so a reuse
+        across the two would put one's time under the other."""
+        exe = fixture(fp=False)
+        rec = common.record([], [exe, "twins", "240", "5", "40"])
+        truth = truth_of(rec)
+        q = rec.profile["offcpu"]["stack_quality"]
+        d = q["dwarf"]
+        self.assertGreater(d["reused"], 0, q)
+        self.assertEqual(d["reuse_missed"], 0, q)
+        self.assertGreaterEqual(q["complete_percent"], 95, q)
+        folded = rec.folded("offcpu.folded")
+        comm = os.path.basename(exe)[:15]
+        slack = rec.profile["sched"]["runq_wait_ms"] + truth["call_cpu_ms"] + 0.1 * truth["cycles"] + 1.0
+        for frame, want in (("db_write", truth["blocked_ms"]), ("log_write", truth["log_ms"])):
+            got = weight_ms(folded, frame, comm)
+            self.assertLessEqual(got, want + 0.5, (frame, got, truth, d))
+            self.assertGreaterEqual(got + slack, want, (frame, got, truth, d))
+        both = [k for k in folded if "db_write" in k.split(";") and "log_write" in k.split(";")]
+        self.assertEqual(both, [])
+
 
 if __name__ == "__main__":
     unittest.main()

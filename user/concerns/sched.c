@@ -23,28 +23,45 @@
 #include "stacks.h"
 #include "stats.h"
 #include "syms.h"
+#include "unwind.h"
 #include "ustack_table.h"
 
 #define TOP_STACKS 10
 /* blocked intervals kept with their times for trace.json (10 MiB) */
 #define MAX_OFFCPU_INTERVALS (1u << 18)
 
-/* A thread's candidate for its window of short blocks: the raw record of
- * the last block elected (bpf/sched.bpf.c, sched_on_sys_exit), unwound
- * when a window closes and weighs it. */
-struct short_window {
-	__u32 tid; /* 0: free slot */
-	size_t size;
-	struct it_ustack_event *cand; /* NULL: none */
+/* An unwound stack a thread's later records may reuse (struct
+ * it_ustack_check's ref), its frames not yet named. */
+struct reuse_slot {
+	uint64_t ref; /* 0: free */
+	int n;
+	__u64 *ips;
 };
 
-/* Threads whose candidates are kept at once: a candidate is a raw stack
- * copy (up to 64 KiB), and threads come and go, so at this many the table
+/* The stacks of a thread's last copies kept for reuse: a record may name
+ * one that a newer copy has replaced in BPF's check meanwhile. */
+#define REUSE_SLOTS 16
+
+/* A thread's off-CPU stack state: the candidate of its window of short
+ * blocks (the record of the last block elected, bpf/sched.bpf.c,
+ * sched_on_sys_exit, with its stack unwound, weighed when a window
+ * closes) and its stacks kept for reuse. */
+struct offcpu_thread {
+	__u32 tid; /* 0: free slot */
+	bool has_cand;
+	struct it_ustack_event cand; /* the candidate's record, without its stack */
+	int cand_n;
+	__u64 *cand_ips;
+	struct reuse_slot reuse[REUSE_SLOTS];
+	unsigned int reuse_next;
+};
+
+/* Threads kept at once: threads come and go, so at this many the table
  * starts again (the windows then open close without a candidate, counted
- * in unweighed_ns): at most SHORT_WINDOWS_MAX copies are held. The table,
- * open addressing by tid, is never more than half full. */
-#define SHORT_WINDOWS_MAX 512
-#define SHORT_WINDOW_SLOTS ((size_t)2 * SHORT_WINDOWS_MAX)
+ * in unweighed_ns, and BPF's checks are dropped with the stacks they
+ * name). The table, open addressing by tid, is never more than half full. */
+#define OFFCPU_THREADS_MAX 512
+#define OFFCPU_THREAD_SLOTS ((size_t)2 * OFFCPU_THREADS_MAX)
 
 struct sched_state {
 	bool enabled;
@@ -53,9 +70,14 @@ struct sched_state {
 	 * copied at the call's exit and unwound here, weighted by blocked ns */
 	bool offcpu_dwarf;
 	struct ustack_table offcpu_stacks;
-	/* short blocks' candidates, by tid */
-	struct short_window win[SHORT_WINDOW_SLOTS];
-	size_t nwin;
+	/* short blocks' candidates and reusable stacks, by tid */
+	struct offcpu_thread thr[OFFCPU_THREAD_SLOTS];
+	size_t nthr;
+	uint64_t next_ref;
+	uint64_t reused;       /* records that named an earlier stack */
+	uint64_t reuse_missed; /* ... one no longer kept: counted without a user stack */
+	uint64_t checks_published;
+	uint64_t rebuilds_seen; /* the unwinder's module rebuilds when checks were last dropped */
 	uint64_t sampled_ns;   /* short blocks' time weighed on their windows' candidates */
 	uint64_t unweighed_ns; /* a window's time without its candidate (record lost) */
 	uint64_t candidates;
@@ -178,55 +200,195 @@ static void log_interval(struct recording *rec, const struct it_ustack_event *e,
 		model__add_lost(&rec->model, "offcpu_intervals_not_kept", 1);
 }
 
-static void windows_clear(struct sched_state *ss)
+static void thread_free(struct offcpu_thread *t)
 {
-	for (size_t i = 0; i < SHORT_WINDOW_SLOTS; i++)
-		free(ss->win[i].cand);
-	memset(ss->win, 0, sizeof(ss->win));
-	ss->nwin = 0;
+	free(t->cand_ips);
+	for (int i = 0; i < REUSE_SLOTS; i++)
+		free(t->reuse[i].ips);
 }
 
-static struct short_window *window_probe(struct sched_state *ss, __u32 tid)
+/* Drops all of BPF's checks (checks_fd < 0: none). */
+static void checks_drop(int checks_fd)
 {
-	size_t j = tid % SHORT_WINDOW_SLOTS;
+	struct it_ustack_check_key k;
 
-	while (ss->win[j].tid && ss->win[j].tid != tid)
-		j = (j + 1) % SHORT_WINDOW_SLOTS;
-	return &ss->win[j];
+	while (checks_fd >= 0 && bpf_map_get_next_key(checks_fd, NULL, &k) == 0)
+		if (bpf_map_delete_elem(checks_fd, &k))
+			break;
 }
 
-/* The thread's slot in ss->win (a free one, taken, when it has none; a
+/* Starts the table again; BPF's checks name stacks no longer kept, so
+ * they go too. */
+static void threads_clear(struct sched_state *ss, int checks_fd)
+{
+	checks_drop(checks_fd);
+	for (size_t i = 0; i < OFFCPU_THREAD_SLOTS; i++)
+		thread_free(&ss->thr[i]);
+	memset(ss->thr, 0, sizeof(ss->thr));
+	ss->nthr = 0;
+}
+
+static struct offcpu_thread *thread_probe(struct sched_state *ss, __u32 tid)
+{
+	size_t j = tid % OFFCPU_THREAD_SLOTS;
+
+	while (ss->thr[j].tid && ss->thr[j].tid != tid)
+		j = (j + 1) % OFFCPU_THREAD_SLOTS;
+	return &ss->thr[j];
+}
+
+/* The thread's slot in ss->thr (a free one, taken, when it has none; a
  * full table starts again first). */
-static struct short_window *window_of(struct sched_state *ss, __u32 tid)
-{
-	struct short_window *w = window_probe(ss, tid);
-
-	if (w->tid)
-		return w;
-	if (ss->nwin >= SHORT_WINDOWS_MAX) {
-		windows_clear(ss);
-		w = window_probe(ss, tid);
-	}
-	w->tid = tid;
-	ss->nwin++;
-	return w;
-}
-
-/* Unwinds a record into the off-CPU stacks with weight ns; the stack's
- * entry, or -1 for a malformed record. */
-static int64_t add_offcpu_stack(struct recording *rec, const struct it_ustack_event *e, size_t size, uint64_t ns)
+static struct offcpu_thread *thread_of(struct recording *rec, __u32 tid)
 {
 	struct sched_state *ss = rec->sched;
-	__u64 ips[IT_MAX_STACK_DEPTH];
+	struct offcpu_thread *t = thread_probe(ss, tid);
+
+	if (t->tid)
+		return t;
+	if (ss->nthr >= OFFCPU_THREADS_MAX) {
+		threads_clear(ss, bpf_map__fd(rec->tracer.skel->maps.ustack_checks));
+		t = thread_probe(ss, tid);
+	}
+	t->tid = tid;
+	ss->nthr++;
+	return t;
+}
+
+/* Whether the record's stack depends on its frame pointer: code built
+ * without frame pointers keeps data there (a counter, a pointer) that
+ * changes from call to call, and only frames whose rules use it need it
+ * unchanged. Unwound again with another value: the same frames, not used. */
+static bool fp_used(struct recording *rec, const struct it_ustack_event *e, const __u64 *ips, int n)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	uint64_t regs[IT_UREGS], other[IT_MAX_STACK_DEPTH];
+	int m = 0;
+#if defined(__x86_64__)
+	const int fp = 6;
+#else
+	const int fp = 29;
+#endif
+
+	memcpy(regs, e->regs, sizeof(regs));
+	regs[fp] = ~regs[fp];
+	unwinder__unwind(rec->unwinder, e->hdr.tgid, e->hdr.tid, regs, IT_UREGS, e->sp, e->stack, e->stack_size,
+			 other, IT_MAX_STACK_DEPTH, &m);
+	return m != n || memcmp(other, ips, (size_t)n * sizeof(*ips)) != 0;
+#else
+	(void)rec, (void)e, (void)ips, (void)n;
+	return true;
+#endif
+}
+
+/* After unwinding a copy: keeps the stack under a
+ * new ref and tells BPF what it depended on, so that the thread's next
+ * blocks with the same registers and words send the ref, not a copy. */
+static void publish_check(struct recording *rec, const struct it_ustack_event *e, const __u64 *ips, int n,
+			  const struct unwind_reads *reads)
+{
+	struct sched_state *ss = rec->sched;
+	struct offcpu_thread *t = thread_of(rec, e->hdr.tid);
+	struct reuse_slot *slot = NULL;
+	struct it_ustack_check c = { .tgid = e->hdr.tgid, .nwords = (__u32)reads->n, .sp = e->sp };
+	struct it_ustack_check_key k = { .tid = e->hdr.tid };
+
+	/* a stack kept already keeps its ref: records sent before this copy
+	 * was read may name it, however many copies came between */
+	for (int i = 0; i < REUSE_SLOTS && !slot; i++)
+		if (t->reuse[i].ref && t->reuse[i].n == n && !memcmp(t->reuse[i].ips, ips, (size_t)n * sizeof(*ips)))
+			slot = &t->reuse[i];
+	if (!slot) {
+		__u64 *copy = malloc((size_t)n * sizeof(*copy));
+
+		if (!copy)
+			return;
+		memcpy(copy, ips, (size_t)n * sizeof(*copy));
+		slot = &t->reuse[t->reuse_next++ % REUSE_SLOTS];
+		free(slot->ips);
+		*slot = (struct reuse_slot){ .ref = ++ss->next_ref, .n = n, .ips = copy };
+	}
+	c.ref = slot->ref;
+#if defined(__x86_64__)
+	c.pc = e->regs[16];
+	c.fp = e->regs[6];
+#elif defined(__aarch64__)
+	c.pc = e->regs[32];
+	c.fp = e->regs[29];
+	c.lr = e->regs[30];
+#endif
+	if (fp_used(rec, e, ips, n))
+		c.flags |= IT_USTACK_CHECK_FP;
+	for (int i = 0; i < reads->n; i++) {
+		c.off[i] = reads->off[i];
+		memcpy(&c.val[i], e->stack + reads->off[i], sizeof(c.val[i]));
+	}
+	k.pc = c.pc;
+	if (!bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.ustack_checks), &k, &c, BPF_ANY))
+		ss->checks_published++;
+}
+
+/* A record's user stack, frames not yet named (-1: a malformed record):
+ * unwound from its copy, or the earlier stack it names. */
+static int resolve_stack(struct recording *rec, const struct it_ustack_event *e, size_t size,
+			 __u64 ips[IT_MAX_STACK_DEPTH])
+{
+	struct sched_state *ss = rec->sched;
+	/* callee-saved registers restored on the way are read too, and
+	 * dropped after (see unwind.c) */
+	uint32_t off[4 * IT_USTACK_CHECK_WORDS];
+	struct unwind_reads reads = { .off = off, .max = 4 * IT_USTACK_CHECK_WORDS };
+	int n;
+
+	if (size < sizeof(*e) || e->stack_size > size - sizeof(*e))
+		return -1;
+	if (!e->stack_size && e->reuse) {
+		struct offcpu_thread *t = thread_probe(ss, e->hdr.tid);
+
+		ss->reused++;
+		for (int i = 0; t->tid && i < REUSE_SLOTS; i++) {
+			if (t->reuse[i].ref == e->reuse) {
+				memcpy(ips, t->reuse[i].ips, (size_t)t->reuse[i].n * sizeof(*ips));
+				return t->reuse[i].n;
+			}
+		}
+		ss->reuse_missed++;
+		return 0;
+	}
+	n = ustack__unwind_raw(rec->unwinder, e, size, ips, e->stack_size ? &reads : NULL);
+	if (!e->stack_size)
+		return n;
+	if (unwinder__stats(rec->unwinder)->rebuilds != ss->rebuilds_seen) {
+		/* a process's mappings changed: the stacks kept were unwound
+		 * with other modules, so blocks copy again */
+		ss->rebuilds_seen = unwinder__stats(rec->unwinder)->rebuilds;
+		checks_drop(bpf_map__fd(rec->tracer.skel->maps.ustack_checks));
+	}
+	/* a stack that ends without its outermost frame is one too: that
+	 * depends on the same words and the copy's extent. Not without
+	 * modules (the process's mappings not read yet) or cut at the depth
+	 * limit. */
+	if (n > 0 && reads.status != UNWIND_NO_MODULES && reads.status != UNWIND_TOO_DEEP && !reads.overflow &&
+	    reads.n <= IT_USTACK_CHECK_WORDS && recording__may_hold(rec))
+		publish_check(rec, e, ips, n, &reads);
+	return n;
+}
+
+/* Names a record's stack (ips from resolve_stack, named in place) and adds
+ * it to the off-CPU stacks with weight ns; the stack's entry, or -1. */
+static int64_t add_offcpu_stack(struct recording *rec, const struct it_ustack_event *e, __u64 *ips, int n,
+				uint64_t ns)
+{
+	struct sched_state *ss = rec->sched;
 	struct it_label_key key;
 	uint32_t entry;
-	int n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
 
-	if (n >= 0 && !recording__may_hold(rec) && (key.tid || key.cycle != IT_CYCLE_NONE)) {
+	ustack__label_event(rec->syms, e, ips, n, &key);
+	if (!recording__may_hold(rec) && (key.tid || key.cycle != IT_CYCLE_NONE)) {
 		ustack_table__strip_labels(&ss->offcpu_stacks, &key, ns);
 		ss->labels_not_kept++;
 	}
-	if (n < 0 || ustack_table__add_id(&ss->offcpu_stacks, &key, ips, n, ns, &entry)) {
+	if (ustack_table__add_id(&ss->offcpu_stacks, &key, ips, n, ns, &entry)) {
 		ss->offcpu_stacks.bad_records++;
 		return -1;
 	}
@@ -239,23 +401,29 @@ static int64_t add_offcpu_stack(struct recording *rec, const struct it_ustack_ev
 static void weigh_window(struct recording *rec, __u32 tid, __u32 cycle, __u32 phase, uint64_t ns)
 {
 	struct sched_state *ss = rec->sched;
-	struct short_window *w = window_of(ss, tid);
+	struct offcpu_thread *t = thread_of(rec, tid);
+	__u64 ips[IT_MAX_STACK_DEPTH];
 
 	/* kept after: a run's last, partial window that did not reach its
 	 * point is weighed on the candidate of the window before */
-	if (w->cand && w->cand->cycle == cycle && w->cand->phase == phase &&
-	    add_offcpu_stack(rec, w->cand, w->size, ns) >= 0)
-		ss->sampled_ns += ns;
-	else
-		ss->unweighed_ns += ns;
+	if (t->has_cand && t->cand.cycle == cycle && t->cand.phase == phase) {
+		memcpy(ips, t->cand_ips, (size_t)t->cand_n * sizeof(*ips));
+		if (add_offcpu_stack(rec, &t->cand, ips, t->cand_n, ns) >= 0) {
+			ss->sampled_ns += ns;
+			return;
+		}
+	}
+	ss->unweighed_ns += ns;
 }
 
 static void sched_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_ustack_event *e = data;
 	struct sched_state *ss = rec->sched;
-	struct short_window *w;
+	__u64 ips[IT_MAX_STACK_DEPTH];
+	struct offcpu_thread *t;
 	int64_t entry;
+	int n;
 
 	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK)
 		return;
@@ -268,18 +436,29 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 		weigh_window(rec, e->hdr.tid, e->cycle, e->phase, e->blocked_ns);
 		return;
 	}
-	if (!e->blocked_ns) {
-		/* a window's candidate: kept raw until the window closes */
-		ss->candidates++;
-		w = window_of(ss, e->hdr.tid);
-		free(w->cand);
-		w->cand = malloc(size);
-		w->size = size;
-		if (w->cand)
-			memcpy(w->cand, e, size);
+	n = resolve_stack(rec, e, size, ips);
+	if (n < 0) {
+		ss->offcpu_stacks.bad_records++;
 		return;
 	}
-	entry = add_offcpu_stack(rec, e, size, e->blocked_ns);
+	if (!e->blocked_ns) {
+		/* a window's candidate: kept until the window closes */
+		__u64 *copy = malloc((size_t)(n ? n : 1) * sizeof(*copy));
+
+		ss->candidates++;
+		t = thread_of(rec, e->hdr.tid);
+		free(t->cand_ips);
+		t->cand_ips = copy;
+		t->has_cand = copy != NULL;
+		if (!copy)
+			return;
+		memcpy(&t->cand, e, sizeof(t->cand));
+		t->cand.stack_size = 0;
+		memcpy(copy, ips, (size_t)n * sizeof(*copy));
+		t->cand_n = n;
+		return;
+	}
+	entry = add_offcpu_stack(rec, e, ips, n, e->blocked_ns);
 	if (entry >= 0)
 		log_interval(rec, e, e->phase, (uint32_t)entry);
 }
@@ -761,7 +940,7 @@ static json_t *offcpu_quality_json(struct recording *rec, const struct stack_rep
 	if (!ss->offcpu_dwarf)
 		return q;
 	tracer__stats(&rec->tracer, st);
-	json_object_set_new(q, "dwarf", json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f, s:f, s:f}",
+	json_object_set_new(q, "dwarf", json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:f}",
 		"records", (json_int_t)ss->offcpu_stacks.records,
 		"bad_records", (json_int_t)ss->offcpu_stacks.bad_records,
 		"sent", (json_int_t)st[IT_STAT_OFFCPU_DWARF_SENT],
@@ -770,6 +949,8 @@ static json_t *offcpu_quality_json(struct recording *rec, const struct stack_rep
 		"dropped_ms", st[IT_STAT_OFFCPU_DWARF_DROPPED] / 1e6,
 		"sample_us", (json_int_t)rec->opts.offcpu_sample_us,
 		"candidates", (json_int_t)ss->candidates,
+		"reused", (json_int_t)ss->reused,
+		"reuse_missed", (json_int_t)ss->reuse_missed,
 		"sampled_ms", ss->sampled_ns / 1e6,
 		"unweighed_ms", ss->unweighed_ns / 1e6,
 		"short_exited_ms", st[IT_STAT_OFFCPU_SHORT_EXITED] / 1e6));
@@ -993,7 +1174,7 @@ static void sched_cleanup(struct recording *rec)
 {
 	if (rec->sched) {
 		ustack_table__free(&rec->sched->offcpu_stacks);
-		windows_clear(rec->sched);
+		threads_clear(rec->sched, -1);
 	}
 	free(rec->sched);
 	rec->sched = NULL;

@@ -20,9 +20,13 @@
 
 #if defined(__x86_64__)
 #define UNWIND_NREGS 17 /* rax..r15, rip */
+#define UNWIND_FP_REG 6 /* rbp */
+#define UNWIND_SP_REG 7 /* rsp */
 #elif defined(__aarch64__)
 #define UNWIND_NREGS 32 /* x0..x30, sp; pc separately */
 #define UNWIND_PC_SLOT 32
+#define UNWIND_FP_REG 29
+#define UNWIND_SP_REG 31
 #else
 #define UNWIND_NREGS 0
 #endif
@@ -38,7 +42,23 @@ struct sample_ctx {
 	uint64_t *ips;
 	int max, n;
 	bool ended; /* a frame with pc 0: the end of a frame-pointer chain */
+	struct unwind_reads *reads; /* NULL: not recorded */
+	/* with reads: each frame's frame pointer and stack pointer, as the
+	 * unwinding found them (what the words that mattered hold) */
+	uint64_t *fps, *sps;
+	int nregs_seen;
 };
+
+static void note_read(struct unwind_reads *r, uint32_t off)
+{
+	for (int i = r->n - 1; i >= 0; i--)
+		if (r->off[i] == off)
+			return;
+	if (r->n < r->max)
+		r->off[r->n++] = off;
+	else
+		r->overflow = true;
+}
 
 struct uproc {
 	pid_t pid;
@@ -88,6 +108,8 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	if (addr < s->sp || addr - s->sp > s->size || s->size - (addr - s->sp) < sizeof(*result))
 		return false; /* outside the copy */
 	memcpy(result, s->stack + (addr - s->sp), sizeof(*result));
+	if (s->reads)
+		note_read(s->reads, (uint32_t)(addr - s->sp));
 	return true;
 }
 
@@ -260,8 +282,50 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	}
 	if (s->n >= s->max)
 		return DWARF_CB_ABORT;
+	if (s->reads) {
+		Dwarf_Word fp = 0, sp = 0;
+
+#ifdef UNWIND_FP_REG
+		if (dwfl_frame_reg(state, UNWIND_FP_REG, &fp) != 0)
+			fp = 0;
+		if (dwfl_frame_reg(state, UNWIND_SP_REG, &sp) != 0)
+			sp = 0;
+#endif
+		s->fps[s->n] = fp;
+		s->sps[s->n] = sp;
+		s->nregs_seen = s->n + 1;
+	}
 	s->ips[s->n++] = pc; /* a return address for callers: stacks.c looks up pc - 1 */
 	return DWARF_CB_OK;
+}
+
+static bool in_set(const uint64_t *v, int n, uint64_t x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+/* Keeps the reads whose word the unwinding used: a return address (a
+ * frame's pc), a saved frame pointer or a stack pointer (a frame's fp or
+ * sp, e.g. the canonical frame address a realigned frame keeps). The others
+ * are callee-saved registers restored on the way, data that changes from
+ * call to call and that no frame address or return address depends on
+ * (.eh_frame's rules derive those from sp, fp and the stack only). */
+static void keep_used_reads(struct sample_ctx *s)
+{
+	struct unwind_reads *r = s->reads;
+	int w = 0;
+
+	for (int i = 0; i < r->n; i++) {
+		uint64_t x;
+
+		memcpy(&x, s->stack + r->off[i], sizeof(x));
+		if (in_set(s->ips, s->n, x) || in_set(s->fps, s->nregs_seen, x) || in_set(s->sps, s->nregs_seen, x))
+			r->off[w++] = r->off[i];
+	}
+	r->n = w;
 }
 
 static uint64_t now_ns(void)
@@ -275,9 +339,17 @@ static uint64_t now_ns(void)
 int unwinder__unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, int nregs,
 		     uint64_t sp, const void *stack, size_t size, uint64_t *ips, int max, int *n)
 {
+	return unwinder__unwind_reads(u, pid, tid, regs, nregs, sp, stack, size, ips, max, n, NULL);
+}
+
+int unwinder__unwind_reads(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, int nregs,
+			   uint64_t sp, const void *stack, size_t size, uint64_t *ips, int max, int *n,
+			   struct unwind_reads *reads)
+{
+	uint64_t fps[reads ? max : 1], sps[reads ? max : 1];
 	struct sample_ctx s = {
 		.tid = tid, .regs = regs, .nregs = nregs, .sp = sp, .stack = stack, .size = size,
-		.ips = ips, .max = max,
+		.ips = ips, .max = max, .reads = reads, .fps = fps, .sps = sps,
 	};
 	uint64_t t0 = now_ns(), dt;
 	struct uproc *p = proc_get(u, pid);
@@ -313,6 +385,10 @@ out:
 #endif
 	}
 	*n = s.n;
+	if (reads) {
+		reads->status = status;
+		keep_used_reads(&s);
+	}
 	dt = now_ns() - t0;
 	u->stats.total_ns += dt;
 	if (dt > u->stats.max_ns)

@@ -9,6 +9,7 @@
 #ifndef INFERTRACE_UNWIND_H
 #define INFERTRACE_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -42,6 +43,19 @@ void unwinder__free(struct unwinder *u); /* accepts NULL */
  * and *n; returns an enum unwind_status. */
 int unwinder__unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, int nregs,
 		     uint64_t sp, const void *stack, size_t size, uint64_t *ips, int max, int *n);
+/* The stack words an unwinding read, as byte offsets from sp, in the order
+ * first read: with the registers it started from, all the unwinding
+ * depended on. At most max; overflow is set when there were more. */
+struct unwind_reads {
+	uint32_t *off;
+	int max, n;
+	bool overflow;
+	int status; /* the unwinding's enum unwind_status */
+};
+/* unwinder__unwind, recording the words read into *reads (reads->n 0 first). */
+int unwinder__unwind_reads(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, int nregs,
+			   uint64_t sp, const void *stack, size_t size, uint64_t *ips, int max, int *n,
+			   struct unwind_reads *reads);
 /* Drops the process's modules (it exited). */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 const struct unwind_stats *unwinder__stats(const struct unwinder *u);

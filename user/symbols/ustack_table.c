@@ -34,13 +34,22 @@ uint64_t ustack__event_ip(const struct it_ustack_event *e)
 #endif
 }
 
-int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e,
-			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_label_key *key)
+int ustack__unwind_raw(struct unwinder *u, const struct it_ustack_event *e, size_t size,
+		       __u64 ips[IT_MAX_STACK_DEPTH], struct unwind_reads *reads)
 {
 	int n = 0;
 
 	if (size < sizeof(*e) || e->stack_size > size - sizeof(*e))
 		return -1;
+	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
+	unwinder__unwind_reads(u, e->hdr.tgid, e->hdr.tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
+			       e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n, reads);
+	return n;
+}
+
+void ustack__label_event(struct syms_cache *syms, const struct it_ustack_event *e, __u64 *ips, int n,
+			 struct it_label_key *key)
+{
 	memset(key, 0, sizeof(*key));
 	key->stack.tgid = e->hdr.tgid;
 	key->stack.phase = e->phase;
@@ -49,15 +58,21 @@ int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const stru
 	memcpy(key->stack.comm, e->comm, IT_COMM_LEN);
 	key->tid = e->hdr.tid;
 	key->cycle = e->cycle;
-	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
-	unwinder__unwind(u, e->hdr.tgid, e->hdr.tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
-			 e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n);
 	/* JIT frames named now, at the record's time (perf maps reuse addresses) */
 	syms_cache__jit_tokenize(syms, e->hdr.tgid, (uint64_t *)ips, n, e->hdr.ts_ns);
 	/* library frames too: a dlclose may give their addresses to another file */
 	syms_cache__file_tokenize(syms, e->hdr.tgid, (uint64_t *)ips, n, e->hdr.ts_ns);
 	/* no frame at all: folded as [missing_user_stack], like an fp stack id < 0 */
 	key->stack.ustack_id = n ? 0 : -1;
+}
+
+int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e,
+			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_label_key *key)
+{
+	int n = ustack__unwind_raw(u, e, size, ips, NULL);
+
+	if (n >= 0)
+		ustack__label_event(syms, e, ips, n, key);
 	return n;
 }
 
