@@ -25,6 +25,11 @@ struct {
 	__type(value, struct it_py_proc);
 } py_procs SEC(".maps") SHARED;
 
+/* Set by user space before its first py_procs entry: until then the
+ * scheduler's hot paths skip the Python lookups (a hash miss each, at
+ * every context switch of a process that is not Python). */
+SHARED volatile __u32 py_procs_known;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -418,7 +423,7 @@ static __always_inline __u64 py_offcpu_capture(__u32 tgid, __u32 tid)
 {
 	__u64 h;
 
-	if (!bpf_map_lookup_elem(&py_procs, &tgid))
+	if (!py_procs_known || !bpf_map_lookup_elem(&py_procs, &tgid))
 		return 0;
 	h = py_stack_capture(tgid, tid);
 	if (h)
@@ -435,7 +440,7 @@ static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, _
 	struct it_py_obs_event *o;
 	__u32 zero = 0;
 
-	if (!cfg_py_observe || !bpf_map_lookup_elem(&py_procs, &tgid))
+	if (!cfg_py_observe || !py_procs_known || !bpf_map_lookup_elem(&py_procs, &tgid))
 		return;
 	o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
 	if (!o)
@@ -456,7 +461,7 @@ static __always_inline void py_observe_out(__u32 tgid, __u32 tid, __u64 now)
 {
 	__u64 h;
 
-	if (!cfg_py_observe || !bpf_map_lookup_elem(&py_procs, &tgid))
+	if (!cfg_py_observe || !py_procs_known || !bpf_map_lookup_elem(&py_procs, &tgid))
 		return;
 	h = py_stack_capture(tgid, tid);
 	py_observe_emit(tgid, tid, IT_PY_OBS_OUT, h, now);
@@ -468,7 +473,7 @@ static __always_inline void py_observe_in(__u32 tid, __u64 now)
 {
 	struct it_py_obs_event *o;
 
-	if (!cfg_py_observe)
+	if (!cfg_py_observe || !py_procs_known)
 		return;
 	o = bpf_map_lookup_elem(&py_obs_last, &tid);
 	if (!o)
@@ -483,7 +488,7 @@ static __always_inline void py_observe_in(__u32 tid, __u64 now)
 
 static __always_inline __u64 py_offcpu_stack(__u32 tid)
 {
-	__u64 *h = bpf_map_lookup_elem(&py_offcpu, &tid);
+	__u64 *h = py_procs_known ? bpf_map_lookup_elem(&py_offcpu, &tid) : NULL;
 
 	return h ? *h : 0;
 }

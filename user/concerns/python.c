@@ -95,6 +95,7 @@ static void py_look(struct recording *rec, pid_t pid)
 		return;
 	switch (python__detect(pid, rec->syms, &pp, what, sizeof(what))) {
 	case PY_DETECT_OK:
+		rec->tracer.skel->bss->py_procs_known = 1; /* before the entry: see bpf/python.bpf.h */
 		if (bpf_map_update_elem(ps->procs_fd, &key, &pp, BPF_ANY))
 			fprintf(stderr, "infertrace: warning: Python %s in pid %d: %s; its stacks stay native\n",
 				what, pid, strerror(errno));
@@ -314,8 +315,10 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 	case IT_EV_FORK:
 		parent = pe->parent_tgid;
 		child = h->tgid;
-		if (ps->procs_fd >= 0 && bpf_map_lookup_elem(ps->procs_fd, &parent, &pp) == 0 &&
-		    bpf_map_update_elem(ps->procs_fd, &child, &pp, BPF_ANY) == 0)
+		if (ps->procs_fd < 0 || bpf_map_lookup_elem(ps->procs_fd, &parent, &pp))
+			return;
+		/* the parent's entry set it already: a child is no first */
+		if (bpf_map_update_elem(ps->procs_fd, &child, &pp, BPF_ANY) == 0)
 			py_mark(ps, h->tgid);
 		return;
 	case IT_EV_EXEC:
