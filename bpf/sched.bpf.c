@@ -437,7 +437,9 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
 	e->reuse = 0;
 	if (stack && user_regs(e) == 0) {
-		e->reuse = ustack_reuse_ref(id, e->regs[USTACK_PC], e->sp, e->regs[USTACK_FP], USTACK_LR(e));
+		/* --offcpu-sample-us 0: every block has its own copy */
+		if (cfg_offcpu_sample_ns)
+			e->reuse = ustack_reuse_ref(id, e->regs[USTACK_PC], e->sp, e->regs[USTACK_FP], USTACK_LR(e));
 		if (e->reuse)
 			stat_inc(IT_STAT_OFFCPU_DWARF_REUSED);
 		else

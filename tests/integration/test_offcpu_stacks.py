@@ -120,6 +120,12 @@ class OffcpuStacksTest(unittest.TestCase):
         both = [k for k in folded if "db_write" in k.split(";") and "log_write" in k.split(";")]
         self.assertEqual(both, [])
 
+        # --offcpu-sample-us 0: a copy for every block, none reused
+        rec = common.record(["--offcpu-sample-us", "0"], [exe, "twins", "40", "5", "10"])
+        d = rec.profile["offcpu"]["stack_quality"]["dwarf"]
+        self.assertEqual(d["reused"], 0, d)
+        self.assertGreaterEqual(d["sent"], truth_of(rec)["blocking_calls"], d)
+
 
 if __name__ == "__main__":
     unittest.main()
