@@ -6,6 +6,7 @@
 #   make bench      overhead benchmarks (ratios measured side by side)
 #   make bench-sched  the scheduler path on a pipe ping-pong, beside offcputime and runqlat
 #   make bench-node   a node loop's cycle time traced/untraced, beside perf
+#   make bench-llama  the llama.cpp demo's cycle time traced/untraced, beside perf
 #   make bench-short  the wall time record adds to a short command, beside perf
 #   make man        build/infertrace.1 and build/infertrace.bash-completion
 #   make SANITIZE=1 ASan+UBSan build in build-asan/ (make test runs its unit tests
@@ -96,7 +97,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins
 all: $(OUT)/infertrace
 
@@ -238,6 +239,11 @@ bench-short: all
 # a node loop's own cycle time traced/untraced beside perf's
 bench-node: all
 	$(Q)tools/bench-node.sh $(OUT)
+
+# the llama.cpp demo's own median cycle traced/untraced beside perf --call-graph dwarf
+bench-llama: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench-llama.sh $(OUT)
 
 # issue 14's long-run figures: cycle time with --metrics/--checkpoint, RSS curve with --rotate
 bench-longrun: all

@@ -1136,7 +1136,8 @@ static int probes_spans(struct recording *rec, struct model *m)
 	if (ps && pyspans__nspecs(ps->py)) {
 		if (pyspans__calls(ps->py, &pc, &npc))
 			goto out;
-		qsort(pc, npc, sizeof(*pc), by_call_start);
+		if (npc) /* pc is NULL without calls: qsort wants an array */
+			qsort(pc, npc, sizeof(*pc), by_call_start);
 	}
 	if (ps && ps->py_cycles) {
 		if (py_cycle_spans(pc, npc, &spans, &nspans, &cap))

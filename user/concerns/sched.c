@@ -51,7 +51,7 @@ struct offcpu_thread {
 	bool has_cand;
 	struct it_ustack_event cand; /* the candidate's record, without its stack */
 	int cand_n;
-	__u64 *cand_ips;
+	__u64 cand_ips[IT_MAX_STACK_DEPTH]; /* its frames, not yet named */
 	struct reuse_slot reuse[REUSE_SLOTS];
 	unsigned int reuse_next;
 };
@@ -202,7 +202,6 @@ static void log_interval(struct recording *rec, const struct it_ustack_event *e,
 
 static void thread_free(struct offcpu_thread *t)
 {
-	free(t->cand_ips);
 	for (int i = 0; i < REUSE_SLOTS; i++)
 		free(t->reuse[i].ips);
 }
@@ -293,6 +292,8 @@ static void publish_check(struct recording *rec, const struct it_ustack_event *e
 	struct it_ustack_check c = { .tgid = e->hdr.tgid, .nwords = (__u32)reads->n, .sp = e->sp };
 	struct it_ustack_check_key k = { .tid = e->hdr.tid };
 
+	if (n <= 0)
+		return;
 	/* a stack kept already keeps its ref: records sent before this copy
 	 * was read may name it, however many copies came between */
 	for (int i = 0; i < REUSE_SLOTS && !slot; i++)
@@ -443,18 +444,12 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 	}
 	if (!e->blocked_ns) {
 		/* a window's candidate: kept until the window closes */
-		__u64 *copy = malloc((size_t)(n ? n : 1) * sizeof(*copy));
-
 		ss->candidates++;
 		t = thread_of(rec, e->hdr.tid);
-		free(t->cand_ips);
-		t->cand_ips = copy;
-		t->has_cand = copy != NULL;
-		if (!copy)
-			return;
+		t->has_cand = true;
 		memcpy(&t->cand, e, sizeof(t->cand));
 		t->cand.stack_size = 0;
-		memcpy(copy, ips, (size_t)n * sizeof(*copy));
+		memcpy(t->cand_ips, ips, (size_t)n * sizeof(*ips));
 		t->cand_n = n;
 		return;
 	}
