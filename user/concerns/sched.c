@@ -49,7 +49,9 @@ struct reuse_slot {
 struct offcpu_thread {
 	__u32 tid; /* 0: free slot */
 	bool has_cand;
-	struct it_ustack_event cand; /* the candidate's record, without its stack */
+	/* the candidate's record without its stack, as bytes: a struct ending
+	 * in a flexible array may not sit inside another */
+	unsigned char cand[sizeof(struct it_ustack_event)];
 	int cand_n;
 	__u64 cand_ips[IT_MAX_STACK_DEPTH]; /* its frames, not yet named */
 	struct reuse_slot reuse[REUSE_SLOTS];
@@ -404,12 +406,14 @@ static void weigh_window(struct recording *rec, __u32 tid, __u32 cycle, __u32 ph
 	struct sched_state *ss = rec->sched;
 	struct offcpu_thread *t = thread_of(rec, tid);
 	__u64 ips[IT_MAX_STACK_DEPTH];
+	struct it_ustack_event cand;
 
 	/* kept after: a run's last, partial window that did not reach its
 	 * point is weighed on the candidate of the window before */
-	if (t->has_cand && t->cand.cycle == cycle && t->cand.phase == phase) {
+	memcpy(&cand, t->cand, sizeof(cand));
+	if (t->has_cand && cand.cycle == cycle && cand.phase == phase) {
 		memcpy(ips, t->cand_ips, (size_t)t->cand_n * sizeof(*ips));
-		if (add_offcpu_stack(rec, &t->cand, ips, t->cand_n, ns) >= 0) {
+		if (add_offcpu_stack(rec, &cand, ips, t->cand_n, ns) >= 0) {
 			ss->sampled_ns += ns;
 			return;
 		}
@@ -447,8 +451,7 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 		ss->candidates++;
 		t = thread_of(rec, e->hdr.tid);
 		t->has_cand = true;
-		memcpy(&t->cand, e, sizeof(t->cand));
-		t->cand.stack_size = 0;
+		memcpy(t->cand, e, sizeof(t->cand));
 		memcpy(t->cand_ips, ips, (size_t)n * sizeof(*ips));
 		t->cand_n = n;
 		return;
