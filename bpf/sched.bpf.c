@@ -381,12 +381,12 @@ struct {
 /* The ref of the thread's ustack_checks entry when the stack now is the
  * one it describes: same process, registers (pc, sp, link register, and
  * the frame pointer when the unwinding used it) and every stack word its
- * unwinding used; 0 otherwise. A
- * check costs a map lookup and up to IT_USTACK_CHECK_WORDS reads of 8
- * bytes, against a copy of up to 64 KiB, its trip through the ring buffer
- * and its unwinding in user space. A block inside a call probed with a
- * uretprobe never matches (the copy's return addresses were put back).
- * Global: verified once. ids: tid | tgid << 32. */
+ * unwinding used; 0 otherwise. A check costs a map lookup and up to
+ * IT_USTACK_CHECK_WORDS reads of 8 bytes, against a copy of up to 64 KiB,
+ * its trip through the ring buffer and its unwinding in user space. A
+ * block inside a call probed with a uretprobe never matches (the copy's
+ * return addresses were put back). Global: verified once.
+ * ids: tid | tgid << 32. */
 __noinline __u64 ustack_reuse_ref(__u64 ids, __u64 pc, __u64 sp, __u64 fp, __u64 lr)
 {
 	struct it_ustack_check_key k = { .tid = (__u32)ids, .pc = pc };
@@ -440,9 +440,7 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 		/* --offcpu-sample-us 0: every block has its own copy */
 		if (cfg_offcpu_sample_ns)
 			e->reuse = ustack_reuse_ref(id, e->regs[USTACK_PC], e->sp, e->regs[USTACK_FP], USTACK_LR(e));
-		if (e->reuse)
-			stat_inc(IT_STAT_OFFCPU_DWARF_REUSED);
-		else
+		if (!e->reuse)
 			got = copy_user_stack(e, e->sp);
 	} else {
 		__builtin_memset(e->regs, 0, sizeof(e->regs));

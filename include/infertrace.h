@@ -103,7 +103,6 @@ enum it_stat {
 	IT_STAT_OFFCPU_DWARF_COPY_ERR = 37, /* off-CPU user registers or stack unreadable */
 	IT_STAT_OFFCPU_DWARF_DROPPED = 38, /* blocked time whose system call never returned (thread exited) */
 	IT_STAT_OFFCPU_SHORT_EXITED = 39,  /* short blocks' time not yet weighed on a copy when their thread exited */
-	IT_STAT_OFFCPU_DWARF_REUSED = 45,  /* off-CPU records sent with an earlier stack's ref, no copy */
 	IT_STAT_LABELS_FULL = 43,      /* on-CPU sample without thread/cycle labels: map full */
 	IT_STAT_OFFCPU_LABELS_FULL = 44, /* off-CPU interval likewise */
 	/* 40..47: Python frames */
