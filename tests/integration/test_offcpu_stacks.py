@@ -95,6 +95,31 @@ class OffcpuStacksTest(unittest.TestCase):
         self.assertFalse(any("wait_input" in k for k in folded), list(folded)[:3])
         self.assertLess(rec.profile["offcpu"]["stack_quality"]["complete_percent"], 50)
 
+    def test_one_call_site_two_kernel_paths(self):
+        """Kernel stacks are reused by call site: the thread, the system call,
+        its user pc and sp, and its first two arguments. wait_input reads a
+        pipe and a unix socket in turn from one place (same pc and sp, the
+        file descriptor differs): each read keeps its own kernel path, with
+        the fixture's own time in it."""
+        exe = fixture(fp=False)
+        rec = common.record([], [exe, "fds", "40", "5"])
+        truth = truth_of(rec)
+        folded = rec.folded("offcpu.folded")
+        comm = os.path.basename(exe)[:15]
+        slack = rec.profile["sched"]["runq_wait_ms"] + truth["call_cpu_ms"] + 0.1 * truth["cycles"] + 1.0
+
+        def ms(pred):
+            return sum(v for k, v in folded.items() if k.startswith(comm) and "wait_input" in k.split(";")
+                       and pred([f for f in k.split(";") if f.endswith("_[k]")])) / 1e3
+
+        pipe = ms(lambda kf: any("pipe_read" in f for f in kf))
+        sock = ms(lambda kf: "unix_stream_recvmsg_[k]" in kf)
+        both = ms(lambda kf: any("pipe_read" in f for f in kf) and "unix_stream_recvmsg_[k]" in kf)
+        self.assertEqual(both, 0)
+        for got, want in ((pipe, truth["blocked_ms"]), (sock, truth["log_ms"])):
+            self.assertLessEqual(got, want + 0.5, (pipe, sock, truth))
+            self.assertGreaterEqual(got + slack, want, (pipe, sock, truth))
+
     def test_reused_stacks_keep_twin_callers_apart(self):
         """A block whose registers and the stack words its thread's last
         unwinding at the same pc read are all unchanged sends that stack's
