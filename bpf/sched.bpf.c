@@ -51,17 +51,16 @@ static __always_inline long task_state(struct task_struct *t)
  * there last (BENCHMARKS.md). Other blocks (page faults), and every block
  * with --offcpu-sample-us 0, take their own. */
 static __always_inline __s32 offcpu_kstack(void *ctx, struct it_sched_thread *st, bool syscall, __u64 nr,
-					   __u64 pc, __u64 sp, __u64 now)
+					   __u64 pc, __u64 sp, const __u64 *args, __u64 now)
 {
 	bool cache = syscall && cfg_offcpu_sample_ns;
-	__u64 a0, a1, site = 0;
+	__u64 site = 0;
 	__u32 slot;
 	__s32 id;
 
 	if (cache) {
-		syscall_args(&a0, &a1);
 		site = ((nr * 0x9e3779b97f4a7c15ULL ^ pc) * 0xbf58476d1ce4e5b9ULL ^ sp) * 0x94d049bb133111ebULL ^
-		       (a0 * 0x9e3779b97f4a7c15ULL + a1);
+		       (args[0] * 0x9e3779b97f4a7c15ULL + args[1]);
 		site |= 1; /* never 0, a free slot */
 		for (int i = 0; i < IT_KSTACK_SLOTS; i++) {
 			if (st->ks[i].site == site && st->ks[i].id >= 0 && now - st->ks[i].ts < SCHED_KSTACK_REFRESH_NS)
@@ -167,15 +166,15 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
 			bpf_map_delete_elem(&sched_threads, &ptid);
 		} else if (voluntary) {
-			__u64 nr = 0, pc = 0, sp = 0;
-			bool syscall = syscall_site(&nr, &pc, &sp);
+			__u64 nr = 0, pc = 0, sp = 0, args[2] = {};
+			bool syscall = syscall_site(&nr, &pc, &sp, args);
 
 			st->state = IT_SCHED_BLOCKED;
 			st->kc_nr = nr;
 			st->kc_pc = pc;
 			st->kc_sp = sp;
 			/* prev is still current here: these are its stacks */
-			st->kstack_id = offcpu_kstack(ctx, st, syscall, nr, pc, sp, now);
+			st->kstack_id = offcpu_kstack(ctx, st, syscall, nr, pc, sp, args, now);
 			if (cfg_offcpu_dwarf && syscall) {
 				/* copied at the call's exit, if it blocked long enough */
 				set_ustack(st, ptid, SCHED_USTACK_AT_SYSCALL_EXIT);
@@ -439,7 +438,7 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 	if (stack && user_regs(e) == 0) {
 		/* --offcpu-sample-us 0: every block has its own copy */
 		if (cfg_offcpu_sample_ns)
-			e->reuse = ustack_reuse_ref(id, e->regs[USTACK_PC], e->sp, e->regs[USTACK_FP], USTACK_LR(e));
+			e->reuse = ustack_reuse_ref(id, e->regs[IT_UREG_PC], e->sp, e->regs[IT_UREG_FP], USTACK_LR(e));
 		if (!e->reuse)
 			got = copy_user_stack(e, e->sp);
 	} else {

@@ -260,8 +260,10 @@ static __always_inline void flush_faults(struct it_sched_thread *st, struct task
 
 /* Whether the current task entered the kernel by a system call (not an
  * interrupt or a fault): only then does a system call's exit follow. Then
- * also where it was called from: its number, user pc and sp. */
-static __always_inline bool syscall_site(__u64 *nr, __u64 *pc, __u64 *sp)
+ * also where it was called from: its number, user pc and sp, and, when
+ * args is not NULL, its first two arguments (a file descriptor, a futex
+ * operation: what may send one call site down different kernel paths). */
+static __always_inline bool syscall_site(__u64 *nr, __u64 *pc, __u64 *sp, __u64 *args)
 {
 	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
@@ -271,33 +273,22 @@ static __always_inline bool syscall_site(__u64 *nr, __u64 *pc, __u64 *sp)
 	*nr = BPF_CORE_READ(r, orig_ax);
 	*pc = BPF_CORE_READ(r, ip);
 	*sp = BPF_CORE_READ(r, sp);
+	if (args) {
+		args[0] = BPF_CORE_READ(r, di);
+		args[1] = BPF_CORE_READ(r, si);
+	}
 	return (long)*nr >= 0;
 #elif defined(__TARGET_ARCH_arm64)
 	*nr = (__u64)(int)BPF_CORE_READ(r, syscallno);
 	*pc = BPF_CORE_READ(r, pc);
 	*sp = BPF_CORE_READ(r, sp);
+	if (args) {
+		args[0] = BPF_CORE_READ(r, orig_x0); /* x0 becomes the return value */
+		args[1] = BPF_CORE_READ(r, regs[1]);
+	}
 	return (int)*nr >= 0;
 #else
 	return false;
-#endif
-}
-
-/* The current system call's first two arguments (a file descriptor, a
- * futex operation: what may send one call site down different kernel
- * paths). */
-static __always_inline void syscall_args(__u64 *a0, __u64 *a1)
-{
-	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-	*a0 = *a1 = 0;
-	if (!r)
-		return;
-#if defined(__TARGET_ARCH_x86)
-	*a0 = BPF_CORE_READ(r, di);
-	*a1 = BPF_CORE_READ(r, si);
-#elif defined(__TARGET_ARCH_arm64)
-	*a0 = BPF_CORE_READ(r, orig_x0); /* x0 becomes the return value */
-	*a1 = BPF_CORE_READ(r, regs[1]);
 #endif
 }
 
@@ -306,7 +297,7 @@ static __always_inline bool at_block_site(const struct it_sched_thread *st)
 {
 	__u64 nr = 0, pc = 0, sp = 0;
 
-	return syscall_site(&nr, &pc, &sp) && nr == st->kc_nr && pc == st->kc_pc && sp == st->kc_sp;
+	return syscall_site(&nr, &pc, &sp, NULL) && nr == st->kc_nr && pc == st->kc_pc && sp == st->kc_sp;
 }
 
 static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, __u64 now,

@@ -38,15 +38,10 @@ static __always_inline struct ustack_scratch *ustack_scratch_of(__u32 user)
 	return bpf_map_lookup_elem(&ustack_scratch, &idx);
 }
 
-/* Slots of struct it_ustack_event's regs: the pc and the frame pointer,
- * and arm64's link register, which holds a leaf's return address. */
-#if defined(__TARGET_ARCH_arm64)
-#define USTACK_PC 32
-#define USTACK_FP 29
-#define USTACK_LR(e) ((e)->regs[30])
+/* The record's link register (IT_UREG_LR), 0 where there is none. */
+#ifdef IT_UREG_LR
+#define USTACK_LR(e) ((e)->regs[IT_UREG_LR])
 #else
-#define USTACK_PC 16
-#define USTACK_FP 6
 #define USTACK_LR(e) 0
 #endif
 

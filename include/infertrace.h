@@ -283,6 +283,16 @@ struct it_cycle_key {
 
 #define IT_USTACK_MAX 65536 /* largest user stack copy, bytes (a power of two) */
 #define IT_UREGS 34         /* user registers in DWARF numbering (x86-64: 17; arm64: 33) */
+/* Slots of it_ustack_event's regs: the pc, the frame pointer and (arm64)
+ * the link register, which holds a leaf's return address. */
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define IT_UREG_FP 29
+#define IT_UREG_LR 30
+#define IT_UREG_PC 32
+#elif defined(__x86_64__) || defined(__TARGET_ARCH_x86)
+#define IT_UREG_FP 6
+#define IT_UREG_PC 16
+#endif
 
 struct it_event_header {
 	__u32 type;

@@ -78,7 +78,6 @@ struct sched_state {
 	uint64_t next_ref;
 	uint64_t reused;       /* records that named an earlier stack */
 	uint64_t reuse_missed; /* ... one no longer kept: counted without a user stack */
-	uint64_t checks_published;
 	uint64_t rebuilds_seen; /* the unwinder's module rebuilds when checks were last dropped */
 	uint64_t sampled_ns;   /* short blocks' time weighed on their windows' candidates */
 	uint64_t unweighed_ns; /* a window's time without its candidate (record lost) */
@@ -256,32 +255,6 @@ static struct offcpu_thread *thread_of(struct recording *rec, __u32 tid)
 	return t;
 }
 
-/* Whether the record's stack depends on its frame pointer: code built
- * without frame pointers keeps data there (a counter, a pointer) that
- * changes from call to call, and only frames whose rules use it need it
- * unchanged. Unwound again with another value: the same frames, not used. */
-static bool fp_used(struct recording *rec, const struct it_ustack_event *e, const __u64 *ips, int n)
-{
-#if defined(__x86_64__) || defined(__aarch64__)
-	uint64_t regs[IT_UREGS], other[IT_MAX_STACK_DEPTH];
-	int m = 0;
-#if defined(__x86_64__)
-	const int fp = 6;
-#else
-	const int fp = 29;
-#endif
-
-	memcpy(regs, e->regs, sizeof(regs));
-	regs[fp] = ~regs[fp];
-	unwinder__unwind(rec->unwinder, e->hdr.tgid, e->hdr.tid, regs, IT_UREGS, e->sp, e->stack, e->stack_size,
-			 other, IT_MAX_STACK_DEPTH, &m);
-	return m != n || memcmp(other, ips, (size_t)n * sizeof(*ips)) != 0;
-#else
-	(void)rec, (void)e, (void)ips, (void)n;
-	return true;
-#endif
-}
-
 /* After unwinding a copy: keeps the stack under a
  * new ref and tells BPF what it depended on, so that the thread's next
  * blocks with the same registers and words send the ref, not a copy. */
@@ -312,23 +285,21 @@ static void publish_check(struct recording *rec, const struct it_ustack_event *e
 		*slot = (struct reuse_slot){ .ref = ++ss->next_ref, .n = n, .ips = copy };
 	}
 	c.ref = slot->ref;
-#if defined(__x86_64__)
-	c.pc = e->regs[16];
-	c.fp = e->regs[6];
-#elif defined(__aarch64__)
-	c.pc = e->regs[32];
-	c.fp = e->regs[29];
-	c.lr = e->regs[30];
+	c.pc = ustack__event_ip(e);
+#ifdef IT_UREG_FP
+	c.fp = e->regs[IT_UREG_FP];
 #endif
-	if (fp_used(rec, e, ips, n))
+#ifdef IT_UREG_LR
+	c.lr = e->regs[IT_UREG_LR];
+#endif
+	if (reads->fp_used)
 		c.flags |= IT_USTACK_CHECK_FP;
 	for (int i = 0; i < reads->n; i++) {
 		c.off[i] = reads->off[i];
 		memcpy(&c.val[i], e->stack + reads->off[i], sizeof(c.val[i]));
 	}
 	k.pc = c.pc;
-	if (!bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.ustack_checks), &k, &c, BPF_ANY))
-		ss->checks_published++;
+	bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.ustack_checks), &k, &c, BPF_ANY);
 }
 
 /* A record's user stack, frames not yet named (-1: a malformed record):

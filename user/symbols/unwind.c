@@ -18,6 +18,9 @@
 #include "safe_open.h"
 #include "vec.h"
 
+/* frames compared when a read is tested (unwinder__unwind_reads' max) */
+#define UNWIND_TEST_FRAMES 128
+
 #if defined(__x86_64__)
 #define UNWIND_NREGS 17 /* rax..r15, rip */
 #define UNWIND_FP_REG 6 /* rbp */
@@ -46,7 +49,6 @@ struct sample_ctx {
 	/* with reads: each frame's frame pointer and stack pointer, as the
 	 * unwinding found them (what the words that mattered hold) */
 	uint64_t *fps, *sps;
-	int nregs_seen;
 };
 
 static void note_read(struct unwind_reads *r, uint32_t off)
@@ -293,7 +295,6 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 #endif
 		s->fps[s->n] = fp;
 		s->sps[s->n] = sp;
-		s->nregs_seen = s->n + 1;
 	}
 	s->ips[s->n++] = pc; /* a return address for callers: stacks.c looks up pc - 1 */
 	return DWARF_CB_OK;
@@ -307,24 +308,74 @@ static bool in_set(const uint64_t *v, int n, uint64_t x)
 	return false;
 }
 
+#ifdef UNWIND_FP_REG
+/* Whether the sample unwinds to other frames with its frame pointer
+ * register (off < 0) or the word at off of stack (a copy of the sample's)
+ * changed. */
+static bool changes_frames(struct unwinder *u, pid_t pid, const struct sample_ctx *s, unsigned char *stack,
+			   long off)
+{
+	uint64_t regs[UNWIND_NREGS], other[UNWIND_TEST_FRAMES], w = 0;
+	int m = 0, max = s->max < UNWIND_TEST_FRAMES ? s->max : UNWIND_TEST_FRAMES;
+
+	memcpy(regs, s->regs, sizeof(regs));
+	if (off < 0) {
+		regs[UNWIND_FP_REG] = ~regs[UNWIND_FP_REG];
+	} else {
+		memcpy(&w, stack + off, sizeof(w));
+		w = ~w;
+		memcpy(stack + off, &w, sizeof(w));
+	}
+	unwinder__unwind(u, pid, s->tid, regs, s->nregs, s->sp, stack ? stack : s->stack, s->size, other, max, &m);
+	if (off >= 0) {
+		w = ~w;
+		memcpy(stack + off, &w, sizeof(w));
+	}
+	return m != s->n || memcmp(other, s->ips, (size_t)s->n * sizeof(*other)) != 0;
+}
+#endif
+
 /* Keeps the reads whose word the unwinding used: a return address (a
- * frame's pc), a saved frame pointer or a stack pointer (a frame's fp or
- * sp, e.g. the canonical frame address a realigned frame keeps). The others
- * are callee-saved registers restored on the way, data that changes from
- * call to call and that no frame address or return address depends on
- * (.eh_frame's rules derive those from sp, fp and the stack only). */
-static void keep_used_reads(struct sample_ctx *s)
+ * frame's pc) or a stack pointer (a frame's sp, e.g. the canonical frame
+ * address a realigned frame keeps), and a word holding a frame's frame
+ * pointer when changing it changes the frames: code built without frame
+ * pointers keeps data there (a counter, a pointer), as in the
+ * callee-saved registers restored on the way, which no frame address or
+ * return address depends on (.eh_frame's rules derive those from sp, the
+ * frame pointer and the stack only). The frame pointer register is tested
+ * the same way (reads->fp_used). */
+static void keep_used_reads(struct unwinder *u, pid_t pid, struct sample_ctx *s)
 {
 	struct unwind_reads *r = s->reads;
+	unsigned char *copy = NULL;
 	int w = 0;
 
+#ifdef UNWIND_FP_REG
+	r->fp_used = changes_frames(u, pid, s, NULL, -1);
+#else
+	(void)u, (void)pid;
+	r->fp_used = true;
+#endif
 	for (int i = 0; i < r->n; i++) {
 		uint64_t x;
+		bool keep;
 
 		memcpy(&x, s->stack + r->off[i], sizeof(x));
-		if (in_set(s->ips, s->n, x) || in_set(s->fps, s->nregs_seen, x) || in_set(s->sps, s->nregs_seen, x))
+		keep = in_set(s->ips, s->n, x) || in_set(s->sps, s->n, x);
+		if (!keep && in_set(s->fps, s->n, x)) {
+#ifdef UNWIND_FP_REG
+			if (!copy && (copy = malloc(s->size)))
+				memcpy(copy, s->stack, s->size);
+			/* without a copy to test on, kept */
+			keep = !copy || changes_frames(u, pid, s, copy, r->off[i]);
+#else
+			keep = true;
+#endif
+		}
+		if (keep)
 			r->off[w++] = r->off[i];
 	}
+	free(copy);
 	r->n = w;
 }
 
@@ -385,13 +436,15 @@ out:
 #endif
 	}
 	*n = s.n;
-	if (reads) {
-		reads->status = status;
-		keep_used_reads(&s);
-	}
 	dt = now_ns() - t0;
 	u->stats.total_ns += dt;
 	if (dt > u->stats.max_ns)
 		u->stats.max_ns = dt;
+	if (reads) {
+		reads->status = status;
+		/* what a reuse needs: a stack unwound with the process's modules */
+		if (status == UNWIND_OK || status == UNWIND_TRUNCATED)
+			keep_used_reads(u, pid, &s);
+	}
 	return status;
 }

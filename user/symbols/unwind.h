@@ -51,8 +51,13 @@ struct unwind_reads {
 	int max, n;
 	bool overflow;
 	int status; /* the unwinding's enum unwind_status */
+	bool fp_used; /* the frames change with the frame pointer register */
 };
-/* unwinder__unwind, recording the words read into *reads (reads->n 0 first). */
+/* unwinder__unwind, recording the words read into *reads (reads->n 0
+ * first), then keeping those the frames depend on: each is changed in a
+ * copy and the stack unwound again (likewise the frame pointer register,
+ * reads->fp_used). Only for stacks unwound with modules (UNWIND_OK or
+ * UNWIND_TRUNCATED). */
 int unwinder__unwind_reads(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs, int nregs,
 			   uint64_t sp, const void *stack, size_t size, uint64_t *ips, int max, int *n,
 			   struct unwind_reads *reads);

@@ -24,10 +24,8 @@ struct ustack_ent {
 
 uint64_t ustack__event_ip(const struct it_ustack_event *e)
 {
-#if defined(__x86_64__)
-	return e->regs[16];
-#elif defined(__aarch64__)
-	return e->regs[32];
+#ifdef IT_UREG_PC
+	return e->regs[IT_UREG_PC];
 #else
 	(void)e;
 	return 0;
