@@ -189,9 +189,10 @@ enum it_sched_state {
  * (bits 0..7) | argument whose value is summed, 1-based, 0 = none (8..15)
  * | IT_CUDA_COOKIE_RUNTIME for a libcudart (not libcuda) function. */
 enum it_cuda_counter {
-	IT_CUDA_LAUNCH = 1,   /* cudaLaunchKernel, cuLaunchKernel */
+	IT_CUDA_LAUNCH = 1,   /* cudaLaunchKernel(ExC), cuLaunchKernel(Ex), cooperative launches */
 	IT_CUDA_MEMCPY = 2,   /* cudaMemcpy*, cuMemcpy*: bytes from the size argument */
 	IT_CUDA_SYNC = 3,     /* cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize */
+	IT_CUDA_GRAPH = 4,    /* cudaGraphLaunch, cuGraphLaunch: one launch of a graph of kernels */
 	IT_CUDA_MAX = 8,
 };
 #define IT_CUDA_COOKIE(counter, arg) ((__u64)(counter) | ((__u64)(arg) << 8))

@@ -34,9 +34,12 @@ class CudaTest(unittest.TestCase):
         truth = json.loads(r.stdout.strip().splitlines()[-1])["sync_ms"]
         for i, c in enumerate(cycles):
             cu = c["cuda"]
-            # runtime launches + 2 direct driver launches; the driver calls the
-            # runtime makes for its own launches are not counted again
-            self.assertEqual(cu["kernel_launches"], LAUNCHES + i + 2, cu)
+            # runtime launches + 2 direct driver launches + 1 cudaLaunchKernelExC
+            # + 3 direct cuLaunchKernelEx; the driver calls the runtime makes
+            # for its own launches are not counted again
+            self.assertEqual(cu["kernel_launches"], LAUNCHES + i + 2 + 1 + 3, cu)
+            # one cudaGraphLaunch (its cuGraphLaunch inside not counted) + one direct
+            self.assertEqual(cu["graph_launches"], 2, cu)
             self.assertEqual(cu["memcpy_calls"], 4, cu)
             self.assertEqual(cu["memcpy_bytes"], 2 * (1 << (20 + i % 3)) + 4096 + 1000, cu)
             self.assertEqual(cu["sync_calls"], 3, cu)
@@ -54,7 +57,8 @@ class CudaTest(unittest.TestCase):
             self.assertGreaterEqual(c["blocked"]["gpu_sync"], 3 * SYNC_MS * 0.98, c["blocked"])
             self.assertLess(c["blocked"]["sleep"], 0.1 * wait, c["blocked"])
         tot = p["gpu"]["cuda"]
-        self.assertEqual(tot["kernel_launches"], sum(LAUNCHES + i + 2 for i in range(CYCLES)))
+        self.assertEqual(tot["kernel_launches"], sum(LAUNCHES + i + 6 for i in range(CYCLES)))
+        self.assertEqual(tot["graph_launches"], 2 * CYCLES)
         self.assertEqual(tot["sync_calls"], 3 * CYCLES)
         libs = sorted(os.path.basename(x) for x in tot["libraries"])
         self.assertEqual(libs, ["libcuda.so.1", "libcudart.so.12"])

@@ -3,7 +3,7 @@
  * uretprobe on the CUDA runtime (libcudart) and driver (libcuda) functions
  * that launch kernels, copy memory and wait for the GPU: at attach in the
  * libraries the target loads at start, later in those it maps (dlopen).
- * Writes cycles[i].cuda {kernel_launches, memcpy_calls, memcpy_bytes,
+ * Writes cycles[i].cuda {kernel_launches, graph_launches, memcpy_calls, memcpy_bytes,
  * sync_calls, sync_wait_ms} and gpu.cuda (totals, libraries probed). The
  * preset also makes the synchronizations a phase, `gpu_sync` (presets.c),
  * so the scheduler concern splits that wait into on- and off-CPU time. */
@@ -37,6 +37,12 @@ struct cuda_fn {
 static const struct cuda_fn fns[] = {
 	{ "libcudart", "cudaLaunchKernel", IT_CUDA_LAUNCH, 0 },
 	{ "libcudart", "cudaLaunchKernel_ptsz", IT_CUDA_LAUNCH, 0 },
+	{ "libcudart", "cudaLaunchKernelExC", IT_CUDA_LAUNCH, 0 },
+	{ "libcudart", "cudaLaunchKernelExC_ptsz", IT_CUDA_LAUNCH, 0 },
+	{ "libcudart", "cudaLaunchCooperativeKernel", IT_CUDA_LAUNCH, 0 },
+	{ "libcudart", "cudaLaunchCooperativeKernel_ptsz", IT_CUDA_LAUNCH, 0 },
+	{ "libcudart", "cudaGraphLaunch", IT_CUDA_GRAPH, 0 },
+	{ "libcudart", "cudaGraphLaunch_ptsz", IT_CUDA_GRAPH, 0 },
 	{ "libcudart", "cudaMemcpy", IT_CUDA_MEMCPY, 3 },
 	{ "libcudart", "cudaMemcpy_ptds", IT_CUDA_MEMCPY, 3 },
 	{ "libcudart", "cudaMemcpyAsync", IT_CUDA_MEMCPY, 3 },
@@ -46,6 +52,14 @@ static const struct cuda_fn fns[] = {
 	{ "libcudart", "cudaStreamSynchronize_ptsz", IT_CUDA_SYNC, 0 },
 	{ "libcuda", "cuLaunchKernel", IT_CUDA_LAUNCH, 0 },
 	{ "libcuda", "cuLaunchKernel_ptsz", IT_CUDA_LAUNCH, 0 },
+	/* cuBLAS on Hopper (CUDA 13, H200) launches its large GEMMs here, from
+	 * its own static runtime: 100 of 100 4096x4096 matmuls in torch 2.11 */
+	{ "libcuda", "cuLaunchKernelEx", IT_CUDA_LAUNCH, 0 },
+	{ "libcuda", "cuLaunchKernelEx_ptsz", IT_CUDA_LAUNCH, 0 },
+	{ "libcuda", "cuLaunchCooperativeKernel", IT_CUDA_LAUNCH, 0 },
+	{ "libcuda", "cuLaunchCooperativeKernel_ptsz", IT_CUDA_LAUNCH, 0 },
+	{ "libcuda", "cuGraphLaunch", IT_CUDA_GRAPH, 0 },
+	{ "libcuda", "cuGraphLaunch_ptsz", IT_CUDA_GRAPH, 0 },
 	{ "libcuda", "cuCtxSynchronize", IT_CUDA_SYNC, 0 },
 	{ "libcuda", "cuStreamSynchronize", IT_CUDA_SYNC, 0 },
 	{ "libcuda", "cuStreamSynchronize_ptsz", IT_CUDA_SYNC, 0 },
@@ -187,8 +201,9 @@ static struct it_cuda_total lookup(int fd, __u32 tgid, __u32 cycle, __u32 counte
 
 static json_t *totals_json(const struct it_cuda_total t[IT_CUDA_MAX])
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:f}",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f}",
 			 "kernel_launches", (json_int_t)t[IT_CUDA_LAUNCH].calls,
+			 "graph_launches", (json_int_t)t[IT_CUDA_GRAPH].calls,
 			 "memcpy_calls", (json_int_t)t[IT_CUDA_MEMCPY].calls,
 			 "memcpy_bytes", (json_int_t)t[IT_CUDA_MEMCPY].sum,
 			 "sync_calls", (json_int_t)t[IT_CUDA_SYNC].calls,
