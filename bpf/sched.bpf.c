@@ -18,11 +18,12 @@
  * program: sched_on_switch 220,000 -> 117,000 verified instructions,
  * sched_on_wakeup 47,000 -> 28,000, sched_on_runtime 39,000 -> 28,000.
  * task: the task_struct's address, read through BPF_CORE_READ only. how:
- * SCHED_HOW(run_first, sched_path, dwarf). */
+ * SCHED_HOW(run_first, sched_path, dwarf, csw). */
 __noinline int sched_account(__u32 tid, struct it_sched_thread *st, __u64 now, __u64 task, __u32 how)
 {
 	if (st)
-		account_body(tid, st, now, (struct task_struct *)task, how & 1, how & 2, (int)(how >> 2));
+		account_body(tid, st, now, (struct task_struct *)task, how & 1, how & 2, (int)(how >> 2) & 3,
+			     (int)(how >> 4) & 3);
 	return 0;
 }
 
@@ -145,18 +146,12 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 	if (ptgid && target_of(ptgid) && (st = thread_of(ptid, ptgid, prev, now, true))) {
 		long state = task_state(prev);
 		bool voluntary = !preempt && state != 0;
-		struct it_sched_key k;
-		struct it_sched_times *v;
 
 		/* not on a CPU by its state: its switch-in was not seen (it ran at
 		 * the end of the interval, which account() takes from the kernel) */
 		if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
 			unseen_inc(SCHED_UNSEEN_SWITCH_IN);
-		account(ptid, st, now, prev, false, false, SCHED_DWARF_AT_SITE);
-		key_of(&k, ptid, st, st->cycle, st->phase);
-		v = times_of(&k);
-		if (v)
-			__sync_fetch_and_add(voluntary ? &v->nvcsw : &v->nivcsw, 1);
+		account_switch_out(ptid, st, now, prev, voluntary);
 		if (BPF_CORE_READ(prev, exit_state)) {
 			/* the last switch of a dead thread */
 			if (st->dwarf_pend_ns)

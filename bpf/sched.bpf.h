@@ -300,16 +300,25 @@ static __always_inline bool at_block_site(const struct it_sched_thread *st)
 	return syscall_site(&nr, &pc, &sp, NULL) && nr == st->kc_nr && pc == st->kc_pc && sp == st->kc_sp;
 }
 
+/* csw: a switch-out to count with the interval's attribution, as it stands
+ * after the sync (SCHED_CSW_*). */
+#define SCHED_CSW_NONE 0
+#define SCHED_CSW_VOLUNTARY 1
+#define SCHED_CSW_INVOLUNTARY 2
+
 static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, __u64 now,
-					 struct task_struct *task, bool run_first, bool sched_path, int dwarf)
+					 struct task_struct *task, bool run_first, bool sched_path, int dwarf, int csw)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
 	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
-	struct it_sched_key k;
-	struct it_sched_times *v;
+	struct it_sched_key k, k0;
+	/* the times of (st->cycle, kph), where the interval began: looked up
+	 * once for the piece before a split, the faults, the wait count and
+	 * the switch count (a hash lookup each, several per context switch) */
+	struct it_sched_times *v, *v0 = NULL;
 	__u64 split, wall, total, run, credited, run_from, run_to, off_total = 0;
 	__u64 edge = st->edge_ns;
-	__u32 kph = st->phase;
+	__u32 kph = st->phase, cyc0 = st->cycle;
 
 	if (now < st->ts)
 		now = st->ts;
@@ -364,8 +373,13 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 			__sync_fetch_and_add(&st->pend_off, off);
 			continue;
 		}
-		key_of(&k, tid, st, part ? cyc : st->cycle, kph);
-		v = times_of(&k);
+		key_of(&k, tid, st, part ? cyc : cyc0, kph);
+		if (part) {
+			v = times_of(&k);
+		} else {
+			v0 = times_of(&k);
+			v = v0;
+		}
 		if (!v)
 			continue;
 		if (on)
@@ -418,8 +432,11 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 			mem_sample(task, st->tgid, cyc, now);
 			st->mem_ts = now;
 		}
-		key_of(&k, tid, st, st->cycle, kph);
-		flush_faults(st, task, times_of(&k));
+		if (!v0) {
+			key_of(&k0, tid, st, cyc0, kph);
+			v0 = times_of(&k0);
+		}
+		flush_faults(st, task, v0);
 	}
 	if (st->state == IT_SCHED_RUNQ) {
 		struct it_hist_key hk = { .tgid = st->tgid, .phase = st->phase };
@@ -437,19 +454,37 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 			if (slot < IT_HIST_SLOTS)
 				__sync_fetch_and_add(&h->slots[slot], 1);
 		}
-		key_of(&k, tid, st, st->cycle, kph);
-		v = times_of(&k);
-		if (v)
-			__sync_fetch_and_add(&v->runq_waits, 1);
+		if (!v0) {
+			key_of(&k0, tid, st, cyc0, kph);
+			v0 = times_of(&k0);
+		}
+		if (v0)
+			__sync_fetch_and_add(&v0->runq_waits, 1);
 	}
 	st->ts = now;
 	if (!edge) {
 		st->cycle = cyc;
 		st->phase = ph;
 	}
+	if (csw != SCHED_CSW_NONE) {
+		v = NULL;
+		if (st->cycle == cyc0 && st->phase == kph) {
+			if (!v0) {
+				key_of(&k0, tid, st, cyc0, kph);
+				v0 = times_of(&k0);
+			}
+			v = v0;
+		} else {
+			key_of(&k0, tid, st, st->cycle, st->phase);
+			v = times_of(&k0);
+		}
+		if (v)
+			__sync_fetch_and_add(csw == SCHED_CSW_VOLUNTARY ? &v->nvcsw : &v->nivcsw, 1);
+	}
 }
 
-#define SCHED_HOW(run_first, sched_path, dwarf) ((__u32)(run_first) | (__u32)(sched_path) << 1 | (__u32)(dwarf) << 2)
+#define SCHED_HOW(run_first, sched_path, dwarf, csw) \
+	((__u32)(run_first) | (__u32)(sched_path) << 1 | (__u32)(dwarf) << 2 | (__u32)(csw) << 4)
 
 #ifdef SCHED_ACCOUNT_GLOBAL
 /* In sched.bpf.c: account_body as a global function, which the verifier
@@ -460,7 +495,16 @@ int sched_account(__u32 tid, struct it_sched_thread *st, __u64 now, __u64 task, 
 static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now, struct task_struct *task,
 				    bool run_first, bool sched_path, int dwarf)
 {
-	sched_account(tid, st, now, (__u64)task, SCHED_HOW(run_first, sched_path, dwarf));
+	sched_account(tid, st, now, (__u64)task, SCHED_HOW(run_first, sched_path, dwarf, SCHED_CSW_NONE));
+}
+
+/* A switch-out's sync, the switch counted in the same lookup. */
+static __always_inline void account_switch_out(__u32 tid, struct it_sched_thread *st, __u64 now,
+					       struct task_struct *task, bool voluntary)
+{
+	sched_account(tid, st, now, (__u64)task,
+		      SCHED_HOW(false, false, SCHED_DWARF_AT_SITE,
+				voluntary ? SCHED_CSW_VOLUNTARY : SCHED_CSW_INVOLUNTARY));
 }
 #else
 /* The probes' edges (probes.bpf.c) inline it with SCHED_DWARF_NO: their
@@ -468,7 +512,7 @@ static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64
 static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now, struct task_struct *task,
 				    bool run_first, bool sched_path, int dwarf)
 {
-	account_body(tid, st, now, task, run_first, sched_path, dwarf);
+	account_body(tid, st, now, task, run_first, sched_path, dwarf, SCHED_CSW_NONE);
 }
 #endif
 
