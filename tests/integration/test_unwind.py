@@ -55,6 +55,29 @@ class UnwindTest(unittest.TestCase):
         self.assertLessEqual(u["copy_failed"], max(1, u["records"] // 100), u)
 
     @need_root
+    def test_unnamed_root_counts_as_complete(self):
+        """A stripped program with its own _start, whose call-frame
+        information ends the stack (as glibc's clone3 and start_thread do, and
+        like them without a name when no debug info is installed): no frame
+        has a name, but the unwinder reached the outermost one, so its stacks
+        are complete. The frames' names could not say so."""
+        exe = build("nostart", ["nostart.c"], flags="-O1 -nostartfiles -g0 -s")
+        r = record(["--call-graph", "dwarf", "-F", "199"], [exe, "1.0"])
+        q = r.profile["samples"]["stack_quality"]
+        obj = q["by_leaf_object"]["nostart"]
+        self.assertGreater(obj["samples"], 100, q)
+        self.assertLessEqual(obj["truncated_percent"], 5.0, q)
+        # nothing of the program named: _start, nostart_main and run are
+        # nostart+0x..., then spin or now_s (or libc's clock_gettime)
+        deep = 0
+        for stack, n in r.folded().items():
+            frames = user_frames(stack)
+            if frames and frames[0].startswith("nostart+0x"):
+                self.assertTrue(all(f.startswith("nostart+0x") for f in frames[:3]), stack)
+                deep += n if len(frames) >= 4 else 0
+        self.assertGreater(deep, 0.8 * obj["samples"])
+
+    @need_root
     def test_fp_stacks_truncated_and_reported(self):
         r = record(["--call-graph", "fp", "-F", "199"], [fixture(), "1.0"])
         s = r.profile["samples"]

@@ -329,7 +329,7 @@ static int resolve_stack(struct recording *rec, const struct it_ustack_event *e,
 		ss->reuse_missed++;
 		return 0;
 	}
-	n = ustack__unwind_raw(rec->unwinder, e, size, ips, e->stack_size ? &reads : NULL);
+	n = ustack__unwind_raw(rec->unwinder, rec->syms, e, size, ips, e->stack_size ? &reads : NULL);
 	if (!e->stack_size)
 		return n;
 	if (unwinder__stats(rec->unwinder)->rebuilds != ss->rebuilds_seen) {

@@ -206,7 +206,7 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		uint64_t ip = i ? uips[i] - 1 : uips[i];
 		int have = syms_cache__resolve(syms, k->tgid, ip, &si) == 0;
 
-		if (have && stacks__is_root_symbol(si.name))
+		if (have && (si.root || stacks__is_root_symbol(si.name)))
 			complete = 1;
 		if (i == 0 && have && si.object)
 			leaf_object = si.object;

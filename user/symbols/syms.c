@@ -59,6 +59,7 @@ struct addr_ent {
 	const struct dsym *sym;  /* NULL: no symbol covers vaddr */
 	uint64_t sym_off;
 	bool used;
+	bool root; /* syms_cache__mark_root */
 };
 
 struct dso {
@@ -421,7 +422,7 @@ static struct dsym *dso__find_sym(struct dso *dso, uint64_t addr)
 }
 
 /* Symbol of an ELF vaddr, cached. Returns NULL only on allocation failure. */
-static const struct addr_ent *dso__lookup(struct dso *dso, uint64_t vaddr)
+static struct addr_ent *dso__lookup(struct dso *dso, uint64_t vaddr)
 {
 	struct addr_ent *ent;
 	struct dsym *sym;
@@ -976,32 +977,47 @@ static int jit_resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struc
 	return 0;
 }
 
+/* The file mapping that held addr (a file token's, or the process's, an
+ * older image's included: an address from before an exec or a dlclose);
+ * *addr becomes the token's address. NULL: none. */
+static const struct map *cache__map_of(struct syms_cache *cache, pid_t pid, uint64_t *addr)
+{
+	const struct map *map;
+	struct proc *proc;
+
+	if (syms__is_file_token(*addr)) {
+		const struct ftok *t = cache__ftok(cache, *addr, addr);
+
+		return t ? &t->map : NULL;
+	}
+	proc = cache__find_proc(cache, pid);
+	if (!proc)
+		return NULL;
+	map = proc__find_map(proc, *addr);
+	while (!map && (proc = proc->older))
+		map = proc__find_map(proc, *addr);
+	return map;
+}
+
+void syms_cache__mark_root(struct syms_cache *cache, pid_t pid, uint64_t addr)
+{
+	const struct map *map = cache__map_of(cache, pid, &addr);
+	struct addr_ent *ent = map ? dso__lookup(map->dso, dso__vaddr(map->dso, map, addr)) : NULL;
+
+	if (ent)
+		ent->root = true;
+}
+
 int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out)
 {
 	const struct addr_ent *ent;
 	const struct map *map;
-	struct proc *proc;
 	uint64_t vaddr;
 
 	memset(out, 0, sizeof(*out));
-	if (syms__is_file_token(addr)) {
-		const struct ftok *t = cache__ftok(cache, addr, &addr);
-
-		if (!t)
-			return -ENOENT;
-		map = &t->map;
-		goto found;
-	}
-	proc = cache__find_proc(cache, pid);
-	if (!proc)
-		return -ENOENT;
-	map = proc__find_map(proc, addr);
-	/* an address from before an exec or a dlclose */
-	while (!map && (proc = proc->older))
-		map = proc__find_map(proc, addr);
+	map = cache__map_of(cache, pid, &addr);
 	if (!map)
-		return jit_resolve(cache, pid, addr, out);
-found:
+		return syms__is_file_token(addr) ? -ENOENT : jit_resolve(cache, pid, addr, out);
 	out->object = map->dso->name;
 	out->path = map->dso->path;
 	vaddr = dso__vaddr(map->dso, map, addr);
@@ -1009,6 +1025,7 @@ found:
 	ent = dso__lookup(map->dso, vaddr);
 	if (!ent)
 		return -ENOMEM;
+	out->root = ent->root;
 	if (ent->sym) {
 		out->name = ent->sym->name;
 		out->sym_offset = ent->sym_off;

@@ -23,6 +23,7 @@ struct sym_info {
 	uint64_t sym_offset;  /* address - symbol start, when name != NULL */
 	uint64_t obj_offset;  /* address as an offset into the object (ELF vaddr), for obj+0x... */
 	bool jit;             /* named by the process's perf map (object "[jit]") */
+	bool root;            /* a stack's outermost frame, named or not (syms_cache__mark_root) */
 };
 
 struct syms_cache *syms_cache__new(void);
@@ -67,6 +68,13 @@ int syms_cache__mappings(struct syms_cache *cache, pid_t pid,
  * -ENOENT otherwise (out->object NULL), -ENOMEM. Strings live as long as
  * the cache. */
 int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, struct sym_info *out);
+/* Notes that the frame at addr (looked up as syms_cache__resolve takes it:
+ * a caller's return address less one) was the outermost frame of a stack
+ * the unwinder followed to its end: its call-frame information says it has
+ * no caller (a thread's or the program's first function). Kept per file
+ * offset, so that a stack ending there reads as complete when the function
+ * has no name (glibc's clone3 and start_thread without libc6-dbg). */
+void syms_cache__mark_root(struct syms_cache *cache, pid_t pid, uint64_t addr);
 
 /* Formats one user frame the way stacks.folded shows it (no ' ' or ';':
  * FlameGraph splits on them; see frame__copy in syms.c for C++ names):

@@ -45,6 +45,8 @@ struct sample_ctx {
 	uint64_t *ips;
 	int max, n;
 	bool ended; /* a frame with pc 0: the end of a frame-pointer chain */
+	Dwarf_Addr last_pc; /* the last frame's, as dwfl_frame_pc gave it */
+	bool last_activation;
 	struct unwind_reads *reads; /* NULL: not recorded */
 	/* with reads: each frame's frame pointer and stack pointer, as the
 	 * unwinding found them (what the words that mattered hold) */
@@ -62,12 +64,21 @@ static void note_read(struct unwind_reads *r, uint32_t off)
 		r->overflow = true;
 }
 
+/* Stacks end at few pcs (a thread's and the program's entry, cut copies at
+ * the same depth): the answers of cfi_outermost kept per process, by the
+ * last frame's lookup address, for as long as its modules. */
+#define UPROC_ENDS 64
+
 struct uproc {
 	pid_t pid;
 	Dwfl *dwfl;
 	uint64_t signature; /* of the mappings the modules were reported from */
 	int nmods;
 	struct sample_ctx *cur;
+	struct {
+		Dwarf_Addr at; /* 0: empty */
+		bool outermost;
+	} ends[UPROC_ENDS];
 };
 
 struct unwinder {
@@ -182,6 +193,7 @@ static void uproc__close(struct uproc *p)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
 	p->nmods = 0;
+	memset(p->ends, 0, sizeof(p->ends));
 }
 
 /* Makes p->dwfl match the current capture of p->pid's mappings. */
@@ -297,7 +309,46 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		s->sps[s->n] = sp;
 	}
 	s->ips[s->n++] = pc; /* a return address for callers: stacks.c looks up pc - 1 */
+	s->last_pc = pc;
+	s->last_activation = activation;
 	return DWARF_CB_OK;
+}
+
+/* Whether the frame at pc has no caller by its call-frame information (its
+ * return address "undefined": _start, clone3, start_thread). libdwfl ends
+ * without an error both there and where it could not unwind further (a
+ * read outside the copy), so the ending frame says which. */
+static bool cfi_outermost(struct uproc *p, Dwarf_Addr pc, bool activation)
+{
+	/* a caller's pc is a return address: its call is the instruction before */
+	Dwarf_Addr at = activation ? pc : pc - 1, bias, start, end;
+	unsigned int slot = (unsigned int)((at * 0x9e3779b97f4a7c15ull) >> 58) % UPROC_ENDS;
+	Dwfl_Module *mod;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op ops_mem[3], *ops = NULL;
+	size_t nops = 0;
+	bool signal, undefined = false;
+	int ra;
+
+	if (p->ends[slot].at == at)
+		return p->ends[slot].outermost;
+	mod = dwfl_addrmodule(p->dwfl, at);
+	for (int i = 0; mod && i < 2 && !frame; i++) {
+		Dwarf_CFI *cfi = i ? dwfl_module_dwarf_cfi(mod, &bias) : dwfl_module_eh_cfi(mod, &bias);
+
+		if (cfi && dwarf_cfi_addrframe(cfi, at - bias, &frame) != 0)
+			frame = NULL;
+	}
+	if (frame) {
+		ra = dwarf_frame_info(frame, &start, &end, &signal);
+		/* no operations, at ops_mem: "undefined" (NULL: "same value") */
+		if (ra >= 0 && dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) == 0)
+			undefined = nops == 0 && ops == ops_mem;
+		free(frame);
+	}
+	p->ends[slot].at = at;
+	p->ends[slot].outermost = undefined;
+	return undefined;
 }
 
 static bool in_set(const uint64_t *v, int n, uint64_t x)
@@ -418,10 +469,10 @@ int unwinder__unwind_reads(struct unwinder *u, pid_t pid, pid_t tid, const uint6
 	p->cur = NULL;
 	if (s.n >= max)
 		status = UNWIND_TOO_DEEP;
-	else if (rc != 0 && !s.ended)
-		status = UNWIND_TRUNCATED; /* stopped before a frame with no caller */
-	else
+	else if (s.ended || (rc == 0 && s.n > 0 && cfi_outermost(p, s.last_pc, s.last_activation)))
 		status = UNWIND_OK;
+	else
+		status = UNWIND_TRUNCATED; /* stopped before a frame with no caller */
 	if (status == UNWIND_TOO_DEEP)
 		u->stats.too_deep++;
 	else if (status == UNWIND_TRUNCATED)

@@ -32,16 +32,21 @@ uint64_t ustack__event_ip(const struct it_ustack_event *e)
 #endif
 }
 
-int ustack__unwind_raw(struct unwinder *u, const struct it_ustack_event *e, size_t size,
+int ustack__unwind_raw(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e, size_t size,
 		       __u64 ips[IT_MAX_STACK_DEPTH], struct unwind_reads *reads)
 {
-	int n = 0;
+	int n = 0, status;
 
 	if (size < sizeof(*e) || e->stack_size > size - sizeof(*e))
 		return -1;
 	/* __u64 and uint64_t: the same 64-bit unsigned type under two names */
-	unwinder__unwind_reads(u, e->hdr.tgid, e->hdr.tid, (const uint64_t *)e->regs, IT_UREGS, e->sp, e->stack,
-			       e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n, reads);
+	status = unwinder__unwind_reads(u, e->hdr.tgid, e->hdr.tid, (const uint64_t *)e->regs, IT_UREGS, e->sp,
+					e->stack, e->stack_size, (uint64_t *)ips, IT_MAX_STACK_DEPTH, &n, reads);
+	/* the outermost frame's function has no caller by its call-frame
+	 * information: the stack is whole, named or not (looked up as stacks.c
+	 * looks up a caller: its return address less one) */
+	if (status == UNWIND_OK && n > 0 && syms)
+		syms_cache__mark_root(syms, (pid_t)e->hdr.tgid, n > 1 ? ips[n - 1] - 1 : ips[0]);
 	return n;
 }
 
@@ -67,7 +72,7 @@ void ustack__label_event(struct syms_cache *syms, const struct it_ustack_event *
 int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e,
 			 size_t size, __u64 ips[IT_MAX_STACK_DEPTH], struct it_label_key *key)
 {
-	int n = ustack__unwind_raw(u, e, size, ips, NULL);
+	int n = ustack__unwind_raw(u, syms, e, size, ips, NULL);
 
 	if (n >= 0)
 		ustack__label_event(syms, e, ips, n, key);

@@ -42,8 +42,10 @@ int ustack__unwind_event(struct unwinder *u, struct syms_cache *syms, const stru
 struct unwind_reads;
 /* The unwinding half of ustack__unwind_event: ips not yet named (JIT and
  * library frames as addresses), and the stack words it read into *reads
- * when not NULL. Returns the number of frames, or -1 for a malformed record. */
-int ustack__unwind_raw(struct unwinder *u, const struct it_ustack_event *e, size_t size,
+ * when not NULL. A stack unwound to its outermost frame marks that frame in
+ * syms (when not NULL: syms_cache__mark_root). Returns the number of
+ * frames, or -1 for a malformed record. */
+int ustack__unwind_raw(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e, size_t size,
 		       __u64 ips[IT_MAX_STACK_DEPTH], struct unwind_reads *reads);
 /* The naming half: the record's key, and its JIT and library frames named
  * as of the record's time (ips from ustack__unwind_raw, maybe of an earlier
