@@ -130,6 +130,28 @@ __noinline int sched_py_switch_out(__u32 tgid, __u32 tid, __u64 now, int blocked
 	return 0;
 }
 
+/* A dead thread's open window of short blocks (bpf/sched.bpf.c,
+ * sched_on_sys_exit): weighed on its candidate, as a window that closes.
+ * With a period of 10 ms a short-lived thread, or a process's last
+ * moments, often end inside one. */
+static __noinline void offcpu_window_close(struct it_sched_thread *st, __u32 tid)
+{
+	struct it_ustack_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	event_header(&e->hdr, IT_EV_OFFCPU_USTACK, st->tgid, tid, bpf_ktime_get_ns());
+	e->cycle = st->short_cycle;
+	e->phase = st->short_phase;
+	e->kstack_id = -1;
+	e->blocked_ns = st->win_ns;
+	bpf_ringbuf_submit(e, lazy_wakeup());
+	stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
+}
+
 SEC("raw_tp/sched_switch")
 int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -158,7 +180,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
 			set_ustack(st, ptid, -1);
 			if (st->win_ns)
-				stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
+				offcpu_window_close(st, ptid);
 			bpf_map_delete_elem(&sched_threads, &ptid);
 		} else if (voluntary) {
 			__u64 nr = 0, pc = 0, sp = 0, args[2] = {};
@@ -450,6 +472,21 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 		stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
 }
 
+/* A sampled block long enough to show in trace.json: its interval alone. */
+static __always_inline void offcpu_slice(struct it_sched_thread *st, __u32 cycle, __u32 phase, __u64 ns)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct it_offcpu_slice_event e = {};
+
+	event_header(&e.hdr, IT_EV_OFFCPU_SLICE, id >> 32, (__u32)id, bpf_ktime_get_ns());
+	e.cycle = cycle;
+	e.phase = phase;
+	e.kstack_id = st->dwarf_kstack_id;
+	e.block_ns = ns;
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), lazy_wakeup()))
+		stat_inc(IT_STAT_OFFCPU_DWARF_LOST);
+}
+
 /* A thread at its system call's exit whose switch-in (and wake-up) were
  * not seen: its block's stack is deferred to this exit. Not inlined, for
  * the stack (offcpu_record). */
@@ -514,6 +551,10 @@ int sched_on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		st->short_phase = phase;
 		st->win_first = 1;
 	}
+	/* sampled, so without a copy of its own: a block of a millisecond or
+	 * more still shows in trace.json (the default period is 10 ms) */
+	if (ns >= IT_OFFCPU_SLICE_MIN_NS)
+		offcpu_slice(st, cycle, phase, ns);
 	from = st->win_ns;
 	st->win_ns += ns;
 	/* reservoir: chance ns / win_ns; win_ns stays under two periods of at

@@ -64,6 +64,7 @@ enum it_net_event_type {
 enum it_sample_event_type {
 	IT_EV_USTACK = 50, /* --call-graph dwarf: a sample with its user registers and stack copy */
 	IT_EV_OFFCPU_USTACK = 51, /* --call-graph dwarf: a blocking system call's user stack, with its blocked time */
+	IT_EV_OFFCPU_SLICE = 52,  /* a sampled block of IT_OFFCPU_SLICE_MIN_NS or more: its interval, no stack */
 };
 
 /* --- Counters of the per-CPU `stats` map --- */
@@ -102,7 +103,7 @@ enum it_stat {
 	IT_STAT_OFFCPU_DWARF_LOST = 36,    /* off-CPU stack copy not sent (ring buffer full, no scratch) */
 	IT_STAT_OFFCPU_DWARF_COPY_ERR = 37, /* off-CPU user registers or stack unreadable */
 	IT_STAT_OFFCPU_DWARF_DROPPED = 38, /* blocked time whose system call never returned (thread exited) */
-	IT_STAT_OFFCPU_SHORT_EXITED = 39,  /* short blocks' time not yet weighed on a copy when their thread exited */
+	IT_STAT_OFFCPU_SHORT_EXITED = 39,  /* short blocks' time of a thread that exited, whose window could not be sent */
 	IT_STAT_LABELS_FULL = 43,      /* on-CPU sample without thread/cycle labels: map full */
 	IT_STAT_OFFCPU_LABELS_FULL = 44, /* off-CPU interval likewise */
 	/* 40..47: Python frames */
@@ -353,6 +354,20 @@ struct it_ustack_event {
 	__u64 sp;           /* address of stack[0] */
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
 	__u8 stack[];       /* stack_size bytes */
+};
+
+/* IT_EV_OFFCPU_SLICE: a short block (under --offcpu-sample-us, so sampled,
+ * without a copy of its own) that lasted IT_OFFCPU_SLICE_MIN_NS or more:
+ * trace.json's off-CPU slice, its reason from the kernel stack. */
+#define IT_OFFCPU_SLICE_MIN_NS 1000000ULL
+
+struct it_offcpu_slice_event {
+	struct it_event_header hdr; /* ts_ns: the block's end (its system call's exit) */
+	__u32 cycle;
+	__u32 phase;
+	__s32 kstack_id;    /* in `offcpu_stackmap`, < 0 when none */
+	__u32 pad;
+	__u64 block_ns;
 };
 
 /* Call sites whose kernel stacks a thread keeps (struct it_sched_thread). */

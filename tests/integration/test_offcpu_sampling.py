@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Off-CPU stacks of short blocks, sampled by time (--offcpu-sample-us,
-default 1000): a pipe ping-pong blocks tens of thousands of times for
+1000 here, 10000 by default): a pipe ping-pong blocks tens of thousands of times for
 microseconds, and copying and unwinding each block's stack would cost as
 much as the block. A thread's short blocks in one phase are cut into
 windows of about one period of blocked time, each weighed on one block
@@ -39,7 +39,7 @@ class OffcpuSamplingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cmd = [fixture(), str(ROUNDS), str(SLEEP_EVERY), str(SLEEP_US)]
-        cls.rec = common.record([], cmd)
+        cls.rec = common.record(["--offcpu-sample-us", "1000"], cmd)
         cls.truth = truth_of(cls.rec)
         cls.exact = common.record(["--offcpu-sample-us", "0"], cmd)
         cls.exact_truth = truth_of(cls.exact)
@@ -98,6 +98,33 @@ class OffcpuSamplingTest(unittest.TestCase):
         folded = self.exact.folded("offcpu.folded")
         slept = weight_ms(folded, "pause_us")
         self.assertLessEqual(slept, t["blocked_sleep_ms"] + 0.5, t)
+
+    def test_default_period_and_slices_of_sampled_blocks(self):
+        """By default a block is sampled below 10 ms: the 2 ms sleeps share
+        copies too, yet each shows in trace.json as an off-CPU slice of its
+        own (a small record, no stack) inside pause_us's time, and all the
+        blocked time is still in stacks."""
+        rounds = 6000
+        rec = common.record([], [fixture(), str(rounds), str(SLEEP_EVERY), str(SLEEP_US)])
+        p, t = rec.profile, truth_of(rec)
+        q = p["offcpu"]["stack_quality"]
+        self.assertEqual(p["config"]["offcpu_sample_us"], 10000)
+        self.assertEqual(q["dwarf"]["sample_us"], 10000)
+        self.assertGreaterEqual(q["blocked_in_stacks_ms"], 0.95 * p["offcpu"]["total_ms"], (q, p["offcpu"]))
+        # fewer copies than sleeps: the sleeps are sampled with the rest
+        sleeps = rounds // SLEEP_EVERY
+        self.assertLess(q["dwarf"]["records"], t["voluntary_switches"] // 10, q["dwarf"])
+        with open(os.path.join(rec.dir, "trace.json")) as f:
+            events = json.load(f)["traceEvents"]
+        slices = [e for e in events if e.get("cat") == "offcpu" and e.get("ph") == "X"]
+        # one sleep slice per sleep of the parent (>= 1 ms each; the child
+        # waits on the pipe meanwhile: slices of another reason)
+        long = [e for e in slices if e["args"]["reason"] == "sleep"]
+        self.assertEqual(len(long), sleeps, [(e["dur"], e["tid"]) for e in slices][:10])
+        self.assertTrue(all(e["dur"] >= SLEEP_US for e in long), [e["dur"] for e in long])
+        slept = sum(e["dur"] for e in long) / 1e3
+        self.assertLessEqual(slept, t["blocked_sleep_ms"] - t["sleep_cpu_ms"] + 0.5, t)
+        self.assertGreaterEqual(slept, 0.9 * sleeps * SLEEP_US / 1e3, t)
 
     def test_bad_value(self):
         r = common.record(["--offcpu-sample-us", "-3"], ["true"], check=False)

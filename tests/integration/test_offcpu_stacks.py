@@ -48,7 +48,9 @@ class OffcpuStacksTest(unittest.TestCase):
 
     def test_usleep_caller_kept_with_dwarf_lost_with_fp(self):
         exe = fixture(fp=True)
-        rec = common.record([], [exe, "sleep", "30", "5"])
+        # each 5 ms sleep with its own copy (the default 10 ms period would
+        # sample them)
+        rec = common.record(["--offcpu-sample-us", "1000"], [exe, "sleep", "30", "5"])
         truth = truth_of(rec)
         folded = rec.folded("offcpu.folded")
         top = max(folded, key=folded.get)
@@ -102,7 +104,9 @@ class OffcpuStacksTest(unittest.TestCase):
         file descriptor differs): each read keeps its own kernel path, with
         the fixture's own time in it."""
         exe = fixture(fp=False)
-        rec = common.record([], [exe, "fds", "40", "5"])
+        # its ~2.5 ms blocks each with its own copy and exact time (under the
+        # default 10 ms period they would be sampled)
+        rec = common.record(["--offcpu-sample-us", "1000"], [exe, "fds", "40", "5"])
         truth = truth_of(rec)
         folded = rec.folded("offcpu.folded")
         comm = os.path.basename(exe)[:15]

@@ -33,9 +33,11 @@ def experiment():
 class TraceTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        # two worker threads run the inference: phases on three threads
+        # two worker threads run the inference: phases on three threads;
+        # blocks of 1 ms or more with their own stacks (a sampled block's
+        # slice has none: test_offcpu_sampling)
         cls.rec = common.record(["--cycle", "run_cycle", "--phase", "llm_inference=inference",
-                                 "--phase", "database=database"],
+                                 "--phase", "database=database", "--offcpu-sample-us", "1000"],
                                 [experiment(), str(CYCLES), "5", "3", str(DB_MS), "1", "2"])
         cls.trace = common.load_json(cls.rec.dir + "/trace.json")
         cls.events = cls.trace["traceEvents"]

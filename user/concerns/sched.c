@@ -188,11 +188,12 @@ static int sched_attach(struct recording *rec)
 /* Each copied blocking system call's interval, for trace.json's timeline:
  * it ends at the call's return (the record's time) and lasts the time the
  * call blocked (its own: without the short blocks its copy also weighs). */
-static void log_interval(struct recording *rec, const struct it_ustack_event *e, uint32_t phase, uint32_t entry)
+static void log_interval(struct recording *rec, const struct it_event_header *h, __u64 block_ns, uint32_t phase,
+			 __s32 kstack_id, uint32_t entry)
 {
 	struct model_offcpu_interval iv = {
-		.start_ns = e->hdr.ts_ns > e->block_ns ? e->hdr.ts_ns - e->block_ns : 0, .end_ns = e->hdr.ts_ns,
-		.tgid = e->hdr.tgid, .tid = e->hdr.tid, .phase = phase, .kstack_id = e->kstack_id,
+		.start_ns = h->ts_ns > block_ns ? h->ts_ns - block_ns : 0, .end_ns = h->ts_ns,
+		.tgid = h->tgid, .tid = h->tid, .phase = phase, .kstack_id = kstack_id,
 		.entry = entry, .stack = -1, .reason = BLOCKED_OTHER,
 	};
 
@@ -401,6 +402,13 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 	int64_t entry;
 	int n;
 
+	if (ss && e->hdr.type == IT_EV_OFFCPU_SLICE && size >= sizeof(struct it_offcpu_slice_event)) {
+		const struct it_offcpu_slice_event *sl = data;
+
+		/* a sampled block's interval: its stack is its window's */
+		log_interval(rec, &sl->hdr, sl->block_ns, sl->phase, sl->kstack_id, UINT32_MAX);
+		return;
+	}
 	if (!ss || !ss->offcpu_dwarf || e->hdr.type != IT_EV_OFFCPU_USTACK)
 		return;
 	ss->offcpu_stacks.records++;
@@ -429,7 +437,7 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 	}
 	entry = add_offcpu_stack(rec, e, ips, n, e->blocked_ns);
 	if (entry >= 0)
-		log_interval(rec, e, e->phase, (uint32_t)entry);
+		log_interval(rec, &e->hdr, e->block_ns, e->phase, e->kstack_id, (uint32_t)entry);
 }
 
 /* The recording ended (the kernel side frozen, the ring buffer read): the

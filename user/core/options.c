@@ -482,7 +482,7 @@ const struct record_option record_options[] = {
 	{ "offcpu-sample-us", OPTK_OFFCPU_SAMPLE, "US", N, 0, NULL, 2,
 	  "With dwarf stacks: blocks shorter than US share off-CPU stack copies, one per US of a "
 	  "thread's short blocks in a phase, each weighing the blocks since the last; longer blocks "
-	  "have their own (default 1000; 0: a copy for every block)", set_offcpu_sample },
+	  "have their own (default 10000; 0: a copy for every block)", set_offcpu_sample },
 	{ "max-memory", OPTK_MAX_MEMORY, "MB", N, 0, "max_memory_mb", 2,
 	  "Once the tracer's RSS reaches MB (default 1024), it keeps no more cycles, phase calls or "
 	  "trace events, and counts them in lost instead; stacks and totals go on (runs of days: "
@@ -704,8 +704,11 @@ void record_opts__defaults(struct record_opts *o)
 	o->gpu_mode = "auto";
 	o->side_period_s = 1.0;
 	o->min_block_us = 1;
-	/* short blocks cost as much to copy and unwind as they last: sampled */
-	o->offcpu_sample_us = 1000;
+	/* short blocks cost as much to copy and unwind as they last: sampled,
+	 * one stack per 10 ms of a thread's blocked time, as -F 99 takes one
+	 * per 10 ms of its CPU time (at 1 ms, the copies and their unwinding
+	 * slowed the llama.cpp demo's cycles by ~2.5 points: BENCHMARKS.md) */
+	o->offcpu_sample_us = 10000;
 	o->max_memory_mb = 1024;
 	/* dwarf: prebuilt llama.cpp/ggml libraries keep no frame pointers, and one
 	 * llama.cpp frame alone is ~36 KiB, so complete stacks need a 64 KiB copy;

@@ -377,7 +377,16 @@ static bool changes_frames(struct unwinder *u, pid_t pid, const struct sample_ct
 		w = ~w;
 		memcpy(stack + off, &w, sizeof(w));
 	}
+	/* a test, not a stack: its outcome (cut at UNWIND_TEST_FRAMES, or
+	 * stopped by the changed word) stays out of the counts; its time is
+	 * the unwinder's */
+	struct unwind_stats counts = u->stats;
+
 	unwinder__unwind(u, pid, s->tid, regs, s->nregs, s->sp, stack ? stack : s->stack, s->size, other, max, &m);
+	u->stats.stacks = counts.stacks;
+	u->stats.truncated = counts.truncated;
+	u->stats.too_deep = counts.too_deep;
+	u->stats.no_modules = counts.no_modules;
 	if (off >= 0) {
 		w = ~w;
 		memcpy(stack + off, &w, sizeof(w));
