@@ -130,27 +130,9 @@ __noinline int sched_py_switch_out(__u32 tgid, __u32 tid, __u64 now, int blocked
 	return 0;
 }
 
-/* A dead thread's open window of short blocks (bpf/sched.bpf.c,
- * sched_on_sys_exit): weighed on its candidate, as a window that closes.
- * With a period of 10 ms a short-lived thread, or a process's last
- * moments, often end inside one. */
-static __noinline void offcpu_window_close(struct it_sched_thread *st, __u32 tid)
-{
-	struct it_ustack_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e) {
-		stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
-		return;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	event_header(&e->hdr, IT_EV_OFFCPU_USTACK, st->tgid, tid, bpf_ktime_get_ns());
-	e->cycle = st->short_cycle;
-	e->phase = st->short_phase;
-	e->kstack_id = -1;
-	e->blocked_ns = st->win_ns;
-	bpf_ringbuf_submit(e, lazy_wakeup());
-	stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
-}
+/* below, with sched_on_sys_exit, its other caller */
+static __noinline int offcpu_record(struct it_sched_thread *st, __u32 cycle, __u32 phase, __u64 weight,
+				    __u64 block);
 
 SEC("raw_tp/sched_switch")
 int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
@@ -179,8 +161,11 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			if (st->dwarf_pend_ns)
 				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
 			set_ustack(st, ptid, -1);
-			if (st->win_ns)
-				offcpu_window_close(st, ptid);
+			/* its open window of short blocks, weighed on its
+			 * candidate as when a window closes: with a period of
+			 * 10 ms a short-lived thread often ends inside one */
+			if (st->win_ns && offcpu_record(st, st->short_cycle, st->short_phase, st->win_ns, 0))
+				stat_add(IT_STAT_OFFCPU_SHORT_EXITED, st->win_ns);
 			bpf_map_delete_elem(&sched_threads, &ptid);
 		} else if (voluntary) {
 			__u64 nr = 0, pc = 0, sp = 0, args[2] = {};
@@ -423,11 +408,12 @@ __noinline __u64 ustack_reuse_ref(__u64 ids, __u64 pc, __u64 sp, __u64 fp, __u64
 
 /* Sends the current thread's blocking call's record (see
  * sched_on_sys_exit): its user stack with the call's own blocked time
- * (block), or with block 0 the weight of a window of short blocks. Not
- * inlined: sched_on_sys_exit sends from three places, and on arm64 the
- * copies' locals together passed BPF's 512-byte stack. */
-static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __u32 phase, __u64 weight,
-				     __u64 block)
+ * (block), or with block 0 the weight of a window of short blocks; -1
+ * when it could not be sent (counted lost). Not inlined:
+ * sched_on_sys_exit sends from three places, sched_on_switch from one,
+ * and on arm64 the copies' locals together passed BPF's 512-byte stack. */
+static __noinline int offcpu_record(struct it_sched_thread *st, __u32 cycle, __u32 phase, __u64 weight,
+				    __u64 block)
 {
 	struct ustack_scratch *s = ustack_scratch_of(USTACK_SCRATCH_OFFCPU);
 	__u64 id = bpf_get_current_pid_tgid();
@@ -439,7 +425,7 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 
 	if (!s) {
 		stat_inc(IT_STAT_OFFCPU_DWARF_LOST);
-		return;
+		return -1;
 	}
 	e = (struct it_ustack_event *)s->buf;
 	event_header(&e->hdr, IT_EV_OFFCPU_USTACK, tgid, tid, bpf_ktime_get_ns());
@@ -466,10 +452,12 @@ static __noinline void offcpu_record(struct it_sched_thread *st, __u32 cycle, __
 	if (got > IT_USTACK_MAX)
 		got = IT_USTACK_MAX;
 	e->stack_size = got;
-	if (bpf_ringbuf_output(&events, e, sizeof(*e) + got, lazy_wakeup()))
+	if (bpf_ringbuf_output(&events, e, sizeof(*e) + got, lazy_wakeup())) {
 		stat_inc(IT_STAT_OFFCPU_DWARF_LOST);
-	else
-		stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
+		return -1;
+	}
+	stat_inc(IT_STAT_OFFCPU_DWARF_SENT);
+	return 0;
 }
 
 /* A sampled block long enough to show in trace.json: its interval alone. */

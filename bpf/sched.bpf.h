@@ -314,7 +314,10 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 	struct it_sched_key k, k0;
 	/* the times of (st->cycle, kph), where the interval began: looked up
 	 * once for the piece before a split, the faults, the wait count and
-	 * the switch count (a hash lookup each, several per context switch) */
+	 * the switch count (a hash lookup each, several per context switch).
+	 * Its key is built where first needed, not once at the top: a key live
+	 * through the whole body doubled every scheduler program's verified
+	 * instructions (sched_on_switch 55,000 -> 106,000) */
 	struct it_sched_times *v, *v0 = NULL;
 	__u64 split, wall, total, run, credited, run_from, run_to, off_total = 0;
 	__u64 edge = st->edge_ns;
