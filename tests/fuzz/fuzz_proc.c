@@ -19,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	(void)procfs__stat_state(s);
 	(void)procfs__stat_ticks(s, &ticks);
+	(void)procfs__stat_starttime(s, &ticks);
 	(void)procfs__status_tgid(s);
 	(void)procfs__status_nspid(s, 1, &uid, &euid);
 	(void)procfs__meminfo_kb(s, "MemTotal");

@@ -36,7 +36,7 @@ def counts(folded):
     c = {}
     for stack, n in folded.items():
         frames = stack.split(";")
-        period = next((p for p in ("period_a", "period_b") if p in frames), None)
+        period = next((p for p in ("period_pre", "period_a", "period_b") if p in frames), None)
         jit = [f for f in frames if f.endswith("_[j]")]
         key = (period, jit[-1] if jit else None)
         c[key] = c.get(key, 0) + n
@@ -89,6 +89,32 @@ class JitMapTest(unittest.TestCase):
         r, _ = run_fixture(self, "garbage", period_ms=400, gap_ms=300)
         self.assertRegex(r.stderr, r"perf map .* malformed, over-long")
         c = counts(r.folded())
+        self.assertGreater(c.get(("period_a", "name_a_[j]"), 0), 5, c)
+        self.assertGreater(c.get(("period_b", "name_b_[j]"), 0), 5, c)
+
+    @need_root
+    def test_stale_map_of_a_recycled_pid(self):
+        """A map an earlier process left under the PID (an hour old) is not
+        read; the process's own, written over it, names its code."""
+        r, _ = run_fixture(self, "stale", period_ms=400, gap_ms=300)
+        c = counts(r.folded())
+        self.assertFalse([k for k in c if k[1] and k[1].startswith("stale_")], c)
+        # the code ran before the process named it: period_pre has samples,
+        # none named by the stale map (the oldest entry read after names them)
+        self.assertGreater(sum(n for (p, _), n in c.items() if p == "period_pre"), 5, c)
+        self.assertGreater(c.get(("period_a", "name_a_[j]"), 0), 5, c)
+        self.assertGreater(c.get(("period_b", "name_b_[j]"), 0), 5, c)
+
+    @need_root
+    def test_map_truncated_and_written_anew(self):
+        """A map read, then truncated and written anew shorter (V8 opens it
+        "w+" over a stale one): the new lines are read from the start, the old
+        entries name nothing after."""
+        r, _ = run_fixture(self, "rewritten", period_ms=400, gap_ms=300)
+        c = counts(r.folded())
+        # dated now, the earlier lines are taken at first: they name period_pre
+        self.assertGreater(c.get(("period_pre", "stale_a_[j]"), 0), 5, c)
+        self.assertEqual(c.get(("period_a", "stale_a_[j]"), 0) + c.get(("period_b", "stale_a_[j]"), 0), 0, c)
         self.assertGreater(c.get(("period_a", "name_a_[j]"), 0), 5, c)
         self.assertGreater(c.get(("period_b", "name_b_[j]"), 0), 5, c)
 

@@ -309,6 +309,119 @@ static void test_set_own_process(void **state)
 	perfmaps__free(set);
 }
 
+static void write_file(const char *file, const char *text, int flags)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | flags, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* A file truncated and written anew (V8 opens its map "w+"): shorter than
+ * what was read, or as long with other first bytes. The old entries cover
+ * nothing from then on; their ids still name them. */
+static void test_rewritten_from_the_start(void **state)
+{
+	const struct perfmap_entry *e;
+	struct perfmap *pm;
+	uint32_t id;
+
+	(void)state;
+	unlink(path);
+	append("5000 100 stale_one\n5100 100 stale_two\n5200 100 stale_three\n");
+	pm = open_map();
+	assert_int_equal(perfmap__read(pm, 10), 3);
+	assert_string_equal(name_at(pm, 0x5010, 20), "stale_one");
+	/* truncated, then one line: shorter than the 3 lines read */
+	write_file(path, "5000 10 fresh_a\n", O_TRUNC);
+	assert_int_equal(perfmap__read(pm, 30), 1);
+	assert_int_equal(perfmap__stats(pm)->rewrites, 1);
+	assert_string_equal(name_at(pm, 0x5005, 40), "fresh_a");
+	/* the stale entries no longer cover their ranges, at any time */
+	assert_null(name_at(pm, 0x5010, 40));
+	assert_null(name_at(pm, 0x5110, 15));
+	assert_null(name_at(pm, 0x5210, PERFMAP_TIME_NEWEST));
+	e = perfmap__lookup(pm, 0x5005, 40, &id);
+	assert_non_null(e);
+	assert_int_equal(id, 3); /* ids go on after the retired ones */
+	assert_string_equal(perfmap__entry(pm, 0)->name, "stale_one");
+	/* rewritten again, longer than before: the first bytes differ */
+	write_file(path, "6000 10 other_b\n6100 10 other_c\n", O_TRUNC);
+	assert_int_equal(perfmap__read(pm, 50), 2);
+	assert_int_equal(perfmap__stats(pm)->rewrites, 2);
+	assert_null(name_at(pm, 0x5005, 60));
+	assert_string_equal(name_at(pm, 0x6105, 60), "other_c");
+	/* appended to: no rewrite */
+	append("6200 10 other_d\n");
+	assert_int_equal(perfmap__read(pm, 70), 1);
+	assert_int_equal(perfmap__stats(pm)->rewrites, 2);
+	assert_string_equal(name_at(pm, 0x6005, 80), "other_b");
+	perfmap__free(pm);
+}
+
+static void set_mtime_ago(const char *file, time_t seconds)
+{
+	struct timespec ts[2];
+
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= seconds;
+	ts[1] = ts[0];
+	assert_int_equal(utimensat(AT_FDCWD, file, ts, 0), 0);
+}
+
+/* A map left by an earlier process under our PID (written before we
+ * started): not read; once written by "us", appended lines are read after
+ * the stale ones, a rewritten file from its start. */
+static void test_stale_map_of_a_recycled_pid(void **state)
+{
+	struct perfmaps *set = perfmaps__new();
+	pid_t me = getpid();
+	char own[64];
+
+	(void)state;
+	snprintf(own, sizeof(own), "/tmp/perf-%d.map", (int)me);
+	unlink(own);
+	write_file(own, "8000 40 stale_x\n8100 40 stale_y\n", O_TRUNC);
+	set_mtime_ago(own, 3600);
+	assert_int_equal(perfmaps__refresh(set, me), 0);
+	assert_false(perfmaps__has(set, me));
+	assert_int_equal(perfmaps__refresh(set, me), 0); /* unchanged: still aside */
+	assert_false(perfmaps__has(set, me));
+	/* appended to (CPython opens it O_APPEND): only the new line */
+	write_file(own, "8000 40 ours_x\n", O_APPEND);
+	assert_int_equal(perfmaps__refresh(set, me), 1);
+	assert_string_equal(perfmaps__lookup(set, me, 0x8010, PERFMAP_TIME_NEWEST, NULL)->name, "ours_x");
+	assert_null(perfmaps__lookup(set, me, 0x8110, PERFMAP_TIME_NEWEST, NULL));
+	perfmaps__forget(set, me);
+
+	/* stale again, then truncated and written anew (V8's "w+") */
+	write_file(own, "8000 40 stale_x\n8100 40 stale_y\n", O_TRUNC);
+	set_mtime_ago(own, 3600);
+	assert_int_equal(perfmaps__refresh(set, me), 0);
+	write_file(own, "9000 40 ours_z\n", O_TRUNC);
+	assert_int_equal(perfmaps__refresh(set, me), 1);
+	assert_string_equal(perfmaps__lookup(set, me, 0x9010, PERFMAP_TIME_NEWEST, NULL)->name, "ours_z");
+	assert_null(perfmaps__lookup(set, me, 0x8010, PERFMAP_TIME_NEWEST, NULL));
+	perfmaps__forget(set, me);
+
+	/* stale, then removed and made anew (another inode): read whole */
+	write_file(own, "8000 40 stale_x\n", O_TRUNC);
+	set_mtime_ago(own, 3600);
+	assert_int_equal(perfmaps__refresh(set, me), 0);
+	unlink(own);
+	write_file(own, "8000 40 new_file_x\n8100 40 new_file_y\n", O_TRUNC);
+	assert_int_equal(perfmaps__refresh(set, me), 2);
+	perfmaps__forget(set, me);
+
+	/* written after we started: ours */
+	write_file(own, "8000 40 recent\n", O_TRUNC);
+	assert_int_equal(perfmaps__refresh(set, me), 1);
+	perfmaps__forget(set, me);
+	unlink(own);
+	perfmaps__free(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +436,8 @@ int main(void)
 		cmocka_unit_test(test_stack_shows),
 		cmocka_unit_test(test_set_env),
 		cmocka_unit_test(test_set_own_process),
+		cmocka_unit_test(test_rewritten_from_the_start),
+		cmocka_unit_test(test_stale_map_of_a_recycled_pid),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -25,6 +25,20 @@ static void test_stat_after_last_paren(void **st)
 	assert_int_not_equal(procfs__stat_ticks("42 (x) R 1 2", &ticks), 0);
 }
 
+static void test_stat_starttime(void **st)
+{
+	unsigned long long t = 0;
+
+	(void)st;
+	/* fields 3..21, then starttime 12345 (field 22), then vsize */
+	const char *s = "7 (a) b) S 1 7 7 0 -1 4194560 10 0 0 0 11 30 0 0 20 0 1 0 12345 1000 50\n";
+
+	assert_int_equal(procfs__stat_starttime(s, &t), 0);
+	assert_int_equal(t, 12345);
+	assert_int_not_equal(procfs__stat_starttime("7 (a) S 1 7 7 0 -1 4194560 10", &t), 0);
+	assert_int_not_equal(procfs__stat_starttime("7 (a", &t), 0);
+}
+
 static void test_status(void **st)
 {
 	uid_t uid, euid;
@@ -74,6 +88,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stat_after_last_paren),
+		cmocka_unit_test(test_stat_starttime),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_maps_line),

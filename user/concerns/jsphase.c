@@ -315,7 +315,8 @@ static int jsphase_spans(struct recording *rec, struct model *m)
 	calls = malloc(cap * sizeof(*calls));
 	if (!calls)
 		return -ENOMEM;
-	memcpy(calls, s->calls, s->ncalls * sizeof(*calls));
+	if (s->ncalls)
+		memcpy(calls, s->calls, s->ncalls * sizeof(*calls));
 	n = s->ncalls;
 	for (size_t i = 0; i < s->nthreads; i++) {
 		const struct js_thread *t = &s->threads[i];

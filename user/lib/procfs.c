@@ -54,6 +54,16 @@ int procfs__stat_ticks(const char *buf, unsigned long long *ticks)
 	return 0;
 }
 
+int procfs__stat_starttime(const char *buf, unsigned long long *ticks)
+{
+	const char *p = strrchr(buf, ')');
+
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 ticks) != 1)
+		return -EINVAL;
+	return 0;
+}
+
 /* Each line of buf in turn: the next line's start, or NULL at the end. */
 static const char *next_line(const char *s)
 {

@@ -19,6 +19,9 @@ ssize_t procfs__read(const char *path, char *buf, size_t len);
 char procfs__stat_state(const char *buf);
 /* utime + stime in clock ticks; 0, or -EINVAL. */
 int procfs__stat_ticks(const char *buf, unsigned long long *ticks);
+/* starttime (field 22): the process's start in clock ticks after boot
+ * (CLOCK_BOOTTIME, rounded down); 0, or -EINVAL. */
+int procfs__stat_starttime(const char *buf, unsigned long long *ticks);
 
 /* /proc/PID/status: Tgid, or -1. */
 pid_t procfs__status_tgid(const char *buf);

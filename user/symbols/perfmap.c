@@ -30,13 +30,15 @@ struct perfmap {
 	uint64_t max_size;
 	struct perfmap_stats st;
 	char *buf;
+	char head[PERFMAP_HEAD];  /* the file's first bytes as read */
+	uint32_t head_len;
 };
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
@@ -196,10 +198,82 @@ static void parse_line(struct perfmap *pm, const char *line, size_t len, uint64_
 	pm->st.entries++;
 }
 
+static ssize_t pread_full(int fd, char *buf, size_t len, off_t off)
+{
+	ssize_t got;
+
+	do
+		got = pread(fd, buf, len, off);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+/* Whether the file no longer starts as it did when read, or is shorter
+ * than what was read: written anew from its start. */
+static bool rewritten(struct perfmap *pm)
+{
+	char head[PERFMAP_HEAD];
+	struct stat st;
+
+	if (!fstat(pm->fd, &st) && (uint64_t)st.st_size < pm->offset)
+		return true;
+	return pm->head_len && (pread_full(pm->fd, head, pm->head_len, 0) != (ssize_t)pm->head_len ||
+				memcmp(head, pm->head, pm->head_len));
+}
+
+/* The entries read so far no longer cover anything; their names stay for
+ * the tokens that carry their ids. */
+static void retire(struct perfmap *pm)
+{
+	for (uint32_t i = 0; i < pm->n; i++)
+		pm->ents[i].size = 0;
+	pm->offset = 0;
+	pm->skipping = false;
+	pm->head_len = 0;
+	pm->st.rewrites++;
+}
+
+static void keep_head(struct perfmap *pm)
+{
+	ssize_t got = pread_full(pm->fd, pm->head, sizeof(pm->head), 0);
+
+	pm->head_len = got > 0 ? (uint32_t)got : 0;
+}
+
+int perfmap__file(const struct perfmap *pm, struct perfmap_file *f)
+{
+	struct stat st;
+	ssize_t got;
+
+	memset(f, 0, sizeof(*f));
+	if (fstat(pm->fd, &st))
+		return -errno;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = (uint64_t)st.st_size;
+	f->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	got = pread_full(pm->fd, f->head, sizeof(f->head), 0);
+	f->head_len = got > 0 ? (uint32_t)got : 0;
+	return 0;
+}
+
+void perfmap__start_at(struct perfmap *pm, uint64_t offset)
+{
+	if (pm->offset || pm->n)
+		return;
+	pm->offset = offset;
+	keep_head(pm);
+}
+
 int perfmap__read(struct perfmap *pm, uint64_t seen)
 {
 	uint32_t before = pm->n;
 	uint64_t total = 0;
+
+	if ((pm->offset || pm->skipping) && rewritten(pm)) {
+		retire(pm);
+		before = pm->n;
+	}
 
 	while (total < PERFMAP_MAX_READ && pm->n < PERFMAP_MAX_ENTRIES) {
 		ssize_t got = pread(pm->fd, pm->buf, READ_CHUNK, (off_t)pm->offset);
@@ -236,6 +310,9 @@ int perfmap__read(struct perfmap *pm, uint64_t seen)
 		if ((size_t)got < READ_CHUNK)
 			break;
 	}
+	/* until the first bytes are all there: what the next read compares */
+	if (pm->head_len < sizeof(pm->head) && pm->offset)
+		keep_head(pm);
 	return (int)(pm->n - before);
 }
 
@@ -401,7 +478,9 @@ const char *perfmap_entry__pretty(const struct perfmap_entry *e)
 
 /* ---- per-process set ---- */
 
-enum pm_state { PM_PENDING, PM_OPEN, PM_GIVEN_UP };
+/* PM_STALE: a map an earlier process left under this PID, not read until
+ * the process writes it */
+enum pm_state { PM_PENDING, PM_STALE, PM_OPEN, PM_GIVEN_UP };
 
 struct pm_proc {
 	pid_t pid;
@@ -409,6 +488,8 @@ struct pm_proc {
 	bool warned_bad_lines;
 	struct perfmap *pm;
 	char path[64];
+	uint64_t start_real_ns;         /* the process's start (CLOCK_REALTIME); 0: unknown */
+	struct perfmap_file stale;      /* PM_STALE: the stale map as first seen */
 };
 
 struct perfmaps {
@@ -450,6 +531,50 @@ pid_t perfmap__nspid(pid_t pid, uid_t *uid, uid_t *euid)
 	return procfs__status_nspid(buf, pid, uid, euid);
 }
 
+/* When pid started, on the clock of file times; 0 when /proc does not say. */
+static uint64_t process_start_real_ns(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long ticks;
+	uint64_t boot_now, real_now, start_boot;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (hz <= 0 || procfs__read(path, buf, sizeof(buf)) <= 0 || procfs__stat_starttime(buf, &ticks))
+		return 0;
+	boot_now = clock_ns(CLOCK_BOOTTIME);
+	real_now = clock_ns(CLOCK_REALTIME);
+	start_boot = ticks * (1000000000ull / (uint64_t)hz);
+	if (start_boot > boot_now || boot_now - start_boot > real_now)
+		return 0;
+	return real_now - (boot_now - start_boot);
+}
+
+/* A just opened map of p: whether it is to be read now. The stale map an
+ * earlier process left is kept aside until the file changes; then its
+ * lines are skipped when the new ones were appended after them. */
+static bool take_map(struct pm_proc *p, struct perfmap *pm)
+{
+	struct perfmap_file f;
+
+	if (perfmap__file(pm, &f))
+		return true;
+	if (p->state == PM_STALE && f.dev == p->stale.dev && f.ino == p->stale.ino) {
+		if (f.mtime_ns == p->stale.mtime_ns && f.size == p->stale.size)
+			return false;
+		if (f.size >= p->stale.size && f.head_len >= p->stale.head_len &&
+		    !memcmp(f.head, p->stale.head, p->stale.head_len))
+			perfmap__start_at(pm, p->stale.size);
+		return true;
+	}
+	if (p->start_real_ns && f.mtime_ns + PERFMAP_STALE_SLACK_NS < p->start_real_ns) {
+		p->state = PM_STALE;
+		p->stale = f;
+		return false;
+	}
+	return true;
+}
+
 int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 {
 	struct pm_proc *p = set_find(set, pid);
@@ -473,10 +598,12 @@ int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 	}
 	if (p->state == PM_GIVEN_UP)
 		return 0;
-	if (p->state == PM_PENDING) {
+	if (p->state == PM_PENDING || p->state == PM_STALE) {
 		char root_path[64];
 		pid_t ns = perfmap__nspid(pid, &uid, &euid);
 
+		if (!p->start_real_ns)
+			p->start_real_ns = process_start_real_ns(pid);
 		snprintf(root_path, sizeof(root_path), "/proc/%d/root", (int)pid);
 		snprintf(p->path, sizeof(p->path), "tmp/perf-%d.map", (int)ns);
 		root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -497,12 +624,17 @@ int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 			p->state = PM_GIVEN_UP;
 			return -n;
 		}
+		if (!take_map(p, p->pm)) {
+			perfmap__free(p->pm);
+			p->pm = NULL;
+			return 0;
+		}
 		p->state = PM_OPEN;
 	}
 	n = perfmap__read(p->pm, 0);
 	if (n > 0) {
 		/* seen after the read: each entry was written before this time */
-		uint64_t t = now_ns();
+		uint64_t t = clock_ns(CLOCK_MONOTONIC);
 
 		for (uint32_t i = p->pm->n - (uint32_t)n; i < p->pm->n; i++)
 			p->pm->ents[i].seen_ns = t;

@@ -11,6 +11,13 @@
  * newest seen at or before T wins; when none was seen yet (the line was
  * written just before T and read after it), the oldest seen after T.
  *
+ * A map can also be rewritten from its start: V8 opens it "w+", so a node
+ * whose PID is recycled truncates the stale map an earlier process left.
+ * A read that finds the file shorter than what was read, or its first
+ * bytes changed, retires every entry read so far (they cover nothing from
+ * then on; their ids stay valid for tokens already made) and reads the file
+ * again from its start.
+ *
  * The map is untrusted input (any local user can write /tmp): opened with
  * O_NONBLOCK|O_NOFOLLOW inside the process's root, it must be a regular file
  * owned by the process's uid or root; lines longer than PERFMAP_MAX_LINE and
@@ -38,6 +45,20 @@ struct perfmap_entry {
 
 struct perfmap_stats {
 	uint64_t entries, garbage, huge, dropped, bytes;
+	uint64_t rewrites;  /* times the file was found rewritten from its start */
+};
+
+#define PERFMAP_HEAD 64     /* first bytes kept to tell a rewritten file */
+
+/* What a map file is and holds now: to tell a stale map (an earlier
+ * process's, under a recycled PID) from the one the process writes. */
+struct perfmap_file {
+	dev_t dev;
+	ino_t ino;
+	uint64_t size;
+	uint64_t mtime_ns;          /* CLOCK_REALTIME */
+	char head[PERFMAP_HEAD];    /* its first head_len bytes */
+	uint32_t head_len;
 };
 
 /* ---- one map file ---- */
@@ -52,6 +73,12 @@ void perfmap__free(struct perfmap *pm); /* accepts NULL */
 /* Reads the complete lines added since the last read; their entries are
  * seen at now_ns. Returns the number of new entries, or -errno. */
 int perfmap__read(struct perfmap *pm, uint64_t now_ns);
+/* The open file's identity, size, modification time and first bytes.
+ * 0, or -errno. */
+int perfmap__file(const struct perfmap *pm, struct perfmap_file *f);
+/* Reading starts at offset instead of the start (nothing read yet): the
+ * end of a stale part that the process's own lines were appended to. */
+void perfmap__start_at(struct perfmap *pm, uint64_t offset);
 /* Entry covering addr valid at t_ns (PERFMAP_TIME_NEWEST: newest), with its
  * index in *id when id is not NULL; NULL when none covers addr. */
 const struct perfmap_entry *perfmap__lookup(struct perfmap *pm, uint64_t addr, uint64_t t_ns, uint32_t *id);
@@ -76,8 +103,17 @@ void perfmaps__free(struct perfmaps *set); /* accepts NULL */
 /* Opens pid's map if not yet (through /proc/PID/root, under the pid the
  * process has in its own namespace) and reads its new lines. A missing map
  * is retried at the next refresh; a hostile or unreadable one gets one
- * warning and is given up. Returns new entries, 0, or -errno. */
+ * warning and is given up. A map last written more than
+ * PERFMAP_STALE_SLACK_NS before the process started is an earlier
+ * process's (PIDs are recycled; /tmp keeps the maps): it is not read, and
+ * is looked at again at each refresh. Once the process writes it, reading
+ * starts after the stale lines when they are still its start (appended
+ * to, as CPython does), else at the start (rewritten, as V8 does).
+ * Returns new entries, 0, or -errno. */
 int perfmaps__refresh(struct perfmaps *set, pid_t pid);
+/* process start (ticks of 10 ms, rounded down) against file times (coarse
+ * clock) and a clock that NTP may have stepped since: generous */
+#define PERFMAP_STALE_SLACK_NS 1000000000ull
 void perfmaps__refresh_all(struct perfmaps *set);
 /* Forgets pid (it exited and its pid may be reused): keeps nothing. */
 void perfmaps__forget(struct perfmaps *set, pid_t pid);
