@@ -84,9 +84,20 @@ def record(args, cmd=None, timeout=180, check=True, env=None, outdir=None, wall_
     if check and p.returncode != 0:
         raise AssertionError(f"infertrace failed ({p.returncode}): {' '.join(argv)}\n{p.stderr}")
     rec = Recording(outdir, p)
+    remove_perf_maps(rec)
     if wall_split:
         rec.split_checks = check_wall_split(rec.profile, phases=wall_split == "phases")
     return rec
+
+
+def remove_perf_maps(rec):
+    """The perf maps the recording's processes left in /tmp (node runs with
+    --perf-basic-prof-only-functions): PIDs are recycled, so they would meet
+    later processes as stale maps."""
+    for proc in (rec.profile or {}).get("processes") or []:
+        path = f"/tmp/perf-{proc.get('pid')}.map"
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 def split_tolerance_ms(wall_ms):
