@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Phases in a shared library (OBJECT a library name), in a library opened
-with dlopen (OBJECT a path) and between USDT probes (a BEGIN:END pair, a
+with dlopen (OBJECT a path, or a name the probe waits for) and between USDT probes (a BEGIN:END pair, a
 cycle marker and a count), on tests/fixtures/exp_shared.c."""
 import os
 import unittest
@@ -77,12 +77,38 @@ class TestLibraries(ProbeTestCase):
                                         preempted=truth["marker_preempted"]))
         self.assertConsistent(rec)
 
-    def test_dlopened_library_by_name_is_a_clear_error(self):
+    def test_dlopened_library_by_name_waits_until_loaded(self):
+        """A library named, not given by path, that the target opens with
+        dlopen after its first cycle: the probe waits and is placed then;
+        every later call is timed. A name no library has is never placed:
+        said at the start and the end, the run goes on."""
         exe, lib, dl = fixtures()
-        rec = record(["--phase", "dl=libexpdl:dl_work"], [exe, "1", "1", "1", "1", "1", dl], check=False)
+        cycles = 4
+        rec = record(["--cycle", "shared_cycle", "--phase", "dl=libexpdl:dl_work",
+                      "--count", "ghost=libnosuchlib:fn"],
+                     [exe, str(cycles), "2", "1", "3", "1", dl])
+        self.assertRegex(rec.stderr, r"probe 'libexpdl:dl_work' waits for a library named 'libexpdl'")
+        self.assertIn(f"probe 'libexpdl:dl_work' placed in {os.path.realpath(dl)}", rec.stderr)
+        self.assertRegex(rec.stderr, r"warning: probe 'libnosuchlib:fn' was never placed: "
+                                     r"library 'libnosuchlib' is not loaded by the target")
+        probes = {x["spec"]: x for x in rec.profile["probes"]}
+        self.assertEqual(probes["libexpdl:dl_work"]["placed_in"], [os.path.realpath(dl)])
+        self.assertFalse(probes["libexpdl:dl_work"]["from_preset"])
+        self.assertEqual(probes["libnosuchlib:fn"]["placed_in"], [])
+        self.assertIn("not loaded", probes["libnosuchlib:fn"]["not_placed"])
+        # the target is held at the mapping until the probe is in: no call missed
+        self.assertEqual(rec.profile["phases"]["dl"]["calls"], cycles - 1)
+        self.assertNotIn("dl", rec.profile["cycles"][0]["phases"])
+        for c in rec.profile["cycles"][1:]:
+            self.assertEqual(c["phases"]["dl"]["calls"], 1, c)
+
+    def test_symbol_missing_in_a_loaded_library_is_a_clear_error(self):
+        exe, lib, dl = fixtures()
+        rec = record(["--phase", "x=libexpfix:no_such_function"], [exe, "1", "1", "1", "1", "1", dl],
+                     check=False)
         self.assertNotEqual(rec.proc.returncode, 0)
-        self.assertIn("libexpdl", rec.stderr)
-        self.assertIn("dlopen", rec.stderr)  # says to give the path
+        self.assertIn("no_such_function", rec.stderr)
+        self.assertIn("nm -D", rec.stderr)
         self.assertIsNone(rec.profile)
 
     def test_unknown_usdt_probe(self):

@@ -45,10 +45,11 @@ struct probe {
 	int index;                 /* cookie probe index, also probe_hists key */
 	enum it_probe_role role;   /* CYCLE, CYCLE_MARKER, PHASE or COUNT */
 	int id;                    /* phase or count id */
-	bool lazy;                 /* preset probe: library may load later or lack the symbol */
+	bool preset;               /* from a preset: its library may load later or lack the symbol */
+	bool waits;                /* a user's probe in a library not loaded yet: placed when it is */
 	char *files[MAX_PLACEMENTS];
 	int nfiles;
-	const char *error;         /* why it could not be placed (lazy probes) */
+	char *error;               /* why it could not be placed (owned) */
 };
 
 struct probes {
@@ -88,7 +89,7 @@ static int name_id(struct probes *ps, int kind, const char *name)
 	return *n;
 }
 
-static int add_probe(struct probes *ps, const char *spec, enum it_probe_role role, int id, bool lazy,
+static int add_probe(struct probes *ps, const char *spec, enum it_probe_role role, int id, bool preset,
 		     const char *what)
 {
 	char err[512];
@@ -131,7 +132,7 @@ static int add_probe(struct probes *ps, const char *spec, enum it_probe_role rol
 	p->index = ps->n++;
 	p->role = role;
 	p->id = id;
-	p->lazy = lazy;
+	p->preset = preset;
 	return 0;
 }
 
@@ -152,7 +153,7 @@ static bool phase_name_ok(const char *name)
 	return true;
 }
 
-static int add_named(struct probes *ps, int kind, const char *name, const char *specs, bool lazy)
+static int add_named(struct probes *ps, int kind, const char *name, const char *specs, bool preset)
 {
 	char *copy, *s, *save = NULL, what[256];
 	int id, err = 0;
@@ -173,7 +174,7 @@ static int add_named(struct probes *ps, int kind, const char *name, const char *
 	snprintf(what, sizeof(what), "--%s %s", kind ? "count" : "phase", name);
 	for (s = strtok_r(copy, ",", &save); s && !err; s = strtok_r(NULL, ",", &save))
 		if (kind || !jsphase__spec_is_js(s))
-			err = add_probe(ps, s, kind ? IT_ROLE_COUNT : IT_ROLE_PHASE, id, lazy, what);
+			err = add_probe(ps, s, kind ? IT_ROLE_COUNT : IT_ROLE_PHASE, id, preset, what);
 	free(copy);
 	return err;
 }
@@ -333,11 +334,12 @@ static bool same_file(const char *a, const char *b)
 }
 
 /* Resolves the files a probe goes into now. 0 when at least one file holds
- * the symbol/probe; otherwise -ENOENT with p->error set. */
+ * the symbol/probe; otherwise -ENXIO (no candidate is the library it names)
+ * or -ENOENT, with p->error set. */
 static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int ncands)
 {
 	const char *obj = p->spec.object;
-	static char msg[PATH_MAX + 512];
+	char msg[PATH_MAX + 512];
 	int found = 0, matched = 0, file_err = 0;
 
 	for (int i = 0; i < ncands; i++) {
@@ -384,8 +386,10 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 	else
 		snprintf(msg, sizeof(msg), "%s '%s' not found in %s", p->spec.kind == SPEC_USDT ? "USDT probe" : "symbol",
 			 p->spec.symbol, obj ? obj : ps->exe);
-	p->error = msg;
-	return -ENOENT;
+	free(p->error);
+	p->error = strdup(msg);
+	/* a library by name that no file of the target is: it may come with dlopen */
+	return !matched && obj && !probe_spec__object_is_path(&p->spec) ? -ENXIO : -ENOENT;
 }
 
 static int probes_configure(struct recording *rec)
@@ -487,11 +491,15 @@ static int probes_configure(struct recording *rec)
 		} else {
 			r = resolve_probe(ps, p, ps->known, ps->nknown);
 		}
-		if (r && !p->lazy) {
-			fprintf(stderr, "infertrace: probe '%s': %s; %s\n", p->spec.text, p->error,
-				p->spec.object && !probe_spec__object_is_path(&p->spec) ?
-				"for a library loaded later with dlopen, give its path as OBJECT" :
-				"check the name with 'nm -D' or 'readelf -n'");
+		if (r == -ENXIO && !p->preset) {
+			/* torch and its like dlopen CUDA: placed when the target maps it */
+			p->waits = true;
+			fprintf(stderr, "infertrace: probe '%s' waits for a library named '%s': not loaded by the target "
+				"yet, it is placed when the target loads it (dlopen); a path as OBJECT places it now\n",
+				p->spec.text, p->spec.object);
+		} else if (r && !p->preset) {
+			fprintf(stderr, "infertrace: probe '%s': %s; check the name with 'nm -D' or 'readelf -n'\n",
+				p->spec.text, p->error);
 			return r;
 		}
 	}
@@ -573,7 +581,7 @@ static int probes_attach(struct recording *rec)
 				return err;
 			}
 		}
-		if (!p->nfiles && p->lazy && rec->opts.verbose)
+		if (!p->nfiles && p->preset && rec->opts.verbose)
 			fprintf(stderr, "infertrace: probe '%s' waits for its library to be loaded\n", p->spec.text);
 	}
 	/* while preset probes wait for their library, a target that maps code is
@@ -595,7 +603,7 @@ static void place_pending(struct recording *rec, pid_t pid)
 		struct probe *p = &ps->probes[i];
 		int had = p->nfiles;
 
-		if (!p->lazy || probe_spec__object_is_path(&p->spec))
+		if (!(p->preset || p->waits) || probe_spec__object_is_path(&p->spec))
 			continue;
 		resolve_probe(ps, p, ps->known + before, ps->nknown - before);
 		for (int j = had; j < p->nfiles; j++) {
@@ -604,7 +612,7 @@ static void place_pending(struct recording *rec, pid_t pid)
 			if (err)
 				fprintf(stderr, "infertrace: warning: placing probe '%s' in %s failed: %s\n",
 					p->spec.text, p->files[j], strerror(-err));
-			else if (rec->opts.verbose)
+			else if (rec->opts.verbose || p->waits)
 				fprintf(stderr, "infertrace: probe '%s' placed in %s\n", p->spec.text, p->files[j]);
 		}
 	}
@@ -971,7 +979,7 @@ static json_t *probes_json(const struct recording *rec, struct model *m)
 			m->probe_cost.timed_hits += 2 * h.hits;
 		else
 			m->probe_cost.point_hits += h.hits;
-		json_object_set_new(o, "from_preset", json_boolean(p->lazy));
+		json_object_set_new(o, "from_preset", json_boolean(p->preset));
 		if (!p->nfiles)
 			json_object_set_new(o, "not_placed", json_string(p->error ? p->error : "library never loaded"));
 		json_array_append_new(arr, o);
@@ -1290,6 +1298,7 @@ static void probes_cleanup(struct recording *rec)
 		for (int j = 0; j < ps->probes[i].nfiles; j++)
 			free(ps->probes[i].files[j]);
 		probe_spec__free(&ps->probes[i].spec);
+		free(ps->probes[i].error);
 	}
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < IT_MAX_PHASES; i++)
