@@ -172,6 +172,18 @@ class NodeLoopTest(unittest.TestCase):
         # and the script's samples are most of the process's
         self.assertGreater(total / sum(st.values()), 0.6)
 
+    @need_root
+    def test_js_loop_suggested_as_a_phase(self):
+        """Cycles of 90 ms (60 + 30): runCycle leaves the stacks between
+        them; js: specs cannot bound cycles, so the loop is suggested as what
+        they can time, a phase."""
+        node = self._node()
+        r = record(["-F", "199"], [node, os.path.join(FIXTURES, "jsloop.js"), "3", "60", "30"], timeout=120)
+        sg = r.profile["suggested_cycle"]
+        self.assertEqual(sg["option"], "--phase", sg)
+        self.assertTrue(sg["function"].startswith("runCycle (jsloop.js:"), sg)
+        self.assertIn("suggested phase: --phase loop=js:runCycle (a JavaScript loop", r.stderr)
+
     def _node(self):
         node, why = node_binary()
         if not node:

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -142,6 +143,81 @@ static void test_no_loop_no_suggestion(void **state)
 	suggest__free(s);
 }
 
+/* Regular bursts in the first 10% of a thread's time (start-up work) and a
+ * module's top level seen in bursts are no loop. */
+static void test_start_up_bursts_and_module_level_are_no_loop(void **state)
+{
+	const char *a[] = { "_start", "main", "init", "parse_cert" };
+	const char *b[] = { "_start", "main", "init" };
+	const char *w[] = { "_start", "main", "serve" };
+	const char *mod[] = { "<module> (run.py)" };
+	const char *idle[] = { "<module> (run.py)", "step (run.py)" };
+	struct suggest *s = suggest__new();
+	struct suggestion g;
+	uint64_t t = 0;
+
+	(void)state;
+	/* 5 regular bursts of parse_cert in 100 ms, then 900 ms of one call */
+	for (int c = 0; c < 5; c++)
+		for (int k = 0; k < 2; k++, t += 10 * MS)
+			assert_int_equal(suggest__observe(s, 7, t, k ? b : a, k ? 3 : 4), 0);
+	for (int k = 0; k < 90; k++, t += 10 * MS)
+		assert_int_equal(suggest__observe(s, 7, t, w, 3), 0);
+	assert_false(suggest__result(s, &g));
+	suggest__free(s);
+	/* the same bursts over 30% of the time: a loop */
+	s = suggest__new();
+	t = 0;
+	for (int c = 0; c < 15; c++)
+		for (int k = 0; k < 2; k++, t += 10 * MS)
+			assert_int_equal(suggest__observe(s, 7, t, k ? b : a, k ? 3 : 4), 0);
+	for (int k = 0; k < 70; k++, t += 10 * MS)
+		assert_int_equal(suggest__observe(s, 7, t, w, 3), 0);
+	assert_true(suggest__result(s, &g));
+	assert_string_equal(g.name, "parse_cert");
+	suggest__free(s);
+	/* a module-level loop of one step: the step */
+	s = suggest__new();
+	feed(s, 7, 10, 20, 10, mod, 1, idle, 2);
+	assert_true(suggest__result(s, &g));
+	assert_string_equal(g.name, "step (run.py)");
+	suggest__free(s);
+	/* <module> itself in regular bursts (every 6 observations, runs of 1
+	 * and 5) between native stacks without it (irregular): not py:<module> */
+	s = suggest__new();
+	t = 0;
+	for (int c = 0; c < 10; c++) {
+		int run = c % 2 ? 5 : 1;
+
+		for (int k = 0; k < 6; k++, t += 10 * MS)
+			assert_int_equal(k < run ? suggest__observe(s, 7, t, mod, 1) : suggest__observe(s, 7, t, w, 3), 0);
+	}
+	assert_false(suggest__result(s, &g));
+	suggest__free(s);
+}
+
+static void test_format_by_frame_kind(void **state)
+{
+	struct suggestion g = { .bursts = 9, .period_ms = 80 };
+	char line[512];
+
+	(void)state;
+	snprintf(g.name, sizeof(g.name), "runCycle (jsloop.js:38)");
+	suggest__format(&g, line, sizeof(line));
+	assert_string_equal(suggest__option(&g), "--phase");
+	assert_non_null(strstr(line, "--phase loop=js:runCycle (a JavaScript loop, seen in 9 periodic bursts"));
+	snprintf(g.name, sizeof(g.name), "step (run.py)");
+	suggest__format(&g, line, sizeof(line));
+	assert_string_equal(line, "--cycle py:step (seen in 9 periodic bursts, period 80 ms)");
+	g.marker = true;
+	assert_string_equal(suggest__option(&g), "--cycle-marker");
+	/* C++ with parameters is native */
+	snprintf(g.name, sizeof(g.name), "ns::run_cycle(int)");
+	g.marker = false;
+	suggest__format(&g, line, sizeof(line));
+	assert_string_equal(line, "--cycle ns::run_cycle(int) (seen in 9 periodic bursts, period 80 ms)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +226,8 @@ int main(void)
 		cmocka_unit_test(test_an_irregular_step_beside_a_regular_one),
 		cmocka_unit_test(test_module_level_loop_gives_a_marker),
 		cmocka_unit_test(test_no_loop_no_suggestion),
+		cmocka_unit_test(test_start_up_bursts_and_module_level_are_no_loop),
+		cmocka_unit_test(test_format_by_frame_kind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -260,8 +260,11 @@ static void print_findings(const struct model *m)
 {
 	json_t *sg = model__section(m, MODEL_SEC_SUGGESTED_CYCLE);
 
+	const char *opt = json_string_value(json_object_get(sg, "option"));
+
 	if (json_is_string(json_object_get(sg, "text")))
-		printf("\nSuggested cycle: %s\n", json_string_value(json_object_get(sg, "text")));
+		printf("\nSuggested %s: %s\n", opt && !strcmp(opt, "--phase") ? "phase" : "cycle",
+		       json_string_value(json_object_get(sg, "text")));
 	if (m->nfindings)
 		printf("\nBottlenecks:\n");
 	for (size_t i = 0; i < m->nfindings; i++)

@@ -24,6 +24,7 @@ struct sframe {
 struct sthread {
 	pid_t tid;
 	uint64_t nobs;
+	uint64_t first_ts, last_ts;  /* its first and last observation */
 };
 
 struct suggest {
@@ -106,7 +107,9 @@ int suggest__observe(struct suggest *s, pid_t tid, uint64_t ts, const char *cons
 
 	if (!t)
 		return -ENOMEM;
-	t->nobs++;
+	if (!t->nobs++)
+		t->first_ts = ts;
+	t->last_ts = ts;
 	for (int i = 0; i < n; i++) {
 		struct sframe *f = frame_of(s, tid, i, frames[i], i ? frames[i - 1] : "");
 
@@ -157,6 +160,22 @@ static bool module_level(const char *name)
 	return !strncmp(name, "<module>", 8);
 }
 
+/* A loop's frame: regular bursts over at least SUGGEST_MIN_SPAN of its
+ * thread's observed time (a burst pattern at start-up, certificates parsed
+ * or modules imported, is not the experiment's loop), and not a module's
+ * top level, which runs once. */
+static bool loop_frame(const struct suggest *s, const struct sframe *f)
+{
+	uint64_t span = 0;
+
+	if (module_level(f->name) || period_ns(f) <= 0)
+		return false;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i].tid == f->tid)
+			span = s->threads[i].last_ts - s->threads[i].first_ts;
+	return (double)(f->starts[f->nstarts - 1] - f->starts[0]) >= SUGGEST_MIN_SPAN * (double)span;
+}
+
 bool suggest__result(const struct suggest *s, struct suggestion *out)
 {
 	const struct sframe *best = NULL, *first = NULL;
@@ -167,7 +186,7 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 	/* the root-most level with periodic frames; the thread with most bursts there */
 	for (int b = 0; b < NBUCKETS; b++)
 		for (const struct sframe *f = s->buckets[b]; f; f = f->next)
-			if (period_ns(f) > 0 && (!best || f->depth < level || (f->depth == level && f->nstarts > best->nstarts))) {
+			if (loop_frame(s, f) && (!best || f->depth < level || (f->depth == level && f->nstarts > best->nstarts))) {
 				level = f->depth;
 				best = f;
 			}
@@ -177,7 +196,7 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 	/* its periodic siblings under the same caller: the loop's steps */
 	for (int b = 0; b < NBUCKETS; b++)
 		for (const struct sframe *f = s->buckets[b]; f; f = f->next)
-			if (f->tid == tid && f->depth == level && !strcmp(f->parent, best->parent) && period_ns(f) > 0) {
+			if (f->tid == tid && f->depth == level && !strcmp(f->parent, best->parent) && loop_frame(s, f)) {
 				nlevel++;
 				if (!first || f->starts[0] < first->starts[0])
 					first = f;
@@ -208,14 +227,43 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 	return true;
 }
 
+enum frame_kind { FRAME_NATIVE, FRAME_PY, FRAME_JS };
+
+/* `qualname (file.py)` is a Python frame, `name (file.js:LINE)` a perf
+ * map's JIT frame (perfmap__pretty); anything else native. */
+static enum frame_kind frame_kind(const char *name, size_t *bare)
+{
+	const char *open = strrchr(name, '(');
+	size_t n = strlen(name);
+
+	*bare = n;
+	if (!open || open == name || open[-1] != ' ' || name[n - 1] != ')')
+		return FRAME_NATIVE;
+	*bare = (size_t)(open - 1 - name);
+	return n >= 4 && !strncmp(name + n - 4, ".py)", 4) ? FRAME_PY : FRAME_JS;
+}
+
+const char *suggest__option(const struct suggestion *g)
+{
+	size_t bare;
+
+	if (frame_kind(g->name, &bare) == FRAME_JS)
+		return "--phase";
+	return g->marker ? "--cycle-marker" : "--cycle";
+}
+
 void suggest__format(const struct suggestion *g, char *buf, size_t len)
 {
-	char name[256];
-	const char *open = strrchr(g->name, '(');
-	size_t n = strlen(g->name);
-	bool py = open && open > g->name && open[-1] == ' ' && g->name[n - 1] == ')';
+	size_t bare;
+	enum frame_kind k = frame_kind(g->name, &bare);
 
-	snprintf(name, sizeof(name), "%.*s", py ? (int)(open - 1 - g->name) : (int)n, g->name);
-	snprintf(buf, len, "%s %s%s (seen in %llu periodic bursts, period %.0f ms)", g->marker ? "--cycle-marker" : "--cycle",
-		 py ? "py:" : "", name, (unsigned long long)g->bursts, g->period_ms);
+	if (k == FRAME_JS) {
+		/* js: specs are observed at samples: phases only */
+		snprintf(buf, len, "--phase loop=js:%.*s (a JavaScript loop, seen in %llu periodic bursts, period %.0f ms; "
+			 "js: specs time phases, cycles need a native function or USDT probe run once per iteration)",
+			 (int)bare, g->name, (unsigned long long)g->bursts, g->period_ms);
+		return;
+	}
+	snprintf(buf, len, "%s %s%.*s (seen in %llu periodic bursts, period %.0f ms)", suggest__option(g),
+		 k == FRAME_PY ? "py:" : "", (int)bare, g->name, (unsigned long long)g->bursts, g->period_ms);
 }

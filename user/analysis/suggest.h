@@ -7,7 +7,8 @@
  * body: one periodic function there is the iteration itself; several are
  * its steps, and their common caller runs once per iteration (unless it is
  * the module level, then the first step is a cycle marker). No periodic
- * frame (at least SUGGEST_MIN_BURSTS regular bursts): no suggestion. */
+ * frame (at least SUGGEST_MIN_BURSTS regular bursts spanning at least
+ * SUGGEST_MIN_SPAN of the thread's observed time): no suggestion. */
 #ifndef INFERTRACE_SUGGEST_H
 #define INFERTRACE_SUGGEST_H
 
@@ -17,6 +18,7 @@
 #include <sys/types.h>
 
 #define SUGGEST_MIN_BURSTS 3
+#define SUGGEST_MIN_SPAN 0.25  /* of the thread's observed time the bursts must span */
 
 struct suggest;
 
@@ -35,8 +37,12 @@ int suggest__observe(struct suggest *s, pid_t tid, uint64_t ts, const char *cons
 /* true and *out filled when a loop was found. */
 bool suggest__result(const struct suggest *s, struct suggestion *out);
 /* "--cycle py:run_cycle (seen in 15 periodic bursts, period 50 ms)";
- * prefix "py:" for Python frames (`qualname (file.py)`). */
+ * prefix "py:" for Python frames (`qualname (file.py)`); a JavaScript
+ * frame (`name (file.js:LINE)`) is suggested as `--phase loop=js:name`,
+ * since js: specs cannot bound cycles. */
 void suggest__format(const struct suggestion *g, char *buf, size_t len);
+/* The option of the suggestion: --cycle, --cycle-marker or --phase. */
+const char *suggest__option(const struct suggestion *g);
 
 /* The native samples' suggestion (sampling concern: DWARF samples carry
  * their time), for processes without Python frames; the python concern

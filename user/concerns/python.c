@@ -451,7 +451,8 @@ static void python_stop(struct recording *rec)
 
 	if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
 		suggest__format(&g, line, sizeof(line));
-		fprintf(stderr, "infertrace: suggested cycle: %s\n", line);
+		fprintf(stderr, "infertrace: suggested %s: %s\n",
+			!strcmp(suggest__option(&g), "--phase") ? "phase" : "cycle", line);
 	}
 }
 
@@ -469,7 +470,7 @@ static int python_collect(struct recording *rec, struct model *m)
 
 		if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
 			suggest__format(&g, line, sizeof(line));
-			json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:f}", "option", g.marker ? "--cycle-marker" : "--cycle",
+			json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:f}", "option", suggest__option(&g),
 					      "function", g.name, "text", line, "bursts", (json_int_t)g.bursts,
 					      "period_ms", g.period_ms);
 			if (!o)
