@@ -38,11 +38,13 @@ class TestSuggestedCycle(unittest.TestCase):
                 self.check(rec, cycles, ("py:run_cycle", "run_cycle (py_stacks.py)"))
 
     def test_native_loop(self):
-        cycles = 12
+        cycles = 16
         # per cycle: 30 ms inference, 20 ms database sleep, 10 ms mode. On-CPU
         # samples only: when no sample falls in mode, one cycle's inference
-        # runs on into the next one's in the timeline (one burst for two)
-        rec = record([], [experiment(), str(cycles), "30", "5", "20", "10"])
+        # runs on into the next one's in the timeline (one burst for two).
+        # At 499 Hz each cycle has ~20 samples (at 99 Hz, ~4: a busy machine
+        # left too few to see a period)
+        rec = record(["-F", "499"], [experiment(), str(cycles), "30", "5", "20", "10"])
         self.check(rec, cycles, ("run_cycle", "run_cycle"), min_bursts=cycles // 2)
 
     def test_no_loop(self):
