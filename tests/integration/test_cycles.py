@@ -335,9 +335,17 @@ class TestProbeErrors(unittest.TestCase):
         line = self.check_error(["--phase", "x=definitely_not_in_sh"], "definitely_not_in_sh")
         self.assertIn("not found", line)
 
-    def test_unknown_library(self):
-        line = self.check_error(["--phase", "llm_inference=libnosuchlib:llama_decode"], "libnosuchlib")
-        self.assertIn("not loaded", line)
+    def test_unknown_library_waits_and_is_reported(self):
+        """A library name no file of the target has may come with dlopen:
+        the probe waits (said at start), the run goes on, and the end says
+        it was never placed."""
+        rec = record(["--phase", "llm_inference=libnosuchlib:llama_decode"], ["/bin/true"])
+        self.assertRegex(rec.stderr, r"probe 'libnosuchlib:llama_decode' waits for a library named 'libnosuchlib'")
+        self.assertRegex(rec.stderr, r"warning: probe 'libnosuchlib:llama_decode' was never placed: "
+                                     r"library 'libnosuchlib' is not loaded by the target")
+        probe = rec.profile["probes"][0]
+        self.assertEqual(probe["placed_in"], [])
+        self.assertIn("not loaded", probe["not_placed"])
 
     def test_missing_object_path(self):
         self.check_error(["--count", "tokens=/nonexistent/libx.so:f"], "/nonexistent/libx.so")

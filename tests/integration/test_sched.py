@@ -56,7 +56,12 @@ class SchedTest(unittest.TestCase):
             self.assertGreaterEqual(c["offcpu_ms"] + c["runq_wait_ms"], 10 - 0.05, c)
             self.assertGreaterEqual(c["blocked"]["sleep"], c["offcpu_ms"] * 0.99, c)
             spin = c["phases"]["spin"]
-            self.assertGreaterEqual(spin["oncpu_ms"], 20 * 0.99, spin)
+            # the 20 ms spun, but for what the phase shows as waiting: time a
+            # preemption or the hypervisor took inside it, and a run the
+            # kernel's counter had not added yet at the exit edge (it goes to
+            # the next piece; docs/sched-memory.md). Seen on a busy fresh
+            # root: 19.78 ms on-CPU with 0.28 ms waiting
+            self.assertGreaterEqual(spin["oncpu_ms"], 20 * 0.99 - spin["runq_wait_ms"], spin)
             self.assertLess(spin["offcpu_ms"], 1, msg=spin)
 
     def test_sleep_spin_cycles(self):
