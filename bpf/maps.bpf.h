@@ -17,6 +17,14 @@ SHARED const volatile __u32 cfg_cycles_from_probes = 0;
 /* Set by user space: preset probes waiting for their library. While non-zero,
  * a target that maps code is stopped until user space has placed them. */
 SHARED volatile __u32 pending_probes;
+/* Set by user space: the library names of probes placed when a library
+ * appears (presets; user probes on a library by name not loaded yet). A
+ * file mapped as code whose name starts with one stops the target until
+ * user space has looked at it, even once every such probe is placed
+ * somewhere: llama.cpp dlopens its CPU backend's variants in turn, and the
+ * one it keeps has to be probed before its first call too. */
+SHARED volatile char wanted_libs[IT_WANTED_LIBS][IT_WANTED_LIB_LEN];
+SHARED volatile __u32 nwanted_libs;
 /* set while Python frames are walked: see stop_for_python() */
 SHARED volatile __u32 pending_python;
 /* Set by user space when the recording ends: every program stops counting,

@@ -30,17 +30,49 @@ static __always_inline bool python_name(const char *b)
 	return b[0] == 'p' && b[1] == 'y' && b[2] == 't' && b[3] == 'h' && b[4] == 'o' && b[5] == 'n';
 }
 
-static __always_inline bool python_file(int fd)
+/* The name of the file open as fd, up to len - 1 bytes; false when unknown. */
+static __always_inline bool fd_name(int fd, char *name, __u32 len)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
 	struct file *f = NULL;
+
+	return fd >= 0 && !bpf_probe_read_kernel(&f, sizeof(f), fds + fd) && f &&
+	       bpf_probe_read_kernel_str(name, len, BPF_CORE_READ(f, f_path.dentry, d_name.name)) >= 0;
+}
+
+static __always_inline bool python_file(int fd)
+{
 	char name[16] = {};
 
-	if (fd < 0 || bpf_probe_read_kernel(&f, sizeof(f), fds + fd) || !f ||
-	    bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(f, f_path.dentry, d_name.name)) < 0)
+	return fd_name(fd, name, sizeof(name)) && python_name(name);
+}
+
+/* Whether the file open as fd starts with one of wanted_libs. */
+static __always_inline bool wanted_file(int fd)
+{
+	char name[IT_WANTED_LIB_LEN] = {};
+	__u32 n = nwanted_libs;
+
+	if (!n || !fd_name(fd, name, sizeof(name)))
 		return false;
-	return python_name(name);
+	for (__u32 i = 0; i < IT_WANTED_LIBS && i < n; i++) {
+		bool match = true;
+
+		for (__u32 j = 0; j < IT_WANTED_LIB_LEN; j++) {
+			char w = wanted_libs[i][j];
+
+			if (!w)
+				break;
+			if (name[j] != w) {
+				match = false;
+				break;
+			}
+		}
+		if (match)
+			return true;
+	}
+	return false;
 }
 
 /* A process that is about to run an interpreter user space has not found
@@ -183,7 +215,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	emit_fill(e, IT_EV_MMAP, id >> 32, 0, 0, (struct task_struct *)bpf_get_current_task());
 	/* stop only when user space will hear of it and continue the process:
 	 * never once the recording is frozen (its last ring-buffer read follows) */
-	if (pending_probes && !recording_stopped && !bpf_send_signal(SIGSTOP)) {
+	if ((pending_probes || wanted_file(fd)) && !recording_stopped && !bpf_send_signal(SIGSTOP)) {
 		e->stopped = 1;
 		/* woken whatever came before: with lazily submitted records
 		 * (samples) unread ahead of it, the ring's default (wake only a

@@ -10,6 +10,10 @@
 #define IT_MAX_PHASES 32        /* phase ids 1..31; 0 = outside any phase */
 #define IT_PHASE_STACK 8        /* nesting depth tracked per thread */
 #define IT_MAX_PROBES 256
+/* library names (prefixes of file names) that lazily placed probes watch
+ * for, each at most IT_WANTED_LIB_LEN - 1 bytes (longer names cut) */
+#define IT_WANTED_LIBS 8
+#define IT_WANTED_LIB_LEN 32
 #define IT_HIST_SLOTS 32        /* log2 buckets */
 #define IT_NET_DATA_CALLS 4     /* syscalls per direction that move socket data (network, no sock tracepoints) */
 

@@ -102,6 +102,21 @@ class TestLibraries(ProbeTestCase):
         for c in rec.profile["cycles"][1:]:
             self.assertEqual(c["phases"]["dl"]["calls"], 1, c)
 
+    def test_second_file_of_a_waited_name_is_held_until_probed(self):
+        """llama.cpp's way: one file of the library's name is opened, asked
+        its score and closed, then another is opened and called at once. The
+        probe placed in the first file does not cover the second: the
+        process is held at the second mapping too, so every call counts."""
+        inc = f"-I{FIXTURES} -O1 -g"
+        first = build("libexpvar-first.so", ["exp_variant.c"], f"{inc} -shared -fPIC -DVARIANT=1")
+        second = build("libexpvar-second.so", ["exp_variant.c"], f"{inc} -shared -fPIC -DVARIANT=2")
+        exe = build("dl_variants", ["dl_variants.c"], f"{inc} -ldl")
+        calls = 50
+        rec = record(["--count", "work=libexpvar:variant_work"], [exe, str(calls), first, second])
+        probe = rec.profile["probes"][0]
+        self.assertEqual(sorted(probe["placed_in"]), sorted([os.path.realpath(first), os.path.realpath(second)]))
+        self.assertEqual(probe["hits"], calls)
+
     def test_symbol_missing_in_a_loaded_library_is_a_clear_error(self):
         exe, lib, dl = fixtures()
         rec = record(["--phase", "x=libexpfix:no_such_function"], [exe, "1", "1", "1", "1", "1", dl],

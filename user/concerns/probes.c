@@ -565,6 +565,35 @@ static int lazy_pending(const struct probes *ps)
 	return n;
 }
 
+/* The library names lazily placed probes watch for (bpf/maps.bpf.h): a
+ * file mapped with one of them holds the target until it is looked at. */
+static void set_wanted_libs(struct recording *rec)
+{
+	struct probes *ps = rec->probes;
+	volatile char (*w)[IT_WANTED_LIB_LEN] = rec->tracer.skel->bss->wanted_libs;
+	__u32 n = 0;
+
+	for (int i = 0; i < ps->n && n < IT_WANTED_LIBS; i++) {
+		const struct probe *p = &ps->probes[i];
+		char name[IT_WANTED_LIB_LEN];
+		bool dup = false;
+
+		if (!(p->preset || p->waits) || !p->spec.object || !*p->spec.object ||
+		    probe_spec__object_is_path(&p->spec))
+			continue;
+		/* a longer name is cut: a prefix still finds its files */
+		snprintf(name, sizeof(name), "%s", p->spec.object);
+		for (__u32 k = 0; k < n && !dup; k++)
+			dup = !strncmp((const char *)w[k], name, sizeof(name));
+		if (dup)
+			continue;
+		for (size_t j = 0; j < sizeof(name); j++)
+			w[n][j] = name[j];
+		n++;
+	}
+	rec->tracer.skel->bss->nwanted_libs = n;
+}
+
 static int probes_attach(struct recording *rec)
 {
 	struct probes *ps = rec->probes;
@@ -585,8 +614,10 @@ static int probes_attach(struct recording *rec)
 			fprintf(stderr, "infertrace: probe '%s' waits for its library to be loaded\n", p->spec.text);
 	}
 	/* while preset probes wait for their library, a target that maps code is
-	 * stopped until they are placed, so no early call is missed */
+	 * stopped until they are placed, so no early call is missed; so is one
+	 * that maps another file of their libraries' names */
 	rec->tracer.skel->bss->pending_probes = lazy_pending(ps);
+	set_wanted_libs(rec);
 	return 0;
 }
 
