@@ -370,6 +370,15 @@ static void set_mtime_ago(const char *file, time_t seconds)
 	assert_int_equal(utimensat(AT_FDCWD, file, ts, 0), 0);
 }
 
+/* An earlier process's map at file, dated an hour back: set aside. */
+static void plant_stale(struct perfmaps *set, const char *file, const char *text)
+{
+	write_file(file, text, O_TRUNC);
+	set_mtime_ago(file, 3600);
+	assert_int_equal(perfmaps__refresh(set, getpid()), 0);
+	assert_false(perfmaps__has(set, getpid()));
+}
+
 /* A map left by an earlier process under our PID (written before we
  * started): not read; once written by "us", appended lines are read after
  * the stale ones, a rewritten file from its start. */
@@ -382,10 +391,7 @@ static void test_stale_map_of_a_recycled_pid(void **state)
 	(void)state;
 	snprintf(own, sizeof(own), "/tmp/perf-%d.map", (int)me);
 	unlink(own);
-	write_file(own, "8000 40 stale_x\n8100 40 stale_y\n", O_TRUNC);
-	set_mtime_ago(own, 3600);
-	assert_int_equal(perfmaps__refresh(set, me), 0);
-	assert_false(perfmaps__has(set, me));
+	plant_stale(set, own, "8000 40 stale_x\n8100 40 stale_y\n");
 	assert_int_equal(perfmaps__refresh(set, me), 0); /* unchanged: still aside */
 	assert_false(perfmaps__has(set, me));
 	/* appended to (CPython opens it O_APPEND): only the new line */
@@ -396,9 +402,7 @@ static void test_stale_map_of_a_recycled_pid(void **state)
 	perfmaps__forget(set, me);
 
 	/* stale again, then truncated and written anew (V8's "w+") */
-	write_file(own, "8000 40 stale_x\n8100 40 stale_y\n", O_TRUNC);
-	set_mtime_ago(own, 3600);
-	assert_int_equal(perfmaps__refresh(set, me), 0);
+	plant_stale(set, own, "8000 40 stale_x\n8100 40 stale_y\n");
 	write_file(own, "9000 40 ours_z\n", O_TRUNC);
 	assert_int_equal(perfmaps__refresh(set, me), 1);
 	assert_string_equal(perfmaps__lookup(set, me, 0x9010, PERFMAP_TIME_NEWEST, NULL)->name, "ours_z");
@@ -406,9 +410,7 @@ static void test_stale_map_of_a_recycled_pid(void **state)
 	perfmaps__forget(set, me);
 
 	/* stale, then removed and made anew (another inode): read whole */
-	write_file(own, "8000 40 stale_x\n", O_TRUNC);
-	set_mtime_ago(own, 3600);
-	assert_int_equal(perfmaps__refresh(set, me), 0);
+	plant_stale(set, own, "8000 40 stale_x\n");
 	unlink(own);
 	write_file(own, "8000 40 new_file_x\n8100 40 new_file_y\n", O_TRUNC);
 	assert_int_equal(perfmaps__refresh(set, me), 2);

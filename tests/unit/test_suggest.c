@@ -143,39 +143,44 @@ static void test_no_loop_no_suggestion(void **state)
 	suggest__free(s);
 }
 
-/* Regular bursts in the first 10% of a thread's time (start-up work) and a
- * module's top level seen in bursts are no loop. */
-static void test_start_up_bursts_and_module_level_are_no_loop(void **state)
+/* BURSTS regular bursts of parse_cert (20 ms apart), then SERVE
+ * observations of one long call, 10 ms apart: whether a loop is found. */
+static bool start_up_then_serve(int bursts, int serve, struct suggestion *g)
 {
 	const char *a[] = { "_start", "main", "init", "parse_cert" };
 	const char *b[] = { "_start", "main", "init" };
 	const char *w[] = { "_start", "main", "serve" };
+	struct suggest *s = suggest__new();
+	uint64_t t = 0;
+	bool found;
+
+	for (int c = 0; c < bursts; c++)
+		for (int k = 0; k < 2; k++, t += 10 * MS)
+			assert_int_equal(suggest__observe(s, 7, t, k ? b : a, k ? 3 : 4), 0);
+	for (int k = 0; k < serve; k++, t += 10 * MS)
+		assert_int_equal(suggest__observe(s, 7, t, w, 3), 0);
+	found = suggest__result(s, g);
+	suggest__free(s);
+	return found;
+}
+
+/* Regular bursts in the first 10% of a thread's time (start-up work) and a
+ * module's top level seen in bursts are no loop. */
+static void test_start_up_bursts_and_module_level_are_no_loop(void **state)
+{
+	const char *w[] = { "_start", "main", "serve" };
 	const char *mod[] = { "<module> (run.py)" };
 	const char *idle[] = { "<module> (run.py)", "step (run.py)" };
-	struct suggest *s = suggest__new();
+	struct suggest *s;
 	struct suggestion g;
 	uint64_t t = 0;
 
 	(void)state;
 	/* 5 regular bursts of parse_cert in 100 ms, then 900 ms of one call */
-	for (int c = 0; c < 5; c++)
-		for (int k = 0; k < 2; k++, t += 10 * MS)
-			assert_int_equal(suggest__observe(s, 7, t, k ? b : a, k ? 3 : 4), 0);
-	for (int k = 0; k < 90; k++, t += 10 * MS)
-		assert_int_equal(suggest__observe(s, 7, t, w, 3), 0);
-	assert_false(suggest__result(s, &g));
-	suggest__free(s);
+	assert_false(start_up_then_serve(5, 90, &g));
 	/* the same bursts over 30% of the time: a loop */
-	s = suggest__new();
-	t = 0;
-	for (int c = 0; c < 15; c++)
-		for (int k = 0; k < 2; k++, t += 10 * MS)
-			assert_int_equal(suggest__observe(s, 7, t, k ? b : a, k ? 3 : 4), 0);
-	for (int k = 0; k < 70; k++, t += 10 * MS)
-		assert_int_equal(suggest__observe(s, 7, t, w, 3), 0);
-	assert_true(suggest__result(s, &g));
+	assert_true(start_up_then_serve(15, 70, &g));
 	assert_string_equal(g.name, "parse_cert");
-	suggest__free(s);
 	/* a module-level loop of one step: the step */
 	s = suggest__new();
 	feed(s, 7, 10, 20, 10, mod, 1, idle, 2);
@@ -185,7 +190,6 @@ static void test_start_up_bursts_and_module_level_are_no_loop(void **state)
 	/* <module> itself in regular bursts (every 6 observations, runs of 1
 	 * and 5) between native stacks without it (irregular): not py:<module> */
 	s = suggest__new();
-	t = 0;
 	for (int c = 0; c < 10; c++) {
 		int run = c % 2 ? 5 : 1;
 

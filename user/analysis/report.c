@@ -16,6 +16,7 @@
 #include "power_mode.h"
 #include "profile.h"
 #include "report.h"
+#include "suggest.h"
 #include "tail.h"
 
 /* DIR/profile.json or a .json file, into m; the directory of the outputs
@@ -259,12 +260,10 @@ static void print_py_resolution(const struct model *m)
 static void print_findings(const struct model *m)
 {
 	json_t *sg = model__section(m, MODEL_SEC_SUGGESTED_CYCLE);
-
-	const char *opt = json_string_value(json_object_get(sg, "option"));
+	const char *noun = suggest__noun(json_string_value(json_object_get(sg, "option")));
 
 	if (json_is_string(json_object_get(sg, "text")))
-		printf("\nSuggested %s: %s\n", opt && !strcmp(opt, "--phase") ? "phase" : "cycle",
-		       json_string_value(json_object_get(sg, "text")));
+		printf("\nSuggested %s: %s\n", noun, json_string_value(json_object_get(sg, "text")));
 	if (m->nfindings)
 		printf("\nBottlenecks:\n");
 	for (size_t i = 0; i < m->nfindings; i++)

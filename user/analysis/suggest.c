@@ -252,6 +252,11 @@ const char *suggest__option(const struct suggestion *g)
 	return g->marker ? "--cycle-marker" : "--cycle";
 }
 
+const char *suggest__noun(const char *option)
+{
+	return option && !strcmp(option, "--phase") ? "phase" : "cycle";
+}
+
 void suggest__format(const struct suggestion *g, char *buf, size_t len)
 {
 	size_t bare;

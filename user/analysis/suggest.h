@@ -43,6 +43,9 @@ bool suggest__result(const struct suggest *s, struct suggestion *out);
 void suggest__format(const struct suggestion *g, char *buf, size_t len);
 /* The option of the suggestion: --cycle, --cycle-marker or --phase. */
 const char *suggest__option(const struct suggestion *g);
+/* What an option suggests, for "suggested ...:" lines: "phase" for
+ * --phase, else "cycle". */
+const char *suggest__noun(const char *option);
 
 /* The native samples' suggestion (sampling concern: DWARF samples carry
  * their time), for processes without Python frames; the python concern

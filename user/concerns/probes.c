@@ -565,6 +565,13 @@ static int lazy_pending(const struct probes *ps)
 	return n;
 }
 
+/* A probe placed whenever a file of its library's name appears: a
+ * preset's, or a user's whose library was not loaded at start. */
+static bool placed_by_name(const struct probe *p)
+{
+	return (p->preset || p->waits) && !probe_spec__object_is_path(&p->spec);
+}
+
 /* The library names lazily placed probes watch for (bpf/maps.bpf.h): a
  * file mapped with one of them holds the target until it is looked at. */
 static void set_wanted_libs(struct recording *rec)
@@ -578,8 +585,7 @@ static void set_wanted_libs(struct recording *rec)
 		char name[IT_WANTED_LIB_LEN];
 		bool dup = false;
 
-		if (!(p->preset || p->waits) || !p->spec.object || !*p->spec.object ||
-		    probe_spec__object_is_path(&p->spec))
+		if (!placed_by_name(p) || !p->spec.object || !*p->spec.object)
 			continue;
 		/* a longer name is cut: a prefix still finds its files */
 		snprintf(name, sizeof(name), "%s", p->spec.object);
@@ -634,7 +640,7 @@ static void place_pending(struct recording *rec, pid_t pid)
 		struct probe *p = &ps->probes[i];
 		int had = p->nfiles;
 
-		if (!(p->preset || p->waits) || probe_spec__object_is_path(&p->spec))
+		if (!placed_by_name(p))
 			continue;
 		resolve_probe(ps, p, ps->known + before, ps->nknown - before);
 		for (int j = had; j < p->nfiles; j++) {

@@ -451,8 +451,7 @@ static void python_stop(struct recording *rec)
 
 	if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
 		suggest__format(&g, line, sizeof(line));
-		fprintf(stderr, "infertrace: suggested %s: %s\n",
-			!strcmp(suggest__option(&g), "--phase") ? "phase" : "cycle", line);
+		fprintf(stderr, "infertrace: suggested %s: %s\n", suggest__noun(suggest__option(&g)), line);
 	}
 }
 

@@ -233,17 +233,22 @@ static void retire(struct perfmap *pm)
 	pm->st.rewrites++;
 }
 
+/* The file's first PERFMAP_HEAD bytes (fewer when it is shorter). */
+static uint32_t read_head(int fd, char *head)
+{
+	ssize_t got = pread_full(fd, head, PERFMAP_HEAD, 0);
+
+	return got > 0 ? (uint32_t)got : 0;
+}
+
 static void keep_head(struct perfmap *pm)
 {
-	ssize_t got = pread_full(pm->fd, pm->head, sizeof(pm->head), 0);
-
-	pm->head_len = got > 0 ? (uint32_t)got : 0;
+	pm->head_len = read_head(pm->fd, pm->head);
 }
 
 int perfmap__file(const struct perfmap *pm, struct perfmap_file *f)
 {
 	struct stat st;
-	ssize_t got;
 
 	memset(f, 0, sizeof(*f));
 	if (fstat(pm->fd, &st))
@@ -252,8 +257,7 @@ int perfmap__file(const struct perfmap *pm, struct perfmap_file *f)
 	f->ino = st.st_ino;
 	f->size = (uint64_t)st.st_size;
 	f->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	got = pread_full(pm->fd, f->head, sizeof(f->head), 0);
-	f->head_len = got > 0 ? (uint32_t)got : 0;
+	f->head_len = read_head(pm->fd, f->head);
 	return 0;
 }
 
@@ -270,21 +274,16 @@ int perfmap__read(struct perfmap *pm, uint64_t seen)
 	uint32_t before = pm->n;
 	uint64_t total = 0;
 
-	if ((pm->offset || pm->skipping) && rewritten(pm)) {
+	if ((pm->offset || pm->skipping) && rewritten(pm))
 		retire(pm);
-		before = pm->n;
-	}
 
 	while (total < PERFMAP_MAX_READ && pm->n < PERFMAP_MAX_ENTRIES) {
-		ssize_t got = pread(pm->fd, pm->buf, READ_CHUNK, (off_t)pm->offset);
+		ssize_t got = pread_full(pm->fd, pm->buf, READ_CHUNK, (off_t)pm->offset);
 		size_t used = 0;
 		char *nl;
 
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
+		if (got < 0)
 			return -errno;
-		}
 		if (got == 0)
 			break;
 		while ((nl = memchr(pm->buf + used, '\n', (size_t)got - used))) {
