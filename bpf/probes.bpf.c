@@ -408,6 +408,221 @@ static __always_inline bool tail_called(struct pt_regs *ctx, __u64 sp)
 #endif
 #define SP_NONE (~0ull) /* USDT frames: never gone by the stack pointer */
 
+/* ---- `py:` specs as kernel edges ------------------------------------- */
+
+/* A `py:` phase call begins: a frame like a probe's, with no stack pointer
+ * (never dropped by one). */
+static __always_inline void py_phase_begin(struct it_thread_state *ts, __u32 tgid, __u32 spec, __u32 phase,
+					   __u64 now)
+{
+	__u32 d = ts->depth;
+	__u16 nested = 0;
+
+	if (d >= IT_PHASE_STACK) {
+		stat_inc(IT_STAT_PROBE_STACK_FULL);
+		return;
+	}
+	for (int i = 0; i < IT_PHASE_STACK; i++) {
+		if (i >= d)
+			break;
+		if (ts->frames[i].phase == phase)
+			nested = 1;
+	}
+	struct it_frame *f = &ts->frames[d & (IT_PHASE_STACK - 1)];
+
+	f->entry_ns = now;
+	f->entry_sp = SP_NONE;
+	f->cycle = current_cycle(tgid);
+	f->phase = phase;
+	f->probe = IT_PY_PROBE_BASE + spec;
+	f->recursion = 0;
+	f->role = IT_ROLE_PHASE;
+	f->nested = nested;
+	ts->depth = d + 1;
+	ts->phase = phase;
+}
+
+/* A `py:` phase call ends: its frame wherever it is on the thread's stack
+ * (probes' frames opened after it stay: their returns come later). */
+static __always_inline void py_phase_end(struct it_thread_state *ts, __u32 tgid, __u32 tid, __u32 spec, __u64 now)
+{
+	__u32 d = ts->depth, probe = IT_PY_PROBE_BASE + spec, match = IT_PHASE_STACK;
+
+	if (d > IT_PHASE_STACK)
+		return;
+	for (__u32 j = 0; j < IT_PHASE_STACK; j++) {
+		if (j >= d)
+			break;
+		if (ts->frames[j].probe == probe)
+			match = j;
+	}
+	if (match >= IT_PHASE_STACK)
+		return; /* its begin found the stack full */
+	frame_end(&ts->frames[match], tgid, tid, now, 0);
+	for (__u32 j = 0; j < IT_PHASE_STACK - 1; j++) {
+		if (j < match)
+			continue;
+		if (j + 1 >= d)
+			break;
+		ts->frames[j] = ts->frames[j + 1];
+	}
+	ts->depth = d - 1;
+	ts->phase = innermost_phase(ts);
+}
+
+/* The specs' root-most frames in the observation py_stack_capture just
+ * made (py_obs_scratch's watched frames, leaf first): each spec's call.
+ * Branch-free, so that the verifier walks it once. */
+static __always_inline void py_edge_calls(struct py_edge_scratch *x)
+{
+	__u32 zero = 0;
+	struct it_py_obs_event *o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
+
+	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
+		x->next[s] = 0;
+	if (!o)
+		return;
+	for (int k = 0; k < IT_PY_OBS_WATCH; k++) {
+		__u64 call = o->watch[k].call;
+		__u32 specs = k < o->nwatch ? o->watch[k].specs : 0;
+
+		for (int s = 0; s < IT_PY_EDGE_SPECS; s++) {
+			__u64 take = -(__u64)((specs >> s) & 1);
+
+			x->next[s] = (call & take) | (x->next[s] & ~take);
+		}
+	}
+}
+
+/* One spec's edge in one pass of py_edges_observe (old, next: its call
+ * before and now). A global function: verified once, not per spec and pass. */
+__noinline int py_edge_spec(__u64 pid_tgid, __u32 spec_pass, __u64 at, __u64 old, __u64 next)
+{
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, spec = spec_pass & 0xff, pass = spec_pass >> 8;
+	struct it_py_spec *sp = bpf_map_lookup_elem(&py_specs, &spec);
+	struct it_thread_state *ts;
+	__u32 probe = IT_PY_PROBE_BASE + (spec & (IT_PY_EDGE_SPECS - 1));
+	struct probe_hist *ph;
+
+	if (!sp || spec >= IT_PY_EDGE_SPECS)
+		return 0;
+	if (pass == 0 && old && sp->role == IT_ROLE_PHASE) {
+		ts = bpf_map_lookup_elem(&threads, &tid);
+		if (ts)
+			py_phase_end(ts, tgid, tid, spec, at);
+	} else if (pass == 1 && old && sp->role == IT_ROLE_CYCLE) {
+		cycle_close(tgid, tid, at, 0);
+	} else if (pass == 2 && next && (sp->role == IT_ROLE_CYCLE || sp->role == IT_ROLE_CYCLE_MARKER)) {
+		/* a cycle still open (another thread's) is left */
+		cycle_close(tgid, tid, at, sp->role == IT_ROLE_CYCLE);
+		cycle_open(tgid, tid, at);
+	} else if (pass == 3 && next) {
+		ph = bpf_map_lookup_elem(&probe_hists, &probe);
+		if (ph)
+			__sync_fetch_and_add(&ph->hits, 1);
+		if (sp->role == IT_ROLE_PHASE) {
+			ts = thread_state(tid);
+			if (ts)
+				py_phase_begin(ts, tgid, spec, sp->id, at);
+			else
+				stat_inc(IT_STAT_PY_EDGE_LOST);
+		} else if (sp->role == IT_ROLE_COUNT) {
+			count_call(tgid, sp->id);
+		}
+	}
+	return 0;
+}
+
+/* Whether this observation's edges are applied now. A stack read while
+ * CPython was pushing or popping a frame can lack its root-side frames,
+ * which would end every call below them and begin them again. A thread's
+ * root-most frame changes only when its Python work ends and other work
+ * begins: a new root is accepted once two observations in a row show it. */
+static __always_inline bool py_edge_accept(struct py_edge_thread *pt, __u64 h)
+{
+	__u32 zero = 0;
+	struct it_py_stack *s = bpf_map_lookup_elem(&py_scratch, &zero);
+	__u64 root = 0;
+
+	if (h && s) {
+		__u32 last = s->depth - 1;
+
+		if (last < IT_PY_MAX_FRAMES)
+			root = s->frames[last].code;
+	}
+	if (h && s && s->truncated)
+		return true; /* its root is not on it: nothing to compare */
+	if (!pt->last_ns || root == pt->root) {
+		pt->root = root;
+		pt->cand = 0;
+		return true;
+	}
+	if (root == pt->cand) {
+		pt->root = root;
+		pt->cand = 0;
+		return true;
+	}
+	pt->cand = root;
+	stat_inc(IT_STAT_PY_EDGE_DEFERRED);
+	return false;
+}
+
+/* An observation of thread tid's Python stack at `now` (a sample or a
+ * switch-out; h: its stack, 0 for none). Calls that ended or began since the
+ * previous one did so in between: the edge is placed half-way (unbiased,
+ * within half the interval), and there the thread's on-CPU time is settled
+ * to its old cycle and phase and retagged, as at a probe's edge. Ends
+ * before begins; cycles open before phases and counts. */
+__noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
+{
+	__u32 zero = 0, changed = 0;
+	struct py_edge_scratch *x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
+	struct py_edge_thread *pt = bpf_map_lookup_elem(&py_edge_threads, &tid);
+	struct py_edge_thread init = {};
+	struct it_sched_thread *st;
+	__u64 at;
+
+	if (!x)
+		return 0;
+	if (!pt) {
+		bpf_map_update_elem(&py_edge_threads, &tid, &init, BPF_NOEXIST);
+		pt = bpf_map_lookup_elem(&py_edge_threads, &tid);
+		if (!pt) {
+			stat_inc(IT_STAT_PY_EDGE_LOST);
+			return 0;
+		}
+	}
+	if (!py_edge_accept(pt, h))
+		return 0;
+	py_edge_calls(x);
+	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
+		if (s < cfg_py_edges && x->next[s] != pt->call[s])
+			changed = 1;
+	at = pt->last_ns && pt->last_ns < now ? pt->last_ns + (now - pt->last_ns) / 2 : now;
+	pt->last_ns = now;
+	if (!changed)
+		return 0;
+	st = cfg_sched_edges ? bpf_map_lookup_elem(&sched_threads, &tid) : NULL;
+	/* not before what the scheduler already settled: the edge and the
+	 * split stay one instant */
+	if (st && st->state == IT_SCHED_ONCPU && st->ts > at && st->ts <= now)
+		at = st->ts;
+	if (st)
+		st->edge_ns = at;
+	st = settle_edge(st, tgid, tid, at, false);
+	for (__u32 pass = 0; pass < 4; pass++)
+		for (__u32 s = 0; s < IT_PY_EDGE_SPECS; s++) {
+			if (s >= cfg_py_edges)
+				break;
+			if (x->next[s] != pt->call[s])
+				py_edge_spec((__u64)tgid << 32 | tid, s | pass << 8, at, pt->call[s], x->next[s]);
+		}
+	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
+		pt->call[s] = x->next[s];
+	edge_retag(st, tgid, tid);
+	return 0;
+}
+
 static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now;

@@ -80,8 +80,10 @@ SHARED const volatile __u32 cfg_py_observe = 0;
 /* phase id whose probe entries are observations too (IT_PY_OBS_PROBE); 0: none */
 SHARED const volatile __u32 cfg_py_locate_phase = 0;
 
-/* Code objects of `py:` functions (user space adds them as their names
- * arrive): their frames get a call identity in each observation. */
+/* Code objects of `py:` functions: BPF adds them at their first sight
+ * (py_watch_names), user space corrects them as their names arrive. Value:
+ * the specs they are (bit i: spec i); their frames get a call identity in
+ * each observation. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -89,15 +91,56 @@ struct {
 	__type(value, __u32);
 } py_watch SEC(".maps") SHARED;
 
-/* FNV-1a hashes of the specs' qualnames (pyspans__name_hash): a code object
- * whose name hashes to one is watched from its first sight, before user
- * space has its name (the module is checked there). */
+/* The specs' qualname and module hashes (pyspans__name_hash): a code object
+ * whose names hash to one is watched from its first sight, before user
+ * space has its name. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 256);
-	__type(key, __u64);
+	__type(key, struct it_py_watch_name);
 	__type(value, __u32);
 } py_watch_names SEC(".maps") SHARED;
+
+/* `py:` specs as kernel edges: how many (0: none), and each one's role. */
+SHARED const volatile __u32 cfg_py_edges = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IT_PY_EDGE_SPECS);
+	__type(key, __u32);
+	__type(value, struct it_py_spec);
+} py_specs SEC(".maps") SHARED;
+
+/* Per thread, what its last accepted observation showed of the specs. */
+struct py_edge_thread {
+	__u64 last_ns;  /* that observation, or the thread's switch-in since */
+	__u64 root;     /* its root-most code object (0: no Python frames) */
+	__u64 cand;     /* a different root seen once: accepted when seen again */
+	__u64 call[IT_PY_EDGE_SPECS]; /* each spec's open call identity, 0: none */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct py_edge_thread);
+} py_edge_threads SEC(".maps") SHARED;
+
+/* The edges one observation applies: each spec's call identity in it. */
+struct py_edge_scratch {
+	__u64 next[IT_PY_EDGE_SPECS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_edge_scratch);
+} py_edge_scratch SEC(".maps") SHARED;
+
+/* bpf/probes.bpf.c: applies the observation py_stack_capture just made
+ * (stack h) as cycle and phase edges of the thread. */
+extern int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -210,6 +253,49 @@ static __always_inline void py_str(const struct it_py_proc *pp, __u64 s, int tai
 	*bytes = n;
 }
 
+/* FNV-1a over buf[0, to), restarted after each '/' when `base`: the name
+ * as pyspans__name_hash hashes it, or the file's basename. */
+static __always_inline __u64 py_fnv(const char *buf, __u32 to, bool base)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (__u32 i = 0; i < IT_PY_STR; i++) {
+		if (i >= to)
+			break;
+		if (base && buf[i] == '/')
+			h = 0xcbf29ce484222325ull;
+		else
+			h = (h ^ (__u8)buf[i]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* A code object seen for the first time: watched when its qualname is a
+ * spec's, in any file or in the spec's module (the file's basename without
+ * `.py`). User space checks the whole name when it arrives. */
+static __always_inline void py_watch_first_sight(__u32 tgid, __u64 code, const struct it_py_code_event *e)
+{
+	struct py_code_key ck = { .tgid = tgid, .code = code };
+	struct it_py_watch_name key = {};
+	__u32 end = e->file_bytes, specs = 0, *v;
+
+	key.name = py_fnv(e->name, e->name_bytes, false);
+	v = bpf_map_lookup_elem(&py_watch_names, &key);
+	if (v)
+		specs |= *v;
+	if (e->file_kind == 1 && end >= 3 && end <= IT_PY_STR) {
+		if (e->file[(end - 3) & (IT_PY_STR - 1)] == '.' && e->file[(end - 2) & (IT_PY_STR - 1)] == 'p' &&
+		    e->file[(end - 1) & (IT_PY_STR - 1)] == 'y')
+			end -= 3;
+		key.module = py_fnv(e->file, end, true);
+		v = bpf_map_lookup_elem(&py_watch_names, &key);
+		if (v)
+			specs |= *v;
+	}
+	if (specs)
+		bpf_map_update_elem(&py_watch, &ck, &specs, BPF_ANY);
+}
+
 static __always_inline void py_send_code(const struct it_py_proc *pp, __u32 tgid, __u64 code, __u32 ident,
 					 __u64 name, __u64 file)
 {
@@ -227,19 +313,8 @@ static __always_inline void py_send_code(const struct it_py_proc *pp, __u32 tgid
 	bpf_probe_read_user(&e->firstlineno, sizeof(e->firstlineno), (void *)(code + pp->co_firstlineno));
 	py_str(pp, name, 0, e->name, &e->name_kind, &e->name_bytes);
 	py_str(pp, file, 1, e->file, &e->file_kind, &e->file_bytes);
-	if (cfg_py_observe && e->name_kind == 1) {
-		struct py_code_key ck = { .tgid = tgid, .code = code };
-		__u64 h = 0xcbf29ce484222325ull;
-		__u32 one = 1;
-
-		for (int i = 0; i < IT_PY_STR; i++) {
-			if (i >= e->name_bytes)
-				break;
-			h = (h ^ (__u8)e->name[i]) * 0x100000001b3ull;
-		}
-		if (bpf_map_lookup_elem(&py_watch_names, &h))
-			bpf_map_update_elem(&py_watch, &ck, &one, BPF_ANY);
-	}
+	if (cfg_py_observe && e->name_kind == 1)
+		py_watch_first_sight(tgid, code, e);
 	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
@@ -271,7 +346,8 @@ static __always_inline __u64 py_slots_hash(__u64 h, __u64 base, __u64 n, const _
 /* A frame of a watched function: its identity for this call is its address,
  * its first arguments and its caller's first local slots (a loop's variable),
  * none of which change while the call runs. */
-static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct py_walk *w, __u64 fr, __u64 code)
+static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct py_walk *w, __u64 fr, __u64 code,
+					   __u32 specs)
 {
 	__u32 zero = 0, k;
 	struct it_py_obs_event *o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
@@ -281,8 +357,9 @@ static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct p
 	if (!o)
 		return;
 	k = o->nwatch;
+	/* deeper recursion: the last slot keeps the root-most frame, the call */
 	if (k >= IT_PY_OBS_WATCH)
-		return;
+		k = IT_PY_OBS_WATCH - 1;
 	bpf_probe_read_user(&argc, sizeof(argc), (void *)(code + pp->co_argcount));
 	if (argc > 0)
 		h = py_slots_hash(h, fr + pp->fr_localsplus, argc, PY_CALL_ARGS);
@@ -299,7 +376,7 @@ static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct p
 	o->watch[k].code = code;
 	o->watch[k].call = h ? h : 1;
 	o->watch[k].depth = w->n;
-	o->watch[k].pad = 0;
+	o->watch[k].specs = specs;
 	o->nwatch = k + 1;
 }
 
@@ -349,8 +426,12 @@ static int py_step(__u32 i, struct py_walk *w)
 		py_send_code(pp, tgid, code, ident, name, file);
 		bpf_map_update_elem(&py_code_seen, &ck, &ident, BPF_ANY);
 	}
-	if (cfg_py_observe && bpf_map_lookup_elem(&py_watch, &ck))
-		py_watch_frame(pp, w, fr, code);
+	if (cfg_py_observe) {
+		__u32 *specs = bpf_map_lookup_elem(&py_watch, &ck);
+
+		if (specs)
+			py_watch_frame(pp, w, fr, code, *specs);
+	}
 	__u32 n = w->n;
 
 	if (n < IT_PY_MAX_FRAMES) {
@@ -447,6 +528,13 @@ static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, _
 		return;
 	if (!h)
 		o->nwatch = 0;
+	/* the stack as it is now: its edges first, so that what this
+	 * observation tags (the sample, the block that begins) is the new state */
+	if (cfg_py_edges && kind != IT_PY_OBS_PROBE)
+		py_edges_observe(tgid, tid, now, h);
+	o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
+	if (!o)
+		return;
 	event_header(&o->hdr, IT_EV_PY_OBS, tgid, tid, now);
 	o->pystack = h;
 	o->kind = kind;
@@ -475,6 +563,13 @@ static __always_inline void py_observe_in(__u32 tid, __u64 now)
 
 	if (!cfg_py_observe || !py_procs_known)
 		return;
+	if (cfg_py_edges) {
+		struct py_edge_thread *pt = bpf_map_lookup_elem(&py_edge_threads, &tid);
+
+		/* off its CPU it ran nothing: an edge lies after this instant */
+		if (pt)
+			pt->last_ns = now;
+	}
 	o = bpf_map_lookup_elem(&py_obs_last, &tid);
 	if (!o)
 		return;

@@ -119,6 +119,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	stat_inc(IT_STAT_SAMPLES_TARGET);
 
 	key.tgid = tgid;
+	/* the Python stack first: a `py:` edge it shows retags the thread */
+	key.pystack = py_stack_capture(tgid, tid);
+	py_observe_emit(tgid, tid, IT_PY_OBS_SAMPLE, key.pystack, bpf_ktime_get_ns());
 	key.phase = current_phase(tid);
 	key.kstack_id = bpf_get_stackid(ctx, &stackmap, 0);
 	key.ustack_id = cfg_ustack_size ? -1 : bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
@@ -134,8 +137,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&key.comm, task, group_leader, comm);
-	key.pystack = py_stack_capture(tgid, tid);
-	py_observe_emit(tgid, tid, IT_PY_OBS_SAMPLE, key.pystack, bpf_ktime_get_ns());
 
 	ckey.tgid = tgid;
 	ckey.cycle = current_cycle(tgid);

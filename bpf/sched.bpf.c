@@ -155,6 +155,10 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 		 * the end of the interval, which account() takes from the kernel) */
 		if (st->state != IT_SCHED_ONCPU && st->state != IT_SCHED_UNKNOWN)
 			unseen_inc(SCHED_UNSEEN_SWITCH_IN);
+		/* the switch-out's observation of Python first: a `py:` edge it
+		 * finds is settled before the interval that ends here */
+		if (!BPF_CORE_READ(prev, exit_state))
+			sched_py_switch_out(ptgid, ptid, now, voluntary);
 		account_switch_out(ptid, st, now, prev, voluntary);
 		if (BPF_CORE_READ(prev, exit_state)) {
 			/* the last switch of a dead thread */
@@ -185,11 +189,8 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				if (st->ustack_id < 0)
 					stat_inc(IT_STAT_OFFCPU_USTACK_ERR);
 			}
-			/* the same walk is the switch-out's observation */
-			sched_py_switch_out(ptgid, ptid, now, 1);
 		} else {
 			st->state = IT_SCHED_RUNQ;
-			sched_py_switch_out(ptgid, ptid, now, 0);
 		}
 	}
 	next_followed = ntgid && target_of(ntgid);

@@ -114,6 +114,8 @@ enum it_stat {
 	IT_STAT_PY_STACKS_FULL = 40,   /* py_stacks full: a stack kept its native frames only */
 	IT_STAT_PY_READ_ERR = 41,      /* a Python thread state or frame could not be read */
 	IT_STAT_PY_CODE_LOST = 42,     /* a code object's names not sent: ring buffer full */
+	IT_STAT_PY_EDGE_DEFERRED = 45, /* `py:` observation whose root frame changed: its edges wait for the next */
+	IT_STAT_PY_EDGE_LOST = 46,     /* a `py:` edge not applied: thread state map or phase stack full */
 	IT_STAT_MAX = 48,
 };
 
@@ -659,7 +661,29 @@ struct it_py_watch_frame {
 	__u64 code;
 	__u64 call;
 	__u32 depth;
-	__u32 pad;
+	__u32 specs;   /* the `py:` specs the function is (bit i: spec i) */
+};
+
+/* `py:` specs as kernel edges (bpf/probes.bpf.c: py_edges_observe). Each
+ * observation of a thread's Python stack is compared with its previous one:
+ * a spec's call that appeared or went sets the thread's cycle and phase
+ * state as a probe's entry or return does, so every per-cycle figure the
+ * kernel tags holds for `py:` cycles and phases. Spec i's phase calls carry
+ * probe index IT_PY_PROBE_BASE + i (its probe_hists slot). */
+#define IT_PY_EDGE_SPECS 16
+#define IT_PY_PROBE_BASE (IT_MAX_PROBES - IT_PY_EDGE_SPECS)
+
+/* Value of `py_specs` (key: spec index). */
+struct it_py_spec {
+	__u32 role;  /* enum it_probe_role; 0: not a kernel edge (py:@callers) */
+	__u32 id;    /* phase or count id */
+};
+
+/* Key of `py_watch_names`: a spec's qualname hash and its module's (the
+ * file's basename without `.py`; 0: any file). Value: the specs' bits. */
+struct it_py_watch_name {
+	__u64 name;
+	__u64 module;
 };
 
 /* IT_EV_PY_OBS */

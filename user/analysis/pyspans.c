@@ -10,6 +10,8 @@
 #include "pyspans.h"
 #include "vec.h"
 
+_Static_assert(PYSPANS_MAX_SPECS == IT_PY_EDGE_SPECS, "one kernel edge slot per py: spec");
+
 struct pyspec {
 	char *text, *module, *qualname; /* module NULL: any file */
 	int role, id;
@@ -198,6 +200,37 @@ static bool module_matches(const char *module, const char *file)
 	if (!strcmp(module, file) || !strcmp(module, base))
 		return true;
 	return !strncmp(base, module, n) && !strcmp(base + n, ".py");
+}
+
+uint32_t pyspans__match_mask(const struct pyspans *p, const char *qualname, const char *file)
+{
+	uint32_t mask = 0;
+
+	for (int i = 0; p && i < p->nspecs && i < 32; i++) {
+		const struct pyspec *s = &p->specs[i];
+
+		if (!strcmp(s->qualname, qualname) && (!s->module || (file && module_matches(s->module, file))))
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
+uint64_t pyspans__spec_module_hash(const struct pyspans *p, int spec)
+{
+	const char *m = p->specs[spec].module, *base;
+	size_t n;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (!m)
+		return 0;
+	base = strrchr(m, '/');
+	base = base ? base + 1 : m;
+	n = strlen(base);
+	if (n >= 3 && !strcmp(base + n - 3, ".py"))
+		n -= 3;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)base[i]) * 0x100000001b3ull;
+	return h;
 }
 
 int pyspans__match(const struct pyspans *p, const char *qualname, const char *file)

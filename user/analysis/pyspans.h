@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PYSPANS_MAX_SPECS 64
+#define PYSPANS_MAX_SPECS 16 /* IT_PY_EDGE_SPECS: each is a kernel edge */
 
 struct pyspans;
 
@@ -75,6 +75,12 @@ void pyspans__spec_role(const struct pyspans *p, int spec, int *role, int *id);
 /* The spec a function matches (qualname, file name as recorded); -1: none.
  * MODULE matches the file's basename with or without `.py`. */
 int pyspans__match(const struct pyspans *p, const char *qualname, const char *file);
+/* Every spec the function matches (bit i: spec i): one function may be a
+ * cycle marker and a phase at once. */
+uint32_t pyspans__match_mask(const struct pyspans *p, const char *qualname, const char *file);
+/* The hash BPF compares a code object's file with (pyspans__name_hash of
+ * the module's basename without `.py`); 0 for a spec of any file. */
+uint64_t pyspans__spec_module_hash(const struct pyspans *p, int spec);
 
 /* `py:@callers`: a phase's Python callers. The phase's native probes (calls
  * made a few times per transaction, not per row) are observations too

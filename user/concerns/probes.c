@@ -37,8 +37,7 @@
 #define MAX_PLACEMENTS 16      /* files one probe may be placed in */
 #define MAX_PHASE_CALLS (4u << 20) /* kept for percentiles and the trace */
 #define PY_DEFAULT_HZ 499          /* sampling with `py:` specs and no -F */
-#define PY_CYCLE_BASE 0x40000000u  /* cycle numbers of `py:` cycles: never the kernel's */
-#define PY_PROBE UINT32_MAX        /* phase_call.probe of a `py:` phase call */
+#define PY_PROBE UINT32_MAX        /* phase_call.probe of a `py:@callers` phase call (timed in user space) */
 
 struct probe {
 	struct probe_spec spec;
@@ -71,7 +70,8 @@ struct probes {
 	uint64_t cycles_not_kept;    /* begun while --max-memory was reached */
 	size_t cycles_forgotten;     /* --rotate: written in an earlier period */
 	struct pyspans *py;          /* `py:` specs: no probe, Python stack observations */
-	bool py_cycles;              /* the cycles come from a `py:` spec */
+	bool py_cycles;              /* the cycles come from a `py:` spec (kernel edges, as probes') */
+	int callers_phase;           /* phase timed by its Python callers (py:@callers found some); 0: none */
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -102,8 +102,8 @@ static int add_probe(struct probes *ps, const char *spec, enum it_probe_role rol
 			fprintf(stderr, "infertrace: %s: %s\n", what, err);
 		return e;
 	}
-	if (ps->n >= IT_MAX_PROBES) {
-		fprintf(stderr, "infertrace: too many probes (at most %d)\n", IT_MAX_PROBES);
+	if (ps->n >= IT_PY_PROBE_BASE) { /* the slots above are the `py:` specs' */
+		fprintf(stderr, "infertrace: too many probes (at most %d)\n", IT_PY_PROBE_BASE);
 		return -E2BIG;
 	}
 	if (jsphase__spec_is_js(spec)) {
@@ -408,7 +408,7 @@ static int probes_configure(struct recording *rec)
 	if (err)
 		return err;
 	ps->py_cycles = pyspans__has_role(ps->py, IT_ROLE_CYCLE) || pyspans__has_role(ps->py, IT_ROLE_CYCLE_MARKER);
-	ps->cycles_from_probes = (o->cycle_spec || o->cycle_marker_spec || ps->llama_cycles) && !ps->py_cycles;
+	ps->cycles_from_probes = o->cycle_spec || o->cycle_marker_spec || ps->llama_cycles;
 	if (ps->llama_cycles)
 		ps->marker_mode = true;
 	rec->tracer.skel->rodata->cfg_llama_cycles = ps->llama_cycles;
@@ -434,6 +434,8 @@ static int probes_configure(struct recording *rec)
 		rec->tracer.skel->rodata->cfg_py_observe = 1;
 	if (pyspans__nspecs(ps->py)) {
 		rec->tracer.skel->rodata->cfg_py_observe = 1;
+		/* each spec's calls are edges the kernel applies (py_edges_observe) */
+		rec->tracer.skel->rodata->cfg_py_edges = pyspans__nspecs(ps->py);
 		if (ps->py_cycles && pyspans__has_role(ps->py, IT_ROLE_CYCLE_MARKER))
 			ps->marker_mode = true;
 		/* each sample is an observation: edges between two of them are
@@ -786,9 +788,10 @@ static void close_open_cycles(const struct recording *rec, struct cycle_span *cy
 			if (ps->calls[j].tgid == c->tgid && ps->calls[j].cycle == c->bpf_index &&
 			    ps->calls[j].exit_ns > last)
 				last = ps->calls[j].exit_ns;
-		/* and its `py:` phases (a loop's own steps after its last native call) */
+		/* and its `py:@callers` phase, timed in user space */
 		for (size_t j = 0; j < npc; j++)
-			if (pc[j].role == IT_ROLE_PHASE && pc[j].tgid == c->tgid && pc[j].start_ns >= c->start_ns &&
+			if (pc[j].role == IT_ROLE_PHASE && pc[j].spec == pyspans__callers_spec(ps->py) &&
+			    pc[j].tgid == c->tgid && pc[j].start_ns >= c->start_ns &&
 			    !pc[j].open && pc[j].end_ns > last)
 				last = pc[j].end_ns;
 		if (last > c->start_ns && last < c->end_ns) {
@@ -802,7 +805,7 @@ bool probes__whole_run(const struct recording *rec)
 {
 	const struct probes *ps = rec->probes;
 
-	return !ps || !(ps->cycles_from_probes || ps->py_cycles);
+	return !ps || !ps->cycles_from_probes;
 }
 
 struct pyspans *probes__pyspans(const struct recording *rec)
@@ -926,10 +929,27 @@ static int fill_cycle(const struct recording *rec, struct model *m, struct model
 		size_t first = calls_lower_bound(sorted, ncalls, mc->pid, mc->bpf_cycle, ph), n = 0;
 		struct model_cycle_phase *p = &mc->phases[ph];
 
-		bpf_map_lookup_elem(tot_fd, &k, &t);
+		bool by_callers = ph == ps->callers_phase;
+
+		/* a phase timed by its Python callers: their calls, not the
+		 * native calls that located them */
+		if (!by_callers)
+			bpf_map_lookup_elem(tot_fd, &k, &t);
 		while (first + n < ncalls && sorted[first + n].tgid == mc->pid &&
 		       sorted[first + n].cycle == mc->bpf_cycle && sorted[first + n].phase == (uint32_t)ph)
 			n++;
+		if (by_callers) {
+			size_t kept = 0;
+
+			for (size_t i = 0; i < n; i++)
+				if (sorted[first + i].probe == PY_PROBE) {
+					struct phase_call tmp = sorted[first + kept];
+
+					sorted[first + kept++] = sorted[first + i];
+					sorted[first + i] = tmp;
+				}
+			n = kept;
+		}
 		for (size_t i = 0; i < n; i++) {
 			if (model__add_call_ms(m, ph, (sorted[first + i].exit_ns - sorted[first + i].entry_ns) / 1e6))
 				return -ENOMEM;
@@ -971,15 +991,28 @@ static void phase_facts(const struct recording *rec, struct model *m)
 		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h;
 		__u32 k = ps->probes[i].index;
 
-		if (ps->probes[i].role != IT_ROLE_PHASE || bpf_map_lookup_elem(hist_fd, &k, &h))
+		if (ps->probes[i].role != IT_ROLE_PHASE || ps->probes[i].id == ps->callers_phase ||
+		    bpf_map_lookup_elem(hist_fd, &k, &h))
 			continue;
 		for (int s = 0; s < IT_HIST_SLOTS; s++)
 			m->phase_hist_us[ps->probes[i].id][s] += h.slots[s];
 	}
+	for (int i = 0; i < pyspans__nspecs(ps->py); i++) {
+		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h;
+		__u32 k = IT_PY_PROBE_BASE + i;
+		int role, id;
+
+		pyspans__spec_role(ps->py, i, &role, &id);
+		if (role != IT_ROLE_PHASE || pyspans__is_callers(ps->py, i) || bpf_map_lookup_elem(hist_fd, &k, &h))
+			continue;
+		for (int s = 0; s < IT_HIST_SLOTS; s++)
+			m->phase_hist_us[id][s] += h.slots[s];
+	}
 	while (bpf_map_get_next_key(tot_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (key.cycle != IT_CYCLE_NONE || key.phase >= IT_MAX_PHASES || bpf_map_lookup_elem(tot_fd, &key, &t))
+		if (key.cycle != IT_CYCLE_NONE || key.phase >= IT_MAX_PHASES || (int)key.phase == ps->callers_phase ||
+		    bpf_map_lookup_elem(tot_fd, &key, &t))
 			continue;
 		m->phase_outside_thread_ms[key.phase] += t.ns / 1e6;
 		m->phase_outside_calls[key.phase] += t.calls;
@@ -1035,46 +1068,6 @@ static int by_call_start(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-/* Cycles from a `py:` cycle function (each call) or marker (each call's start
- * to the next one's; the last ends with its last phase call). pc is sorted
- * by (tgid, start). */
-static int py_cycle_spans(const struct pyspan_call *pc, size_t npc, struct cycle_span **spans, size_t *n,
-			  size_t *cap)
-{
-	uint32_t k = 0;
-
-	for (size_t i = 0; i < npc; i++) {
-		const struct pyspan_call *c = &pc[i];
-		struct cycle_span cs = { .tgid = c->tgid, .bpf_index = PY_CYCLE_BASE + k, .start_ns = c->start_ns,
-					 .end_ns = c->end_ns, .open_at_end = c->open };
-
-		if (c->role != IT_ROLE_CYCLE && c->role != IT_ROLE_CYCLE_MARKER)
-			continue;
-		if (c->role == IT_ROLE_CYCLE_MARKER) {
-			size_t j = i + 1;
-
-			while (j < npc && pc[j].tgid == c->tgid && pc[j].role != IT_ROLE_CYCLE_MARKER)
-				j++;
-			if (j < npc && pc[j].tgid == c->tgid) {
-				cs.end_ns = pc[j].start_ns;
-				cs.open_at_end = false;
-			} else {
-				for (size_t q = i + 1; q < j; q++)
-					if (pc[q].role == IT_ROLE_PHASE && pc[q].end_ns > cs.end_ns) {
-						cs.end_ns = pc[q].end_ns;
-						cs.ended_at_last_phase = true;
-					}
-				cs.open_at_end = true;
-			}
-		}
-		if (VEC_RESERVE(*spans, *cap, *n, 16))
-			return -ENOMEM;
-		(*spans)[(*n)++] = cs;
-		k++;
-	}
-	return 0;
-}
-
 /* The cycle of the span (sorted by start) that holds ts in process tgid. */
 static uint32_t cycle_at(const struct cycle_span *spans, size_t n, pid_t tgid, uint64_t ts)
 {
@@ -1094,14 +1087,16 @@ static uint32_t cycle_at(const struct cycle_span *spans, size_t n, pid_t tgid, u
 	return IT_CYCLE_NONE;
 }
 
-/* The `py:` phase calls as phase calls of the cycles that hold their start. */
-static int py_phase_calls(const struct pyspan_call *pc, size_t npc, const struct cycle_span *spans, size_t nspans,
-			  struct phase_call **calls, size_t *n)
+/* A `py:@callers` phase's calls (its callers' replay, timed in user space)
+ * as phase calls of the cycles that hold their start. Every other `py:`
+ * spec is a kernel edge: its calls arrive as probes' do. */
+static int py_phase_calls(const struct pyspan_call *pc, size_t npc, int callers, const struct cycle_span *spans,
+			  size_t nspans, struct phase_call **calls, size_t *n)
 {
 	size_t cap = *n;
 
 	for (size_t i = 0; i < npc; i++) {
-		if (pc[i].role != IT_ROLE_PHASE)
+		if (pc[i].role != IT_ROLE_PHASE || pc[i].spec != callers)
 			continue;
 		if (VEC_RESERVE(*calls, cap, *n, 64))
 			return -ENOMEM;
@@ -1184,10 +1179,7 @@ static int probes_spans(struct recording *rec, struct model *m)
 		if (npc) /* pc is NULL without calls: qsort wants an array */
 			qsort(pc, npc, sizeof(*pc), by_call_start);
 	}
-	if (ps && ps->py_cycles) {
-		if (py_cycle_spans(pc, npc, &spans, &nspans, &cap))
-			goto out;
-	} else if (ps && ps->cycles_from_probes) {
+	if (ps && ps->cycles_from_probes) {
 		if (ps->ncycles) {
 			spans = malloc(ps->ncycles * sizeof(*spans));
 			if (!spans)
@@ -1218,11 +1210,17 @@ static int probes_spans(struct recording *rec, struct model *m)
 		memcpy(sorted, ps->calls, ps->ncalls * sizeof(*sorted));
 		nsorted = ps->ncalls;
 	}
-	if (ps && py_phase_calls(pc, npc, spans, nspans, &sorted, &nsorted))
+	if (ps && py_phase_calls(pc, npc, pyspans__callers_spec(ps->py), spans, nspans, &sorted, &nsorted))
 		goto out;
+	if (ps) {
+		ps->callers_phase = 0;
+		for (size_t i = 0; i < nsorted && !ps->callers_phase; i++)
+			if (sorted[i].probe == PY_PROBE)
+				ps->callers_phase = sorted[i].phase;
+	}
 	if (nsorted)
 		qsort(sorted, nsorted, sizeof(*sorted), phase_call__cmp);
-	m->cycles_source = !ps || !(ps->cycles_from_probes || ps->py_cycles) ? "whole_run" :
+	m->cycles_source = !ps || !ps->cycles_from_probes ? "whole_run" :
 			   ps->llama_cycles ? "llama_prompt" :
 			   ps->marker_mode ? "cycle_marker" : "cycle";
 	for (size_t i = 0; i < nspans; i++) {
@@ -1241,15 +1239,8 @@ static int probes_spans(struct recording *rec, struct model *m)
 		mc->open_at_end = c->open_at_end;
 		mc->abandoned = c->abandoned;
 		mc->ended_at_last_phase = c->ended_at_last_phase;
-		mc->observed = ps && ps->py_cycles;
 		if (ps && fill_cycle(rec, m, mc, sorted, nsorted))
 			goto out;
-		for (size_t j = 0; j < npc; j++)
-			if (pc[j].role == IT_ROLE_COUNT && pc[j].id > 0 && pc[j].id < IT_MAX_PHASES &&
-			    cycle_at(c, 1, pc[j].tgid, pc[j].start_ns) == c->bpf_index) {
-				mc->has_count[pc[j].id] = true;
-				mc->counts[pc[j].id]++;
-			}
 	}
 	if (ps) {
 		for (size_t i = 0; i < nsorted; i++) {

@@ -135,10 +135,26 @@ static int python_attach(struct recording *rec)
 	if (probes__pyspans(rec))
 		python__set_phase_fn(phase_of_function, probes__pyspans(rec));
 	for (int i = 0; i < pyspans__nspecs(probes__pyspans(rec)); i++) {
-		__u64 h = pyspans__name_hash(pyspans__spec_qualname(probes__pyspans(rec), i));
-		__u32 one = 1;
+		const struct pyspans *sp = probes__pyspans(rec);
+		struct it_py_watch_name key = {
+			.name = pyspans__name_hash(pyspans__spec_qualname(sp, i)),
+			.module = pyspans__spec_module_hash(sp, i),
+		};
+		int fd = bpf_map__fd(rec->tracer.skel->maps.py_watch_names);
+		__u32 specs = 0, k = i;
+		struct it_py_spec spec = {};
+		int role, id;
 
-		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_watch_names), &h, &one, BPF_ANY);
+		/* specs of one name and module share the entry */
+		bpf_map_lookup_elem(fd, &key, &specs);
+		specs |= 1u << i;
+		bpf_map_update_elem(fd, &key, &specs, BPF_ANY);
+		pyspans__spec_role(sp, i, &role, &id);
+		if (!pyspans__is_callers(sp, i)) {
+			spec.role = role;
+			spec.id = id;
+		}
+		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_specs), &k, &spec, BPF_ANY);
 	}
 	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
 	if (probes__whole_run(rec)) {
@@ -169,25 +185,30 @@ static bool split_frame_name(char *name, char **qual, char **file)
 	return true;
 }
 
-static int spec_of_frame(const struct pyspans *sp, pid_t tgid, const struct it_py_frame *f)
+/* The specs a frame's function is (bit i: spec i). */
+static uint32_t specs_of_frame(const struct pyspans *sp, pid_t tgid, const struct it_py_frame *f)
 {
 	char name[512], *qual, *file;
 
 	python__frame_name(tgid, f, name, sizeof(name));
 	if (!split_frame_name(name, &qual, &file))
-		return -1;
-	return pyspans__match(sp, qual, file);
+		return 0;
+	return pyspans__match_mask(sp, qual, file);
 }
 
-/* A code object of a `py:` function: BPF gives its frames a call identity. */
+/* A code object of a `py:` function: BPF gives its frames a call identity
+ * and applies its edges. BPF watched it at first sight by its qualname and
+ * file's basename; the whole name decides (a module given as a path). */
 static void watch_code(struct py_state *ps, struct pyspans *sp, const struct it_py_code_event *e)
 {
 	struct it_py_frame f = { .code = e->code, .ident = e->ident };
 	struct { __u32 tgid, pad; __u64 code; } key = { .tgid = e->hdr.tgid, .code = e->code };
-	__u32 one = 1;
+	__u32 specs = specs_of_frame(sp, e->hdr.tgid, &f), had = 0;
 
-	if (spec_of_frame(sp, e->hdr.tgid, &f) >= 0)
-		bpf_map_update_elem(ps->watch_fd, &key, &one, BPF_ANY);
+	if (specs)
+		bpf_map_update_elem(ps->watch_fd, &key, &specs, BPF_ANY);
+	else if (!bpf_map_lookup_elem(ps->watch_fd, &key, &had))
+		bpf_map_delete_elem(ps->watch_fd, &key);
 }
 
 static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
@@ -199,15 +220,17 @@ static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
 	if (e->pystack && python__stack(e->pystack, &st))
 		return; /* the stack was not kept: this observation says nothing */
 	for (__u32 i = 0; e->pystack && i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
-		int spec = spec_of_frame(sp, e->hdr.tgid, &st.frames[i]);
+		uint32_t specs = specs_of_frame(sp, e->hdr.tgid, &st.frames[i]);
+		uint64_t call = 0;
 
-		if (spec < 0)
-			continue;
-		hits[nhits] = (struct pyspan_hit){ .spec = spec, .depth = st.depth - 1 - i };
-		for (__u32 w = 0; w < e->nwatch && w < IT_PY_OBS_WATCH; w++)
+		for (__u32 w = 0; specs && w < e->nwatch && w < IT_PY_OBS_WATCH; w++)
 			if (e->watch[w].depth == i && e->watch[w].code == st.frames[i].code)
-				hits[nhits].call = e->watch[w].call;
-		nhits++;
+				call = e->watch[w].call;
+		for (int spec = 0; specs && spec < PYSPANS_MAX_SPECS && nhits < IT_PY_MAX_FRAMES; spec++)
+			if (specs & (1u << spec))
+				hits[nhits++] = (struct pyspan_hit){
+					.spec = spec, .depth = st.depth - 1 - i, .call = call,
+				};
 	}
 	pyspans__observe(sp, e->hdr.tgid, e->hdr.tid, e->hdr.ts_ns, e->kind, hits, nhits);
 }
@@ -400,10 +423,12 @@ static int replay_callers(struct py_state *ps, struct pyspans *main)
 		if (r->pystack && python__stack(r->pystack, &st))
 			continue;
 		for (__u32 i = 0; r->pystack && i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
-			int spec = spec_of_frame(sp, r->tgid, &st.frames[i]);
+			uint32_t specs = specs_of_frame(sp, r->tgid, &st.frames[i]);
 
-			if (spec >= 0)
-				hits[nhits++] = (struct pyspan_hit){ .spec = spec, .depth = st.depth - 1 - i };
+			if (specs)
+				hits[nhits++] = (struct pyspan_hit){
+					.spec = __builtin_ctz(specs), .depth = st.depth - 1 - i,
+				};
 		}
 		if (pyspans__observe(sp, r->tgid, r->tid, r->ts, r->kind, hits, nhits)) {
 			err = -ENOMEM;
