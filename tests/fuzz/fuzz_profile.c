@@ -7,7 +7,7 @@
 
 #include "model.h"
 #include "profile.h"
-#include "report.h"
+#include "diff.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
