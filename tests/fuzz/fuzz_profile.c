@@ -8,6 +8,7 @@
 #include "model.h"
 #include "profile.h"
 #include "diff.h"
+#include "report.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
