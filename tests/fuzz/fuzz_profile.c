@@ -7,6 +7,7 @@
 
 #include "model.h"
 #include "profile.h"
+#include "diff.h"
 #include "report.h"
 #include "fuzz_common.h"
 

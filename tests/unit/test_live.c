@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The live outputs without BPF: --metrics address parsing, the exposition of
  * a model whose figures are known by construction (only ended cycles counted,
- * the histogram cumulative, label values escaped), and top's lines. */
+ * the histogram cumulative, label values escaped), the server's message rate
+ * limit, and top's lines. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -159,12 +160,34 @@ static void test_top_lines(void **state)
 	model__free(&m);
 }
 
+/* One message per 10 s; those in between are counted and the count is
+ * handed to the next one printed. */
+static void test_ratelimit(void **state)
+{
+	const uint64_t S = 1000000000ull;
+	struct metrics_ratelimit r = { .every_ns = 10 * S };
+
+	(void)state;
+
+	assert_int_equal(metrics__ratelimit(&r, 100 * S), 0); /* the first: printed */
+	for (int i = 1; i <= 279; i++) /* 280 in 4 s, as a flood of refusals */
+		assert_int_equal(metrics__ratelimit(&r, 100 * S + i * (4 * S / 280)), -1);
+	assert_int_equal(r.held, 279);
+	assert_int_equal(metrics__ratelimit(&r, 110 * S - 1), -1);  /* not yet 10 s */
+	assert_int_equal(metrics__ratelimit(&r, 110 * S), 280);     /* 10 s on: the count */
+	assert_int_equal(r.held, 0);
+	assert_int_equal(metrics__ratelimit(&r, 125 * S), 0);      /* quiet since: nothing held */
+	assert_int_equal(metrics__ratelimit(&r, 126 * S), -1);
+	assert_int_equal(r.held, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_addr),
 		cmocka_unit_test(test_top_lines),
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_ratelimit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -123,35 +123,3 @@ int llama__diff_rows(const struct model *b, const struct model *n, double thresh
 			rows[k++] = all[i];
 	return k;
 }
-
-int llama__diff(const struct model *b, const struct model *n, double threshold)
-{
-	struct llama_diff_row rows[LLAMA_DIFF_ROWS];
-	int nrows = llama__diff_rows(b, n, threshold, rows), regressions = 0;
-
-	for (int i = 0; i < nrows; i++) {
-		const struct llama_diff_row *r = &rows[i];
-
-		regressions += r->verdict < 0;
-		if (!isfinite(r->base) || !isfinite(r->new_v)) {
-			printf("%-28s %12s %12s %10s %9s  MISSING in %s\n", r->name, isfinite(r->base) ? "" : "-",
-			       isfinite(r->new_v) ? "" : "-", "", "", isfinite(r->base) ? "new" : "base");
-			continue;
-		}
-		/* speedup: how many times better new is, whichever way is better */
-		double speedup = r->higher_is_better ? (r->base > 0 ? r->new_v / r->base : NAN)
-						     : (r->new_v > 0 ? r->base / r->new_v : NAN);
-
-		printf("%-28s %12.3f %12.3f ", r->name, r->base, r->new_v);
-		if (isfinite(r->change_pct))
-			printf("%+9.1f%% ", r->change_pct);
-		else
-			printf("%10s ", "-");
-		if (isfinite(speedup))
-			printf("%8.2fx", speedup);
-		else
-			printf("%9s", "-");
-		printf("  %s\n", r->verdict < 0 ? "REGRESSION" : r->verdict > 0 ? "better" : "");
-	}
-	return regressions;
-}

@@ -14,7 +14,8 @@ void llama__html(FILE *out, const struct model *m);
 #define LLAMA_DIFF_ROWS 3
 
 /* One figure diff compares. verdict: 1 better by more than the threshold,
- * -1 worse by more (or present on one side only), 0 otherwise. */
+ * -1 worse by more (or present on one side only), 0 otherwise; diff's
+ * table (diff.c) also asks the change's interval over the cycles. */
 struct llama_diff_row {
 	const char *name;
 	double base, new_v;
@@ -27,8 +28,5 @@ struct llama_diff_row {
  * those present on either side; returns how many. */
 int llama__diff_rows(const struct model *b, const struct model *n, double threshold_pct,
 		     struct llama_diff_row rows[LLAMA_DIFF_ROWS]);
-
-/* Prints diff's llama.cpp rows; returns the number of regressions. */
-int llama__diff(const struct model *b, const struct model *n, double threshold_pct);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diff.h"
 #include "json_num.h"
 #include "exit_codes.h"
 #include "folded.h"
@@ -343,75 +344,6 @@ int cmd_report(int argc, char **argv)
 	return 0;
 }
 
-/* One compared figure; lower is better for all of them. A figure present
- * in one profile and missing (or not finite) in the other fails the gate:
- * a gate that cannot see a figure cannot pass it. */
-static int diff_row(const char *name, double base, double new_v, double threshold_pct)
-{
-	double change;
-
-	if (!isfinite(base) && !isfinite(new_v))
-		return 0;
-	if (!isfinite(base) || !isfinite(new_v)) {
-		printf("%-28s %12s %12s %10s %9s  MISSING in %s\n", name, isfinite(base) ? "" : "-",
-		       isfinite(new_v) ? "" : "-", "", "", isfinite(base) ? "new" : "base");
-		return 1;
-	}
-	if (base <= 0)
-		return 0;
-	change = 100.0 * (new_v - base) / base;
-	printf("%-28s %12.3f %12.3f %+9.1f%% %8.2fx  %s\n", name, base, new_v, change, base / (new_v > 0 ? new_v : 1e-9),
-	       change > threshold_pct ? "REGRESSION" : change < -threshold_pct ? "faster" : "");
-	return change > threshold_pct;
-}
-
-/* The figures `diff` compares, from a model. */
-int diff__compare(const struct model *b, const struct model *n, double threshold)
-{
-	const struct model_aggregates *ba = &b->agg, *na = &n->agg;
-	int regressions = 0;
-
-	json_t *bp = json_object_get(b->run.system, "power"), *np = json_object_get(n->run.system, "power");
-	char bm[200], nm[200];
-
-	/* the power mode decides the figures: never compare two modes silently */
-	if (bp || np) {
-		power_mode__describe(bp, bm, sizeof(bm));
-		power_mode__describe(np, nm, sizeof(nm));
-		printf("power mode: base %s; new %s\n", bm, nm);
-		if (power_mode__differs(bp, np))
-			printf("WARNING: the runs were made in different power modes: the figures below compare the modes too\n");
-	}
-	printf("%-28s %12s %12s %10s %9s\n", "metric", "base", "new", "change", "speedup");
-	regressions += diff_row("duration_s", b->run.duration_s, n->run.duration_s, threshold);
-	regressions += diff_row("avg_cycle_ms", ba->avg_cycle_ms, na->avg_cycle_ms, threshold);
-	regressions += diff_row("p50_cycle_ms", ba->p50_cycle_ms, na->p50_cycle_ms, threshold);
-	regressions += diff_row("p95_cycle_ms", ba->p95_cycle_ms, na->p95_cycle_ms, threshold);
-	regressions += diff_row("p99_cycle_ms", ba->p99_cycle_ms, na->p99_cycle_ms, threshold);
-	regressions += diff_row("max_cycle_ms", ba->max_cycle_ms, na->max_cycle_ms, threshold);
-	regressions += diff_row("energy_j_per_cycle",
-				b->energy.cycles_measured ? b->energy.cycles.total_j / b->energy.cycles_measured : NAN,
-				n->energy.cycles_measured ? n->energy.cycles.total_j / n->energy.cycles_measured : NAN,
-				threshold);
-	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-		const struct model_phase_summary *bv = &b->phases[ph], *nv;
-		int nid;
-		char label[64];
-
-		if (!bv->present)
-			continue;
-		nid = model__phase_id(n, b->phase_names[ph]);
-		nv = nid > 0 ? &n->phases[nid] : NULL;
-		snprintf(label, sizeof(label), "phase %s ms/call", b->phase_names[ph]);
-		if (!bv->calls)
-			continue;
-		regressions += diff_row(label, bv->total_ms / bv->calls,
-					nv && nv->present && nv->calls ? nv->total_ms / nv->calls : NAN, threshold);
-	}
-	regressions += llama__diff(b, n, threshold);
-	return regressions;
-}
-
 /* diff's differential flame graph: NEW's stacks.folded coloured by the
  * change of each frame's share from BASE's. 0, or an exit code with a
  * message. */
@@ -466,7 +398,9 @@ int cmd_diff(int argc, char **argv)
 
 	/* diff [--threshold PCT] [--flamegraph FILE] BASE NEW */
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf(DIFF_USAGE "Exits 1 when any time grew by more than PCT%% (default 5).\n"
+		printf(DIFF_USAGE "Each change has a 95%% interval, a bootstrap over the cycles of both runs.\n"
+		       "Exits 1 on a regression: a change worse than PCT%% (default 5) whose interval excludes zero,\n"
+		       "or a figure present on one side only.\n"
 		       "--flamegraph FILE writes a differential flame graph of NEW's stacks.folded (e.g. diff.svg):\n"
 		       "frame widths are NEW's, red frames grew and blue frames shrank in share of all samples.\n");
 		return IT_EXIT_OK;
@@ -488,8 +422,8 @@ int cmd_diff(int argc, char **argv)
 	argv += i - 1;
 	argc -= i - 1;
 	if (argc != 3) {
-		fprintf(stderr, DIFF_USAGE "Exits 1 when any time grew by more than PCT%% (default 5), or a figure is "
-			"missing from one side.\n");
+		fprintf(stderr, DIFF_USAGE "Exits 1 when a figure got worse by more than PCT%% (default 5) and its 95%% "
+			"interval excludes zero, or a figure is missing from one side.\n");
 		return IT_EXIT_USAGE;
 	}
 	if (load_model(argv[1], &b, bdir, sizeof(bdir)))
@@ -500,7 +434,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	regressions = diff__compare(&b, &n, threshold);
 	if (regressions)
-		printf("regression: some times grew by more than %.1f%%, or a figure is missing\n", threshold);
+		printf("regression: a figure got worse by more than %.1f%% and its 95%% interval excludes zero, "
+		       "or a figure is missing\n", threshold);
 	else
 		printf("no regression\n");
 	model__free(&b);

@@ -8,7 +8,7 @@
 /* X(NAME, VALUE, WHAT) */
 #define IT_EXIT_CODES(X)                                                                       \
 	X(IT_EXIT_OK, 0, "success")                                                            \
-	X(IT_EXIT_REGRESSION, 1, "diff: a metric regressed beyond the threshold") \
+	X(IT_EXIT_REGRESSION, 1, "diff: a metric regressed beyond the threshold and its 95% interval excludes zero") \
 	X(IT_EXIT_USAGE, 2, "usage: bad command line, option value or --config file")         \
 	X(IT_EXIT_PRIVILEGE, 3, "privilege: not root and without CAP_BPF+CAP_PERFMON")        \
 	X(IT_EXIT_TARGET, 4, "target: PID, command, probe symbol or input recording unusable") \

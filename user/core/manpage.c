@@ -93,8 +93,9 @@ int manpage__write(FILE *f)
 	      "output directory.\n"
 	      ".SH REPORT AND DIFF\n"
 	      "\\fBreport\\fR prints a text summary of a recording. \\fBdiff\\fR compares two recordings "
-	      "and exits 1 when a time grew by more than \\fB\\-\\-threshold\\fR \\fIPCT\\fR percent "
-	      "(default 5); \\fB\\-\\-flamegraph\\fR \\fIFILE\\fR also writes a differential flame graph "
+	      "with a 95% interval for each change (a bootstrap over the cycles) and exits 1 when a "
+	      "figure got worse by more than \\fB\\-\\-threshold\\fR \\fIPCT\\fR percent (default 5) "
+	      "and its interval excludes zero; \\fB\\-\\-flamegraph\\fR \\fIFILE\\fR also writes a differential flame graph "
 	      "of NEW's stacks (red: a frame's share grew, blue: it shrank). Both take \\fB\\-h\\fR, "
 	      "\\fB\\-\\-help\\fR.\n"
 	      ".SH EXIT STATUS\n", f);

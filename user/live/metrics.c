@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,28 @@ char *metrics__render(const struct model *m)
 
 /* ---- the server ---- */
 
+long metrics__ratelimit(struct metrics_ratelimit *r, uint64_t now_ns)
+{
+	long held;
+
+	if (r->printed && now_ns - r->last_ns < r->every_ns) {
+		r->held++;
+		return -1;
+	}
+	held = (long)r->held;
+	r->printed = true;
+	r->last_ns = now_ns;
+	r->held = 0;
+	return held;
+}
+
+/* A connection until its request has arrived (pending), by its socket. */
+struct metrics_conn {
+	int fd;
+	uint64_t since_ns;
+	bool used, pending;
+};
+
 struct metrics_server {
 	struct MHD_Daemon *daemon;
 	int fd;
@@ -347,6 +370,13 @@ struct metrics_server {
 	uint64_t generation;
 	bool want;           /* a scrape waits for fresh text */
 	bool closing;
+	/* connections and messages: conn_mu; the sweeper waits on conn_cv */
+	pthread_mutex_t conn_mu;
+	pthread_cond_t conn_cv;
+	pthread_t sweeper;
+	bool sweeping, stop_sweeping;
+	struct metrics_conn conns[METRICS_CONNECTIONS];
+	struct metrics_ratelimit log;
 };
 
 static uint64_t mono_ns(void)
@@ -355,6 +385,133 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* One line on stderr, or none while the rate limit holds it back: a client
+ * that makes the server complain must not flood the tracer's stderr. */
+static void vsay(struct metrics_server *s, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+	long held;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '.'))
+		line[--n] = 0;
+	pthread_mutex_lock(&s->conn_mu);
+	held = metrics__ratelimit(&s->log, mono_ns());
+	pthread_mutex_unlock(&s->conn_mu);
+	if (held < 0)
+		return;
+	if (held)
+		fprintf(stderr, "infertrace: metrics server: %s (and %ld more messages in the last %llu s)\n", line,
+			held, METRICS_LOG_EVERY_NS / 1000000000ull);
+	else
+		fprintf(stderr, "infertrace: metrics server: %s\n", line);
+}
+
+static void say(struct metrics_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct metrics_server *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(s, fmt, ap);
+	va_end(ap);
+}
+
+/* libmicrohttpd's own messages (refused connections and the like) */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	vsay(cls, fmt, ap);
+}
+
+/* Closes c for libmicrohttpd to clean up (it owns the socket; it tells
+ * on_connection before it closes it, under conn_mu, so c->fd is still its). */
+static void drop(struct metrics_conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->pending = false;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx, enum MHD_ConnectionNotificationCode what)
+{
+	struct metrics_server *s = cls;
+	const union MHD_ConnectionInfo *info;
+	struct metrics_conn *c = NULL, *oldest = NULL;
+	unsigned int pending = 0;
+
+	pthread_mutex_lock(&s->conn_mu);
+	if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (*ctx)
+			((struct metrics_conn *)*ctx)->used = false;
+		*ctx = NULL;
+		pthread_mutex_unlock(&s->conn_mu);
+		return;
+	}
+	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	for (size_t i = 0; i < METRICS_CONNECTIONS; i++) {
+		struct metrics_conn *o = &s->conns[i];
+
+		if (!o->used) {
+			if (!c)
+				c = o;
+		} else if (o->pending) {
+			pending++;
+			if (!oldest || o->since_ns < oldest->since_ns)
+				oldest = o;
+		}
+	}
+	if (c && info) {
+		*c = (struct metrics_conn){ .fd = info->connect_fd, .since_ns = mono_ns(), .used = true, .pending = true };
+		*ctx = c;
+	}
+	/* a newcomer is let in: the longest waiting one makes room */
+	if (pending >= METRICS_PENDING_MAX && oldest)
+		drop(oldest);
+	pthread_mutex_unlock(&s->conn_mu);
+	if (pending >= METRICS_PENDING_MAX && oldest)
+		say(s, "closed a connection that had not sent its request while %u others waited", pending);
+}
+
+/* Closes the connections that have not sent their request in time. */
+static void *sweep(void *arg)
+{
+	struct metrics_server *s = arg;
+	struct timespec until;
+	unsigned int late;
+
+	pthread_mutex_lock(&s->conn_mu);
+	while (!s->stop_sweeping) {
+		uint64_t now = mono_ns();
+
+		late = 0;
+		for (size_t i = 0; i < METRICS_CONNECTIONS; i++) {
+			struct metrics_conn *c = &s->conns[i];
+
+			if (c->used && c->pending && now - c->since_ns > METRICS_REQUEST_NS) {
+				drop(c);
+				late++;
+			}
+		}
+		if (late) {
+			pthread_mutex_unlock(&s->conn_mu);
+			say(s, "closed %u connection%s that sent no request within %llu s", late, late > 1 ? "s" : "",
+			    METRICS_REQUEST_NS / 1000000000ull);
+			pthread_mutex_lock(&s->conn_mu);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += 200000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		if (!s->stop_sweeping)
+			pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &until);
+	}
+	pthread_mutex_unlock(&s->conn_mu);
+	return NULL;
 }
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
@@ -366,6 +523,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* one request a connection: an idle kept-alive one holds no slot */
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -378,11 +537,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	static const char not_found[] = "infertrace serves /metrics only\n";
 	static const char not_ready[] = "infertrace: no snapshot yet\n";
 	struct metrics_server *s = cls;
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	enum MHD_Result ret;
 	struct timespec until;
 	uint64_t gen;
 
 	(void)version, (void)upload, (void)upload_size, (void)req;
+	/* the request has arrived: no longer at risk of the sweep */
+	if (info && info->socket_context) {
+		pthread_mutex_lock(&s->conn_mu);
+		((struct metrics_conn *)info->socket_context)->pending = false;
+		pthread_mutex_unlock(&s->conn_mu);
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "GET only\n", 9);
 	if (strcmp(url, "/metrics"))
@@ -424,7 +590,7 @@ int metrics_server__start(struct metrics_server **out, const char *addr)
 		return -ENOMEM;
 	s->fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s->fd, (struct sockaddr *)&sa, len) || listen(s->fd, 16) ||
+	    bind(s->fd, (struct sockaddr *)&sa, len) || listen(s->fd, METRICS_CONNECTIONS) ||
 	    getsockname(s->fd, (struct sockaddr *)&sa, &len)) {
 		e = errno;
 		fprintf(stderr, "infertrace: cannot serve --metrics on %s: %s%s\n", addr, strerror(e),
@@ -448,18 +614,30 @@ int metrics_server__start(struct metrics_server **out, const char *addr)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->cv, &ca);
+	pthread_mutex_init(&s->conn_mu, NULL);
+	pthread_cond_init(&s->conn_cv, &ca);
 	pthread_condattr_destroy(&ca);
+	s->log.every_ns = METRICS_LOG_EVERY_NS;
 	s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
 				     (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				     0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
-				     MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				     0, NULL, NULL, on_request, s,
+				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, /* first, for the options' messages */
+				     MHD_OPTION_LISTEN_SOCKET, s->fd,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_CONNECTIONS,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)METRICS_PER_IP,
+				     MHD_OPTION_CONNECTION_TIMEOUT, METRICS_IDLE_S,
+				     MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 				     MHD_OPTION_END);
-	if (!s->daemon) {
+	if (s->daemon) {
+		s->fd = -1; /* MHD_stop_daemon closes the listening socket */
+		e = pthread_create(&s->sweeper, NULL, sweep, s);
+		s->sweeping = !e;
+	}
+	if (!s->daemon || !s->sweeping) {
 		fprintf(stderr, "infertrace: cannot start the --metrics HTTP server (libmicrohttpd)\n");
 		metrics_server__stop(s);
 		return -EIO;
 	}
-	s->fd = -1; /* MHD_stop_daemon closes the listening socket */
 	*out = s;
 	return 0;
 }
@@ -496,6 +674,13 @@ void metrics_server__stop(struct metrics_server *s)
 {
 	if (!s)
 		return;
+	if (s->sweeping) {
+		pthread_mutex_lock(&s->conn_mu);
+		s->stop_sweeping = true;
+		pthread_cond_broadcast(&s->conn_cv);
+		pthread_mutex_unlock(&s->conn_mu);
+		pthread_join(s->sweeper, NULL);
+	}
 	if (s->daemon) {
 		/* a scrape waiting for fresh text gives up now */
 		pthread_mutex_lock(&s->mu);
@@ -506,8 +691,12 @@ void metrics_server__stop(struct metrics_server *s)
 	}
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->log.held)
+		fprintf(stderr, "infertrace: metrics server: %lu more messages held back\n", s->log.held);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->conn_mu);
+	pthread_cond_destroy(&s->conn_cv);
 	free(s->text);
 	free(s);
 }

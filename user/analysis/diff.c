@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* `infertrace diff`: the table of compared figures with bootstrap intervals
+ * over the cycles (diff.h), and the warnings that say when two runs do not
+ * compare: other cycle definitions, cycle counts far apart, power modes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "llama_view.h"
+#include "model.h"
+#include "power_mode.h"
+#include "stats.h"
+
+/* ---- the interval ---- */
+
+/* splitmix64: small, and the same sequence everywhere for a seed */
+static uint64_t next_u64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static size_t draw(uint64_t *s, size_t n)
+{
+	return (size_t)(((unsigned __int128)next_u64(s) * n) >> 64);
+}
+
+/* One resample's statistic. For a percentile, x is sorted and counts (n
+ * slots) receives how often each value was drawn: the resample sorted is x
+ * with x[i] repeated counts[i] times, read as stats__percentile reads it. */
+static double resample(const double *x, const double *w, size_t n, struct diff_stat st, uint64_t *seed,
+		       uint32_t *counts)
+{
+	double sx = 0, sw = 0, rank, frac, at_lo = NAN;
+	size_t lo, seen = 0;
+
+	if (!st.percentile) {
+		for (size_t k = 0; k < n; k++) {
+			size_t i = draw(seed, n);
+
+			sx += x[i];
+			sw += w ? w[i] : 1;
+		}
+		return sw > 0 ? sx / sw : NAN;
+	}
+	memset(counts, 0, n * sizeof(*counts));
+	for (size_t k = 0; k < n; k++)
+		counts[draw(seed, n)]++;
+	rank = st.pct <= 0 ? 0 : st.pct >= 100 ? (double)(n - 1) : st.pct / 100.0 * (n - 1);
+	lo = (size_t)rank;
+	frac = rank - lo;
+	for (size_t i = 0; i < n; i++) {
+		seen += counts[i];
+		if (isnan(at_lo) && seen > lo) {
+			at_lo = x[i];
+			if (frac == 0 || seen > lo + 1)
+				return at_lo + frac * (x[i] - at_lo);
+		} else if (!isnan(at_lo) && counts[i]) {
+			return at_lo + frac * (x[i] - at_lo);
+		}
+	}
+	return at_lo;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+bool diff__interval(const double *bx, const double *bw, size_t nb, const double *nx, const double *nw, size_t nn,
+		    struct diff_stat st, unsigned int reps, uint64_t seed, double *lo, double *hi)
+{
+	double *change = NULL, *bs = NULL, *ns = NULL;
+	uint32_t *counts = NULL;
+	bool ok = false;
+
+	*lo = *hi = NAN;
+	if (nb < 2 || nn < 2 || !reps)
+		return false;
+	if (st.percentile) {
+		double tail = fmin(st.pct, 100.0 - st.pct) / 100.0;
+
+		if (tail * (double)(nb < nn ? nb : nn) < DIFF_TAIL_MIN)
+			return false;
+	}
+	change = calloc(reps, sizeof(*change));
+	if (st.percentile) {
+		bs = malloc(nb * sizeof(*bs));
+		ns = malloc(nn * sizeof(*ns));
+		counts = calloc(nb > nn ? nb : nn, sizeof(*counts));
+	}
+	if (!change || (st.percentile && (!bs || !ns || !counts)))
+		goto out;
+	if (st.percentile) {
+		memcpy(bs, bx, nb * sizeof(*bs));
+		memcpy(ns, nx, nn * sizeof(*ns));
+		qsort(bs, nb, sizeof(*bs), cmp_double);
+		qsort(ns, nn, sizeof(*ns), cmp_double);
+		bx = bs;
+		nx = ns;
+	}
+	for (unsigned int r = 0; r < reps; r++) {
+		double b = resample(bx, bw, nb, st, &seed, counts), n = resample(nx, nw, nn, st, &seed, counts);
+
+		if (!(b > 0) || !isfinite(n))
+			goto out;
+		change[r] = 100.0 * (n - b) / b;
+	}
+	*lo = stats__percentile(change, reps, (100.0 - DIFF_LEVEL_PCT) / 2);
+	*hi = stats__percentile(change, reps, 100.0 - (100.0 - DIFF_LEVEL_PCT) / 2);
+	ok = true;
+out:
+	free(change);
+	free(bs);
+	free(ns);
+	free(counts);
+	return ok;
+}
+
+int diff__verdict(double change_pct, double lo, double hi, bool higher_is_better, double threshold_pct)
+{
+	double worse = higher_is_better ? -change_pct : change_pct;
+	double worse_lo = higher_is_better ? -hi : lo, worse_hi = higher_is_better ? -lo : hi;
+
+	if (!isfinite(change_pct) || !isfinite(lo) || !isfinite(hi))
+		return 0;
+	if (worse > threshold_pct && worse_lo > 0)
+		return -1;
+	if (worse < -threshold_pct && worse_hi < 0)
+		return 1;
+	return 0;
+}
+
+/* ---- the figures, per cycle ---- */
+
+/* A figure of one cycle as (x, w) for the statistic; false: the cycle has none. */
+typedef bool (*cycle_figure)(const struct model *m, const struct model_cycle *c, int arg, double *x, double *w);
+
+static bool cycle_ms(const struct model *m, const struct model_cycle *c, int arg, double *x, double *w)
+{
+	(void)m, (void)arg;
+	*x = c->duration_ms;
+	*w = 1;
+	return isfinite(*x);
+}
+
+static bool phase_ms(const struct model *m, const struct model_cycle *c, int ph, double *x, double *w)
+{
+	(void)m;
+	if (ph <= 0 || !c->phases[ph].present || !c->phases[ph].calls || !isfinite(c->phases[ph].ms))
+		return false;
+	*x = c->phases[ph].ms;
+	*w = (double)c->phases[ph].calls;
+	return true;
+}
+
+static bool energy_j(const struct model *m, const struct model_cycle *c, int arg, double *x, double *w)
+{
+	(void)m, (void)arg;
+	*x = c->energy.total_j;
+	*w = 1;
+	return c->energy.present && isfinite(*x);
+}
+
+enum { LL_DECODE, LL_PREFILL, LL_JOULES };
+
+/* tokens over seconds, joules over tokens: the ratio the whole run's figure is */
+static bool llama_fig(const struct model *m, const struct model_cycle *c, int which, double *x, double *w)
+{
+	const struct model_llama_cycle *l = &c->llama;
+
+	(void)m;
+	if (!l->present)
+		return false;
+	if (which == LL_DECODE) {
+		*w = l->decode_ms / 1000.0;
+		*x = l->decode_tokens_per_s * *w;
+	} else if (which == LL_PREFILL) {
+		*w = l->prefill_ms / 1000.0;
+		*x = l->prefill_tokens_per_s * *w;
+	} else {
+		*w = (double)l->generated_tokens;
+		*x = l->j_per_generated_token * *w;
+	}
+	return isfinite(*x) && *w > 0;
+}
+
+struct row {
+	const char *name;
+	double base, new_v;       /* NAN: absent */
+	bool higher_is_better;
+	cycle_figure fig;         /* NULL: a whole-run figure, no interval */
+	int arg;
+	struct diff_stat st;
+	const char *phase;        /* phase_ms's phase, by name: the ids differ between runs */
+};
+
+struct sample {
+	double *x, *w;
+	size_t n;
+};
+
+static void sample_of(const struct model *m, const struct row *r, struct sample *s)
+{
+	int arg = r->phase ? model__phase_id(m, r->phase) : r->arg;
+
+	s->x = calloc(m->ncycles + 1, sizeof(double));
+	s->w = calloc(m->ncycles + 1, sizeof(double));
+	s->n = 0;
+	if (!s->x || !s->w || arg < 0)
+		return;
+	for (size_t i = 0; i < m->ncycles; i++)
+		if (r->fig(m, &m->cycles[i], arg, &s->x[s->n], &s->w[s->n]))
+			s->n++;
+}
+
+/* ---- the table ---- */
+
+/* 1 when it is a regression (or absent on one side), else 0 */
+static int print_row(const struct model *b, const struct model *n, const struct row *r, double threshold)
+{
+	double change, speedup, lo = NAN, hi = NAN;
+	char ci[48] = "-";
+	const char *word;
+	int v;
+
+	if (!isfinite(r->base) && !isfinite(r->new_v))
+		return 0;
+	if (!isfinite(r->base) || !isfinite(r->new_v)) {
+		char bv[32] = "-", nv[32] = "-";
+
+		if (isfinite(r->base))
+			snprintf(bv, sizeof(bv), "%.3f", r->base);
+		if (isfinite(r->new_v))
+			snprintf(nv, sizeof(nv), "%.3f", r->new_v);
+		printf("%-28s %12s %12s %10s %9s %18s  MISSING in %s\n", r->name, bv, nv, "-", "-", "-",
+		       isfinite(r->base) ? "new" : "base");
+		return 1;
+	}
+	if (!(r->base > 0)) {
+		printf("%-28s %12.3f %12.3f %10s %9s %18s\n", r->name, r->base, r->new_v, "-", "-", "-");
+		return 0;
+	}
+	change = 100.0 * (r->new_v - r->base) / r->base;
+	/* how many times better new is, whichever way is better */
+	speedup = r->higher_is_better ? r->new_v / r->base : r->new_v > 0 ? r->base / r->new_v : NAN;
+	if (r->fig) {
+		struct sample sb, sn;
+
+		sample_of(b, r, &sb);
+		sample_of(n, r, &sn);
+		if (sb.x && sb.w && sn.x && sn.w &&
+		    diff__interval(sb.x, sb.w, sb.n, sn.x, sn.w, sn.n, r->st, DIFF_BOOT_REPS, DIFF_BOOT_SEED, &lo, &hi))
+			snprintf(ci, sizeof(ci), "%+.1f%%..%+.1f%%", lo, hi);
+		free(sb.x);
+		free(sb.w);
+		free(sn.x);
+		free(sn.w);
+	}
+	v = diff__verdict(change, lo, hi, r->higher_is_better, threshold);
+	printf("%-28s %12.3f %12.3f %+9.1f%% ", r->name, r->base, r->new_v, change);
+	if (isfinite(speedup))
+		printf("%8.2fx", speedup);
+	else
+		printf("%9s", "-");
+	word = v < 0 ? "REGRESSION" : v > 0 ? (r->higher_is_better ? "better" : "faster") :
+	       fabs(change) <= threshold || !r->fig ? "" : isfinite(lo) ? "within noise" : "no interval";
+	printf(" %18s%s%s\n", r->fig ? ci : "whole run", *word ? "  " : "", word);
+	return v < 0;
+}
+
+/* "cycle 'run_cycle'", "cycle_marker 'X'", "whole run" (+ presets) */
+static void describe_cycles(const struct model *m, char *buf, size_t len)
+{
+	json_t *cfg = m->run.config, *presets = json_object_get(cfg, "presets"), *p;
+	const char *cyc = json_string_value(json_object_get(cfg, "cycle"));
+	const char *mark = json_string_value(json_object_get(cfg, "cycle_marker"));
+	const char *src = m->agg.cycles_source;
+	size_t off, i;
+
+	if (cyc)
+		off = snprintf(buf, len, "cycle '%s'", cyc);
+	else if (mark)
+		off = snprintf(buf, len, "cycle_marker '%s'", mark);
+	else
+		off = snprintf(buf, len, "%s", src && strcmp(src, "whole_run") ? src : "whole run");
+	json_array_foreach(presets, i, p)
+		if (json_is_string(p) && off < len)
+			off += snprintf(buf + off, len - off, "%s%s", i ? "," : ", preset ", json_string_value(p));
+}
+
+static bool cycles_differ(const struct model *b, const struct model *n)
+{
+	static const char *const keys[] = { "cycle", "cycle_marker", "presets" };
+	const char *bs = b->agg.cycles_source, *ns = n->agg.cycles_source;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *x = json_object_get(b->run.config, keys[i]), *y = json_object_get(n->run.config, keys[i]);
+
+		if (json_is_null(x))
+			x = NULL;
+		if (json_is_null(y))
+			y = NULL;
+		if ((x || y) && !json_equal(x, y))
+			return true;
+	}
+	return (bs || ns) && (!bs || !ns || strcmp(bs, ns));
+}
+
+static void print_header(const struct model *b, const struct model *n)
+{
+	json_t *bp = json_object_get(b->run.system, "power"), *np = json_object_get(n->run.system, "power");
+	size_t bc = b->ncycles, nc = n->ncycles;
+	char bm[200], nm[200];
+
+	/* the power mode decides the figures: never compare two modes silently */
+	power_mode__describe(bp, bm, sizeof(bm));
+	power_mode__describe(np, nm, sizeof(nm));
+	if (strcmp(bm, "unknown") || strcmp(nm, "unknown")) {
+		printf("power mode: base %s; new %s\n", bm, nm);
+		if (power_mode__differs(bp, np))
+			printf("WARNING: the runs were made in different power modes: the figures below compare the modes too\n");
+	}
+	describe_cycles(b, bm, sizeof(bm));
+	describe_cycles(n, nm, sizeof(nm));
+	printf("cycles: base %zu (%s); new %zu (%s)\n", bc, bm, nc, nm);
+	if (cycles_differ(b, n))
+		printf("WARNING: the cycles are defined differently: per-cycle figures and speedups compare "
+		       "different spans of work\n");
+	else if (bc && nc && (bc * 2 < nc || nc * 2 < bc))
+		printf("WARNING: the cycle counts differ by more than a factor of 2: the runs did different amounts of work\n");
+	if (bc < 2 || nc < 2)
+		printf("no interval: %s has %zu cycle%s (an interval needs 2 or more on each side); changes are shown "
+		       "without a verdict\n", bc < 2 ? "base" : "new", bc < 2 ? bc : nc, (bc < 2 ? bc : nc) == 1 ? "" : "s");
+	printf("%-28s %12s %12s %10s %9s %18s\n", "metric", "base", "new", "change", "speedup", "95% interval");
+}
+
+/* a lower-is-better row */
+static void add(struct row *rows, int *k, const char *name, double base, double new_v, cycle_figure fig,
+		struct diff_stat st)
+{
+	rows[(*k)++] = (struct row){ .name = name, .base = base, .new_v = new_v, .fig = fig, .st = st };
+}
+
+int diff__compare(const struct model *b, const struct model *n, double threshold)
+{
+	const struct model_aggregates *ba = &b->agg, *na = &n->agg;
+	struct llama_diff_row ll[LLAMA_DIFF_ROWS];
+	struct row rows[16 + 2 * IT_MAX_PHASES];
+	char labels[2 * IT_MAX_PHASES][64];
+	int k = 0, nl = 0, regressions = 0;
+	const struct diff_stat mean = { false, 0 };
+
+	print_header(b, n);
+	const struct diff_stat p50 = { true, 50 }, p95 = { true, 95 }, p99 = { true, 99 }, p100 = { true, 100 };
+
+	add(rows, &k, "duration_s", b->run.duration_s, n->run.duration_s, NULL, mean);
+	add(rows, &k, "avg_cycle_ms", ba->avg_cycle_ms, na->avg_cycle_ms, cycle_ms, mean);
+	add(rows, &k, "p50_cycle_ms", ba->p50_cycle_ms, na->p50_cycle_ms, cycle_ms, p50);
+	add(rows, &k, "p95_cycle_ms", ba->p95_cycle_ms, na->p95_cycle_ms, cycle_ms, p95);
+	add(rows, &k, "p99_cycle_ms", ba->p99_cycle_ms, na->p99_cycle_ms, cycle_ms, p99);
+	add(rows, &k, "max_cycle_ms", ba->max_cycle_ms, na->max_cycle_ms, cycle_ms, p100);
+	add(rows, &k, "energy_j_per_cycle",
+	    b->energy.cycles_measured ? b->energy.cycles.total_j / b->energy.cycles_measured : NAN,
+	    n->energy.cycles_measured ? n->energy.cycles.total_j / n->energy.cycles_measured : NAN, energy_j, mean);
+	/* the phases of either run: one the other lacks is shown absent there */
+	for (int side = 0; side < 2; side++) {
+		const struct model *m = side ? n : b, *o = side ? b : n;
+
+		for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+			const struct model_phase_summary *v = &m->phases[ph], *ov;
+			int oid;
+			double mine, other;
+
+			if (!m->phase_names[ph] || !v->present || !v->calls)
+				continue;
+			oid = model__phase_id(o, m->phase_names[ph]);
+			ov = oid > 0 ? &o->phases[oid] : NULL;
+			if (side && ov && ov->present && ov->calls)
+				continue; /* a row already, from the base */
+			mine = v->total_ms / v->calls;
+			other = ov && ov->present && ov->calls ? ov->total_ms / ov->calls : NAN;
+			snprintf(labels[nl], sizeof(labels[nl]), "phase %s ms/call", m->phase_names[ph]);
+			add(rows, &k, labels[nl++], side ? other : mine, side ? mine : other, phase_ms, mean);
+			rows[k - 1].phase = m->phase_names[ph];
+		}
+	}
+	for (int i = 0; i < k; i++)
+		regressions += print_row(b, n, &rows[i], threshold);
+	nl = llama__diff_rows(b, n, threshold, ll);
+	for (int i = 0; i < nl; i++) {
+		struct row r = { .name = ll[i].name, .base = ll[i].base, .new_v = ll[i].new_v,
+				 .higher_is_better = ll[i].higher_is_better, .fig = llama_fig, .st = mean };
+
+		r.arg = strstr(r.name, "decode") ? LL_DECODE : strstr(r.name, "prefill") ? LL_PREFILL : LL_JOULES;
+		regressions += print_row(b, n, &r, threshold);
+	}
+	return regressions;
+}
