@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Root-safe and honest under hostile or careless input: profiles edited by
+hand, contradictory command lines, signals, names and bytes chosen by the
+traced program, misspelt probes and a target that fails on its own."""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+from common import INFERTRACE
+
+NAN_INF = re.compile(r"(?<![A-Za-z_])-?(nan|inf)(?![A-Za-z_])", re.I)
+
+
+def profile(**kw):
+    """A minimal profile.json that report and diff accept."""
+    p = {"schema_version": "1.0", "tool": {"name": "infertrace", "version": "test"}, "duration_s": 1.0,
+         "aggregate_metrics": {"total_cycles": 0}, "phases": {}, "cycles": [],
+         "lost": {"samples": 0, "events": 0}}
+    p.update(kw)
+    return p
+
+
+def write_profile(p):
+    d = tempfile.mkdtemp(prefix="it-hostile-")
+    with open(os.path.join(d, "profile.json"), "w") as f:
+        json.dump(p, f)
+    return d
+
+
+def run(*argv, **kw):
+    return subprocess.run([INFERTRACE] + list(argv), text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=kw.pop("timeout", 60), **kw)
+
+
+class TestReportInputs(unittest.TestCase):
+    """report and diff on profiles no recording writes: each a one-line
+    reason and exit 4, or a report without nan/inf."""
+
+    def test_too_many_phases(self):
+        d = write_profile(profile(phases={f"p{i}": {"total_ms": 1.0, "calls": 1} for i in range(40)}))
+        for argv in (["report", d], ["diff", d, d]):
+            p = run(*argv)
+            self.assertEqual(p.returncode, 4, p.stderr)
+            self.assertIn("more than 31 phase", p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_numeric_schema_version(self):
+        d = write_profile(profile(schema_version=1))
+        for argv in (["report", d], ["diff", d, d]):
+            p = run(*argv)
+            self.assertEqual(p.returncode, 4, p.stderr)
+            self.assertIn("schema_version must be a string", p.stderr)
+            self.assertNotIn("no schema_version", p.stderr)
+
+    def test_idle_target_no_nan(self):
+        """An idle -p target: no target CPU time, no achieved rate."""
+        d = write_profile(profile(
+            samples={"total": 0, "requested_hz": 99, "achieved_hz": None, "target_cpu_seconds": 0,
+                     "stack_quality": {"complete_percent": None}},
+            phases={"work": {"calls": 3}}, self={"cpu_s": 0.1},
+            probes_overhead={"cost_ns_per_hit": 900.0, "phases": {"work": {}}}))
+        p = run("report", d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Hz achieved", p.stdout)
+        self.assertIsNone(NAN_INF.search(p.stdout), p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
