@@ -68,5 +68,26 @@ class TestReportInputs(unittest.TestCase):
         self.assertIsNone(NAN_INF.search(p.stdout), p.stdout)
 
 
+class TestTargetConflicts(unittest.TestCase):
+    """-p PID and -- COMMAND name two targets; --user only applies to a
+    launched command. Refused before anything runs (it used to record the
+    command and ignore the PID, exit 0)."""
+
+    def test_pid_and_command(self):
+        out = tempfile.mkdtemp(prefix="it-hostile-")
+        marker = os.path.join(out, "ran")
+        for argv in (["-p", str(os.getpid()), "--", "touch", marker],
+                     ["-p", str(os.getpid()), "--user", "nobody", "--", "touch", marker]):
+            p = run("record", "-o", os.path.join(out, "o"), *argv)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("not both", p.stderr)
+            self.assertFalse(os.path.exists(marker))
+
+    def test_user_with_pid(self):
+        p = run("record", "-o", tempfile.mkdtemp(prefix="it-hostile-"), "--user", "nobody", "-p", str(os.getpid()))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--user", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

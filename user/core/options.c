@@ -195,10 +195,10 @@ static int set_pids(struct record_opts *o, const char *arg, bool cfg, char *err,
 
 	if (!copy)
 		return fail(err, errlen, "out of memory");
-	if (!cfg && o->cli_target != 'p')
+	if (!cfg && !(o->cli_target & CLI_TARGET_PIDS))
 		o->npids = 0; /* the command line's PIDs replace the file's */
 	if (!cfg)
-		o->cli_target = 'p';
+		o->cli_target |= CLI_TARGET_PIDS;
 	if (!*arg)
 		ret = fail(err, errlen, "invalid PID '': expected a positive number");
 	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
@@ -668,7 +668,7 @@ static error_t record_parse_opt(int key, char *arg, struct argp_state *state)
 		/* first non-option argument: the command; argp stops here (ARGP_IN_ORDER,
 		 * "--" handled by argp) and we take the rest verbatim */
 		o->command = &state->argv[state->next - 1];
-		o->cli_target = 'c';
+		o->cli_target |= CLI_TARGET_COMMAND;
 		state->next = state->argc;
 		return 0;
 	default:
@@ -736,9 +736,14 @@ int record_opts__finish(struct record_opts *o)
 {
 	unsigned long max_rate = kernel_max_sample_rate();
 
+	if (o->cli_target == (CLI_TARGET_PIDS | CLI_TARGET_COMMAND)) {
+		print_error(o->user ? "give either -p PID or a COMMAND, not both (--user applies to the COMMAND)"
+			    : "give either -p PID or a COMMAND, not both");
+		return -EINVAL;
+	}
 	if (o->cli_target && o->command && o->npids) {
 		/* the command line's target replaces the --config file's */
-		if (o->cli_target == 'p')
+		if (o->cli_target == CLI_TARGET_PIDS)
 			o->command = NULL;
 		else
 			o->npids = 0;
@@ -752,7 +757,8 @@ int record_opts__finish(struct record_opts *o)
 		return -EINVAL;
 	}
 	if (o->user && !o->command) {
-		print_error("--user applies to a launched COMMAND; a running PID keeps its own user");
+		print_error(o->npids ? "--user applies to a launched COMMAND, not to -p PID: a running process keeps "
+			    "its own user; drop --user" : "--user applies to a launched COMMAND; a running PID keeps its own user");
 		return -EINVAL;
 	}
 	/* under sudo the command runs as whoever ran sudo, as it would without us */
