@@ -5,11 +5,13 @@ traced program, misspelt probes and a target that fails on its own."""
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
-from common import INFERTRACE
+from common import INFERTRACE, need_root
 
 NAN_INF = re.compile(r"(?<![A-Za-z_])-?(nan|inf)(?![A-Za-z_])", re.I)
 
@@ -87,6 +89,38 @@ class TestTargetConflicts(unittest.TestCase):
         p = run("record", "-o", tempfile.mkdtemp(prefix="it-hostile-"), "--user", "nobody", "-p", str(os.getpid()))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("--user", p.stderr)
+
+
+@need_root
+class TestStopSignals(unittest.TestCase):
+    """Every catchable terminating signal ends a recording as SIGINT does:
+    outputs written, stop_reason names it, the launched command ended. They
+    used to kill the tracer with no outputs and leave the command running."""
+
+    def test_signals_write_outputs(self):
+        for sig in (signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGRTMIN + 2):
+            with self.subTest(sig=sig):
+                d = tempfile.mkdtemp(prefix="it-hostile-")
+                marker = os.path.join(d, "pid")
+                p = subprocess.Popen([INFERTRACE, "record", "-q", "-o", os.path.join(d, "o"), "--", "sh", "-c",
+                                      f"echo $$ > {marker}.tmp; mv {marker}.tmp {marker}; exec sleep 60"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                deadline = time.time() + 60
+                while not os.path.exists(marker) and time.time() < deadline and p.poll() is None:
+                    time.sleep(0.05)
+                self.assertTrue(os.path.exists(marker), "the command never ran")
+                time.sleep(0.3)
+                p.send_signal(sig)
+                _, err = p.communicate(timeout=60)
+                self.assertEqual(p.returncode, 0, err)
+                with open(os.path.join(d, "o", "profile.json")) as f:
+                    reason = json.load(f)["stop_reason"]
+                name = signal.Signals(sig).name if sig in signal.Signals.__members__.values() else None
+                self.assertEqual(reason, name or f"SIGRTMIN+{sig - signal.SIGRTMIN}")
+                with open(marker) as f:
+                    pid = int(f.read())
+                self.assertFalse(os.path.exists(f"/proc/{pid}") and
+                                 open(f"/proc/{pid}/stat").read().split()[2] != "Z", "the command still runs")
 
 
 if __name__ == "__main__":
