@@ -11,7 +11,22 @@ import tempfile
 import time
 import unittest
 
-from common import INFERTRACE, need_root
+from common import FIXTURE_BUILD, FIXTURES, INFERTRACE, need_root, record
+
+ESC_NAME = b"evil\x1b[31m\x1b]0;owned\x07"
+BAD_UTF8_NAME = b"bad\xff\xfename"
+
+
+def odd_syms(tag, name):
+    """The odd_syms fixture with odd_spin renamed to name (bytes)."""
+    os.makedirs(FIXTURE_BUILD, exist_ok=True)
+    obj = os.path.join(FIXTURE_BUILD, f"odd_syms_{tag}.o")
+    out = os.path.join(FIXTURE_BUILD, f"odd_syms_{tag}")
+    subprocess.run(["gcc", "-c", "-O1", "-fno-omit-frame-pointer", os.path.join(FIXTURES, "odd_syms.c"),
+                    "-o", obj], check=True)
+    subprocess.run([b"objcopy", b"--redefine-sym", b"odd_spin=" + name, obj.encode()], check=True)
+    subprocess.run(["gcc", obj, "-o", out], check=True)
+    return out
 
 NAN_INF = re.compile(r"(?<![A-Za-z_])-?(nan|inf)(?![A-Za-z_])", re.I)
 
@@ -121,6 +136,23 @@ class TestStopSignals(unittest.TestCase):
                     pid = int(f.read())
                 self.assertFalse(os.path.exists(f"/proc/{pid}") and
                                  open(f"/proc/{pid}/stat").read().split()[2] != "Z", "the command still runs")
+
+
+@need_root
+class TestTerminalEscapes(unittest.TestCase):
+    """A symbol the target chose reaches report's terminal output escaped
+    (\\xHH), never as an escape sequence."""
+
+    def test_report_escapes_symbol(self):
+        exe = odd_syms("esc", ESC_NAME)
+        r = record(["-F", "499"], [exe, "400"], wall_split=None)
+        with open(os.path.join(r.dir, "stacks.folded"), "rb") as f:
+            self.assertIn(b"evil", f.read())
+        p = subprocess.run([INFERTRACE, "report", r.dir], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn(b"\x1b", p.stdout + p.stderr)
+        self.assertNotIn(b"\x07", p.stdout + p.stderr)
+        self.assertIn(b"evil\\x1B[31m", p.stdout)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "suggest.h"
 #include "tail.h"
+#include "text.h"
 
 /* DIR/profile.json or a .json file, into m; the directory of the outputs
  * into dir. 0, or non-zero with a message. */
@@ -316,7 +317,7 @@ static void print_top_functions(const char *dir)
 	folded__free(&leaf);
 }
 
-int cmd_report(int argc, char **argv)
+static int report_main(int argc, char **argv)
 {
 	struct model m;
 	char dir[4096];
@@ -461,7 +462,7 @@ static int write_diff_flamegraph(const char *base_dir, const char *new_dir, cons
 #define DIFF_USAGE "Usage: infertrace diff [--threshold PCT] [--flamegraph FILE] BASE NEW " \
 	"(record directories or profile.json files)\n"
 
-int cmd_diff(int argc, char **argv)
+static int diff_main(int argc, char **argv)
 {
 	double threshold = 5.0;
 	const char *svg = NULL;
@@ -516,4 +517,45 @@ int cmd_diff(int argc, char **argv)
 	if (rc)
 		return rc;
 	return regressions ? IT_EXIT_REGRESSION : IT_EXIT_OK;
+}
+
+/* Runs fn with stdout collected, then prints what it wrote escaped for a
+ * terminal (text__escape, newlines kept): names in a profile come from the
+ * traced program (symbols, perf maps, argv) or from whoever wrote the file,
+ * and must not reach the terminal as escape sequences. */
+static int through_term(int (*fn)(int, char **), int argc, char **argv)
+{
+	FILE *real = stdout, *mem;
+	char *buf = NULL, *clean;
+	size_t len = 0, need;
+	int rc;
+
+	fflush(stdout);
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return fn(argc, argv);
+	stdout = mem;
+	rc = fn(argc, argv);
+	fclose(mem);
+	stdout = real;
+	need = text__escape(buf, len, TEXT_CONTROLS | TEXT_KEEP_NEWLINE, NULL, 0);
+	clean = malloc(need + 1);
+	if (clean) {
+		text__escape(buf, len, TEXT_CONTROLS | TEXT_KEEP_NEWLINE, clean, need + 1);
+		fwrite(clean, 1, need, stdout);
+	}
+	fflush(stdout);
+	free(clean);
+	free(buf);
+	return clean ? rc : IT_EXIT_RUNTIME;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	return through_term(report_main, argc, argv);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	return through_term(diff_main, argc, argv);
 }
