@@ -155,5 +155,34 @@ class TestTerminalEscapes(unittest.TestCase):
         self.assertIn(b"evil\\x1B[31m", p.stdout)
 
 
+@need_root
+class TestTargetFate(unittest.TestCase):
+    """The launched command's own exit, apart from the helpers it ran; a
+    command that cannot start is an error."""
+
+    def test_exit_status_and_helpers(self):
+        r = record(["-q"], ["sh", "-c", "readlink /nonexistent-34; sleep 0.1; exit 3"], wall_split=None)
+        self.assertRegex(r.stderr, r"the target sh \(pid \d+\) exited with status 3")
+        self.assertIn("helper processes the target ran: 0 crashed (a signal), 1 exited non-zero", r.stderr)
+        self.assertNotIn("crashed or exited abnormally", r.stderr)
+        roots = [p for p in r.profile["processes"] if p["root"]]
+        self.assertEqual([p.get("exit_code") for p in roots], [3])
+        roles = {c["comm"]: c["role"] for c in r.profile["crashes"]}
+        self.assertEqual(roles, {"sh": "target", "readlink": "helper"})
+        p = run("report", r.dir)
+        self.assertRegex(p.stdout, r"Target: sh \(pid \d+\) exited with status 3")
+        self.assertIn("1 exited non-zero", p.stdout)
+
+    def test_crash_is_not_an_exit(self):
+        r = record(["-q"], ["sh", "-c", "kill -SEGV $$"], wall_split=None)
+        self.assertRegex(r.stderr, r"the target sh \(pid \d+\) crashed: killed by SIGSEGV")
+        self.assertRegex(run("report", r.dir).stdout, r"Target: sh \(pid \d+\) crashed: killed by SIGSEGV")
+
+    def test_cannot_start(self):
+        p = run("record", "-q", "-o", tempfile.mkdtemp(prefix="it-hostile-"), "--", "/nonexistent-34/cmd")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertIn("cannot start '/nonexistent-34/cmd'", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

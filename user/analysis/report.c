@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "json_num.h"
 #include "exit_codes.h"
@@ -56,6 +58,48 @@ static const char *fmt_ms(char *buf, size_t len, double v, int width, int prec)
 /* fmt_ms into a buffer that lives until the end of the statement: for the
  * figures read from a profile, which may be absent (NaN) in any of them. */
 #define FIG(v, prec) fmt_ms((char[40]){ 0 }, 40, (v), 0, (prec))
+
+/* How a process ended: "exited with status 3", "crashed: killed by SIGSEGV". */
+static const char *fate(const struct model_process *p, char *buf, size_t len)
+{
+	const char *abbrev = WIFSIGNALED(p->exit_status) ? sigabbrev_np(WTERMSIG(p->exit_status)) : NULL;
+
+	if (WIFSIGNALED(p->exit_status))
+		snprintf(buf, len, "crashed: killed by SIG%s", abbrev ? abbrev : "?");
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(p->exit_status));
+	return buf;
+}
+
+/* The targets' own fate, apart from the helpers they ran: a command that
+ * failed at once leaves a short recording that is no experiment. */
+static void print_fate(const struct model *m)
+{
+	size_t helpers_sig = 0, helpers_exit = 0;
+	bool stopped = m->run.stop_reason && strcmp(m->run.stop_reason, "target exited");
+	char buf[64];
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct model_process *p = &m->procs[i];
+
+		if (!p->exited || (!p->root && p->exit_status == 0))
+			continue;
+		if (!p->root) {
+			*(WIFSIGNALED(p->exit_status) ? &helpers_sig : &helpers_exit) += 1;
+			continue;
+		}
+		if (stopped && WIFSIGNALED(p->exit_status) &&
+		    (WTERMSIG(p->exit_status) == SIGTERM || WTERMSIG(p->exit_status) == SIGKILL))
+			printf("Target: %s (pid %d) was ended by the recording (%s)\n", p->comm, (int)p->pid,
+			       m->run.stop_reason);
+		else if (p->exit_status)
+			printf("Target: %s (pid %d) %s%s\n", p->comm, (int)p->pid, fate(p, buf, sizeof(buf)),
+			       m->run.command && !WIFSIGNALED(p->exit_status) ? " (non-zero: check the command's own output)" : "");
+	}
+	if (helpers_sig + helpers_exit)
+		printf("Helpers (processes the targets ran): %zu crashed (a signal), %zu exited non-zero (see "
+		       "crashes in profile.json)\n", helpers_sig, helpers_exit);
+}
 
 static void print_samples(const struct model *m)
 {
@@ -337,6 +381,7 @@ static int report_main(int argc, char **argv)
 		printf(" %s", *a);
 	printf("%s\nDuration: %s s   stopped by: %s\n", m.run.command ? "" : " (attached to PIDs)",
 	       FIG(m.run.duration_s, 2), m.run.stop_reason ? m.run.stop_reason : "?");
+	print_fate(&m);
 	print_samples(&m);
 	print_cycles(&m);
 	print_energy(&m);
