@@ -184,5 +184,33 @@ class TestTargetFate(unittest.TestCase):
         self.assertIn("cannot start '/nonexistent-34/cmd'", p.stderr)
 
 
+@need_root
+class TestNonUtf8(unittest.TestCase):
+    """Bytes that are not UTF-8 (an argument, the output path, a symbol)
+    keep every output valid and stay recoverable as \\xHH text."""
+
+    def test_outputs_stay_valid(self):
+        import xml.etree.ElementTree as ET
+        exe = odd_syms("utf8", BAD_UTF8_NAME)
+        base = tempfile.mkdtemp(prefix="it-hostile-").encode()
+        out = base + b"/out\xffdir"
+        p = subprocess.run([INFERTRACE.encode(), b"record", b"-q", b"-F", b"499", b"-o", out, b"--",
+                            exe.encode(), b"400", b"0", b"arg\xff\\x41"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out + b"/profile.json", "rb") as f:
+            prof = json.loads(f.read().decode("utf-8"))  # strict: valid UTF-8
+        self.assertEqual(prof["command"][-1], "arg\\xFF\\x5Cx41")
+        self.assertTrue(prof["config"]["output_dir"].endswith("out\\xFFdir"), prof["config"])
+        ET.parse(out + b"/flamegraph.svg")  # well-formed XML
+        with open(out + b"/flamegraph.svg", "rb") as f:
+            self.assertIn(b"bad\\xFF\\xFEname", f.read())
+        with open(out + b"/trace.json", "rb") as f:
+            names = {e.get("name") for e in json.loads(f.read().decode("utf-8"))["traceEvents"]}
+        self.assertIn("bad\\xFF\\xFEname", names)
+        with open(out + b"/stacks.folded", "rb") as f:
+            self.assertIn(b"bad\\xFF\\xFEname", f.read())
+
+
 if __name__ == "__main__":
     unittest.main()

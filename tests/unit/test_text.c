@@ -41,7 +41,7 @@ static void test_rule(void **st)
 
 	(void)st;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		e = text__escaped(cases[i], TEXT_CONTROLS);
+		e = text__escaped(cases[i], TEXT_CONTROLS | TEXT_BACKSLASH);
 		assert_non_null(e);
 		for (const unsigned char *p = (const unsigned char *)e; *p; p++)
 			assert_true(*p >= 0x20 && *p != 0x7f);
@@ -51,10 +51,10 @@ static void test_rule(void **st)
 		assert_string_equal(back, cases[i]);
 		free(e);
 	}
-	e = text__escaped("evil\x1b[31m\xff\xfe", 0);
+	e = text__escaped("evil\x1b[31m\xff\xfe", TEXT_BACKSLASH);
 	assert_string_equal(e, "evil\x1b[31m\\xFF\\xFE"); /* controls stay valid UTF-8 for JSON */
 	free(e);
-	e = text__escaped("a\\xb\\y", 0);
+	e = text__escaped("a\\xb\\y", TEXT_BACKSLASH);
 	assert_string_equal(e, "a\\x5Cxb\\y");
 	free(e);
 	assert_false(text__needs_escape("caf\xc3\xa9 \\n", 8, TEXT_CONTROLS));

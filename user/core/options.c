@@ -12,6 +12,7 @@
 #include "config_file.h"
 #include "exit_codes.h"
 #include "metrics.h"
+#include "json_text.h"
 #include "options.h"
 #include "sysfs_readers.h"
 
@@ -831,7 +832,7 @@ static json_t *named_json(const struct named_spec *arr, int n)
 	json_t *o = json_object();
 
 	for (int i = 0; i < n; i++)
-		json_object_set_new(o, arr[i].name, json_string(arr[i].specs));
+		json_object_set_new(o, arr[i].name, json_text(arr[i].specs));
 	return o;
 }
 
@@ -839,32 +840,32 @@ json_t *record_opts__json(const struct record_opts *o)
 {
 	json_t *c = json_object(), *presets = json_array();
 
-	json_object_set_new(c, "output_dir", json_string(o->output_dir));
+	json_object_set_new(c, "output_dir", json_text(o->output_dir));
 	json_object_set_new(c, "frequency", json_integer(o->frequency));
 	json_object_set_new(c, "duration_s", o->duration_s > 0 ? json_real(o->duration_s) : json_null());
 	if (o->checkpoint_s > 0)
 		json_object_set_new(c, "checkpoint_s", json_real(o->checkpoint_s));
 	if (o->rotate_keep)
 		json_object_set_new(c, "rotate", json_integer(o->rotate_keep));
-	json_object_set_new(c, "cycle", o->cycle_spec ? json_string(o->cycle_spec) : json_null());
-	json_object_set_new(c, "cycle_marker", o->cycle_marker_spec ? json_string(o->cycle_marker_spec) : json_null());
+	json_object_set_new(c, "cycle", o->cycle_spec ? json_text(o->cycle_spec) : json_null());
+	json_object_set_new(c, "cycle_marker", o->cycle_marker_spec ? json_text(o->cycle_marker_spec) : json_null());
 	json_object_set_new(c, "phases", named_json(o->phases, o->nphases));
 	json_object_set_new(c, "counts", named_json(o->counts, o->ncounts));
 	for (int i = 0; i < o->npresets; i++)
-		json_array_append_new(presets, json_string(o->presets[i]));
+		json_array_append_new(presets, json_text(o->presets[i]));
 	json_object_set_new(c, "presets", presets);
-	json_object_set_new(c, "call_graph", json_string(o->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
+	json_object_set_new(c, "call_graph", json_text(o->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
 	json_object_set_new(c, "follow_children", json_boolean(!o->no_follow_children));
-	json_object_set_new(c, "comm", o->comm ? json_string(o->comm) : json_null());
+	json_object_set_new(c, "comm", o->comm ? json_text(o->comm) : json_null());
 	if (o->run_as.set)
-		json_object_set_new(c, "user", json_string(o->run_as.name));
-	json_object_set_new(c, "gpu", json_string(o->gpu_mode));
+		json_object_set_new(c, "user", json_text(o->run_as.name));
+	json_object_set_new(c, "gpu", json_text(o->gpu_mode));
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
 	json_object_set_new(c, "offcpu_sample_us", json_integer(o->offcpu_sample_us));
 	json_object_set_new(c, "max_memory_mb", json_integer(o->max_memory_mb));
-	json_object_set_new(c, "jit_maps", json_string(o->jit_maps ? o->jit_maps : "on"));
-	json_object_set_new(c, "metrics", o->metrics ? json_string(o->metrics) : json_null());
-	json_object_set_new(c, "config_file", o->config_file ? json_string(o->config_file) : json_null());
+	json_object_set_new(c, "jit_maps", json_text(o->jit_maps ? o->jit_maps : "on"));
+	json_object_set_new(c, "metrics", o->metrics ? json_text(o->metrics) : json_null());
+	json_object_set_new(c, "config_file", o->config_file ? json_text(o->config_file) : json_null());
 	return c;
 }

@@ -45,7 +45,7 @@ static int unit(const unsigned char *s, size_t i, size_t n, unsigned flags, bool
 {
 	int len = text__utf8_len(s + i, n - i);
 
-	*esc = !len || (s[i] == '\\' && i + 1 < n && s[i + 1] == 'x');
+	*esc = !len || ((flags & TEXT_BACKSLASH) && s[i] == '\\' && i + 1 < n && s[i + 1] == 'x');
 	if (!*esc && (flags & TEXT_CONTROLS))
 		*esc = (s[i] < 0x20 && !((s[i] == '\n' || s[i] == '\t') && (flags & TEXT_KEEP_NEWLINE))) || s[i] == 0x7f ||
 		       (len == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0); /* C1: U+0080-U+009F */

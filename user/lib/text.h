@@ -4,10 +4,12 @@
  * safe for a terminal, and keeps the bytes recoverable:
  *
  *   each byte of an invalid UTF-8 sequence, and each backslash followed by
- *   `x`, is written as \xHH (two upper-case hex digits); with TEXT_CONTROLS,
- *   each control character (C0, DEL, C1) is too.
+ *   `x`, is written as \xHH (two upper-case hex digits).
  *
- * Replacing every \xHH by its byte gives the original back (docs/outputs.md). */
+ * Replacing every \xHH by its byte gives the original back (docs/outputs.md).
+ * Text already escaped so (a frame name from a folded file or profile.json)
+ * is shown on a terminal or in SVG with TEXT_CONTROLS and without
+ * TEXT_BACKSLASH: control characters become \xHH, backslashes stay. */
 #ifndef INFERTRACE_TEXT_H
 #define INFERTRACE_TEXT_H
 
@@ -17,6 +19,7 @@
 enum text_flags {
 	TEXT_CONTROLS = 1,     /* escape control characters too (for a terminal) */
 	TEXT_KEEP_NEWLINE = 2, /* with TEXT_CONTROLS: leave '\n' and '\t' as they are */
+	TEXT_BACKSLASH = 4,    /* escape a backslash followed by 'x' (raw text in) */
 };
 
 /* Length of the valid UTF-8 sequence at s, of at most n bytes (1-4), or 0. */

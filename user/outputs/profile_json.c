@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "json_num.h"
+#include "json_text.h"
 #include "model.h"
 #include "profile.h"
 #include "stats.h"
@@ -352,7 +353,7 @@ json_t *model__to_json(const struct model *m)
 	if (m->run.command) {
 		cmd = json_array();
 		for (char **a = m->run.command; *a; a++)
-			json_array_append_new(cmd, json_string(*a));
+			json_array_append_new(cmd, json_text(*a));
 	} else {
 		cmd = json_null();
 	}
