@@ -181,11 +181,34 @@ static void test_ratelimit(void **state)
 	assert_int_equal(r.held, 1);
 }
 
+/* A name the target chose (a perf-map or ELF symbol) carries no escape
+ * sequence to the terminal: its control bytes and invalid UTF-8 are \xHH. */
+static void test_top_escapes_names(void **state)
+{
+	struct model m;
+	char lines[40][256];
+	bool found = false;
+	int n;
+
+	(void)state;
+	fixture(&m);
+	assert_int_equal(folded__add(&m.oncpu, "main;evil\x1b[31m\xff\xfe", 50), 0);
+	n = top__format(&m, NULL, NULL, lines, 40, 200);
+	for (int i = 0; i < n; i++) {
+		assert_null(strchr(lines[i], 0x1b));
+		assert_null(strchr(lines[i], (char)0xff));
+		found |= strstr(lines[i], "evil\\x1B[31m\\xFF\\xFE") != NULL;
+	}
+	assert_true(found);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_addr),
 		cmocka_unit_test(test_top_lines),
+		cmocka_unit_test(test_top_escapes_names),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_ratelimit),
 	};

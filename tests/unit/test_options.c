@@ -252,6 +252,18 @@ static void test_config_repeats_append_and_command_line_wins(void **state)
 		assert_null(o.npids ? "pids kept" : NULL);
 		record_opts__free(&o);
 	}
+	{
+		/* the command line itself names both: refused as the file's pair is */
+		const char *a4[] = { "-p", "7", "--", "true", NULL };
+		const char *a5[] = { "--user", "nobody", "-p", "7", NULL };
+
+		assert_int_not_equal(parse(&o, a4), 0);
+		assert_non_null(strstr(errbuf, "not both"));
+		record_opts__free(&o);
+		assert_int_not_equal(parse(&o, a5), 0);
+		assert_non_null(strstr(errbuf, "--user"));
+		record_opts__free(&o);
+	}
 }
 
 static void test_config_abbreviations_and_aliases(void **state)

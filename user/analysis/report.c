@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "diff.h"
 #include "json_num.h"
@@ -19,6 +21,7 @@
 #include "report.h"
 #include "suggest.h"
 #include "tail.h"
+#include "text.h"
 
 /* DIR/profile.json or a .json file, into m; the directory of the outputs
  * into dir. 0, or non-zero with a message. */
@@ -43,6 +46,62 @@ static int load_model(const char *arg, struct model *m, char *dir, size_t dirlen
 	return 0;
 }
 
+/* A number, or a dash for a figure that does not exist: never `nan`. */
+static const char *fmt_ms(char *buf, size_t len, double v, int width, int prec)
+{
+	if (isfinite(v))
+		snprintf(buf, len, "%*.*f", width, prec, v);
+	else
+		snprintf(buf, len, "%*s", width, "-");
+	return buf;
+}
+
+/* fmt_ms into a buffer that lives until the end of the statement: for the
+ * figures read from a profile, which may be absent (NaN) in any of them. */
+#define FIG(v, prec) fmt_ms((char[40]){ 0 }, 40, (v), 0, (prec))
+
+/* How a process ended: "exited with status 3", "crashed: killed by SIGSEGV". */
+static const char *fate(const struct model_process *p, char *buf, size_t len)
+{
+	const char *abbrev = WIFSIGNALED(p->exit_status) ? sigabbrev_np(WTERMSIG(p->exit_status)) : NULL;
+
+	if (WIFSIGNALED(p->exit_status))
+		snprintf(buf, len, "crashed: killed by SIG%s", abbrev ? abbrev : "?");
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(p->exit_status));
+	return buf;
+}
+
+/* The targets' own fate, apart from the helpers they ran: a command that
+ * failed at once leaves a short recording that is no experiment. */
+static void print_fate(const struct model *m)
+{
+	size_t helpers_sig = 0, helpers_exit = 0;
+	bool stopped = m->run.stop_reason && strcmp(m->run.stop_reason, "target exited");
+	char buf[64];
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct model_process *p = &m->procs[i];
+
+		if (!p->exited || (!p->root && p->exit_status == 0))
+			continue;
+		if (!p->root) {
+			*(WIFSIGNALED(p->exit_status) ? &helpers_sig : &helpers_exit) += 1;
+			continue;
+		}
+		if (stopped && WIFSIGNALED(p->exit_status) &&
+		    (WTERMSIG(p->exit_status) == SIGTERM || WTERMSIG(p->exit_status) == SIGKILL))
+			printf("Target: %s (pid %d) was ended by the recording (%s)\n", p->comm, (int)p->pid,
+			       m->run.stop_reason);
+		else if (p->exit_status)
+			printf("Target: %s (pid %d) %s%s\n", p->comm, (int)p->pid, fate(p, buf, sizeof(buf)),
+			       m->run.command && !WIFSIGNALED(p->exit_status) ? " (non-zero: check the command's own output)" : "");
+	}
+	if (helpers_sig + helpers_exit)
+		printf("Helpers (processes the targets ran): %zu crashed (a signal), %zu exited non-zero (see "
+		       "crashes in profile.json)\n", helpers_sig, helpers_exit);
+}
+
 static void print_samples(const struct model *m)
 {
 	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
@@ -54,9 +113,10 @@ static void print_samples(const struct model *m)
 		printf("Samples: none recorded\n");
 		return;
 	}
-	printf("Samples: %.0f at %.0f Hz requested, %.1f Hz achieved over %.2f s of target CPU time\n",
-	       json_num(s, "total"), json_num(s, "requested_hz"), json_num(s, "achieved_hz"), json_num(s, "target_cpu_seconds"));
-	printf("Stacks: %.1f%% complete (reach main/thread start)\n", json_num(q, "complete_percent"));
+	printf("Samples: %s at %s Hz requested, %s Hz achieved over %s s of target CPU time\n",
+	       FIG(json_num(s, "total"), 0), FIG(json_num(s, "requested_hz"), 0), FIG(json_num(s, "achieved_hz"), 1),
+	       FIG(json_num(s, "target_cpu_seconds"), 2));
+	printf("Stacks: %s%% complete (reach main/thread start)\n", FIG(json_num(q, "complete_percent"), 1));
 	json_object_foreach(objs, key, v) {
 		if (json_num(v, "truncated_percent") <= 20 || json_num(v, "samples") < 10)
 			continue;
@@ -72,16 +132,6 @@ static void print_samples(const struct model *m)
 	if (model__lost(m, "samples") || model__lost(m, "events"))
 		printf("WARNING: %llu samples and %llu events were lost: numbers are incomplete\n",
 		       (unsigned long long)model__lost(m, "samples"), (unsigned long long)model__lost(m, "events"));
-}
-
-/* A number, or a dash for a figure that does not exist: never `nan`. */
-static const char *fmt_ms(char *buf, size_t len, double v, int width, int prec)
-{
-	if (isfinite(v))
-		snprintf(buf, len, "%*.*f", width, prec, v);
-	else
-		snprintf(buf, len, "%*s", width, "-");
-	return buf;
 }
 
 /* Start-up and tear-down, outside the cycles: not in the verdicts. */
@@ -120,13 +170,13 @@ static void print_cycles(const struct model *m)
 	       fmt_ms(b[1], 32, a->p50_cycle_ms, 0, 2), fmt_ms(b[2], 32, a->p95_cycle_ms, 0, 2),
 	       fmt_ms(b[3], 32, a->p99_cycle_ms, 0, 2), fmt_ms(b[4], 32, a->max_cycle_ms, 0, 2));
 	if (isfinite(a->avg_tokens_per_second))
-		printf("Tokens/s: %.2f during the inference phase, %.2f over the whole cycle\n",
-		       a->avg_tokens_per_second, a->avg_tokens_per_second_wall);
+		printf("Tokens/s: %.2f during the inference phase, %s over the whole cycle\n",
+		       a->avg_tokens_per_second, FIG(a->avg_tokens_per_second_wall, 2));
 	if (m->llama.present) {
-		printf("llama.cpp: prompt %llu tokens in %.1f ms (%s tok/s), generation %llu tokens in %.1f ms (%s tok/s)",
-		       (unsigned long long)m->llama.prompt_tokens, m->llama.prefill_ms,
+		printf("llama.cpp: prompt %llu tokens in %s ms (%s tok/s), generation %llu tokens in %s ms (%s tok/s)",
+		       (unsigned long long)m->llama.prompt_tokens, FIG(m->llama.prefill_ms, 1),
 		       fmt_ms(b[0], 32, m->llama.prefill_tokens_per_s, 0, 1), (unsigned long long)m->llama.generated_tokens,
-		       m->llama.decode_ms, fmt_ms(b[1], 32, m->llama.decode_tokens_per_s, 0, 1));
+		       FIG(m->llama.decode_ms, 1), fmt_ms(b[1], 32, m->llama.decode_tokens_per_s, 0, 1));
 		if (isfinite(m->llama.j_per_generated_token))
 			printf(", %.3f J per generated token", m->llama.j_per_generated_token);
 		printf("\n");
@@ -154,8 +204,9 @@ static void print_cycles(const struct model *m)
 			       "-", "-", "-", outside);
 			continue;
 		}
-		printf("%-20s %10.2f %8llu %7.1f%% %s %s %s %16s\n", m->phase_names[ph], v->total_ms,
-		       (unsigned long long)v->calls, v->percent_of_cycle, fmt_ms(b[0], 32, v->p50_ms, 10, 3),
+		printf("%-20s %s %8llu %s%% %s %s %s %16s\n", m->phase_names[ph], fmt_ms(b[3], 32, v->total_ms, 10, 2),
+		       (unsigned long long)v->calls, fmt_ms(b[4], 32, v->percent_of_cycle, 7, 1),
+		       fmt_ms(b[0], 32, v->p50_ms, 10, 3),
 		       fmt_ms(b[1], 32, v->p95_ms, 10, 3), fmt_ms(b[2], 32, v->p99_ms, 10, 3), outside);
 	}
 }
@@ -201,14 +252,14 @@ static void print_probe_overhead(const struct model *m)
 		return;
 	printf("\nProbe cost: %.1f us per hit (measured at start-up)", json_num(o, "cost_ns_per_hit") / 1e3);
 	json_object_foreach(phases, key, v)
-		printf("; %s ~%.2f ms (%.1f%%)", key, json_num(v, "estimated_ms"), json_num(v, "percent"));
-	printf("; cycles ~%.1f%%\n", json_num(json_object_get(o, "cycles"), "percent"));
+		printf("; %s ~%s ms (%s%%)", key, FIG(json_num(v, "estimated_ms"), 2), FIG(json_num(v, "percent"), 1));
+	printf("; cycles ~%s%%\n", FIG(json_num(json_object_get(o, "cycles"), "percent"), 1));
 	json_array_foreach(json_object_get(o, "preset_probes"), i, v)
 		if (json_is_true(json_object_get(v, "over_limit")))
-			printf("WARNING: preset probe %s costs ~%.1f%% of phase %s (%.0f hits; a preset's limit is 2%%); "
+			printf("WARNING: preset probe %s costs ~%s%% of phase %s (%s hits; a preset's limit is 2%%); "
 			       "time the phase by its callers instead (docs/probes.md)\n",
-			       json_string_value(json_object_get(v, "spec")), json_num(v, "percent_of_phase"),
-			       json_string_value(json_object_get(v, "phase")), json_num(v, "hits"));
+			       json_string_value(json_object_get(v, "spec")), FIG(json_num(v, "percent_of_phase"), 1),
+			       json_string_value(json_object_get(v, "phase")), FIG(json_num(v, "hits"), 0));
 	if (json_num(o, "max_percent") > 5.0)
 		printf("WARNING: the probes themselves inflate phase times by up to %.1f%%; "
 		       "probe fewer or coarser functions\n", json_num(o, "max_percent"));
@@ -222,9 +273,10 @@ static void print_self_cost(const struct model *m)
 
 	if (!json_is_object(s))
 		return;
-	printf("\nTracer cost: %.2f s CPU (%.2f s start-up, %.1f%% of one CPU while recording), "
-	       "peak RSS %.1f MB, %.0f wake-ups/s\n", json_num(s, "cpu_s"), json_num(s, "startup_cpu_s"),
-	       json_num(s, "percent_of_one_cpu"), json_num(s, "max_rss_mb"), json_num(s, "wakeups_per_s"));
+	printf("\nTracer cost: %s s CPU (%s s start-up, %s%% of one CPU while recording), "
+	       "peak RSS %s MB, %s wake-ups/s\n", FIG(json_num(s, "cpu_s"), 2), FIG(json_num(s, "startup_cpu_s"), 2),
+	       FIG(json_num(s, "percent_of_one_cpu"), 1), FIG(json_num(s, "max_rss_mb"), 1),
+	       FIG(json_num(s, "wakeups_per_s"), 0));
 	if (!json_is_true(json_object_get(bpf, "available"))) {
 		json_t *why = json_object_get(bpf, "reason");
 
@@ -232,11 +284,11 @@ static void print_self_cost(const struct model *m)
 		return;
 	}
 	top = json_array_get(json_object_get(bpf, "programs"), 0);
-	printf("  BPF programs: %.3f s in the traced tasks (%.2f%% of one CPU), %.0f runs",
-	       json_num(bpf, "cpu_s"), json_num(bpf, "percent_of_one_cpu"), json_num(bpf, "runs"));
+	printf("  BPF programs: %s s in the traced tasks (%s%% of one CPU), %s runs",
+	       FIG(json_num(bpf, "cpu_s"), 3), FIG(json_num(bpf, "percent_of_one_cpu"), 2), FIG(json_num(bpf, "runs"), 0));
 	if (json_is_object(top))
-		printf("; most: %s, %.0f runs of %.2f us", json_string_value(json_object_get(top, "name")),
-		       json_num(top, "runs"), json_num(top, "ns_per_run") / 1e3);
+		printf("; most: %s, %s runs of %s us", json_string_value(json_object_get(top, "name")),
+		       FIG(json_num(top, "runs"), 0), FIG(json_num(top, "ns_per_run") / 1e3, 2));
 	printf("\n");
 }
 
@@ -251,9 +303,9 @@ static void print_py_resolution(const struct model *m)
 		if (!json_is_object(py))
 			continue;
 		printf("\nPython phases (py: specs): %lld observations; edges placed between two observations "
-		       "within %.2f ms on average, %.2f ms at most\n",
+		       "within %s ms on average, %s ms at most\n",
 		       (long long)json_integer_value(json_object_get(py, "observations")),
-		       json_num(py, "resolution_ms_mean"), json_num(py, "resolution_ms_max"));
+		       FIG(json_num(py, "resolution_ms_mean"), 2), FIG(json_num(py, "resolution_ms_max"), 2));
 		return;
 	}
 }
@@ -310,7 +362,7 @@ static void print_top_functions(const char *dir)
 	folded__free(&leaf);
 }
 
-int cmd_report(int argc, char **argv)
+static int report_main(int argc, char **argv)
 {
 	struct model m;
 	char dir[4096];
@@ -328,8 +380,9 @@ int cmd_report(int argc, char **argv)
 	printf("Command:");
 	for (char **a = m.run.command; a && *a; a++)
 		printf(" %s", *a);
-	printf("%s\nDuration: %.2f s   stopped by: %s\n", m.run.command ? "" : " (attached to PIDs)",
-	       m.run.duration_s, m.run.stop_reason ? m.run.stop_reason : "?");
+	printf("%s\nDuration: %s s   stopped by: %s\n", m.run.command ? "" : " (attached to PIDs)",
+	       FIG(m.run.duration_s, 2), m.run.stop_reason ? m.run.stop_reason : "?");
+	print_fate(&m);
 	print_samples(&m);
 	print_cycles(&m);
 	print_energy(&m);
@@ -386,7 +439,7 @@ static int write_diff_flamegraph(const char *base_dir, const char *new_dir, cons
 #define DIFF_USAGE "Usage: infertrace diff [--threshold PCT] [--flamegraph FILE] BASE NEW " \
 	"(record directories or profile.json files)\n"
 
-int cmd_diff(int argc, char **argv)
+static int diff_main(int argc, char **argv)
 {
 	double threshold = 5.0;
 	const char *svg = NULL;
@@ -444,4 +497,45 @@ int cmd_diff(int argc, char **argv)
 	if (rc)
 		return rc;
 	return regressions ? IT_EXIT_REGRESSION : IT_EXIT_OK;
+}
+
+/* Runs fn with stdout collected, then prints what it wrote escaped for a
+ * terminal (text__escape, newlines kept): names in a profile come from the
+ * traced program (symbols, perf maps, argv) or from whoever wrote the file,
+ * and must not reach the terminal as escape sequences. */
+static int through_term(int (*fn)(int, char **), int argc, char **argv)
+{
+	FILE *real = stdout, *mem;
+	char *buf = NULL, *clean;
+	size_t len = 0, need;
+	int rc;
+
+	fflush(stdout);
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return fn(argc, argv);
+	stdout = mem;
+	rc = fn(argc, argv);
+	fclose(mem);
+	stdout = real;
+	need = text__escape(buf, len, TEXT_CONTROLS | TEXT_KEEP_NEWLINE, NULL, 0);
+	clean = malloc(need + 1);
+	if (clean) {
+		text__escape(buf, len, TEXT_CONTROLS | TEXT_KEEP_NEWLINE, clean, need + 1);
+		fwrite(clean, 1, need, stdout);
+	}
+	fflush(stdout);
+	free(clean);
+	free(buf);
+	return clean ? rc : IT_EXIT_RUNTIME;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	return through_term(report_main, argc, argv);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	return through_term(diff_main, argc, argv);
 }

@@ -167,6 +167,53 @@ static const char *cause_of(const struct crash *c)
 	return "exit_status";
 }
 
+/* A target is a process the recording was asked for (the launched command,
+ * a -p PID); a helper is any process a target ran (a shim's readlink). */
+static bool is_target(struct recording *rec, pid_t pid)
+{
+	struct traced_proc *p = process_table__find(&rec->procs, pid);
+
+	return p && p->root;
+}
+
+/* What each death was, said apart: the targets' own fate one line each, the
+ * helpers counted by crash (a signal) and non-zero exit. */
+static void crash_summary(struct recording *rec)
+{
+	const struct crash_state *crashes = rec->crash;
+	size_t helper_sig = 0, helper_exit = 0;
+	char helpers[320] = "";
+
+	for (size_t i = 0; i < crashes->n; i++) {
+		const struct crash *c = &crashes->v[i];
+		char comm[IT_COMM_LEN + 1], what[64];
+		const char *abbrev = c->ev.signal ? sigabbrev_np(c->ev.signal) : NULL;
+
+		memcpy(comm, c->ev.comm, IT_COMM_LEN);
+		comm[IT_COMM_LEN] = 0;
+		comm__sanitize(comm);
+		if (c->oom)
+			snprintf(what, sizeof(what), "was killed by the OOM killer");
+		else if (c->ev.signal)
+			snprintf(what, sizeof(what), "crashed: killed by SIG%s%s", abbrev ? abbrev : "?",
+				 c->ev.exit_code & 0x80 ? " (core dumped)" : "");
+		else
+			snprintf(what, sizeof(what), "exited with status %d", (c->ev.exit_code >> 8) & 0xff);
+		if (is_target(rec, c->ev.hdr.tgid)) {
+			fprintf(stderr, "infertrace: the target %s (pid %d) %s\n", comm, c->ev.hdr.tgid, what);
+			continue;
+		}
+		*(c->ev.signal || c->oom ? &helper_sig : &helper_exit) += 1;
+		if (helper_sig + helper_exit <= 3)
+			snprintf(helpers + strlen(helpers), sizeof(helpers) - strlen(helpers), "%s%s (pid %d) %s",
+				 helper_sig + helper_exit > 1 ? "; " : "", comm, c->ev.hdr.tgid, what);
+	}
+	if (helper_sig + helper_exit)
+		fprintf(stderr, "infertrace: helper processes the target ran: %zu crashed (a signal), %zu exited "
+			"non-zero: %s%s (see crashes)\n", helper_sig, helper_exit, helpers,
+			helper_sig + helper_exit > 3 ? "; ..." : "");
+}
+
 static int crash_collect(struct recording *rec, struct model *m)
 {
 	struct crash_state *crashes = rec->crash;
@@ -184,6 +231,7 @@ static int crash_collect(struct recording *rec, struct model *m)
 		comm__sanitize(comm);
 		json_object_set_new(o, "pid", json_integer(c->ev.hdr.tgid));
 		json_object_set_new(o, "comm", json_string(comm));
+		json_object_set_new(o, "role", json_string(is_target(rec, c->ev.hdr.tgid) ? "target" : "helper"));
 		json_object_set_new(o, "time_ns", json_integer(c->ev.hdr.ts_ns));
 		json_object_set_new(o, "time_s", json_real(c->ev.hdr.ts_ns > rec->start_ns ?
 							   (c->ev.hdr.ts_ns - rec->start_ns) / 1e9 : 0));
@@ -213,8 +261,7 @@ static int crash_collect(struct recording *rec, struct model *m)
 	}
 	model__set_section(m, MODEL_SEC_CRASHES, arr);
 	if (crashes->n && !m->snapshot)
-		fprintf(stderr, "infertrace: %zu followed process%s crashed or exited abnormally (see crashes)\n",
-			crashes->n, crashes->n == 1 ? "" : "es");
+		crash_summary(rec);
 	return 0;
 }
 

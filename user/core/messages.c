@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "messages.h"
+#include "text.h"
 
 #define PLAIN_PREFIX "infertrace: "
 
@@ -54,6 +55,28 @@ size_t messages__rewrite(const char *prefix, const char *in, size_t n, char *out
 	return o;
 }
 
+/* Messages quote names from the target (symbols, paths, argv): escaped for
+ * the terminal (text__escape), newlines kept. */
+static void write_term(const char *s, size_t n)
+{
+	char stackbuf[4096], *out = stackbuf;
+	size_t need;
+
+	if (!text__needs_escape(s, n, TEXT_CONTROLS | TEXT_KEEP_NEWLINE)) {
+		write_all(s, n);
+		return;
+	}
+	need = text__escape(s, n, TEXT_CONTROLS | TEXT_KEEP_NEWLINE, NULL, 0);
+	if (need >= sizeof(stackbuf) && !(out = malloc(need + 1))) {
+		write_all(s, n);
+		return;
+	}
+	text__escape(s, n, TEXT_CONTROLS | TEXT_KEEP_NEWLINE, out, need + 1);
+	write_all(out, need);
+	if (out != stackbuf)
+		free(out);
+}
+
 static ssize_t filter_write(void *cookie, const char *buf, size_t size)
 {
 	char stackbuf[4096], *out = stackbuf;
@@ -71,12 +94,12 @@ static ssize_t filter_write(void *cookie, const char *buf, size_t size)
 		at_line_start = start;
 		out = malloc(n + 1);
 		if (!out) {
-			write_all(buf, size);
+			write_term(buf, size);
 			return size;
 		}
 		n = messages__rewrite(prog, buf, size, out, n + 1, &at_line_start);
 	}
-	write_all(out, n);
+	write_term(out, n);
 	if (out != stackbuf)
 		free(out);
 	return size;

@@ -12,6 +12,7 @@
 #include "config_file.h"
 #include "exit_codes.h"
 #include "metrics.h"
+#include "json_text.h"
 #include "options.h"
 #include "sysfs_readers.h"
 
@@ -25,7 +26,8 @@ static const char record_doc[] =
 "A launched COMMAND is started stopped, attached to, then released, so its\n"
 "first instructions are sampled too. Threads and child processes forked after\n"
 "the start are followed. Recording ends when the target exits, after -d\n"
-"SECONDS, or on SIGINT/SIGTERM; in every case the outputs are written.\n"
+"SECONDS, or on a signal (SIGINT, SIGTERM, SIGQUIT, SIGUSR1...); in every case\n"
+"the outputs are written.\n"
 "\n"
 "PROBE SPEC: [OBJECT:]SYMBOL, OBJECT a path or a library name matched against\n"
 "the target's mappings (libllama matches libllama.so.1); no OBJECT means the\n"
@@ -195,10 +197,10 @@ static int set_pids(struct record_opts *o, const char *arg, bool cfg, char *err,
 
 	if (!copy)
 		return fail(err, errlen, "out of memory");
-	if (!cfg && o->cli_target != 'p')
+	if (!cfg && !(o->cli_target & CLI_TARGET_PIDS))
 		o->npids = 0; /* the command line's PIDs replace the file's */
 	if (!cfg)
-		o->cli_target = 'p';
+		o->cli_target |= CLI_TARGET_PIDS;
 	if (!*arg)
 		ret = fail(err, errlen, "invalid PID '': expected a positive number");
 	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
@@ -668,7 +670,7 @@ static error_t record_parse_opt(int key, char *arg, struct argp_state *state)
 		/* first non-option argument: the command; argp stops here (ARGP_IN_ORDER,
 		 * "--" handled by argp) and we take the rest verbatim */
 		o->command = &state->argv[state->next - 1];
-		o->cli_target = 'c';
+		o->cli_target |= CLI_TARGET_COMMAND;
 		state->next = state->argc;
 		return 0;
 	default:
@@ -736,9 +738,14 @@ int record_opts__finish(struct record_opts *o)
 {
 	unsigned long max_rate = kernel_max_sample_rate();
 
+	if (o->cli_target == (CLI_TARGET_PIDS | CLI_TARGET_COMMAND)) {
+		print_error(o->user ? "give either -p PID or a COMMAND, not both (--user applies to the COMMAND)"
+			    : "give either -p PID or a COMMAND, not both");
+		return -EINVAL;
+	}
 	if (o->cli_target && o->command && o->npids) {
 		/* the command line's target replaces the --config file's */
-		if (o->cli_target == 'p')
+		if (o->cli_target == CLI_TARGET_PIDS)
 			o->command = NULL;
 		else
 			o->npids = 0;
@@ -752,7 +759,8 @@ int record_opts__finish(struct record_opts *o)
 		return -EINVAL;
 	}
 	if (o->user && !o->command) {
-		print_error("--user applies to a launched COMMAND; a running PID keeps its own user");
+		print_error(o->npids ? "--user applies to a launched COMMAND, not to -p PID: a running process keeps "
+			    "its own user; drop --user" : "--user applies to a launched COMMAND; a running PID keeps its own user");
 		return -EINVAL;
 	}
 	/* under sudo the command runs as whoever ran sudo, as it would without us */
@@ -824,7 +832,7 @@ static json_t *named_json(const struct named_spec *arr, int n)
 	json_t *o = json_object();
 
 	for (int i = 0; i < n; i++)
-		json_object_set_new(o, arr[i].name, json_string(arr[i].specs));
+		json_object_set_new(o, arr[i].name, json_text(arr[i].specs));
 	return o;
 }
 
@@ -832,32 +840,32 @@ json_t *record_opts__json(const struct record_opts *o)
 {
 	json_t *c = json_object(), *presets = json_array();
 
-	json_object_set_new(c, "output_dir", json_string(o->output_dir));
+	json_object_set_new(c, "output_dir", json_text(o->output_dir));
 	json_object_set_new(c, "frequency", json_integer(o->frequency));
 	json_object_set_new(c, "duration_s", o->duration_s > 0 ? json_real(o->duration_s) : json_null());
 	if (o->checkpoint_s > 0)
 		json_object_set_new(c, "checkpoint_s", json_real(o->checkpoint_s));
 	if (o->rotate_keep)
 		json_object_set_new(c, "rotate", json_integer(o->rotate_keep));
-	json_object_set_new(c, "cycle", o->cycle_spec ? json_string(o->cycle_spec) : json_null());
-	json_object_set_new(c, "cycle_marker", o->cycle_marker_spec ? json_string(o->cycle_marker_spec) : json_null());
+	json_object_set_new(c, "cycle", o->cycle_spec ? json_text(o->cycle_spec) : json_null());
+	json_object_set_new(c, "cycle_marker", o->cycle_marker_spec ? json_text(o->cycle_marker_spec) : json_null());
 	json_object_set_new(c, "phases", named_json(o->phases, o->nphases));
 	json_object_set_new(c, "counts", named_json(o->counts, o->ncounts));
 	for (int i = 0; i < o->npresets; i++)
-		json_array_append_new(presets, json_string(o->presets[i]));
+		json_array_append_new(presets, json_text(o->presets[i]));
 	json_object_set_new(c, "presets", presets);
-	json_object_set_new(c, "call_graph", json_string(o->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
+	json_object_set_new(c, "call_graph", json_text(o->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
 	json_object_set_new(c, "follow_children", json_boolean(!o->no_follow_children));
-	json_object_set_new(c, "comm", o->comm ? json_string(o->comm) : json_null());
+	json_object_set_new(c, "comm", o->comm ? json_text(o->comm) : json_null());
 	if (o->run_as.set)
-		json_object_set_new(c, "user", json_string(o->run_as.name));
-	json_object_set_new(c, "gpu", json_string(o->gpu_mode));
+		json_object_set_new(c, "user", json_text(o->run_as.name));
+	json_object_set_new(c, "gpu", json_text(o->gpu_mode));
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
 	json_object_set_new(c, "offcpu_sample_us", json_integer(o->offcpu_sample_us));
 	json_object_set_new(c, "max_memory_mb", json_integer(o->max_memory_mb));
-	json_object_set_new(c, "jit_maps", json_string(o->jit_maps ? o->jit_maps : "on"));
-	json_object_set_new(c, "metrics", o->metrics ? json_string(o->metrics) : json_null());
-	json_object_set_new(c, "config_file", o->config_file ? json_string(o->config_file) : json_null());
+	json_object_set_new(c, "jit_maps", json_text(o->jit_maps ? o->jit_maps : "on"));
+	json_object_set_new(c, "metrics", o->metrics ? json_text(o->metrics) : json_null());
+	json_object_set_new(c, "config_file", o->config_file ? json_text(o->config_file) : json_null());
 	return c;
 }

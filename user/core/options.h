@@ -32,6 +32,12 @@ enum call_graph_mode {
 	CALL_GRAPH_DWARF = 1,
 };
 
+/* record_opts.cli_target bits: the command line named PIDs, a command */
+enum {
+	CLI_TARGET_PIDS = 1,
+	CLI_TARGET_COMMAND = 2,
+};
+
 struct record_opts {
 	const char *output_dir;
 	unsigned int frequency;       /* Hz */
@@ -70,7 +76,7 @@ struct record_opts {
 	bool quiet;                   /* -q: no progress line, no start line */
 	const char *metrics;          /* --metrics [ADDR:]PORT: serve /metrics while recording */
 	bool top;                     /* `infertrace top`: the live terminal view */
-	char cli_target;              /* 'p' or 'c': the command line named PIDs or a command */
+	unsigned char cli_target;     /* CLI_TARGET_*: what the command line named as the target */
 };
 
 /* What --config takes for an option's value. */

@@ -38,6 +38,7 @@
 #include "target.h"
 #include "unwind.h"
 #include "tracer.h"
+#include "stop_signals.h"
 #include "watchdog.h"
 #include "infertrace.skel.h"
 
@@ -108,6 +109,21 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+/* The stop reason for a signal: its name (SIGUSR1, SIGRTMIN+3). */
+static const char *signal_reason(int sig)
+{
+	static char buf[32];
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+	else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(buf, sizeof(buf), "SIGRTMIN+%d", sig - SIGRTMIN);
+	else
+		snprintf(buf, sizeof(buf), "signal %d", sig);
+	return buf;
 }
 
 uint64_t recording__now_ns(void)
@@ -271,7 +287,7 @@ static bool should_stop(struct recording *rec)
 		return true;
 	}
 	if (stop_signal) {
-		rec->stop_reason = stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGHUP ? "SIGHUP" : "SIGTERM";
+		rec->stop_reason = signal_reason(stop_signal);
 		return true;
 	}
 	if (rec->opts.duration_s > 0 && recording__now_ns() - rec->start_ns >= rec->opts.duration_s * 1e9) {
@@ -621,17 +637,14 @@ static int record_main(int argc, char **argv, bool top)
 {
 	struct recording rec = {};
 	struct watchdog wd = { .pid = -1, .fd = -1 };
-	struct sigaction sa = { .sa_handler = on_signal };
 	const struct concern *c;
 	enum it_exit status = IT_EXIT_RUNTIME; /* the class of the step that failed */
 	struct ksyms_loader kl = {};
 	int err;
 
 	/* from the start: a signal during set-up ends the run cleanly too */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	stop_signals__set(on_signal);
 	model__init(&rec.model);
-	sigaction(SIGHUP, &sa, NULL);
 	/* a closed stdout/stderr pipe (`| head`) must not lose the outputs */
 	signal(SIGPIPE, SIG_IGN);
 	err = record_opts__parse(&rec.opts, argc, argv);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stop_signals.h"
 #include "watchdog.h"
 
 static void continue_all(int targets_fd, pid_t pgid)
@@ -45,11 +46,8 @@ static void __attribute__((noreturn)) watchdog_main(int rfd, int targets_fd, pid
 	char c;
 
 	/* the tracer's signals are not ours: Ctrl-C, SIGTERM to the tracer's group */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	stop_signals__set(SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
 	close_others(rfd, targets_fd);
 	/* nor its output pipes: a reader of them sees EOF when the tracer ends */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);

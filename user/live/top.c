@@ -14,6 +14,7 @@
 #include "json_num.h"
 #include "model.h"
 #include "stats.h"
+#include "text.h"
 #include "top.h"
 
 #define MAX_LINES 200
@@ -87,13 +88,16 @@ static void line(char lines[][256], int *n, int nlines, int width, const char *f
 
 static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)
 {
+	char raw[256];
 	va_list ap;
 
 	if (*n >= nlines)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(lines[*n], 256, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* names come from the target: no escape sequence reaches the terminal */
+	text__term(raw, lines[*n], 256);
 	if (width >= 0 && width < 256)
 		lines[*n][width] = 0;
 	(*n)++;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "outputs.h"
+#include "text.h"
 
 #define SVG_WIDTH 1200.0
 #define FRAME_H 16
@@ -361,6 +362,12 @@ int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts 
 
 void outputs__xml_escape(FILE *out, const char *s)
 {
+	char *clean = NULL;
+
+	/* XML takes neither invalid UTF-8 nor control characters: as \xHH text,
+	 * the rule of every output (lib/text.h) */
+	if (s && text__needs_escape(s, strlen(s), TEXT_CONTROLS))
+		s = clean = text__escaped(s, TEXT_CONTROLS);
 	for (; s && *s; s++) {
 		switch (*s) {
 		case '<': fputs("&lt;", out); break;
@@ -373,4 +380,5 @@ void outputs__xml_escape(FILE *out, const char *s)
 				fputc(*s, out);
 		}
 	}
+	free(clean);
 }

@@ -82,8 +82,15 @@ json_t *profile__load(const char *dir_or_file)
 			"'infertrace record'?\n", path, jerr.line, jerr.text);
 		return NULL;
 	}
-	if (!json_is_object(p) || !json_is_string(json_object_get(p, "schema_version"))) {
+	if (!json_is_object(p) || !json_object_get(p, "schema_version")) {
 		fprintf(stderr, "infertrace: %s is not an infertrace profile (no schema_version)\n", path);
+		json_decref(p);
+		return NULL;
+	}
+	if (!json_is_string(json_object_get(p, "schema_version"))) {
+		fprintf(stderr, "infertrace: %s: schema_version must be a string such as \"%s\", not a %s; "
+			"is it a profile.json written by 'infertrace record'?\n", path, PROFILE_SCHEMA_VERSION,
+			json_is_number(json_object_get(p, "schema_version")) ? "number" : "non-string value");
 		json_decref(p);
 		return NULL;
 	}

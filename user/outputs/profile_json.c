@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "json_num.h"
+#include "json_text.h"
 #include "model.h"
 #include "profile.h"
 #include "stats.h"
@@ -352,7 +353,7 @@ json_t *model__to_json(const struct model *m)
 	if (m->run.command) {
 		cmd = json_array();
 		for (char **a = m->run.command; *a; a++)
-			json_array_append_new(cmd, json_string(*a));
+			json_array_append_new(cmd, json_text(*a));
 	} else {
 		cmd = json_null();
 	}
@@ -424,6 +425,8 @@ static char *str(json_t *o, const char *key)
 	return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
 }
 
+/* The id of a phase or count name, added when new; -E2BIG past the
+ * IT_MAX_PHASES - 1 names the model holds (the kernel's per-thread slots). */
 static int name_id(char **names, const char *name)
 {
 	for (int i = 1; i < IT_MAX_PHASES; i++)
@@ -687,6 +690,13 @@ static void figures_load(struct model *m)
 			m->oom_kills++;
 }
 
+static int too_many_names(const char *source)
+{
+	fprintf(stderr, "infertrace: %s: more than %d phase or count names; this infertrace reads at most %d "
+		"of each (a profile edited or merged by hand?)\n", source, IT_MAX_PHASES - 1, IT_MAX_PHASES - 1);
+	return -E2BIG;
+}
+
 int model__from_json(struct model *m, json_t *p, const char *source)
 {
 	json_t *cycles, *phases, *v, *cmd;
@@ -738,6 +748,8 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 	json_object_foreach(phases, k, v) {
 		int ph = name_id(m->phase_names, k);
 
+		if (ph == -E2BIG)
+			return too_many_names(source);
 		if (ph < 0)
 			return ph;
 		if (!json_is_object(v)) {
@@ -748,6 +760,8 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 	}
 	json_array_foreach(cycles, i, v) {
 		err = cycle_load(m, v, i);
+		if (err == -E2BIG)
+			return too_many_names(source);
 		if (err) {
 			fprintf(stderr, "infertrace: %s: cycle %zu is malformed\n", source, i);
 			return err;

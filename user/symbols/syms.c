@@ -31,6 +31,7 @@
 
 #include "perfmap.h"
 #include "syms.h"
+#include "text.h"
 #include "safe_open.h"
 #include "procfs.h"
 
@@ -1078,6 +1079,13 @@ int syms_cache__format(struct syms_cache *cache, pid_t pid, uint64_t addr, char 
 		frame__copy(buf, len, tmp);
 	} else {
 		frame__copy(buf, len, "[unknown]");
+	}
+	/* names are any bytes the target chose: valid UTF-8 for every writer,
+	 * the bytes recoverable (lib/text.h) */
+	if (len && text__needs_escape(buf, strlen(buf), TEXT_BACKSLASH)) {
+		/* cut to len at a whole escape or character */
+		text__escape(buf, strlen(buf), TEXT_BACKSLASH, tmp, len < sizeof(tmp) ? len : sizeof(tmp));
+		snprintf(buf, len, "%s", tmp);
 	}
 	return err;
 }
