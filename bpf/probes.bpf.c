@@ -579,6 +579,7 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	struct py_edge_scratch *x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
 	struct py_edge_thread *pt = bpf_map_lookup_elem(&py_edge_threads, &tid);
 	struct py_edge_thread init = {};
+	struct it_py_edge_res *res;
 	struct it_sched_thread *st;
 	__u64 at;
 
@@ -599,6 +600,16 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 		if (s < cfg_py_edges && x->next[s] != pt->call[s])
 			changed = 1;
 	at = pt->last_ns && pt->last_ns < now ? pt->last_ns + (now - pt->last_ns) / 2 : now;
+	res = bpf_map_lookup_elem(&py_edge_res, &zero);
+	if (res) {
+		res->observations++;
+		if (changed) {
+			res->edges++;
+			res->half_ns_sum += now - at;
+			if (now - at > res->half_ns_max)
+				res->half_ns_max = now - at;
+		}
+	}
 	pt->last_ns = now;
 	if (!changed)
 		return 0;
@@ -620,7 +631,7 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
 		pt->call[s] = x->next[s];
 	edge_retag(st, tgid, tid);
-	return 0;
+	return 1;
 }
 
 static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)

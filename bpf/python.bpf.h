@@ -138,8 +138,15 @@ struct {
 	__type(value, struct py_edge_scratch);
 } py_edge_scratch SEC(".maps") SHARED;
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct it_py_edge_res);
+} py_edge_res SEC(".maps") SHARED;
+
 /* bpf/probes.bpf.c: applies the observation py_stack_capture just made
- * (stack h) as cycle and phase edges of the thread. */
+ * (stack h) as cycle and phase edges of the thread; 1 when it moved one. */
 extern int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h);
 
 struct {
@@ -530,8 +537,11 @@ static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, _
 		o->nwatch = 0;
 	/* the stack as it is now: its edges first, so that what this
 	 * observation tags (the sample, the block that begins) is the new state */
-	if (cfg_py_edges && kind != IT_PY_OBS_PROBE)
-		py_edges_observe(tgid, tid, now, h);
+	if (cfg_py_edges && kind != IT_PY_OBS_PROBE) {
+		/* the edges' own clock tells user space only of edges */
+		if (!py_edges_observe(tgid, tid, now, h) && kind == IT_PY_OBS_TICK)
+			return;
+	}
 	o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
 	if (!o)
 		return;

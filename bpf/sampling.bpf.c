@@ -154,4 +154,20 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* The `py:` edges' own clock (docs/python.md): each tick on a thread of a
+ * Python target observes its Python stack and applies the edges it shows,
+ * with no native stack copy; on_cpu_sample copies those at -F's rate. */
+SEC("perf_event")
+int on_py_tick(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+
+	(void)ctx;
+	if (!tgid || !py_procs_known || !target_of(tgid) || !bpf_map_lookup_elem(&py_procs, &tgid))
+		return 0;
+	py_observe_emit(tgid, tid, IT_PY_OBS_TICK, py_stack_capture(tgid, tid), bpf_ktime_get_ns());
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

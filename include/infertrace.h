@@ -648,6 +648,7 @@ enum it_py_obs_kind {
 	IT_PY_OBS_OUT = 2,    /* switched out (blocked or preempted) */
 	IT_PY_OBS_IN = 3,     /* switched back in */
 	IT_PY_OBS_PROBE = 4,  /* at the entry of a probe of the locating phase (cfg_py_locate_phase) */
+	IT_PY_OBS_TICK = 5,   /* the `py:` edges' own clock (on_py_tick); sent only when it found an edge */
 };
 
 #define IT_PY_OBS_WATCH 8 /* watched frames reported per observation */
@@ -672,6 +673,16 @@ struct it_py_watch_frame {
  * probe index IT_PY_PROBE_BASE + i (its probe_hists slot). */
 #define IT_PY_EDGE_SPECS 16
 #define IT_PY_PROBE_BASE (IT_MAX_PROBES - IT_PY_EDGE_SPECS)
+
+/* Value of the per-CPU `py_edge_res` (key 0): how finely the edges were
+ * placed. An edge lies between two observations: half their interval is
+ * its resolution. */
+struct it_py_edge_res {
+	__u64 observations;  /* observations of threads with `py:` specs */
+	__u64 edges;         /* observations that moved an edge */
+	__u64 half_ns_sum;   /* half the interval around each */
+	__u64 half_ns_max;
+};
 
 /* Value of `py_specs` (key: spec index). */
 struct it_py_spec {

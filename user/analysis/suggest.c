@@ -176,6 +176,19 @@ static bool loop_frame(const struct suggest *s, const struct sframe *f)
 	return (double)(f->starts[f->nstarts - 1] - f->starts[0]) >= SUGGEST_MIN_SPAN * (double)span;
 }
 
+/* The bursts of the frame that calls the steps at `level`: one for a
+ * function that holds the whole loop. */
+static size_t caller_bursts(const struct suggest *s, pid_t tid, uint32_t level, const char *caller)
+{
+	size_t most = 0;
+
+	for (int b = 0; level && b < NBUCKETS; b++)
+		for (const struct sframe *f = s->buckets[b]; f; f = f->next)
+			if (f->tid == tid && f->depth == level - 1 && !strcmp(f->name, caller) && f->nstarts > most)
+				most = f->nstarts;
+	return most;
+}
+
 bool suggest__result(const struct suggest *s, struct suggestion *out)
 {
 	const struct sframe *best = NULL, *first = NULL;
@@ -218,7 +231,10 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 		snprintf(out->name, sizeof(out->name), "%s", best->name);
 		out->bursts = best->nstarts;
 		out->period_ms = period_ns(best) / 1e6;
-	} else if (module_level(best->parent)) {
+	} else if (module_level(best->parent) || caller_bursts(s, tid, level, best->parent) * 2 < first->nstarts) {
+		/* the steps' caller runs once (the module's top level, or a
+		 * function holding the whole loop, such as main): as --cycle it
+		 * would give one cycle; each iteration starts with the first step */
 		snprintf(out->name, sizeof(out->name), "%s", first->name);
 		out->marker = true;
 	} else {

@@ -432,17 +432,23 @@ static int probes_configure(struct recording *rec)
 	/* no cycle spec: the Python stacks' timeline suggests one (suggest.h) */
 	if (probes__whole_run(rec))
 		rec->tracer.skel->rodata->cfg_py_observe = 1;
+	bool py_edges = false;
+
+	for (int i = 0; i < pyspans__nspecs(ps->py); i++)
+		py_edges |= !pyspans__is_callers(ps->py, i);
 	if (pyspans__nspecs(ps->py)) {
 		rec->tracer.skel->rodata->cfg_py_observe = 1;
 		/* each spec's calls are edges the kernel applies (py_edges_observe) */
 		rec->tracer.skel->rodata->cfg_py_edges = pyspans__nspecs(ps->py);
 		if (ps->py_cycles && pyspans__has_role(ps->py, IT_ROLE_CYCLE_MARKER))
 			ps->marker_mode = true;
-		/* each sample is an observation: edges between two of them are
-		 * placed half-way, within half the interval (docs/python.md) */
-		if (!o->frequency_given && rec->opts.frequency < PY_DEFAULT_HZ)
+		/* a phase timed by its Python callers is timed from the samples'
+		 * observations (python.c's replay): edges within ~1 ms */
+		if (!py_edges && !o->frequency_given && rec->opts.frequency < PY_DEFAULT_HZ)
 			rec->opts.frequency = PY_DEFAULT_HZ;
 	}
+	/* the edges' own clock: stack observations without native copies */
+	bpf_program__set_autoload(rec->tracer.skel->progs.on_py_tick, py_edges);
 	for (int i = 1; i <= ps->nphase_ids; i++)
 		rec->phase_names[i] = ps->names[0][i];
 	for (int i = 1; i <= ps->ncount_ids; i++)
@@ -1142,6 +1148,15 @@ static json_t *py_specs_json(const struct recording *rec, const struct probes *p
 			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 				json_array_append_new(callers, json_string(tok + (*tok == ' ')));
 			json_object_set_new(o, "callers", callers);
+		}
+		if (!pyspans__is_callers(ps->py, s)) {
+			/* a kernel edge: what the kernel measured */
+			struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h = {};
+			__u32 k = IT_PY_PROBE_BASE + s;
+
+			if (!bpf_map_lookup_elem(bpf_map__fd(rec->tracer.skel->maps.probe_hists), &k, &h))
+				json_object_set_new(o, "hits", json_integer(h.hits));
+			python_concern__edge_resolution(rec, &r);
 		}
 		json_object_set_new(obs, "observations", json_integer(r.observations));
 		json_object_set_new(obs, "edges_between_observations", json_integer(r.edges));

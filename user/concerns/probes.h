@@ -45,6 +45,9 @@ bool probes__whole_run(const struct recording *rec);
 /* `py:@callers`: the Python functions found calling the phase's probes,
  * "qualname (file), ..." ("" for none); python concern. */
 const char *python_concern__callers(const struct recording *rec, char *buf, size_t len);
+struct pyspans_resolution;
+/* How finely the kernel placed the `py:` edges (py_edge_res); python concern. */
+void python_concern__edge_resolution(const struct recording *rec, struct pyspans_resolution *r);
 /* Cycles begun so far (for the live progress line); 0 without cycle probes. */
 size_t probes__cycles_seen(const struct recording *rec);
 /* --rotate: forgets the cycles that ended before ns (closed ones) and the

@@ -35,6 +35,9 @@ struct py_obs_rec {
 #define PY_MAX_CALLERS 16
 
 #define PY_CALLER_STACKS 8
+/* the `py:` edges' own observation clock (on_py_tick): edges within ~0.5 ms;
+ * a prime, so that it does not beat with -F or with a loop's own period */
+#define PY_EDGE_HZ 997
 
 struct py_caller {
 	char name[256]; /* "qualname (file)" */
@@ -157,6 +160,12 @@ static int python_attach(struct recording *rec)
 		bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.py_specs), &k, &spec, BPF_ANY);
 	}
 	python__set_stacks_fd(bpf_map__fd(rec->tracer.skel->maps.py_stacks));
+	if (bpf_program__fd(rec->tracer.skel->progs.on_py_tick) >= 0) {
+		int err = tracer__attach_cpu_clock(&rec->tracer, rec->tracer.skel->progs.on_py_tick, PY_EDGE_HZ);
+
+		if (err < 0)
+			return err;
+	}
 	if (probes__whole_run(rec)) {
 		ps->suggest = suggest__new();
 		if (!ps->suggest)
@@ -456,6 +465,27 @@ const char *python_concern__callers(const struct recording *rec, char *buf, size
 		if (caller_kept(ps, i) && off < len)
 			off += snprintf(buf + off, len - off, "%s%s", off ? ", " : "", ps->callers[i].name);
 	return buf;
+}
+
+void python_concern__edge_resolution(const struct recording *rec, struct pyspans_resolution *r)
+{
+	int n = libbpf_num_possible_cpus(), fd = bpf_map__fd(rec->tracer.skel->maps.py_edge_res);
+	struct it_py_edge_res *v = n > 0 ? calloc(n, sizeof(*v)) : NULL;
+	__u32 zero = 0;
+	uint64_t sum = 0, max = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (v && !bpf_map_lookup_elem(fd, &zero, v))
+		for (int i = 0; i < n; i++) {
+			r->observations += v[i].observations;
+			r->edges += v[i].edges;
+			sum += v[i].half_ns_sum;
+			if (v[i].half_ns_max > max)
+				max = v[i].half_ns_max;
+		}
+	r->mean_ms = r->edges ? sum / 1e6 / r->edges : 0;
+	r->max_ms = max / 1e6;
+	free(v);
 }
 
 /* Before the probes concern's spans, which read the callers' calls. */

@@ -181,16 +181,15 @@ static int open_cpu_clock(int cpu, unsigned int freq)
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int attach_sampling(struct tracer *t, unsigned int freq)
+/* prog on a cpu-clock event of freq Hz on every online CPU: links[cpu] and
+ * fds[cpu] (-1 where offline); returns the CPUs attached or -errno. */
+static int attach_cpu_clock(struct tracer *t, struct bpf_program *prog, unsigned int freq, struct bpf_link **links,
+			    int *fds)
 {
-	int cpu, fd;
+	int cpu, fd, n = 0;
 
-	t->perf_links = calloc(t->ncpus, sizeof(*t->perf_links));
-	t->perf_fds = calloc(t->ncpus, sizeof(*t->perf_fds));
-	if (!t->perf_links || !t->perf_fds)
-		return -ENOMEM;
 	for (cpu = 0; cpu < t->ncpus; cpu++) {
-		t->perf_fds[cpu] = -1;
+		fds[cpu] = -1;
 		fd = open_cpu_clock(cpu, freq);
 		if (fd < 0) {
 			if (errno == ENODEV)
@@ -200,16 +199,50 @@ static int attach_sampling(struct tracer *t, unsigned int freq)
 				cpu, strerror(errno));
 			return -errno;
 		}
-		t->perf_fds[cpu] = fd;
-		t->perf_links[cpu] = bpf_program__attach_perf_event(t->skel->progs.on_cpu_sample, fd);
-		if (!t->perf_links[cpu]) {
-			fprintf(stderr, "infertrace: attaching the sampling program on CPU %d failed: %s\n",
+		fds[cpu] = fd;
+		links[cpu] = bpf_program__attach_perf_event(prog, fd);
+		if (!links[cpu]) {
+			fprintf(stderr, "infertrace: attaching %s on CPU %d failed: %s\n", bpf_program__name(prog),
 				cpu, strerror(errno));
 			return -errno;
 		}
-		t->nsampling_cpus++;
+		n++;
 	}
+	return n;
+}
+
+static int attach_sampling(struct tracer *t, unsigned int freq)
+{
+	int n;
+
+	t->perf_links = calloc(t->ncpus, sizeof(*t->perf_links));
+	t->perf_fds = calloc(t->ncpus, sizeof(*t->perf_fds));
+	if (!t->perf_links || !t->perf_fds)
+		return -ENOMEM;
+	n = attach_cpu_clock(t, t->skel->progs.on_cpu_sample, freq, t->perf_links, t->perf_fds);
+	if (n < 0)
+		return n;
+	t->nsampling_cpus = n;
 	return 0;
+}
+
+int tracer__attach_cpu_clock(struct tracer *t, struct bpf_program *prog, unsigned int freq)
+{
+	struct bpf_link **links = calloc(t->ncpus, sizeof(*links));
+	int *fds = calloc(t->ncpus, sizeof(*fds)), n = -ENOMEM;
+
+	if (links && fds)
+		n = attach_cpu_clock(t, prog, freq, links, fds);
+	for (int cpu = 0; links && fds && cpu < t->ncpus; cpu++) {
+		/* the link closes its event */
+		if (links[cpu] && tracer__keep_link(t, links[cpu]) && n >= 0)
+			n = -ENOMEM;
+		else if (!links[cpu] && fds[cpu] >= 0)
+			close(fds[cpu]);
+	}
+	free(links);
+	free(fds);
+	return n;
 }
 
 int tracer__attach(struct tracer *t, unsigned int frequency)

@@ -45,6 +45,9 @@ int tracer__load(struct tracer *t);
 int tracer__add_target(struct tracer *t, pid_t tgid, __u32 flags);
 /* Attaches process tracking and the per-CPU cpu-clock sampling. */
 int tracer__attach(struct tracer *t, unsigned int frequency);
+/* Another program on a cpu-clock event of freq Hz on every online CPU (its
+ * links kept by the tracer): the CPUs attached, or -errno with a message. */
+int tracer__attach_cpu_clock(struct tracer *t, struct bpf_program *prog, unsigned int freq);
 /* Takes ownership of a link a concern attached: it is destroyed with the
  * tracer. 0, or -ENOMEM with the link destroyed. */
 int tracer__keep_link(struct tracer *t, struct bpf_link *link);
