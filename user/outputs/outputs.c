@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_num.h"
 #include "atomic_file.h"
@@ -918,15 +919,51 @@ static void write_folded_set(struct out_log *lg, const char *base, const struct 
 	}
 }
 
-/* profile.json, last: its outputs list what was written */
+/* Removes NAME, written already, to make room for profile.json. */
+static bool give_way(struct out_log *lg, const char *name)
+{
+	json_t *v;
+	size_t i;
+	int fd;
+
+	json_array_foreach(lg->files, i, v) {
+		if (strcmp(json_string_value(v), name))
+			continue;
+		fd = atomic_dir__open(lg->dir, NULL, 0);
+		if (fd < 0 || unlinkat(fd, name, 0)) {
+			if (fd >= 0)
+				close(fd);
+			return false;
+		}
+		close(fd);
+		json_array_remove(lg->files, i);
+		if (!lg->err)
+			lg->err = -ENOSPC;
+		not_written(lg, name, "removed to make room for profile.json: the file system is full");
+		fprintf(stderr, "infertrace: %sremoved %s/%s to make room for profile.json\n", lg->what, lg->dir, name);
+		return true;
+	}
+	return false;
+}
+
+/* profile.json, last: its outputs list what was written. It is the one
+ * output the others are read with: on a full file system the largest of
+ * the views written before it give way to it. */
 static void write_profile(const struct model *m, struct out_log *lg)
 {
+	static const char *const views[] = { "report.html", "offcpu.svg", "flamegraph.svg", "trace.json" };
 	json_t *profile = model__to_json(m);
 	int err = -ENOMEM;
 
-	if (profile) {
+	for (size_t i = 0; profile; ) {
 		json_object_set_new(profile, "outputs", outputs_json(lg));
 		err = profile__write(profile, lg->dir);
+		if (err != -ENOSPC)
+			break;
+		while (i < sizeof(views) / sizeof(views[0]) && !give_way(lg, views[i]))
+			i++;
+		if (i == sizeof(views) / sizeof(views[0]))
+			break;
 	}
 	json_decref(profile);
 	out_done(lg, "profile.json", err);
