@@ -183,8 +183,12 @@ class PlantedTest(unittest.TestCase):
 
     def test_names_claimed_while_recording(self):
         d = sticky_world_dir()
-        p = start(d, [], ["sleep", "3"])
-        wait_locked(d, timeout=10)
+        marker = os.path.join(tempfile.mkdtemp(prefix="it-marker-"), "running")
+        p = start(d, [], ["sh", "-c", f"touch {marker}; sleep 3"])
+        end = time.time() + 60
+        while not os.path.exists(marker) and time.time() < end:
+            time.sleep(0.05)
+        self.assertIsNone(p.poll())
         for n in NAMES:
             as_nobody("mkdir", os.path.join(d, n))
         _, err = p.communicate(timeout=120)
