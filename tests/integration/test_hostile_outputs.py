@@ -214,6 +214,7 @@ class PlantedTest(unittest.TestCase):
         self.assertEqual(as_nobody("mkdir", os.path.join(d, "0001")).returncode, 0)
         r = common.record(["--checkpoint", "1", "--rotate", "5"], ["sleep", "3.6"], outdir=d, wall_split=None)
         self.assertIn("'0001' is a directory owned by uid 65534", r.stderr)
+        self.assertNotIn("holds other files", r.stderr)
         periods = sorted(n for n in os.listdir(d) if n.isdigit() and n != "0001")
         self.assertGreaterEqual(len(periods), 3, (os.listdir(d), r.stderr))
         for n in periods:

@@ -443,7 +443,7 @@ void rotation__remove_stale(const char *out)
 	}
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name), i;
-		char dir[4096];
+		char dir[4096], why[200];
 
 		const char *name = de->d_name;
 		bool tmp = name[0] == '.' && n > 4 && !strcmp(name + n - 4, ".tmp");
@@ -456,6 +456,9 @@ void rotation__remove_stale(const char *out)
 		for (i = 0; i < n && isdigit((unsigned char)name[i]); i++)
 			;
 		if (n < 4 || i != n)
+			continue;
+		/* another user's: passed over when its period comes (skip_taken) */
+		if (name_taken(fd, de->d_name, why, sizeof(why)))
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", out, de->d_name);
 		if (rotation__remove_path(dir) && errno != ENOENT)
