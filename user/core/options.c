@@ -70,6 +70,8 @@ enum {
 	OPTK_METRICS,
 	OPTK_ROTATE,
 	OPTK_USER,
+	OPTK_SHARE_OUTPUTS,
+	OPTK_KERNEL_ADDRESSES,
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -423,6 +425,20 @@ static int set_quiet(struct record_opts *o, const char *arg, bool cfg, char *err
 	return 0;
 }
 
+static int set_share_outputs(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	(void)arg, (void)cfg, (void)err, (void)errlen;
+	o->share_outputs = true;
+	return 0;
+}
+
+static int set_kernel_addresses(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	(void)arg, (void)cfg, (void)err, (void)errlen;
+	o->kernel_addresses = true;
+	return 0;
+}
+
 static int set_verbose(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
 	(void)arg, (void)cfg, (void)err, (void)errlen;
@@ -499,6 +515,12 @@ const struct record_option record_options[] = {
 	  "With --checkpoint SECONDS: one output directory per period of SECONDS (OUT/0000, OUT/0001 ...), "
 	  "each with that period's complete outputs, keeping the last N; the model is reset between "
 	  "periods (runs of days)", set_rotate },
+	{ "share-outputs", OPTK_SHARE_OUTPUTS, NULL, F, 0, NULL, 2,
+	  "Make the outputs readable by every local user (files 0644, new directories 0755); by default "
+	  "only their owner (the sudo user, else root) reads them (0600, 0700)", set_share_outputs },
+	{ "kernel-addresses", OPTK_KERNEL_ADDRESSES, NULL, F, 0, NULL, 2,
+	  "Keep the kernel frames' raw addresses in profile.pb.gz (by default they are 0: kernel "
+	  "addresses help an attacker defeat KASLR)", set_kernel_addresses },
 	{ "gpu", OPTK_GPU, "auto|nvml|jetson|none", S, 0, NULL, 3,
 	  "GPU side data source (default auto)", set_gpu },
 	{ "side-period", OPTK_SIDE_PERIOD, "SECONDS", N, 0, "side_period_s", 3,
@@ -867,5 +889,7 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "jit_maps", json_text(o->jit_maps ? o->jit_maps : "on"));
 	json_object_set_new(c, "metrics", o->metrics ? json_text(o->metrics) : json_null());
 	json_object_set_new(c, "config_file", o->config_file ? json_text(o->config_file) : json_null());
+	json_object_set_new(c, "share_outputs", json_boolean(o->share_outputs));
+	json_object_set_new(c, "kernel_addresses", json_boolean(o->kernel_addresses));
 	return c;
 }

@@ -241,13 +241,18 @@ static int setup_targets(struct recording *rec)
 			/* the view owns the terminal: the command's output goes to a file */
 			char path[4096];
 
+			int dfd = atomic_dir__open(o->output_dir, NULL, 0);
+
 			snprintf(path, sizeof(path), "%s/command.log", o->output_dir);
 			/* an earlier run's was removed with the output set: a file
 			 * there now was planted, and is refused */
-			out_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+			out_fd = dfd < 0 ? dfd : openat(dfd, "command.log", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+							O_NOFOLLOW, atomic_file__mode());
+			err = out_fd < 0 ? (dfd < 0 ? dfd : -errno) : 0;
+			if (dfd >= 0)
+				close(dfd);
 			if (out_fd < 0) {
-				err = -errno;
-				fprintf(stderr, "infertrace: cannot write %s: %s\n", path, strerror(errno));
+				fprintf(stderr, "infertrace: cannot write %s: %s\n", path, strerror(-err));
 				return err;
 			}
 			atomic_file__chown_invoker(out_fd);
@@ -515,6 +520,20 @@ int recording__build(struct recording *rec, struct model *out, bool final)
 	return build_model(rec, out, final, NULL);
 }
 
+/* A period directory name taken by another user (a shared output directory)
+ * is passed over: the period gets the next free number, and one taken name
+ * loses no period. */
+static void skip_taken(struct rotation *r, const char *out)
+{
+	char why[200];
+
+	for (int i = 0; i < 1000 && rotation__taken(out, r->period, why, sizeof(why)); i++) {
+		fprintf(stderr, "infertrace: warning: in %s, %s: period %u is written as %04u\n", out, why,
+			r->period, r->period + 1);
+		r->period++;
+	}
+}
+
 /* --rotate: writes the period being recorded into OUT/NNNN. A finished
  * period is written into OUT/.NNNN.tmp and renamed, so that its directory
  * appears whole; one that checkpoints already created is written in place
@@ -524,10 +543,10 @@ static int write_period(struct recording *rec, bool final, bool done)
 	struct rotation *r = rec->rotation;
 	const char *out = rec->opts.output_dir;
 	char dir[4096], tmp[4096], reason[256];
+	int err, retries = 0;
 	struct stat st;
 	struct model m;
 	bool in_place;
-	int err;
 
 	if (!rec->ksyms)
 		rec->ksyms = ksyms__load(); /* kernel frames named in every period */
@@ -535,6 +554,8 @@ static int write_period(struct recording *rec, bool final, bool done)
 	err = build_model(rec, &m, final, r);
 	if (err)
 		return err;
+	skip_taken(r, out);
+again:
 	snprintf(reason, sizeof(reason), "%s%speriod %04u of %g s (--checkpoint, --rotate): recording start + %.3f .. %.3f s%s",
 		 final ? m.run.stop_reason : "", final ? "; " : "", r->period, rec->opts.rotate_s,
 		 (r->from_ns - rec->start_ns) / 1e9, (m.run.end_ns - rec->start_ns) / 1e9,
@@ -550,8 +571,16 @@ static int write_period(struct recording *rec, bool final, bool done)
 		err = rotation__mkdir_path(tmp);
 	if (!err)
 		err = done ? outputs__write_all(&m, in_place ? dir : tmp) : outputs__write_checkpoint(&m, dir);
-	if (!err && !in_place && rename(tmp, dir))
+	if (!err && !in_place && rename(tmp, dir)) {
 		err = -errno;
+		/* planted since skip_taken looked: the next number */
+		if ((err == -EEXIST || err == -ENOTEMPTY) && retries++ < 3) {
+			rotation__remove_path(tmp);
+			r->period++;
+			skip_taken(r, out);
+			goto again;
+		}
+	}
 	if (err && !in_place)
 		rotation__remove_path(tmp);
 	if (!err && done) {
@@ -640,6 +669,8 @@ static int record_main(int argc, char **argv, bool top)
 	const struct concern *c;
 	enum it_exit status = IT_EXIT_RUNTIME; /* the class of the step that failed */
 	struct ksyms_loader kl = {};
+	struct output_dir od = { .fd = -1 };
+	const char *phase_names[MAX_NAMED_PROBES];
 	int err;
 
 	/* from the start: a signal during set-up ends the run cleanly too */
@@ -683,7 +714,10 @@ static int record_main(int argc, char **argv, bool top)
 		}
 	}
 	status = IT_EXIT_OUTPUT;
-	err = output_dir__prepare(rec.opts.output_dir);
+	atomic_file__share(rec.opts.share_outputs);
+	for (int i = 0; i < rec.opts.nphases; i++)
+		phase_names[i] = rec.opts.phases[i].name;
+	err = output_dir__prepare(&od, rec.opts.output_dir, phase_names, (size_t)rec.opts.nphases);
 	if (err)
 		goto cleanup;
 	if (rec.opts.rotate_s > 0) {
@@ -808,5 +842,6 @@ cleanup:
 		rotation__free(rec.rotation);
 	free(rec.rotation);
 	record_opts__free(&rec.opts);
+	output_dir__release(&od);
 	return err ? status : IT_EXIT_OK;
 }

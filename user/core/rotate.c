@@ -348,16 +348,47 @@ int rotation__mkdir(const char *out, unsigned int n)
 
 int rotation__mkdir_path(const char *dir)
 {
-	int fd;
+	int fd = atomic_dir__make(dir, NULL, 0);
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
-	fd = atomic_dir__open(dir, NULL, 0);
 	if (fd < 0)
 		return fd;
-	atomic_file__chown_invoker(fd);
 	close(fd);
 	return 0;
+}
+
+/* NAME in OUT is something this run cannot write into: not a directory, or
+ * one another user owns or could plant files in. */
+static bool name_taken(int outfd, const char *name, char *why, size_t whylen)
+{
+	struct stat st;
+
+	if (fstatat(outfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return false;
+	if (!S_ISDIR(st.st_mode))
+		snprintf(why, whylen, "'%s' is not a directory", name);
+	else if (!atomic_file__trusted_uid(st.st_uid))
+		snprintf(why, whylen, "'%s' is a directory owned by uid %u", name, (unsigned)st.st_uid);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, whylen, "'%s' is writable by others", name);
+	else
+		return false;
+	return true;
+}
+
+bool rotation__taken(const char *out, unsigned int n, char *why, size_t whylen)
+{
+	char name[32];
+	int fd = atomic_dir__open(out, NULL, 0);
+	bool taken;
+
+	if (fd < 0)
+		return false; /* the write will say why */
+	snprintf(name, sizeof(name), "%04u", n);
+	taken = name_taken(fd, name, why, whylen);
+	snprintf(name, sizeof(name), ".%04u.tmp", n);
+	taken = taken || name_taken(fd, name, why, whylen);
+	close(fd);
+	return taken;
 }
 
 /* Removes this tool's files from DIR, then DIR itself. */
@@ -401,14 +432,18 @@ int rotation__remove(const char *out, unsigned int n)
 
 void rotation__remove_stale(const char *out)
 {
-	DIR *d = opendir(out);
+	int fd = atomic_dir__open(out, NULL, 0);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name), i;
-		char dir[4096];
+		char dir[4096], why[200];
 
 		const char *name = de->d_name;
 		bool tmp = name[0] == '.' && n > 4 && !strcmp(name + n - 4, ".tmp");
@@ -421,6 +456,9 @@ void rotation__remove_stale(const char *out)
 		for (i = 0; i < n && isdigit((unsigned char)name[i]); i++)
 			;
 		if (n < 4 || i != n)
+			continue;
+		/* another user's: passed over when its period comes (skip_taken) */
+		if (name_taken(fd, de->d_name, why, sizeof(why)))
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", out, de->d_name);
 		if (rotation__remove_path(dir) && errno != ENOENT)

@@ -37,11 +37,14 @@ void rotation__free(struct rotation *r);
 
 /* "OUT/NNNN" for period n. */
 void rotation__dir(const char *out, unsigned int n, char *buf, size_t len);
-/* Creates OUT/NNNN (mode 0755, to the sudo user). 0 or -errno. */
+/* Creates OUT/NNNN (atomic_dir__mode(), to the sudo user). 0 or -errno. */
 int rotation__mkdir(const char *out, unsigned int n);
 /* The same for any path (a period's temporary directory). */
 int rotation__mkdir_path(const char *dir);
 int rotation__remove_path(const char *dir);
+/* True when OUT/NNNN or OUT/.NNNN.tmp is taken by something this run cannot
+ * write into (planted by another user in a shared directory); WHY says what. */
+bool rotation__taken(const char *out, unsigned int n, char *why, size_t whylen);
 /* Removes period directory n: only the files this tool writes, then the
  * directory; a directory that holds anything else is left. 0 or -errno. */
 int rotation__remove(const char *out, unsigned int n);

@@ -10,6 +10,11 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "chase.h"
+
+/* Owner-only unless shared (--share-outputs): profiles hold the traced
+ * processes' memory layout and what they ran. */
+static bool shared;
 
 struct atomic_file {
 	FILE *f;
@@ -45,9 +50,36 @@ void atomic_file__chown_invoker(int fd)
 		return;
 }
 
-int atomic_dir__open(const char *dir, char *why, size_t whylen)
+void atomic_file__share(bool share)
+{
+	shared = share;
+}
+
+mode_t atomic_file__mode(void)
+{
+	return shared ? 0644 : 0600;
+}
+
+mode_t atomic_dir__mode(void)
+{
+	return shared ? 0755 : 0700;
+}
+
+bool atomic_file__trusted_uid(uid_t uid)
 {
 	long sudo_uid = sudo_id("SUDO_UID");
+
+	return uid == 0 || uid == geteuid() || (sudo_uid >= 0 && uid == (uid_t)sudo_uid);
+}
+
+static int dir_open(const char *dir, bool create, char *why, size_t whylen)
+{
+	long sudo_uid = sudo_id("SUDO_UID");
+	struct chase_opts co = {
+		.trusted = { geteuid(), sudo_uid >= 0 ? (uid_t)sudo_uid : (uid_t)-1 },
+		.mkdir_mode = create ? atomic_dir__mode() : 0,
+		.created = atomic_file__chown_invoker,
+	};
 	struct stat st;
 	int fd, err;
 
@@ -56,15 +88,15 @@ int atomic_dir__open(const char *dir, char *why, size_t whylen)
 			snprintf(why, whylen, "empty directory name");
 		return -EINVAL;
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = chase_dir(dir, &co, why, whylen);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st)) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	if (st.st_uid != 0 && st.st_uid != geteuid() && (sudo_uid < 0 || st.st_uid != (uid_t)sudo_uid)) {
+	if (!atomic_file__trusted_uid(st.st_uid)) {
 		if (why)
 			snprintf(why, whylen, "owned by uid %u, neither root nor the invoking user",
 				 (unsigned)st.st_uid);
@@ -74,12 +106,22 @@ int atomic_dir__open(const char *dir, char *why, size_t whylen)
 	/* others could swap names in it under us, unless sticky */
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
 		if (why)
-			snprintf(why, whylen, "writable by %s without the sticky bit",
+			snprintf(why, whylen, "writable by %s without the sticky bit; others could plant files in it",
 				 st.st_mode & S_IWOTH ? "everyone" : "its group");
 		close(fd);
 		return -EPERM;
 	}
 	return fd;
+}
+
+int atomic_dir__open(const char *dir, char *why, size_t whylen)
+{
+	return dir_open(dir, false, why, whylen);
+}
+
+int atomic_dir__make(const char *dir, char *why, size_t whylen)
+{
+	return dir_open(dir, true, why, whylen);
 }
 
 /* Creates a temp file no one else can have predicted or planted. */
@@ -92,7 +134,15 @@ static int open_tmp(struct atomic_file *af)
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 			r = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)af ^ (uint64_t)tries;
 		snprintf(af->tmp, sizeof(af->tmp), ".%.200s.tmp.%016llx", af->name, (unsigned long long)r);
-		fd = openat(af->dirfd, af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = openat(af->dirfd, af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && fchmod(fd, atomic_file__mode())) {
+			int err = errno;
+
+			close(fd);
+			unlinkat(af->dirfd, af->tmp, 0);
+			errno = err;
+			return -1;
+		}
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}

@@ -8,7 +8,9 @@
 #ifndef INFERTRACE_ATOMIC_FILE_H
 #define INFERTRACE_ATOMIC_FILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct atomic_file;
 
@@ -28,11 +30,24 @@ void atomic_file__abort(struct atomic_file *af);
  * -EIO. For a writer that gives up before committing. */
 int atomic_file__error(struct atomic_file *af);
 
-/* Opens DIR with O_DIRECTORY|O_NOFOLLOW and checks it: owned by root, the
- * effective user or the invoking sudo user (SUDO_UID), and not writable by
- * group or others unless sticky. Returns the fd, or -errno; on refusal
- * (-EPERM) WHY (if not NULL) says why in a few words. */
+/* Files are written 0600 and directories made 0700 unless shared: 0644 and
+ * 0755 (--share-outputs). Process-wide, set once before any output. */
+void atomic_file__share(bool share);
+mode_t atomic_file__mode(void);
+mode_t atomic_dir__mode(void);
+/* Root, the effective user or the invoking sudo user (SUDO_UID). */
+bool atomic_file__trusted_uid(uid_t uid);
+
+/* Opens DIR, resolved one component at a time (chase_dir: a symbolic link in
+ * its path only when root or the invoking user owns it, never as its last
+ * component), and checks it: owned by root, the effective user or the
+ * invoking sudo user (SUDO_UID), and not writable by group or others unless
+ * sticky. Returns the fd, or -errno: -EPERM for a refused directory or link
+ * (WHY, if not NULL, says why in a few words), -ELOOP for a link. */
 int atomic_dir__open(const char *dir, char *why, size_t whylen);
+/* The same, creating missing directories (atomic_dir__mode(), handed to the
+ * sudo user) as mkdir -p does. */
+int atomic_dir__make(const char *dir, char *why, size_t whylen);
 /* Under sudo as root: hands FD to SUDO_UID/SUDO_GID. No-op otherwise. */
 void atomic_file__chown_invoker(int fd);
 

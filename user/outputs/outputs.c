@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_num.h"
 #include "atomic_file.h"
@@ -469,56 +470,82 @@ static bool folded_empty(const struct folded *f)
 	return !f->n || !f->total;
 }
 
-/* profile.json's "outputs": the files written beside it, and those not
- * written with the reason (docs/outputs.md). */
-static json_t *outputs_json(const struct model *m, bool final)
+/* What one writing of the outputs did: profile.json's "outputs", the files
+ * written beside it and those not written with the reason (docs/outputs.md).
+ * Each output is written on its own: one that fails loses only itself. */
+struct out_log {
+	const char *dir;
+	const char *what; /* "" or "checkpoint: " in the messages */
+	json_t *files, *not_written;
+	int err;          /* the first failure */
+};
+
+static void not_written(struct out_log *lg, const char *name, const char *why)
 {
-	json_t *o = json_object(), *files = json_array(), *not = json_array();
+	json_t *n = json_object();
+
+	json_object_set_new(n, "file", json_string(name));
+	json_object_set_new(n, "reason", json_string(why));
+	json_array_append_new(lg->not_written, n);
+}
+
+/* Records how writing NAME went; a failure is named on stderr. */
+static void out_done(struct out_log *lg, const char *name, int err)
+{
+	char why[200];
+
+	if (!err) {
+		json_array_append_new(lg->files, json_string(name));
+		return;
+	}
+	fprintf(stderr, "infertrace: %swriting %s/%s failed: %s\n", lg->what, lg->dir, name, strerror(-err));
+	snprintf(why, sizeof(why), "writing it failed: %s", strerror(-err));
+	not_written(lg, name, why);
+	if (!lg->err)
+		lg->err = err;
+}
+
+/* The files a recording has no content for: stacks not recorded, a phase
+ * with no stacks (an empty folded file makes flamegraph.pl fail). */
+static void out_log_init(struct out_log *lg, const struct model *m, const char *dir, const char *what)
+{
 	static const char *const base[2] = { "stacks", "offcpu" };
 	char name[160], why[200];
 
-	json_array_append_new(files, json_string("profile.json"));
+	*lg = (struct out_log){ .dir = dir, .what = what, .files = json_array(), .not_written = json_array() };
 	for (int k = 0; k < 2; k++) {
 		bool have = k ? m->have_offcpu : m->have_oncpu;
 		const struct folded *by_phase = k ? m->offcpu_us_by_phase : m->oncpu_by_phase;
 
 		snprintf(name, sizeof(name), "%s.folded", base[k]);
 		if (!have) {
-			json_t *n = json_object();
-
-			json_object_set_new(n, "file", json_string(name));
-			json_object_set_new(n, "reason", json_string(k ? "off-CPU stacks were not recorded" :
-								      "on-CPU samples were not recorded"));
-			json_array_append_new(not, n);
+			not_written(lg, name, k ? "off-CPU stacks were not recorded" : "on-CPU samples were not recorded");
 			continue;
 		}
-		json_array_append_new(files, json_string(name));
 		for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-			if (!m->phase_names[ph])
+			if (!m->phase_names[ph] || !folded_empty(&by_phase[ph]))
 				continue;
 			snprintf(name, sizeof(name), "%s.%s.folded", base[k], m->phase_names[ph]);
-			if (!folded_empty(&by_phase[ph])) {
-				json_array_append_new(files, json_string(name));
-				continue;
-			}
-			json_t *n = json_object();
-
 			snprintf(why, sizeof(why), "no %s in phase %s", k ? "off-CPU time" : "samples", m->phase_names[ph]);
-			json_object_set_new(n, "file", json_string(name));
-			json_object_set_new(n, "reason", json_string(why));
-			json_array_append_new(not, n);
+			not_written(lg, name, why);
 		}
 	}
-	json_array_append_new(files, json_string("profile.pb.gz"));
-	if (final) {
-		json_array_append_new(files, json_string("trace.json"));
-		json_array_append_new(files, json_string("flamegraph.svg"));
-		if (m->have_offcpu)
-			json_array_append_new(files, json_string("offcpu.svg"));
-		json_array_append_new(files, json_string("report.html"));
-	}
+}
+
+static void out_log_free(struct out_log *lg)
+{
+	json_decref(lg->files);
+	json_decref(lg->not_written);
+}
+
+/* "outputs" for profile.json, written last: the files before it and itself */
+static json_t *outputs_json(const struct out_log *lg)
+{
+	json_t *o = json_object(), *files = json_copy(lg->files);
+
+	json_array_insert_new(files, 0, json_string("profile.json"));
 	json_object_set_new(o, "files", files);
-	json_object_set_new(o, "not_written", not);
+	json_object_set_new(o, "not_written", json_copy(lg->not_written));
 	return o;
 }
 
@@ -783,9 +810,9 @@ static void html_flamegraph(FILE *f, const struct model *m, const char *kind, co
 }
 
 /* Links to every file beside the page, and the files not written with why. */
-static void html_outputs(FILE *f, const struct model *m)
+static void html_outputs(FILE *f, const struct out_log *lg)
 {
-	json_t *o = outputs_json(m, true), *v;
+	json_t *o = outputs_json(lg), *v;
 	size_t i;
 
 	fprintf(f, "<h2>Outputs</h2><p>Beside this page:");
@@ -815,7 +842,7 @@ static void html_outputs(FILE *f, const struct model *m)
 	json_decref(o);
 }
 
-static int write_html(const struct model *m, const char *dir)
+static int write_html(const struct model *m, const char *dir, const struct out_log *lg)
 {
 	struct atomic_file *af = atomic_file__open(dir, "report.html");
 	json_t *po = model__section(m, MODEL_SEC_PROBES_OVERHEAD);
@@ -856,7 +883,7 @@ static int write_html(const struct model *m, const char *dir)
 	if (m->have_offcpu)
 		html_flamegraph(f, m, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, &fg_offcpu);
 	fprintf(f, "%s", phase_script);
-	html_outputs(f, m);
+	html_outputs(f, lg);
 	fprintf(f, "</body></html>\n");
 	return atomic_file__commit(af);
 }
@@ -877,89 +904,113 @@ static int write_folded_copy(const struct folded *src, const char *dir, const ch
 	return err;
 }
 
-static int write_folded_set(const char *dir, const char *base, const struct folded *all,
-			    const struct folded *by_phase, const struct model *m)
+static void write_folded_set(struct out_log *lg, const char *base, const struct folded *all,
+			     const struct folded *by_phase, const struct model *m)
 {
 	char name[128];
-	int err;
 
 	snprintf(name, sizeof(name), "%s.folded", base);
-	err = write_folded_copy(all, dir, name);
-	for (int ph = 1; ph < IT_MAX_PHASES && !err; ph++) {
-		if (!m->phase_names[ph])
-			continue;
-		if (folded_empty(&by_phase[ph]))
+	out_done(lg, name, write_folded_copy(all, lg->dir, name));
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		if (!m->phase_names[ph] || folded_empty(&by_phase[ph]))
 			continue; /* listed in profile.json's outputs.not_written */
 		snprintf(name, sizeof(name), "%s.%s.folded", base, m->phase_names[ph]);
-		err = write_folded_copy(&by_phase[ph], dir, name);
+		out_done(lg, name, write_folded_copy(&by_phase[ph], lg->dir, name));
 	}
-	return err;
+}
+
+/* Removes NAME, written already, to make room for profile.json. */
+static bool give_way(struct out_log *lg, const char *name)
+{
+	json_t *v;
+	size_t i;
+	int fd;
+
+	json_array_foreach(lg->files, i, v) {
+		if (strcmp(json_string_value(v), name))
+			continue;
+		fd = atomic_dir__open(lg->dir, NULL, 0);
+		if (fd < 0 || unlinkat(fd, name, 0)) {
+			if (fd >= 0)
+				close(fd);
+			return false;
+		}
+		close(fd);
+		json_array_remove(lg->files, i);
+		if (!lg->err)
+			lg->err = -ENOSPC;
+		not_written(lg, name, "removed to make room for profile.json: the file system is full");
+		fprintf(stderr, "infertrace: %sremoved %s/%s to make room for profile.json\n", lg->what, lg->dir, name);
+		return true;
+	}
+	return false;
+}
+
+/* profile.json, last: its outputs list what was written. It is the one
+ * output the others are read with: on a full file system the largest of
+ * the views written before it give way to it. */
+static void write_profile(const struct model *m, struct out_log *lg)
+{
+	static const char *const views[] = { "report.html", "offcpu.svg", "flamegraph.svg", "trace.json" };
+	json_t *profile = model__to_json(m);
+	int err = -ENOMEM;
+
+	for (size_t i = 0; profile; ) {
+		json_object_set_new(profile, "outputs", outputs_json(lg));
+		err = profile__write(profile, lg->dir);
+		if (err != -ENOSPC)
+			break;
+		while (i < sizeof(views) / sizeof(views[0]) && !give_way(lg, views[i]))
+			i++;
+		if (i == sizeof(views) / sizeof(views[0]))
+			break;
+	}
+	json_decref(profile);
+	out_done(lg, "profile.json", err);
 }
 
 int outputs__write_checkpoint(const struct model *m, const char *dir)
 {
-	json_t *profile;
+	struct out_log lg;
 	int err = model__require(m, MODEL_ANALYSED, "the checkpoint writers");
 
 	if (err)
 		return err;
+	out_log_init(&lg, m, dir, "checkpoint: ");
 	/* the stacks and profile.pb.gz first: profile.json, whose time range
 	 * says what the checkpoint covers, is replaced last */
 	if (m->have_oncpu)
-		err = write_folded_set(dir, "stacks", &m->oncpu, m->oncpu_by_phase, m);
-	if (!err && m->have_offcpu)
-		err = write_folded_set(dir, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
-	if (!err)
-		err = pprof__write(m, dir);
-	if (err)
-		return err;
-	profile = model__to_json(m);
-	if (profile)
-		json_object_set_new(profile, "outputs", outputs_json(m, false));
-	err = profile ? profile__write(profile, dir) : -ENOMEM;
-	json_decref(profile);
+		write_folded_set(&lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
+	if (m->have_offcpu)
+		write_folded_set(&lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+	out_done(&lg, "profile.pb.gz", pprof__write(m, dir));
+	write_profile(m, &lg);
+	err = lg.err;
+	out_log_free(&lg);
 	return err;
 }
 
 int outputs__write_all(const struct model *m, const char *dir)
 {
-	json_t *profile;
-	int err = model__require(m, MODEL_ANALYSED, "the writers"), e;
+	struct out_log lg;
+	int err = model__require(m, MODEL_ANALYSED, "the writers");
 
 	if (err)
 		return err;
-	profile = model__to_json(m);
-	if (profile)
-		json_object_set_new(profile, "outputs", outputs_json(m, true));
-	err = profile ? profile__write(profile, dir) : -ENOMEM;
-	json_decref(profile);
-	if (err)
-		fprintf(stderr, "infertrace: writing profile.json to '%s' failed: %s\n", dir, strerror(-err));
-	if (m->have_oncpu) {
-		e = write_folded_set(dir, "stacks", &m->oncpu, m->oncpu_by_phase, m);
-		if (e)
-			fprintf(stderr, "infertrace: writing folded stacks to '%s' failed: %s\n", dir, strerror(-e));
-		err = err ? err : e;
-	}
-	if (m->have_offcpu) {
-		e = write_folded_set(dir, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
-		if (e)
-			fprintf(stderr, "infertrace: writing off-CPU stacks to '%s' failed: %s\n", dir, strerror(-e));
-		err = err ? err : e;
-	}
-	e = pprof__write(m, dir);
-	if (e)
-		fprintf(stderr, "infertrace: writing profile.pb.gz to '%s' failed: %s\n", dir, strerror(-e));
-	err = err ? err : e;
-	e = write_trace(m, dir);
-	if (!e)
-		e = flamegraph__write_file(dir, "flamegraph.svg", &m->oncpu, &fg_oncpu);
-	if (!e && m->have_offcpu)
-		e = flamegraph__write_file(dir, "offcpu.svg", &m->offcpu_us, &fg_offcpu);
-	if (!e)
-		e = write_html(m, dir);
-	if (e)
-		fprintf(stderr, "infertrace: writing trace.json, flamegraph.svg, offcpu.svg or report.html to '%s' "
-			"failed: %s\n", dir, strerror(-e));
-	return err ? err : e;
+	out_log_init(&lg, m, dir, "");
+	if (m->have_oncpu)
+		write_folded_set(&lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
+	if (m->have_offcpu)
+		write_folded_set(&lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+	out_done(&lg, "profile.pb.gz", pprof__write(m, dir));
+	out_done(&lg, "trace.json", write_trace(m, dir));
+	out_done(&lg, "flamegraph.svg", flamegraph__write_file(dir, "flamegraph.svg", &m->oncpu, &fg_oncpu));
+	if (m->have_offcpu)
+		out_done(&lg, "offcpu.svg", flamegraph__write_file(dir, "offcpu.svg", &m->offcpu_us, &fg_offcpu));
+	/* its links: the files above and profile.json, written next */
+	out_done(&lg, "report.html", write_html(m, dir, &lg));
+	write_profile(m, &lg);
+	err = lg.err;
+	out_log_free(&lg);
+	return err;
 }

@@ -255,6 +255,7 @@ struct writer {
 	size_t ncycles;
 	uint64_t *map_id;  /* model mapping -> pprof id: files first, the kernel last */
 	struct pb out, msg, sub, packed;
+	bool kernel_addresses; /* --kernel-addresses: else kernel frames are at 0 */
 	bool oom;
 };
 
@@ -295,6 +296,12 @@ static void sample(struct writer *w, const struct model_lstack *s, uint64_t peri
 	for (uint32_t i = 0; i < s->nframes; i++) {
 		const struct model_frame *f = &m->frames[s->first + i];
 		struct loc l = { .mapping = f->mapping, .name = f->name, .addr = f->addr };
+
+		/* a raw kernel address would tell anyone who reads the file
+		 * where KASLR put the kernel */
+		if (!w->kernel_addresses && f->mapping >= 0 && (size_t)f->mapping < m->nmappings &&
+		    m->mappings[f->mapping].kernel)
+			l.addr = 0;
 		uint64_t id = loc_id(&w->lt, &l);
 
 		if (!id)
@@ -470,7 +477,9 @@ static int gzip_to(FILE *f, const unsigned char *p, size_t n)
 
 int pprof__encode(const struct model *m, unsigned char **out, size_t *len)
 {
-	struct writer w = { .m = m };
+	struct writer w = {
+		.m = m, .kernel_addresses = json_is_true(json_object_get(m->run.config, "kernel_addresses")),
+	};
 	int err = build_cycles(&w);
 
 	if (!err)
