@@ -217,12 +217,17 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 	/* a lone periodic frame among siblings that burst about as often but
 	 * irregularly (a step split or merged by the samples that fell in it)
 	 * is one of the loop's steps too: their caller is the iteration */
+	const struct sframe *earliest = first;
+
 	if (nlevel == 1 && *best->parent)
 		for (int b = 0; b < NBUCKETS; b++)
 			for (const struct sframe *f = s->buckets[b]; f; f = f->next)
 				if (f != best && f->tid == tid && f->depth == level && !strcmp(f->parent, best->parent) &&
-				    f->nstarts >= SUGGEST_MIN_BURSTS && f->nstarts * 2 >= best->nstarts)
+				    f->nstarts >= SUGGEST_MIN_BURSTS && f->nstarts * 2 >= best->nstarts) {
 					nlevel++;
+					if (f->starts[0] < earliest->starts[0])
+						earliest = f;
+				}
 	memset(out, 0, sizeof(*out));
 	out->tid = tid;
 	out->bursts = first->nstarts;
@@ -235,7 +240,7 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 		/* the steps' caller runs once (the module's top level, or a
 		 * function holding the whole loop, such as main): as --cycle it
 		 * would give one cycle; each iteration starts with the first step */
-		snprintf(out->name, sizeof(out->name), "%s", first->name);
+		snprintf(out->name, sizeof(out->name), "%s", earliest->name);
 		out->marker = true;
 	} else {
 		snprintf(out->name, sizeof(out->name), "%s", best->parent);
