@@ -13,6 +13,8 @@
 #                   and SANITIZE_TESTS)
 #   make lint       cppcheck and clang-tidy over user/ (checks named below)
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (make test: 3 s each)
+#   make test-flaky the timing-sensitive integration tests RUNS times each
+#                   beside a CPU hog (TESTS=... names a subset)
 #   make V=1        show the commands
 .DELETE_ON_ERROR:
 .DEFAULT_GOAL := all
@@ -98,7 +100,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
 .PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
-	lint sanitize-test fuzz fuzz-smoke fuzz-bins
+	lint sanitize-test fuzz fuzz-smoke fuzz-bins test-flaky
 all: $(OUT)/infertrace
 
 # The BPF objects, one per concern, are linked into one object so that all
@@ -213,6 +215,16 @@ unit: all $(UNIT_BINS)
 integration: all
 	$(Q)tools/install-deps.sh test
 	$(Q)tools/run-tests.sh $(OUT) integration
+
+# The timing-sensitive integration tests (TIMING_SENSITIVE in
+# tools/run_tests.py), each RUNS times beside a busy loop pinned to one CPU,
+# with a pass count per test. TESTS names a subset: full ids, modules or
+# method names (make test-flaky RUNS=3 TESTS="test_edges test_unwind").
+# make test does not run it.
+RUNS ?= 10
+TESTS ?=
+test-flaky: all
+	$(Q)RUNS=$(RUNS) tools/run-tests.sh $(OUT) flaky $(TESTS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -6,6 +6,24 @@ import subprocess
 import sys
 import unittest
 
+# The timing-sensitive integration tests: each asserts a time, a rate or a
+# share that a busy or slower machine could move. `make test-flaky` runs
+# each of them RUNS times beside a CPU hog (tools/run-tests.sh BUILD flaky).
+TIMING_SENSITIVE = [
+    "test_unwind.UnwindTest.test_dwarf_stacks_complete",
+    "test_unwind.UnwindTest.test_unnamed_root_counts_as_complete",
+    "test_offcpu_stacks.OffcpuStacksTest.test_usleep_caller_kept_with_dwarf_lost_with_fp",
+    "test_offcpu_stacks.OffcpuStacksTest.test_read_without_frame_pointers",
+    "test_offcpu_stacks.OffcpuStacksTest.test_one_call_site_two_kernel_paths",
+    "test_python.TestPythonFrames.test_loop_order_and_coverage",
+    "test_python.TestPythonFrames.test_c_calls_back_into_python",
+    "test_sched.SchedTest.test_sleep_spin_cycles",
+    "test_sched.SchedTest.test_sleep_spin_cycles_beside_cpu_hog",
+    "test_edges.EdgesTest.test_cpu_bound_phases_back_to_back",
+    "test_edges.EdgesTest.test_sleep_inside_each_phase",
+    "test_edges.EdgesTest.test_busy_thread_on_the_same_cpu",
+]
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -82,8 +100,62 @@ def run_unit_arm64():
         return 0, 1, 0
 
 
+def flaky_selection(names):
+    """The TIMING_SENSITIVE tests that NAMES select (each a full id, a
+    module, a module.Class, or a test method's name); all when none."""
+    if not names:
+        return list(TIMING_SENSITIVE)
+    out = []
+    for name in names:
+        hit = [t for t in TIMING_SENSITIVE
+               if t == name or t.startswith(name + ".") or t.endswith("." + name)]
+        if not hit:
+            sys.exit(f"run_tests: {name}: not in TIMING_SENSITIVE (tools/run_tests.py)")
+        out += [t for t in hit if t not in out]
+    return out
+
+
+def run_flaky(build, names, runs):
+    """Each selected timing-sensitive test RUNS times beside a busy loop
+    pinned to the last CPU (the machine loaded as a shared CI runner is);
+    prints a pass count per test. Returns (passed, failed, skipped) runs."""
+    os.environ["INFERTRACE_BUILD"] = os.path.abspath(build)
+    sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+    tests = flaky_selection(names)
+    cpu = (os.cpu_count() or 1) - 1
+    hog = subprocess.Popen(["taskset", "-c", str(cpu), "/bin/sh", "-c", "while :; do :; done"])
+    counts = {}
+    try:
+        for t in tests:
+            ok = bad = skip = 0
+            for i in range(runs):
+                suite = unittest.defaultTestLoader.loadTestsFromName(t)
+                res = unittest.TextTestRunner(verbosity=0, stream=sys.stdout).run(suite)
+                if res.skipped:
+                    skip += 1
+                elif res.wasSuccessful():
+                    ok += 1
+                else:
+                    bad += 1
+                print(f"flaky {t} run {i + 1}/{runs}: {'skipped' if res.skipped else 'ok' if res.wasSuccessful() else 'FAILED'}",
+                      flush=True)
+            counts[t] = (ok, bad, skip)
+    finally:
+        hog.kill()
+        hog.wait()
+    print(f"\ntiming-sensitive tests, {runs} runs each beside a CPU hog on CPU {cpu}:")
+    for t, (ok, bad, skip) in counts.items():
+        print(f"  {ok:3d}/{runs} passed  {t}" + (f" ({skip} skipped)" if skip else ""))
+    return (sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()),
+            sum(c[2] for c in counts.values()))
+
+
 def main():
     build, which, modules = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if which == "flaky":
+        totals = run_flaky(build, modules, int(os.environ.get("RUNS") or 10))
+        print(f"{totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
+        sys.exit(1 if totals[1] else 0)
     totals = [0, 0, 0]
     if which in ("all", "unit"):
         for i, n in enumerate(run_unit(build)):

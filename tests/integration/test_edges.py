@@ -53,12 +53,23 @@ class EdgesTest(unittest.TestCase):
         for i, c in enumerate(rec.profile["cycles"]):
             for name in PHASES:
                 ph = c["phases"][name]
-                # nanosleep lasts at least what was asked: blocked, or waiting
-                # for the CPU (preempted before it blocked, woken before it ran),
-                # but for the few µs on the CPU in the call itself
-                self.assertGreater(ph["offcpu_ms"], 0, f"cycle {i} {name}: {ph}")
-                self.assertGreaterEqual(ph["offcpu_ms"] + ph["runq_wait_ms"], LENGTH[name] / 2 - 0.05,
-                                        f"cycle {i} {name}: {ph}")
+                # the sleep's time off the CPU by the fixture's own clocks
+                # (its wall less the CPU time the thread ran in the call:
+                # measured 0.05-0.19 ms in a 0.5 ms sleep on a loaded
+                # 2-vCPU VM) is blocked or run-queue time of the phase, but
+                # for on-CPU time the phase shows beyond the fixture's own
+                # CPU clock over it (a run the kernel's counter added late,
+                # carried from the piece before: docs/sched-memory.md)
+                L = LENGTH[name]
+                away = truth[f"sleep_wall_{L}ms"][i] - truth[f"sleep_cpu_{L}ms"][i]
+                carried = max(0.0, ph["oncpu_ms"] - truth[f"cpu_{L}ms"][i])
+                self.assertGreaterEqual(ph["offcpu_ms"] + ph["runq_wait_ms"] + carried, away - 0.05,
+                                        f"cycle {i} {name}: {ph}, fixture sleep off its CPU {away:.4f} ms")
+                # it blocked where the fixture saw a voluntary switch in it:
+                # one preempted past its end before it reached schedule()
+                # never blocks (all of it is then run-queue wait)
+                if truth[f"blocked_{L}ms"][i]:
+                    self.assertGreater(ph["offcpu_ms"], 0, f"cycle {i} {name}: {ph}")
                 self.assertGreaterEqual(ph["blocked"]["sleep"], ph["offcpu_ms"] * 0.99, ph)
 
     def test_busy_thread_on_the_same_cpu(self):

@@ -34,14 +34,18 @@ def weight_ms(folded, needle, pid_comm):
 class OffcpuStacksTest(unittest.TestCase):
     def check_blocked_total(self, rec, truth, in_frame):
         """All the process's blocked time lies in the fixture's blocking call:
-        its stacks hold at most the fixture's own time in the call, and at
-        least that time less what the process waited for a CPU and the CPU
-        time it ran inside the call (by its own thread clock: the system
-        call's entry and exit, the tracer's programs there)."""
+        its stacks hold at most the fixture's own time in the call, plus its
+        time in the other calls that can block (other_ms: short blocks are
+        sampled by time, a window's whole time weighed on one block's stack,
+        so a pthread_join's wait can land on the call's stack; measured: a
+        5 ms join under load), and at least the call's time less what the
+        process waited for a CPU and the CPU time it ran inside the call (by
+        its own thread clock: the system call's entry and exit, the tracer's
+        programs there)."""
         p = rec.profile
         comm = os.path.basename(rec.proc.args[-4])[:15]
         blocked = weight_ms(rec.folded("offcpu.folded"), in_frame, comm)
-        self.assertLessEqual(blocked, truth["blocked_ms"] + 0.5)
+        self.assertLessEqual(blocked, truth["blocked_ms"] + truth["other_ms"] + 0.5, truth)
         self.assertGreaterEqual(blocked + p["sched"]["runq_wait_ms"] + truth["call_cpu_ms"] +
                                 0.1 * truth["cycles"] + 1.0, truth["blocked_ms"])
         return blocked
@@ -123,7 +127,7 @@ class OffcpuStacksTest(unittest.TestCase):
         both = ms(lambda kf: any("pipe_read" in f for f in kf) and "unix_stream_recvmsg_[k]" in kf)
         self.assertEqual(both, 0)
         for got, want in ((pipe, truth["blocked_ms"]), (sock, truth["log_ms"])):
-            self.assertLessEqual(got, want + 0.5, (pipe, sock, truth))
+            self.assertLessEqual(got, want + truth["other_ms"] + 0.5, (pipe, sock, truth))
             self.assertGreaterEqual(got + slack, want, (pipe, sock, truth))
 
     def test_reused_stacks_keep_twin_callers_apart(self):

@@ -157,21 +157,61 @@ class TestPythonFrames(unittest.TestCase):
                                         for f in frames), s)
 
     def test_c_calls_back_into_python(self):
+        vdso = vdso_functions()
         for label, python in PYTHONS.items():
             with self.subTest(python=label):
                 rec = self.run_mode(python, "callback", 10)
-                n = 0
+                n = cut_in_vdso = 0
                 for s, c in rec.folded().items():
                     ff = fixture_frames(s)
                     names = [x for _, x in ff]
                     if "sort_key" not in names:
                         continue
                     n += c
+                    # sorted() (native) lies between its caller and the key function
+                    if (names[:4] != ["<module>", "main", "sort_cycle", "sort_key"] or
+                            ff[3][0] - ff[2][0] <= 1) and unwound_short_in_vdso(s, ff[-1][0], vdso):
+                        cut_in_vdso += c
+                        continue
                     self.assertEqual(names[:4], ["<module>", "main", "sort_cycle", "sort_key"], s)
                     i_cycle, i_key = ff[2][0], ff[3][0]
-                    # sorted() (native) lies between its caller and the key function
                     self.assertGreater(i_key - i_cycle, 1, s)
                 self.assertGreater(n, 0, label)
+                # measured: none in 3,700 samples of this loop at 199 and 999 Hz
+                self.assertLessEqual(cut_in_vdso, max(1, n // 100), (label, cut_in_vdso, n))
+
+
+def vdso_functions():
+    """The names of the vDSO's functions (the kernel maps one image into
+    every process: this one's names the fixture's)."""
+    with open("/proc/self/maps") as f:
+        span = [l.split()[0] for l in f if l.rstrip().endswith("[vdso]")]
+    if not span:
+        return set()
+    start, end = (int(x, 16) for x in span[0].split("-"))
+    with open("/proc/self/mem", "rb") as f:
+        f.seek(start)
+        image = f.read(end - start)
+    with tempfile.NamedTemporaryFile(suffix=".so") as tmp:
+        tmp.write(image)
+        tmp.flush()
+        out = subprocess.run(["nm", "-D", "--defined-only", tmp.name], text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    return {w[2].split("@")[0] for w in (l.split() for l in out.splitlines()) if len(w) == 3}
+
+
+def unwound_short_in_vdso(stack, last_py, vdso):
+    """A sample whose native unwinding stopped at its first step out of the
+    vDSO: its user frames after the last Python frame are [unknown] and a
+    vDSO function (kernel frames after them). The vDSO is unwound by frame
+    pointer (docs/unwinding.md, Limits): at the first two instructions of
+    its clock_gettime and after the `pop %rbp` of its return, the frame
+    pointer is still or again the caller's (glibc's, built without frame
+    pointers), and the return address read through it is no code. Python's
+    time.thread_time() reaches the vDSO's clock_gettime at every call of the
+    fixture's spin loop."""
+    user = [f for f in stack.split(";")[last_py + 1:] if not f.endswith("_[k]")]
+    return len(user) == 2 and user[0] == "[unknown]" and (user[1] in vdso or user[1].startswith("[vdso]"))
 
 
 @need_root

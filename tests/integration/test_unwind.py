@@ -5,13 +5,38 @@
 the leaf; profile.json's stack-quality figures say which."""
 import unittest
 
-from common import build, need_root, record
+from common import build, need_root, record, sh
 
 CHAIN = ["main"] + [f"chain_{i}" for i in range(8, 0, -1)] + ["spin"]
 
 
 def fixture():
     return build("deep_chain", ["deep_chain.c"], flags="-O2 -fomit-frame-pointer -g0")
+
+
+# the program's calls in nostart.c, root first: a stack's program frames
+# are the start of one of them
+NOSTART_CALLS = [["_start", "nostart_main", "run", "spin"], ["_start", "nostart_main", "run", "now_s"]]
+
+
+def functions(exe):
+    """[(start address, name)] of exe's functions, by address."""
+    out = []
+    for line in sh(["nm", "-n", exe]).splitlines():
+        words = line.split()
+        if len(words) == 3 and words[1] in ("t", "T", "w", "W"):
+            out.append((int(words[0], 16), words[2]))
+    return out
+
+
+def function_at(funcs, addr):
+    """The function holding addr."""
+    name = None
+    for start, fn in funcs:
+        if start > addr:
+            break
+        name = fn
+    return name
 
 
 def user_frames(stack):
@@ -61,21 +86,36 @@ class UnwindTest(unittest.TestCase):
         like them without a name when no debug info is installed): no frame
         has a name, but the unwinder reached the outermost one, so its stacks
         are complete. The frames' names could not say so."""
-        exe = build("nostart", ["nostart.c"], flags="-O1 -nostartfiles -g0 -s")
+        flags = "-O1 -nostartfiles -g0"
+        exe = build("nostart", ["nostart.c"], flags=flags + " -s")
+        # the same program unstripped (-s changes no address): it names the
+        # stripped one's nostart+0x... frames for the checks
+        funcs = functions(build("nostart_syms", ["nostart.c"], flags=flags))
         r = record(["--call-graph", "dwarf", "-F", "199"], [exe, "1.0"])
         q = r.profile["samples"]["stack_quality"]
         obj = q["by_leaf_object"]["nostart"]
         self.assertGreater(obj["samples"], 100, q)
         self.assertLessEqual(obj["truncated_percent"], 5.0, q)
-        # nothing of the program named: _start, nostart_main and run are
-        # nostart+0x..., then spin or now_s (or libc's clock_gettime)
-        deep = 0
+        # a sample lands wherever the program is: in _start, in nostart_main
+        # (or the libc it calls to parse its argument), in run, in spin or
+        # now_s (or libc's clock_gettime). Every stack of the program holds
+        # the calls that lead there, from _start, and none has a name
+        in_run = 0
         for stack, n in r.folded().items():
             frames = user_frames(stack)
-            if frames and frames[0].startswith("nostart+0x"):
-                self.assertTrue(all(f.startswith("nostart+0x") for f in frames[:3]), stack)
-                deep += n if len(frames) >= 4 else 0
-        self.assertGreater(deep, 0.8 * obj["samples"])
+            if not frames or not frames[0].startswith("nostart+0x"):
+                continue
+            own = [f for f in frames if f.startswith("nostart+0x")]
+            self.assertEqual(own, frames[:len(own)], f"the program's frames are its stack's root: {stack}")
+            # a caller's frame is its return address (the call is the
+            # byte before); the leaf's is where the sample landed
+            pcs = [int(f.split("+")[1], 16) for f in own]
+            chain = [function_at(funcs, pc if i == len(frames) - 1 else pc - 1) for i, pc in enumerate(pcs)]
+            self.assertTrue(any(calls[:len(chain)] == chain for calls in NOSTART_CALLS), (stack, chain))
+            in_run += n if chain[2:3] == ["run"] else 0
+        # the fixture spins in run() for its whole second (its start-up and
+        # argument parsing take microseconds)
+        self.assertGreater(in_run, 0.8 * obj["samples"])
 
     @need_root
     def test_fp_stacks_truncated_and_reported(self):
