@@ -102,6 +102,15 @@ class TestLibraries(ProbeTestCase):
         for c in rec.profile["cycles"][1:]:
             self.assertEqual(c["phases"]["dl"]["calls"], 1, c)
 
+    def test_strict_fails_on_a_probe_never_placed(self):
+        """--strict: a library name that never loads fails the run (exit 7),
+        after the outputs are written; without it, a warning."""
+        rec = record(["--strict", "--count", "ghost=libnosuchlib:fn"], ["true"], check=False, wall_split=None)
+        self.assertEqual(rec.proc.returncode, 7, rec.stderr)
+        self.assertIn("error: probe 'libnosuchlib:fn' was never placed: library 'libnosuchlib' is not loaded",
+                      rec.stderr)
+        self.assertIsNotNone(rec.profile)
+
     def test_second_file_of_a_waited_name_is_held_until_probed(self):
         """llama.cpp's way: one file of the library's name is opened, asked
         its score and closed, then another is opened and called at once. The

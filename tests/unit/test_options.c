@@ -101,6 +101,7 @@ static json_t *dump(const struct record_opts *o)
 	json_object_set_new(j, "rotate_keep", json_integer(o->rotate_keep));
 	json_object_set_new(j, "verbose", json_boolean(o->verbose));
 	json_object_set_new(j, "quiet", json_boolean(o->quiet));
+	json_object_set_new(j, "strict", json_boolean(o->strict));
 	json_object_set_new(j, "inference_pct", json_real(o->thresholds.inference_pct));
 	json_object_set_new(j, "offcpu_pct", json_real(o->thresholds.offcpu_pct));
 	return j;
@@ -138,6 +139,7 @@ static const struct {
 	  "{\"thresholds\": {\"inference_pct\": 70, \"offcpu_pct\": 5}}" },
 	{ "metrics", { "--metrics", "[::1]:9464" }, "{\"metrics\": \"[::1]:9464\"}" },
 	{ "quiet", { "-q" }, "{\"quiet\": true}" },
+	{ "strict", { "--strict" }, "{\"strict\": true}" },
 	{ "verbose", { "-v" }, "{\"verbose\": true}" },
 };
 

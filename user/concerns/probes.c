@@ -32,6 +32,7 @@
 #include "probe_spec.h"
 #include "probes.h"
 #include "pyspans.h"
+#include "python.h"
 #include "stats.h"
 #include "vec.h"
 
@@ -1316,20 +1317,31 @@ out:
 	return err;
 }
 
-/* The recording ended: say which probes never found their function. */
+/* "qualname (file.py)" offered as its qualname */
+static void offer_qualname(const char *name, void *ctx)
+{
+	const char *open = strrchr(name, '(');
+
+	nearest__offer(ctx, name, open && open > name && open[-1] == ' ' ? (size_t)(open - 1 - name) : strlen(name));
+}
+
+/* The recording ended: say which probes never found their function (with
+ * --strict, a user's spec that never matched fails the run). */
 static void probes_stop(struct recording *rec)
 {
 	struct probes *ps = rec->probes;
+	bool strict = rec->opts.strict;
 
 	for (int i = 0; ps && i < ps->n; i++) {
 		const struct probe *p = &ps->probes[i];
+		bool fails = p->lacking || (strict && !p->preset);
 
 		if (p->nfiles)
 			continue;
-		fprintf(stderr, "infertrace: %s: probe '%s' was never placed: %s\n", p->lacking ? "error" : "warning",
+		fprintf(stderr, "infertrace: %s: probe '%s' was never placed: %s\n", fails ? "error" : "warning",
 			p->spec.text, p->error ? p->error : "its library was never loaded");
-		if (p->lacking)
-			recording__fail_late(rec, IT_EXIT_TARGET);
+		if (fails)
+			recording__fail_late(rec, p->lacking ? IT_EXIT_TARGET : IT_EXIT_UNMATCHED);
 	}
 	if (ps && pyspans__nspecs(ps->py)) {
 		struct pyspan_call *pc;
@@ -1354,9 +1366,21 @@ static void probes_stop(struct recording *rec)
 
 			for (size_t i = 0; i < n && !seen; i++)
 				seen = pc[i].spec == s;
-			if (!seen)
-				fprintf(stderr, "infertrace: warning: '%s' was never seen on a Python stack (no supported "
-					"CPython in the target, or the function never ran)\n", pyspans__spec_text(ps->py, s));
+			if (!seen) {
+				struct nearest nr;
+				char near[512];
+
+				nearest__init(&nr, pyspans__spec_qualname(ps->py, s));
+				python__each_name(offer_qualname, &nr);
+				nearest__list(&nr, "py:", near, sizeof(near));
+				nearest__free(&nr);
+				fprintf(stderr, "infertrace: %s: '%s' was never seen on a Python stack (no supported "
+					"CPython in the target, or the function never ran)%s%s\n",
+					strict ? "error" : "warning", pyspans__spec_text(ps->py, s),
+					near[0] ? "; nearest seen: " : "", near);
+				if (strict)
+					recording__fail_late(rec, IT_EXIT_UNMATCHED);
+			}
 		}
 		free(pc);
 	}

@@ -74,6 +74,7 @@ struct record_opts {
 	bool no_follow_children;
 	bool verbose;
 	bool quiet;                   /* -q: no progress line, no start line */
+	bool strict;                  /* --strict: a spec that never matched fails the run */
 	const char *metrics;          /* --metrics [ADDR:]PORT: serve /metrics while recording */
 	bool top;                     /* `infertrace top`: the live terminal view */
 	unsigned char cli_target;     /* CLI_TARGET_*: what the command line named as the target */
