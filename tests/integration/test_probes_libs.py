@@ -102,6 +102,15 @@ class TestLibraries(ProbeTestCase):
         for c in rec.profile["cycles"][1:]:
             self.assertEqual(c["phases"]["dl"]["calls"], 1, c)
 
+    def test_strict_fails_on_a_probe_never_placed(self):
+        """--strict: a library name that never loads fails the run (exit 7),
+        after the outputs are written; without it, a warning."""
+        rec = record(["--strict", "--count", "ghost=libnosuchlib:fn"], ["true"], check=False, wall_split=None)
+        self.assertEqual(rec.proc.returncode, 7, rec.stderr)
+        self.assertIn("error: probe 'libnosuchlib:fn' was never placed: library 'libnosuchlib' is not loaded",
+                      rec.stderr)
+        self.assertIsNotNone(rec.profile)
+
     def test_second_file_of_a_waited_name_is_held_until_probed(self):
         """llama.cpp's way: one file of the library's name is opened, asked
         its score and closed, then another is opened and called at once. The
@@ -124,7 +133,29 @@ class TestLibraries(ProbeTestCase):
         self.assertNotEqual(rec.proc.returncode, 0)
         self.assertIn("no_such_function", rec.stderr)
         self.assertIn("nm -D", rec.stderr)
+        self.assertRegex(rec.stderr, r"symbol 'no_such_function' not found in /\S*/libexpfix\.so")
         self.assertIsNone(rec.profile)
+
+    def test_symbol_missing_in_a_library_loaded_later_is_an_error(self):
+        """A misspelt symbol in a library the target opens with dlopen, while
+        another probe is placed in that very library: once the library loads,
+        the missing symbol is named with its file and the nearest names the
+        file has; the run goes on, writes its outputs, and exits with the
+        target status (4), as the same typo in a library loaded at start."""
+        exe, lib, dl = fixtures()
+        real = os.path.realpath(dl)
+        rec = record(["--cycle", "shared_cycle", "--phase", "dl=libexpdl:dl_work",
+                      "--phase", "typo=libexpdl:dl_wrok"],
+                     [exe, "3", "2", "1", "3", "1", dl], check=False)
+        self.assertEqual(rec.proc.returncode, 4, rec.stderr)
+        self.assertIn(f"probe 'libexpdl:dl_work' placed in {real}", rec.stderr)
+        line = f"symbol 'dl_wrok' not found in {real}; nearest: dl_work"
+        self.assertIn(f"error: probe 'libexpdl:dl_wrok': {line}", rec.stderr)
+        self.assertIn(f"error: probe 'libexpdl:dl_wrok' was never placed: {line}", rec.stderr)
+        self.assertNotIn("is not loaded by the target", rec.stderr)
+        probes = {x["spec"]: x for x in rec.profile["probes"]}
+        self.assertEqual(probes["libexpdl:dl_work"]["placed_in"], [real])
+        self.assertIn(line, probes["libexpdl:dl_wrok"]["not_placed"])
 
     def test_unknown_usdt_probe(self):
         exe, lib, dl = fixtures()

@@ -314,6 +314,23 @@ class TestPySpecs(unittest.TestCase):
         self.assertRegex(report, r"Python phases \(py: specs\): \d+ observations; edges placed between two "
                                  r"observations within [0-9.]+ ms on average, [0-9.]+ ms at most")
 
+    def test_misspelt_name_offers_the_nearest_and_strict_fails(self):
+        """A py: name no stack showed: the warning offers the nearest
+        qualnames the run saw; with --strict the run fails with exit 7,
+        its outputs written."""
+        python = next(iter(PYTHONS.values()))
+        tmp = tempfile.mkdtemp(prefix="it-py-")
+        cmd = [python, PHASES_FIXTURE, "4", os.path.join(tmp, "truth.json"), os.path.join(tmp, "db.sqlite")]
+        specs = ["--cycle-marker", "py:run_cycle", "--phase", "infer=py:infr"]
+        rec = record(specs, cmd)
+        self.assertRegex(rec.stderr, r"warning: 'py:infr' was never seen on a Python stack \(.*\); "
+                                     r"nearest seen: py:infer\b")
+        rec = record(["--strict"] + specs, cmd, check=False)
+        self.assertEqual(rec.proc.returncode, 7, rec.stderr)
+        self.assertRegex(rec.stderr, r"error: 'py:infr' was never seen on a Python stack .*nearest seen: py:infer")
+        self.assertIsNotNone(rec.profile)
+        self.assertTrue(rec.profile["config"]["strict"])
+
     def test_not_python(self):
         rec = record(["--cycle", "py:run_cycle"], ["sleep", "0.2"], wall_split=None)
         self.assertIn("infertrace record: warning: 'py:run_cycle' was never seen on a Python stack", rec.stderr)

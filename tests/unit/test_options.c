@@ -103,6 +103,7 @@ static json_t *dump(const struct record_opts *o)
 	json_object_set_new(j, "quiet", json_boolean(o->quiet));
 	json_object_set_new(j, "share_outputs", json_boolean(o->share_outputs));
 	json_object_set_new(j, "kernel_addresses", json_boolean(o->kernel_addresses));
+	json_object_set_new(j, "strict", json_boolean(o->strict));
 	json_object_set_new(j, "inference_pct", json_real(o->thresholds.inference_pct));
 	json_object_set_new(j, "offcpu_pct", json_real(o->thresholds.offcpu_pct));
 	return j;
@@ -142,6 +143,7 @@ static const struct {
 	{ "quiet", { "-q" }, "{\"quiet\": true}" },
 	{ "share-outputs", { "--share-outputs" }, "{\"share_outputs\": true}" },
 	{ "kernel-addresses", { "--kernel-addresses" }, "{\"kernel_addresses\": true}" },
+	{ "strict", { "--strict" }, "{\"strict\": true}" },
 	{ "verbose", { "-v" }, "{\"verbose\": true}" },
 };
 

@@ -25,7 +25,9 @@
 #include <string.h>
 
 #include "concerns.h"
+#include "exit_codes.h"
 #include "jsphase.h"
+#include "nearest.h"
 #include "perfmap.h"
 #include "probes.h"
 #include "syms.h"
@@ -406,12 +408,35 @@ static bool in_any_map(struct recording *rec, const char *func)
 	return false;
 }
 
+/* The perf-map names nearest func, "js:a, js:b" in buf ("" when none). */
+static const char *nearest_in_maps(struct recording *rec, const char *func, char *buf, size_t len)
+{
+	struct perfmaps *maps = syms_cache__jit_maps(rec->syms);
+	struct nearest nr;
+
+	nearest__init(&nr, func);
+	for (size_t i = 0; maps && i < rec->procs.n; i++) {
+		const struct perfmap_entry *e;
+
+		for (uint32_t id = 0; (e = perfmaps__entry(maps, rec->procs.procs[i].pid, id)); id++) {
+			/* "name (file.js:L)": the name part, as perfmap__stack_shows reads it */
+			const char *name = perfmap_entry__pretty(e), *open = strstr(name, " (");
+
+			nearest__offer(&nr, name, open ? (size_t)(open - name) : strlen(name));
+		}
+	}
+	nearest__list(&nr, JS_PREFIX, buf, len);
+	nearest__free(&nr);
+	return buf;
+}
+
 /* The recording ended: a js: phase that stacks stopped showing (or never
- * showed) gets its verdict, in the probes section and on stderr. */
+ * showed) gets its verdict, in the probes section and on stderr; with
+ * --strict, one no sample showed fails the run. */
 static void jsphase_stop(struct recording *rec)
 {
 	struct jsphase_state *s = rec->jsphase;
-	char buf[1024];
+	char buf[1024], near[512];
 
 	for (int j = 0; s && j < s->n; j++) {
 		struct js_phase *p = &s->ph[j];
@@ -437,13 +462,17 @@ static void jsphase_stop(struct recording *rec)
 		else if (!p->samples)
 			snprintf(buf, sizeof(buf), "js:%s: no perf-map entry and no sample names this function: check "
 				 "the name (the perf map's, e.g. 'hotInner' of 'JS:*hotInner /app/loop.js:1:18') and "
-				 "that node ran with --perf-basic-prof (--jit-maps on does it for a launched command)",
-				 p->func);
+				 "that node ran with --perf-basic-prof (--jit-maps on does it for a launched command)%s%s",
+				 p->func, *nearest_in_maps(rec, p->func, near, sizeof(near)) ? "; nearest seen: " : "",
+				 near);
 		if (!buf[0])
 			continue;
 		free(p->verdict);
 		p->verdict = strdup(buf);
-		fprintf(stderr, "infertrace: warning: phase %s: %s\n", name ? name : "?", buf);
+		fprintf(stderr, "infertrace: %s: phase %s: %s\n", rec->opts.strict && !p->samples ? "error" : "warning",
+			name ? name : "?", buf);
+		if (rec->opts.strict && !p->samples)
+			recording__fail_late(rec, IT_EXIT_UNMATCHED);
 	}
 }
 

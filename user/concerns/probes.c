@@ -21,15 +21,18 @@
 #include <bpf/libbpf.h>
 
 #include "concerns.h"
+#include "exit_codes.h"
 #include "infertrace.skel.h"
 #include "uprobe_links.h"
 #include "jsphase.h"
+#include "nearest.h"
 #include "safe_open.h"
 #include "target.h"
 #include "presets.h"
 #include "probe_spec.h"
 #include "probes.h"
 #include "pyspans.h"
+#include "python.h"
 #include "stats.h"
 #include "vec.h"
 
@@ -46,6 +49,7 @@ struct probe {
 	int id;                    /* phase or count id */
 	bool preset;               /* from a preset: its library may load later or lack the symbol */
 	bool waits;                /* a user's probe in a library not loaded yet: placed when it is */
+	bool lacking;              /* waited, and its library loaded without the symbol: an error */
 	char *files[MAX_PLACEMENTS];
 	int nfiles;
 	char *error;               /* why it could not be placed (owned) */
@@ -333,13 +337,29 @@ static bool same_file(const char *a, const char *b)
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* "symbol 'X' not found in FILE; nearest: A, B" (edit distance over the
+ * file's function symbols). */
+static void missing_symbol_msg(const struct probe *p, const char *file, char *msg, size_t len)
+{
+	struct nearest nr;
+	char near[512];
+
+	nearest__init(&nr, p->spec.symbol);
+	elf_nearest_symbols(file, &nr);
+	nearest__list(&nr, "", near, sizeof(near));
+	snprintf(msg, len, "symbol '%s' not found in %s%s%s", p->spec.symbol, file, near[0] ? "; nearest: " : "",
+		 near);
+	nearest__free(&nr);
+}
+
 /* Resolves the files a probe goes into now. 0 when at least one file holds
  * the symbol/probe; otherwise -ENXIO (no candidate is the library it names)
  * or -ENOENT, with p->error set. */
 static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int ncands)
 {
 	const char *obj = p->spec.object;
-	char msg[PATH_MAX + 512];
+	const char *lacks = NULL; /* a file of the object without the symbol */
+	char msg[PATH_MAX + 1024];
 	int found = 0, matched = 0, file_err = 0;
 
 	for (int i = 0; i < ncands; i++) {
@@ -372,6 +392,8 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 		}
 		if (r && r != -ENOENT)
 			file_err = r;
+		else if (r)
+			lacks = file;
 	}
 	if (found)
 		return 0;
@@ -383,6 +405,8 @@ static int resolve_probe(struct probes *ps, struct probe *p, char **cands, int n
 	else if (!matched)
 		snprintf(msg, sizeof(msg), "%s '%s' is not loaded by the target", obj ? "library" : "executable",
 			 obj ? obj : ps->exe);
+	else if (p->spec.kind == SPEC_FUNCTION && lacks && !p->preset)
+		missing_symbol_msg(p, lacks, msg, sizeof(msg));
 	else
 		snprintf(msg, sizeof(msg), "%s '%s' not found in %s", p->spec.kind == SPEC_USDT ? "USDT probe" : "symbol",
 			 p->spec.symbol, obj ? obj : ps->exe);
@@ -648,9 +672,26 @@ static void place_pending(struct recording *rec, pid_t pid)
 		struct probe *p = &ps->probes[i];
 		int had = p->nfiles;
 
+		char *why = p->error;
+		int r;
+
 		if (!placed_by_name(p))
 			continue;
-		resolve_probe(ps, p, ps->known + before, ps->nknown - before);
+		/* new files not of its library leave the reason it has */
+		p->error = NULL;
+		r = resolve_probe(ps, p, ps->known + before, ps->nknown - before);
+		if (r == -ENXIO && why) {
+			free(p->error);
+			p->error = why;
+		} else {
+			free(why);
+		}
+		/* its library loaded, without the symbol (or unreadable) */
+		if (r == -ENOENT && p->waits && !p->nfiles && !p->lacking) {
+			p->lacking = true;
+			fprintf(stderr, "infertrace: error: probe '%s': %s; the recording goes on and ends with exit "
+				"status %d: check the name with 'nm -D'\n", p->spec.text, p->error, IT_EXIT_TARGET);
+		}
 		for (int j = had; j < p->nfiles; j++) {
 			int err = attach_in_file(rec, p, p->files[j]);
 
@@ -1291,15 +1332,32 @@ out:
 	return err;
 }
 
-/* The recording ended: say which probes never found their function. */
+/* "qualname (file.py)" offered as its qualname */
+static void offer_qualname(const char *name, void *ctx)
+{
+	const char *open = strrchr(name, '(');
+
+	nearest__offer(ctx, name, open && open > name && open[-1] == ' ' ? (size_t)(open - 1 - name) : strlen(name));
+}
+
+/* The recording ended: say which probes never found their function (with
+ * --strict, a user's spec that never matched fails the run). */
 static void probes_stop(struct recording *rec)
 {
 	struct probes *ps = rec->probes;
+	bool strict = rec->opts.strict;
 
-	for (int i = 0; ps && i < ps->n; i++)
-		if (!ps->probes[i].nfiles)
-			fprintf(stderr, "infertrace: warning: probe '%s' was never placed: %s\n", ps->probes[i].spec.text,
-				ps->probes[i].error ? ps->probes[i].error : "its library was never loaded");
+	for (int i = 0; ps && i < ps->n; i++) {
+		const struct probe *p = &ps->probes[i];
+		bool fails = p->lacking || (strict && !p->preset);
+
+		if (p->nfiles)
+			continue;
+		fprintf(stderr, "infertrace: %s: probe '%s' was never placed: %s\n", fails ? "error" : "warning",
+			p->spec.text, p->error ? p->error : "its library was never loaded");
+		if (fails)
+			recording__fail_late(rec, p->lacking ? IT_EXIT_TARGET : IT_EXIT_UNMATCHED);
+	}
 	if (ps && pyspans__nspecs(ps->py)) {
 		struct pyspan_call *pc;
 		size_t n;
@@ -1323,9 +1381,21 @@ static void probes_stop(struct recording *rec)
 
 			for (size_t i = 0; i < n && !seen; i++)
 				seen = pc[i].spec == s;
-			if (!seen)
-				fprintf(stderr, "infertrace: warning: '%s' was never seen on a Python stack (no supported "
-					"CPython in the target, or the function never ran)\n", pyspans__spec_text(ps->py, s));
+			if (!seen) {
+				struct nearest nr;
+				char near[512];
+
+				nearest__init(&nr, pyspans__spec_qualname(ps->py, s));
+				python__each_name(offer_qualname, &nr);
+				nearest__list(&nr, "py:", near, sizeof(near));
+				nearest__free(&nr);
+				fprintf(stderr, "infertrace: %s: '%s' was never seen on a Python stack (no supported "
+					"CPython in the target, or the function never ran)%s%s\n",
+					strict ? "error" : "warning", pyspans__spec_text(ps->py, s),
+					near[0] ? "; nearest seen: " : "", near);
+				if (strict)
+					recording__fail_late(rec, IT_EXIT_UNMATCHED);
+			}
 		}
 		free(pc);
 	}

@@ -13,7 +13,8 @@
 	X(IT_EXIT_PRIVILEGE, 3, "privilege: not root and without CAP_BPF+CAP_PERFMON")        \
 	X(IT_EXIT_TARGET, 4, "target: PID, command, probe symbol or input recording unusable") \
 	X(IT_EXIT_RUNTIME, 5, "runtime: kernel, BPF load/attach or tracing failure")            \
-	X(IT_EXIT_OUTPUT, 6, "output: the output directory or a file in it cannot be written")
+	X(IT_EXIT_OUTPUT, 6, "output: the output directory or a file in it cannot be written") \
+	X(IT_EXIT_UNMATCHED, 7, "record --strict: a probe, py: or js: spec never matched (outputs written)")
 
 enum it_exit {
 #define IT_EXIT_ENUM(name, value, what) name = value,

@@ -72,6 +72,7 @@ enum {
 	OPTK_USER,
 	OPTK_SHARE_OUTPUTS,
 	OPTK_KERNEL_ADDRESSES,
+	OPTK_STRICT,
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -439,6 +440,13 @@ static int set_kernel_addresses(struct record_opts *o, const char *arg, bool cfg
 	return 0;
 }
 
+static int set_strict(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	(void)arg, (void)cfg, (void)err, (void)errlen;
+	o->strict = true;
+	return 0;
+}
+
 static int set_verbose(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
 	(void)arg, (void)cfg, (void)err, (void)errlen;
@@ -481,6 +489,9 @@ const struct record_option record_options[] = {
 	  "Count calls per cycle (repeatable); 'tokens' gives tokens/s", set_count },
 	{ "preset", OPTK_PRESET, "NAME", S, OPTF_REPEAT, "presets", 1,
 	  "Built-in probe set: llama.cpp, sqlite, cuda (repeatable)", set_preset },
+	{ "strict", OPTK_STRICT, NULL, F, 0, NULL, 1,
+	  "A spec that never matched (a probe never placed, a py: or js: function never seen) "
+	  "fails the run with exit status 7, after the outputs are written", set_strict },
 	{ "config", OPTK_CONFIG, "FILE", S, OPTF_CLI_ONLY, NULL, 1,
 	  "Read options from a JSON file first (see above)", set_config },
 	{ "comm", OPTK_COMM, "NAME", S, 0, NULL, 2,
@@ -886,6 +897,7 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
 	json_object_set_new(c, "offcpu_sample_us", json_integer(o->offcpu_sample_us));
 	json_object_set_new(c, "max_memory_mb", json_integer(o->max_memory_mb));
+	json_object_set_new(c, "strict", json_boolean(o->strict));
 	json_object_set_new(c, "jit_maps", json_text(o->jit_maps ? o->jit_maps : "on"));
 	json_object_set_new(c, "metrics", o->metrics ? json_text(o->metrics) : json_null());
 	json_object_set_new(c, "config_file", o->config_file ? json_text(o->config_file) : json_null());

@@ -76,6 +76,7 @@ struct record_opts {
 	bool quiet;                   /* -q: no progress line, no start line */
 	bool share_outputs;           /* outputs 0644 in 0755 directories, not 0600/0700 */
 	bool kernel_addresses;        /* raw kernel addresses kept in profile.pb.gz */
+	bool strict;                  /* --strict: a spec that never matched fails the run */
 	const char *metrics;          /* --metrics [ADDR:]PORT: serve /metrics while recording */
 	bool top;                     /* `infertrace top`: the live terminal view */
 	unsigned char cli_target;     /* CLI_TARGET_*: what the command line named as the target */

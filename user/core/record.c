@@ -811,6 +811,10 @@ static int record_main(int argc, char **argv, bool top)
 			fprintf(stderr, "infertrace: warning: kernel symbols unavailable (%s); kernel frames "
 				"will show as [unknown]\n", strerror(errno));
 		err = write_outputs(&rec);
+		if (!err && rec.late_exit) {
+			status = rec.late_exit;
+			err = -EAGAIN; /* any: the status is what counts */
+		}
 	}
 
 cleanup:

@@ -51,6 +51,7 @@ struct recording {
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
 	const char *stop_reason;
 	const char *stop_request;  /* set by a concern (top's `q`): ends the run */
+	int late_exit;             /* recording__fail_late; 0: none */
 	/* phase and count ids (1..IT_MAX_PHASES-1) → names; NULL when unused */
 	const char *phase_names[IT_MAX_PHASES];
 	const char *count_names[IT_MAX_PHASES];
@@ -87,6 +88,14 @@ struct recording {
 static inline bool recording__may_hold(const struct recording *rec)
 {
 	return !rec->budget.full;
+}
+
+/* A concern's stop found the run failed (an exit_codes.h status): the
+ * outputs are still written; the lowest status asked for is the exit's. */
+static inline void recording__fail_late(struct recording *rec, int status)
+{
+	if (!rec->late_exit || status < rec->late_exit)
+		rec->late_exit = status;
 }
 
 /* One concern of a recording. Every hook is optional. */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "nearest.h"
 #include "probe_spec.h"
 #include "safe_open.h"
 #include "target.h"
@@ -191,6 +192,19 @@ static bool demangled_matches(const char *mangled, const char *want)
 	return !strncmp(d, want, n) && (d[n] == 0 || d[n] == '(');
 }
 
+/* The name of symbol i of a symbol table if it is a defined function. */
+static const char *function_symbol(Elf *e, const GElf_Shdr *sh, Elf_Data *data, size_t i, GElf_Sym *sym)
+{
+	int type;
+
+	if (!gelf_getsym(data, i, sym) || sym->st_shndx == SHN_UNDEF || !sym->st_value)
+		return NULL;
+	type = GELF_ST_TYPE(sym->st_info);
+	if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		return NULL;
+	return elf_strptr(e, sh->sh_link, sym->st_name);
+}
+
 int elf_symbol_offset(const char *path, const char *symbol, uint64_t *offset)
 {
 	Elf_Scn *scn = NULL;
@@ -208,15 +222,8 @@ int elf_symbol_offset(const char *path, const char *symbol, uint64_t *offset)
 		data = elf_getdata(scn, NULL);
 		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
-			const char *name;
-			int type;
+			const char *name = function_symbol(e, &sh, data, i, &sym);
 
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			type = GELF_ST_TYPE(sym.st_info);
-			if (type != STT_FUNC && type != STT_GNU_IFUNC)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (!name)
 				continue;
 			/* versioned dynamic names: foo@@VER */
@@ -234,6 +241,35 @@ int elf_symbol_offset(const char *path, const char *symbol, uint64_t *offset)
 	elf_end(e);
 	close(fd);
 	return err == -ENOEXEC ? -ENOENT : err;
+}
+
+int elf_nearest_symbols(const char *path, struct nearest *nr)
+{
+	Elf_Scn *scn = NULL;
+	int fd, err = 0;
+	Elf *e = elf_open(path, &fd);
+
+	if (!e)
+		return -errno;
+	while ((scn = elf_nextscn(e, scn)) && !err) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize && !err; i++) {
+			GElf_Sym sym;
+			const char *name = function_symbol(e, &sh, data, i, &sym);
+
+			/* versioned dynamic names: foo@@VER is offered as foo */
+			if (name)
+				err = nearest__offer(nr, name, strcspn(name, "@"));
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return err;
 }
 
 int elf_has_usdt(const char *path, const char *provider, const char *name)

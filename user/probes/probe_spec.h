@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct nearest;
+
 enum spec_kind {
 	SPEC_FUNCTION,
 	SPEC_USDT,
@@ -38,6 +40,9 @@ bool probe_spec__name_matches(const char *name, const char *path);
  * function whose demangled name without parameters equals it). 0, -ENOENT
  * when absent, or -errno when the file cannot be read. */
 int elf_symbol_offset(const char *path, const char *symbol, uint64_t *offset);
+/* Offers every function symbol of the ELF file to nr (nearest.h), for the
+ * names nearest a symbol it lacks. 0 or -errno. */
+int elf_nearest_symbols(const char *path, struct nearest *nr);
 /* Whether the ELF file has the USDT note PROVIDER:NAME. 0, -ENOENT, -errno. */
 int elf_has_usdt(const char *path, const char *provider, const char *name);
 

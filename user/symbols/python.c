@@ -468,6 +468,13 @@ void python__frame_name(pid_t tgid, const struct it_py_frame *f, char *buf, size
 	snprintf(buf, len, "%s", slot && slot->name ? slot->name : "[unknown_python] (?)");
 }
 
+void python__each_name(void (*fn)(const char *name, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < names_cap; i++)
+		if (names[i].name)
+			fn(names[i].name, ctx);
+}
+
 void python__set_stacks_fd(int fd)
 {
 	stacks_fd = fd;

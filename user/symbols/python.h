@@ -61,6 +61,9 @@ int python__segments(const struct it_py_stack *s, int *starts, int *ends, int ma
  * phase (0: none), for the per-phase stacks of samples no probe tagged. */
 void python__set_phase_fn(int (*fn)(void *ctx, const char *qualname, const char *file), void *ctx);
 int python__stack_phase(__u64 pystack, pid_t tgid);
+/* Calls fn with each code object's "qualname (file.py)" known so far (the
+ * same name may come once per process). */
+void python__each_name(void (*fn)(const char *name, void *ctx), void *ctx);
 /* Frees the names. */
 void python__reset(void);
 
