@@ -22,8 +22,9 @@ if [ "${1:-}" = test ]; then
 	# clang 14, Debian 12's): make fuzz; chromium-headless-shell: test_browser
 	# (flamegraph.svg and report.html run in a real browser). libsqlite3-dev:
 	# a C fixture that prepares every row (the sqlite preset's cost check).
+	# python3-torch: a real PyTorch loop with py: phases (test_python_cycles).
 	apt_ensure "run 'make test' as root (apt-get install)" tmux prometheus golang-go systemd \
-		cppcheck clang-tidy libclang-rt-14-dev chromium-headless-shell libsqlite3-dev
+		cppcheck clang-tidy libclang-rt-14-dev chromium-headless-shell libsqlite3-dev python3-torch
 	exit 0
 fi
 PKGS=(make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev

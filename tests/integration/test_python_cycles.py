@@ -8,10 +8,12 @@ blocked equal to its wall time (record() checks that on every cycle and
 phase, docs/sched-memory.md), and a planted slow commit named by the
 tail-cycle report with the database phase as a cause. With no options,
 the suggested cycle applied as printed gives the loop's iterations, for a
-loop in main() and one at module level."""
+loop in main() and one at module level. A real PyTorch loop gets the same
+cycles, phases and split."""
 import json
 import os
 import re
+import subprocess
 import tempfile
 import unittest
 
@@ -20,6 +22,8 @@ from test_python import PYTHONS
 
 LOOP_MAIN = os.path.join(FIXTURES, "py_loop_main.py")
 LOOP_MODULE = os.path.join(FIXTURES, "py_loop_module.py")
+TORCH_LOOP = os.path.join(FIXTURES, "py_torch_loop.py")
+SYSTEM_PYTHON = "/usr/bin/python3.11"  # the one Debian's python3-torch installs for
 SUGGESTED = re.compile(r"suggested cycle: (--cycle(?:-marker)? \S+)")
 PHASES = {"inference": "generate", "rest": "pause", "database": "save"}
 
@@ -87,6 +91,33 @@ class TestPythonCycles(unittest.TestCase):
                 py = [p for p in prof["probes"] if p["spec"] == "py:generate" and p["role"] == "cycle_marker"][0]
                 self.assertEqual(py["hits"], self.CYCLES, label)
                 self.assertNotIn("never seen", rec.stderr, label)
+
+    def test_pytorch_loop(self):
+        """Debian's python3-torch (installed by `make test`'s deps): a small
+        MLP's forward passes, a sleep and a commit per iteration."""
+        if subprocess.run([SYSTEM_PYTHON, "-c", "import torch"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode != 0:
+            self.skipTest(f"no torch for {SYSTEM_PYTHON}: apt-get install python3-torch")
+        tmp = tempfile.mkdtemp(prefix="it-pytorch-")
+        truth_path = os.path.join(tmp, "truth.json")
+        cycles_n = 10
+        rec = record(["-F", "199", "--cycle-marker", "py:infer", "--phase", "inference=py:infer",
+                      "--phase", "rest=py:pause", "--phase", "database=py:save"],
+                     [SYSTEM_PYTHON, TORCH_LOOP, str(cycles_n), truth_path, os.path.join(tmp, "db.sqlite")])
+        with open(truth_path) as f:
+            truth = json.load(f)
+        cycles = rec.profile["cycles"]
+        self.assertEqual(len(cycles), cycles_n)
+        for c in cycles:
+            for name in ("inference", "rest", "database"):
+                self.assertEqual(c["phases"][name]["calls"], 1, f"cycle {c['index']}")
+                self.assertIn("oncpu_ms", c["phases"][name])
+            self.assertGreater(c["samples"], 0, f"cycle {c['index']}")
+        self.assertGreaterEqual(rec.split_checks, (cycles_n - 1) * 4)
+        for name, fn in (("inference", "infer"), ("rest", "pause"), ("database", "save")):
+            traced = sum(c["phases"][name]["ms"] for c in cycles) / len(cycles)
+            own = sum(t[fn] for t in truth) / len(truth)
+            self.assertTrue(within(traced, own), f"{name}: traced {traced:.2f} ms, script {own:.2f} ms")
 
     def suggestion_applied(self, python, script, cycles, extra=()):
         first = record([], [python, script, str(cycles)] + list(extra), wall_split=None)

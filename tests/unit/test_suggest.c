@@ -36,14 +36,12 @@ static void test_steps_under_the_cycle_function(void **state)
 	(void)state;
 	feed(s, 7, 12, 100, 60, a, 4, b, 4);
 	assert_true(suggest__result(s, &g));
-	/* run_cycle is never seen leaving: one burst, as main holding a loop
-	 * would be; the first step starts each iteration in both cases */
-	assert_string_equal(g.name, "phase_spin (loop.py)");
-	assert_true(g.marker);
+	assert_string_equal(g.name, "run_cycle (loop.py)");
+	assert_false(g.marker);
 	assert_int_equal(g.bursts, 12);
 	assert_true(g.period_ms > 99.0 && g.period_ms < 101.0);
 	suggest__format(&g, line, sizeof(line));
-	assert_string_equal(line, "--cycle-marker py:phase_spin (seen in 12 periodic bursts, period 100 ms)");
+	assert_string_equal(line, "--cycle py:run_cycle (seen in 12 periodic bursts, period 100 ms)");
 	suggest__free(s);
 }
 
@@ -85,16 +83,43 @@ static void test_an_irregular_step_beside_a_regular_one(void **state)
 		t += 10 * MS;
 	}
 	assert_true(suggest__result(s, &g));
-	/* run_cycle never leaves: the iteration's first step, not mode, the
-	 * only regular one */
-	assert_string_equal(g.name, "inference");
-	assert_true(g.marker);
+	assert_string_equal(g.name, "run_cycle");
 	suggest__free(s);
 	/* a lone periodic step with no sibling of its kind is the iteration */
 	s = suggest__new();
 	feed(s, 7, 12, 60, 50, infer, 4, cyc, 3);
 	assert_true(suggest__result(s, &g));
 	assert_string_equal(g.name, "inference");
+	suggest__free(s);
+}
+
+/* A loop written inline in main(): its steps' caller runs once; --cycle
+ * main would give one cycle, the first step as a marker gives them all. */
+static void test_loop_inline_in_main_gives_a_marker(void **state)
+{
+	const char *a[] = { "<module> (loop.py)", "main (loop.py)", "generate (loop.py)" };
+	const char *b[] = { "<module> (loop.py)", "main (loop.py)", "save (loop.py)" };
+	const char *na[] = { "_start", "__libc_start_main", "main", "inference" };
+	const char *nb[] = { "_start", "__libc_start_main", "main", "database" };
+	struct suggest *s = suggest__new();
+	struct suggestion g;
+	char line[512];
+
+	(void)state;
+	feed(s, 7, 12, 100, 60, a, 3, b, 3);
+	assert_true(suggest__result(s, &g));
+	assert_string_equal(g.name, "generate (loop.py)");
+	assert_true(g.marker);
+	assert_int_equal(g.bursts, 12);
+	suggest__format(&g, line, sizeof(line));
+	assert_string_equal(line, "--cycle-marker py:generate (seen in 12 periodic bursts, period 100 ms)");
+	suggest__free(s);
+	/* a native loop in main() likewise */
+	s = suggest__new();
+	feed(s, 7, 12, 100, 60, na, 4, nb, 4);
+	assert_true(suggest__result(s, &g));
+	assert_string_equal(g.name, "inference");
+	assert_true(g.marker);
 	suggest__free(s);
 }
 
@@ -233,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_steps_under_the_cycle_function),
 		cmocka_unit_test(test_the_cycle_function_seen_leaving),
 		cmocka_unit_test(test_an_irregular_step_beside_a_regular_one),
+		cmocka_unit_test(test_loop_inline_in_main_gives_a_marker),
 		cmocka_unit_test(test_module_level_loop_gives_a_marker),
 		cmocka_unit_test(test_no_loop_no_suggestion),
 		cmocka_unit_test(test_start_up_bursts_and_module_level_are_no_loop),

@@ -176,17 +176,23 @@ static bool loop_frame(const struct suggest *s, const struct sframe *f)
 	return (double)(f->starts[f->nstarts - 1] - f->starts[0]) >= SUGGEST_MIN_SPAN * (double)span;
 }
 
-/* The bursts of the frame that calls the steps at `level`: one for a
- * function that holds the whole loop. */
-static size_t caller_bursts(const struct suggest *s, pid_t tid, uint32_t level, const char *caller)
+/* Whether the frame that calls the steps at `level` holds the whole loop
+ * rather than running once per iteration: never seen leaving (fewer than
+ * SUGGEST_MIN_BURSTS bursts), and a program's main or a function the
+ * module's top level called. A run_cycle called from main in a tight loop
+ * is never seen leaving either, but --cycle on it gives the iterations;
+ * on main it would give one cycle. */
+static bool caller_holds_loop(const struct suggest *s, pid_t tid, uint32_t level, const char *caller)
 {
-	size_t most = 0;
+	size_t n = strlen(caller);
+	bool main_fn = !strcmp(caller, "main") || (n > 6 && !strncmp(caller, "main (", 6));
 
 	for (int b = 0; level && b < NBUCKETS; b++)
 		for (const struct sframe *f = s->buckets[b]; f; f = f->next)
-			if (f->tid == tid && f->depth == level - 1 && !strcmp(f->name, caller) && f->nstarts > most)
-				most = f->nstarts;
-	return most;
+			if (f->tid == tid && f->depth == level - 1 && !strcmp(f->name, caller) &&
+			    f->nstarts < SUGGEST_MIN_BURSTS && (main_fn || module_level(f->parent)))
+				return true;
+	return false;
 }
 
 bool suggest__result(const struct suggest *s, struct suggestion *out)
@@ -236,7 +242,7 @@ bool suggest__result(const struct suggest *s, struct suggestion *out)
 		snprintf(out->name, sizeof(out->name), "%s", best->name);
 		out->bursts = best->nstarts;
 		out->period_ms = period_ns(best) / 1e6;
-	} else if (module_level(best->parent) || caller_bursts(s, tid, level, best->parent) * 2 < first->nstarts) {
+	} else if (module_level(best->parent) || caller_holds_loop(s, tid, level, best->parent)) {
 		/* the steps' caller runs once (the module's top level, or a
 		 * function holding the whole loop, such as main): as --cycle it
 		 * would give one cycle; each iteration starts with the first step */

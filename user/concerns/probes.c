@@ -1203,6 +1203,13 @@ static json_t *py_specs_json(const struct recording *rec, const struct probes *p
 		json_object_set_new(obs, "edges_between_observations", json_integer(r.edges));
 		json_object_set_new(obs, "resolution_ms_mean", json_real(r.mean_ms));
 		json_object_set_new(obs, "resolution_ms_max", json_real(r.max_ms));
+		if (!pyspans__is_callers(ps->py, s)) {
+			__u64 st[IT_STAT_MAX];
+
+			tracer__stats((struct tracer *)&rec->tracer, st);
+			json_object_set_new(obs, "deferred", json_integer(st[IT_STAT_PY_EDGE_DEFERRED]));
+			json_object_set_new(obs, "lost", json_integer(st[IT_STAT_PY_EDGE_LOST]));
+		}
 		json_object_set_new(o, "python", obs);
 		json_array_append_new(arr, o);
 	}
