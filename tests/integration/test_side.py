@@ -46,16 +46,19 @@ def sysfs_tree():
     return root
 
 
-def run(env_extra, nvml_script="-", gpu="auto", args=(), tree=None, plan=PLAN):
+def run(env_extra, nvml_script="-", gpu="auto", args=(), tree=None, plan=PLAN, period=PERIOD_S, cycle_ms=CYCLE_MS,
+        gap_ms=GAP_MS):
     """tree(root) adds to the fixture sysfs tree and may return a process
-    (a feeder) that runs beside the recording and is stopped after it."""
+    (a feeder) that runs beside the recording and is stopped after it.
+    period None: the default side period."""
     root = sysfs_tree()
     feeder = tree(root) if tree else None
     env = dict(os.environ, INFERTRACE_SYSFS_ROOT=root, **env_extra)
     plan = [f"{t}:{m}:{mb}:{u}" for t, m, mb, u in plan]
     try:
-        r = common.record(["--cycle", "run_cycle", "--side-period", str(PERIOD_S), "--gpu", gpu] + list(args),
-                          [fixture(), root, nvml_script, str(GAP_MS), str(CYCLE_MS)] + plan, env=env)
+        opts = ["--side-period", str(period)] if period else []
+        r = common.record(["--cycle", "run_cycle", "--gpu", gpu] + opts + list(args),
+                          [fixture(), root, nvml_script, str(gap_ms), str(cycle_ms)] + plan, env=env)
     finally:
         if feeder:
             feeder.terminate()
@@ -215,7 +218,9 @@ class SideTest(unittest.TestCase):
         pkg, dram = energy_source(p, "intel-rapl:0:package-0"), energy_source(p, "intel-rapl:0:0:dram")
         self.assertEqual((pkg["domain"], pkg["kind"]), ("cpu", "counter"))
         self.assertEqual(dram["domain"], "dram")
-        self.assertEqual(pkg["period_ms"], PERIOD_S * 1000)
+        # the period the counter was read at (the side period here, shorter than
+        # the 50 ms energy reads would be)
+        self.assertAlmostEqual(pkg["period_ms"], PERIOD_S * 1000, delta=2)
         self.assertGreaterEqual(pkg["wraps"], 2)  # wraps happened mid-run ...
         self.assertEqual(dram["wraps"], 0)
         self.assertAlmostEqual(pkg["mean_w"], PKG_W, delta=PKG_W * 0.02)  # ... and changed nothing
@@ -263,23 +268,50 @@ class SideTest(unittest.TestCase):
         self.assertIn("no board energy", rep.stdout)
 
     def test_resolution_and_power_threshold(self):
-        # a 300 ms period: the 250 ms cycles and phase calls are below the resolution
+        # a 300 ms side period: the energy counters are read alone between the
+        # rows, at 1/5 of the cycles' pace (350 ms: 70 ms), so the 250 ms
+        # cycles and phase calls are measured all the same
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree,
                 args=["--threshold", "power_mw=100000", "--side-period", "0.3", "--phase", "work=cycle_body"],
                 plan=PLAN[:2])
         p = r.profile
         e = p["energy"]
-        self.assertEqual((e["cycles_measured"], e["cycles_left_out"]), (0, 2))
-        self.assertTrue(all("energy" not in c for c in p["cycles"]))
-        self.assertNotIn("cpu_j", e)
-        self.assertEqual((e["phases"]["work"]["intervals_measured"], e["phases"]["work"]["intervals_left_out"]), (0, 2))
-        self.assertEqual(e["resolution_ms"], 300)
-        # the run as a whole is still measured
+        self.assertEqual((e["cycles_measured"], e["cycles_left_out"]), (2, 0))
+        self.assertEqual((e["phases"]["work"]["intervals_measured"], e["phases"]["work"]["intervals_left_out"]), (2, 0))
+        self.assertLess(e["resolution_ms"], 125)
         src = energy_source(p, "intel-rapl:0:package-0")
+        self.assertLess(src["period_ms"], 125)
+        for c in p["cycles"]:
+            s = c["duration_ms"] / 1e3
+            self.assertAlmostEqual(c["energy"]["cpu_j"], PKG_W * s, delta=PKG_W * s * 0.05, msg=c)
+        # the run as a whole
         self.assertAlmostEqual(e["run"]["cpu_j"], PKG_W * src["seconds"], delta=PKG_W * src["seconds"] * 0.02)
         self.assertEqual(p["config"]["thresholds"]["power_mw"], 100000)
         self.assertEqual([a for a in p["alerts"] if a["type"] == "power"], [])
         self.assertEqual([b for b in p["bottlenecks"] if b["type"] == "power_capped"], [])
+
+    def test_energy_of_short_cycles_at_the_default_period(self):
+        # 150 ms cycles every 180 ms and the default 1 s side period: each
+        # cycle's joules within 5% of duration x the feeder's 25 W and 5 W
+        plan = [PLAN[0]] * 12
+        r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree,
+                period=None, cycle_ms=150, gap_ms=30, plan=plan)
+        p = r.profile
+        assert_schema(p)
+        e = p["energy"]
+        self.assertEqual(p["config"]["side_period_s"], 1)
+        self.assertEqual(len(p["cycles"]), len(plan))
+        self.assertEqual((e["cycles_measured"], e["cycles_left_out"]), (len(plan), 0))
+        for c in p["cycles"]:
+            s = c["duration_ms"] / 1e3
+            self.assertAlmostEqual(c["energy"]["cpu_j"], PKG_W * s, delta=PKG_W * s * 0.05, msg=c)
+            self.assertAlmostEqual(c["energy"]["dram_j"], DRAM_W * s, delta=DRAM_W * s * 0.05, msg=c)
+        # read at about 180 / 5 = 36 ms (50 ms until the pace was known), and said so
+        for src in e["sources"]:
+            self.assertGreaterEqual(src["period_ms"], 10, src)
+            self.assertLessEqual(src["period_ms"], 60, src)
+        self.assertLessEqual(e["resolution_ms"], 60)
+        self.assertAlmostEqual(energy_source(p, "intel-rapl:0:package-0")["mean_w"], PKG_W, delta=PKG_W * 0.02)
 
     def test_nvml_energy_counter(self):
         lib = fake_nvml()

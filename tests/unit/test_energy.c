@@ -57,6 +57,34 @@ static void test_counter_series_through_wraps(void **state)
 	energy_source__free(&e);
 }
 
+/* Reads 1 s apart, then 30 ms apart (the energy-only reads): each window's
+ * resolution is the gap of the reads around its ends, and the period the
+ * source was read at is the median gap. */
+static void test_read_gaps(void **state)
+{
+	struct energy_source e = { .unit_j = 1e-6, .limit_w = NAN, .last_w = NAN };
+	uint64_t ts = 1000 * MS;
+
+	(void)state;
+	assert_true(isnan(energy_source__median_gap_ms(&e)));
+	for (int i = 0; i < 3; i++, ts += 1000 * MS) {
+		energy_source__counter(&e, ts / 1000 * 10, ts);
+		assert_int_equal(energy_source__record(&e, ts), 0);
+	}
+	for (int i = 0; i < 10; i++, ts += 30 * MS) {
+		energy_source__counter(&e, ts / 1000 * 10, ts);
+		assert_int_equal(energy_source__record(&e, ts), 0);
+	}
+	/* reads at 1, 2, 3 s, then 4, 4.03 ... 4.27 s */
+	assert_float_equal(energy_source__gap_at(&e, 1500 * MS), 1000 * MS, 1e-3);
+	assert_float_equal(energy_source__gap_at(&e, 4100 * MS), 30 * MS, 1e-3);
+	assert_float_equal(energy_source__gap_at(&e, 4030 * MS), 30 * MS, 1e-3);
+	assert_true(isnan(energy_source__gap_at(&e, 999 * MS)));
+	assert_true(isnan(energy_source__gap_at(&e, 4271 * MS)));
+	assert_float_equal(energy_source__median_gap_ms(&e), 30, 1e-9); /* 12 gaps: 9 of 30 ms */
+	energy_source__free(&e);
+}
+
 /* Trapezoids: 10 W for 1 s then 20 W for 1 s (a step between samples). */
 static void test_integral_of_power(void **state)
 {
@@ -224,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_counter_delta_wraps),
 		cmocka_unit_test(test_counter_series_through_wraps),
 		cmocka_unit_test(test_integral_of_power),
+		cmocka_unit_test(test_read_gaps),
 		cmocka_unit_test(test_domains),
 		cmocka_unit_test(test_powercap_discovery),
 		cmocka_unit_test(test_power_mode),

@@ -113,14 +113,13 @@ struct advice {
 	const char *title, *description, *recommended;
 };
 
-static const struct advice database_advice[] = {
-	{ "Batch database writes", "One transaction per batch instead of one per statement.", "wrap each cycle's writes in one transaction" },
-	{ "Use an in-memory database with periodic flush", "Avoids a sync to disk per write.", "PRAGMA journal_mode=WAL; synchronous=NORMAL, or :memory: + periodic backup" },
-	{ "Add indexes to the queried columns", "Full scans grow with the table.", "CREATE INDEX on the WHERE columns" },
+static const struct advice mode_cache_advice = {
+	"Cache the mode's state", "The phase computes on the CPU and costs the same every call: its result can be kept.",
+	"compute once, update incrementally",
 };
-static const struct advice mode_advice[] = {
-	{ "Cache the mode's state", "Recomputing it every cycle costs the same each time.", "compute once, update incrementally" },
-	{ "Simplify prompt generation", "String building per cycle adds up.", "template once, fill per cycle" },
+static const struct advice mode_string_advice = {
+	"Simplify prompt generation", "A large share of the phase's samples build strings.",
+	"template once, fill per cycle",
 };
 static const struct advice memory_advice[] = {
 	{ "Use a smaller model or context", "Peak memory is near the machine's RAM; the OOM killer is next.", "a smaller quantization or n_ctx" },
@@ -151,6 +150,209 @@ static const struct advice power_cap_advice[] = {
 	{ "Compare runs in the same power mode", "A capped run's timings depend on the power budget.", "the same power mode for base and new" },
 };
 
+/* ---- what a phase does: the evidence its verdicts come from ---- */
+
+/* A folded frame without its kernel suffix equals or starts with one of pfx. */
+static bool frame_matches(const char *f, size_t len, const char *const *pfx, size_t n, bool anywhere)
+{
+	char buf[256];
+
+	if (len >= 4 && !memcmp(f + len - 4, "_[k]", 4))
+		len -= 4;
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, f, len);
+	buf[len] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (anywhere ? strstr(buf, pfx[i]) != NULL : !strncmp(buf, pfx[i], strlen(pfx[i])))
+			return true;
+	return false;
+}
+
+/* Whether any frame of a folded stack (frames joined by ';') matches. */
+static bool stack_has(const char *stack, const char *const *pfx, size_t n, bool anywhere)
+{
+	for (const char *f = stack; *f;) {
+		const char *e = strchr(f, ';');
+		size_t len = e ? (size_t)(e - f) : strlen(f);
+
+		if (frame_matches(f, len, pfx, n, anywhere))
+			return true;
+		if (!e)
+			break;
+		f = e + 1;
+	}
+	return false;
+}
+
+static const char *const fsync_frames[] = { "fsync", "fdatasync", "sync_file_range" };
+static const char *const sqlite_frames[] = { "sqlite3", "pysqlite", "libsqlite3" };
+/* a table scan steps the B-tree row by row; an index lookup seeks */
+static const char *const scan_frames[] = { "sqlite3BtreeNext", "sqlite3BtreePrevious" };
+static const char *const string_frames[] = {
+	"PyUnicode_", "_PyUnicodeWriter", "unicode_", "_PyUnicode", "PyUnicode", "vfprintf", "__vfprintf", "vsnprintf",
+	"__vsnprintf", "snprintf", "sprintf", "std::__cxx11::basic_string", "std::basic_string", "str.format",
+	"str.join", "string_join", "do_string_format",
+};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The class of a blocked folded stack (root first, kernel frames last with
+ * their suffix): its kernel frames leaf first, as blocked_classify reads them. */
+static enum blocked_class folded_blocked_class(const char *stack)
+{
+	char *copy = strdup(stack), *frames[64], *sv = NULL;
+	const char *leaf_first[64];
+	int n = 0;
+	enum blocked_class c;
+
+	if (!copy)
+		return BLOCKED_OTHER;
+	for (char *f = strtok_r(copy, ";", &sv); f && n < 64; f = strtok_r(NULL, ";", &sv)) {
+		size_t len = strlen(f);
+
+		if (len >= 4 && !strcmp(f + len - 4, "_[k]")) {
+			f[len - 4] = 0;
+			frames[n++] = f;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		leaf_first[i] = frames[n - 1 - i];
+	c = blocked_classify(leaf_first, n);
+	free(copy);
+	return c;
+}
+
+struct phase_acts {
+	double ms, cycles_ms;      /* the phase's time in the cycles, and those cycles' wall */
+	unsigned int ncycles;      /* cycles the phase ran in */
+	bool has_blocked;
+	const char *blocked_from;  /* "scheduler" (its split) or "offcpu_stacks" */
+	double off_ms, blocked_ms[BLOCKED_NCLASSES];
+	bool has_stacks;           /* off-CPU stacks labelled with the phase */
+	double fsync_ms;           /* blocked under fsync/fdatasync frames */
+	double sqlite_offcpu_ms;   /* blocked under SQLite frames */
+	uint64_t samples, sqlite_samples, scan_samples, string_samples;
+	double sqlite_calls_per_cycle; /* the phase's own probes are SQLite's (NAN: not) */
+	double fsyncs_per_cycle;       /* a count probed at fsync/fdatasync (NAN: none) */
+};
+
+/* A config object's spec for name (a string or an array of strings)
+ * contains needle. */
+static bool spec_has(json_t *specs, const char *name, const char *needle)
+{
+	json_t *v = json_object_get(specs, name), *e;
+	size_t i;
+
+	if (json_is_string(v))
+		return strstr(json_string_value(v), needle) != NULL;
+	json_array_foreach(v, i, e)
+		if (json_is_string(e) && strstr(json_string_value(e), needle))
+			return true;
+	return false;
+}
+
+/* Whether the phase's probes are SQLite's: its spec names sqlite3_
+ * functions, or it is the sqlite preset's phase. */
+static bool probed_at_sqlite(const struct model *m, int ph)
+{
+	json_t *cfg = m->run.config, *presets = json_object_get(cfg, "presets"), *v;
+	size_t i;
+
+	if (spec_has(json_object_get(cfg, "phases"), m->phase_names[ph], "sqlite3_"))
+		return true;
+	json_array_foreach(presets, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), "sqlite") && !strcmp(m->phase_names[ph], "database") &&
+		    !json_object_get(json_object_get(cfg, "phases"), "database"))
+			return true;
+	return false;
+}
+
+static void phase_acts(struct model *m, int ph, struct phase_acts *a)
+{
+	const struct folded *off = &m->offcpu_us_by_phase[ph], *on = &m->oncpu_by_phase[ph];
+	json_t *counts = json_object_get(m->run.config, "counts");
+	uint64_t calls = 0;
+	double fs = 0;
+	unsigned int fs_cycles = 0;
+	int fs_id = -1;
+
+	memset(a, 0, sizeof(*a));
+	for (int c = 1; c < IT_MAX_PHASES && fs_id < 0; c++)
+		if (m->count_names[c] && (spec_has(counts, m->count_names[c], "fsync") ||
+					  spec_has(counts, m->count_names[c], "fdatasync")))
+			fs_id = c;
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+		const struct model_cycle_phase *p = &c->phases[ph];
+
+		if (fs_id > 0 && c->has_count[fs_id]) {
+			fs += c->counts[fs_id];
+			fs_cycles++;
+		}
+		if (!p->present)
+			continue;
+		a->ncycles++;
+		a->ms += p->ms;
+		a->cycles_ms += c->duration_ms;
+		calls += p->calls;
+		if (!p->split.present)
+			continue;
+		a->has_blocked = true;
+		a->off_ms += p->split.offcpu_ms;
+		for (int k = 0; k < BLOCKED_NCLASSES; k++)
+			a->blocked_ms[k] += p->split.blocked_ms[k];
+	}
+	a->blocked_from = a->has_blocked ? "scheduler" : NULL;
+	a->has_stacks = off->n > 0;
+	for (size_t i = 0; i < off->n; i++) {
+		const char *st = off->entries[i].stack;
+		double ms = off->entries[i].count / 1e3;
+
+		if (stack_has(st, fsync_frames, NELEM(fsync_frames), true))
+			a->fsync_ms += ms;
+		if (stack_has(st, sqlite_frames, NELEM(sqlite_frames), false))
+			a->sqlite_offcpu_ms += ms;
+		if (!a->blocked_from || !strcmp(a->blocked_from, "offcpu_stacks")) {
+			a->blocked_from = "offcpu_stacks"; /* no split (a `py:` phase): the stacks' time */
+			a->off_ms += ms;
+			a->blocked_ms[folded_blocked_class(st)] += ms;
+		}
+	}
+	a->has_blocked = a->blocked_from != NULL;
+	for (size_t i = 0; i < on->n; i++) {
+		const char *st = on->entries[i].stack;
+		uint64_t n = on->entries[i].count;
+
+		a->samples += n;
+		if (stack_has(st, sqlite_frames, NELEM(sqlite_frames), false))
+			a->sqlite_samples += n;
+		if (stack_has(st, scan_frames, NELEM(scan_frames), false))
+			a->scan_samples += n;
+		if (stack_has(st, string_frames, NELEM(string_frames), false))
+			a->string_samples += n;
+	}
+	a->sqlite_calls_per_cycle = a->ncycles && probed_at_sqlite(m, ph) ? (double)calls / a->ncycles : NAN;
+	a->fsyncs_per_cycle = fs_cycles ? fs / fs_cycles : NAN;
+}
+
+/* The phase's heaviest off-CPU stacks, as evidence. */
+static json_t *top_offcpu(const struct folded *f, int n)
+{
+	struct folded sorted = {};
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < f->n; i++)
+		folded__add(&sorted, f->entries[i].stack, f->entries[i].count);
+	folded__merge(&sorted);
+	folded__sort_by_count(&sorted);
+	for (size_t i = 0; i < sorted.n && (int)i < n; i++)
+		json_array_append_new(arr, json_pack("{s:s,s:f,s:f}", "stack", sorted.entries[i].stack, "ms",
+						     sorted.entries[i].count / 1e3, "percent",
+						     sorted.total ? 100.0 * sorted.entries[i].count / sorted.total : 0.0));
+	folded__free(&sorted);
+	return arr;
+}
+
 static void add_finding(struct model *m, const char *type, const char *sev, double pct, json_t *evidence,
 			const struct advice *adv, size_t nadv, const char *current)
 {
@@ -172,27 +374,142 @@ static void add_finding(struct model *m, const char *type, const char *sev, doub
 	}
 }
 
-static void phase_rule(struct model *m, const char *type, const char *exact, const char *part,
-		       double threshold, const struct advice *adv, size_t nadv)
+/* One recommendation under a finding, with the evidence that supports it. */
+static void add_advice(struct model *m, const char *type, const char *prio, const struct advice *adv,
+		       const char *current, const char *recommended, json_t *ev)
 {
-	int ph = find_phase(m, exact, part);
+	struct model_recommendation r = {
+		.title = (char *)adv->title, .priority = (char *)prio, .description = (char *)adv->description,
+		.current_value = (char *)current,
+		.recommended_value = (char *)(recommended ? recommended : adv->recommended),
+		.bottleneck = (char *)type, .evidence = ev,
+	};
+
+	model__add_recommendation(m, &r);
+}
+
+/* The finding of a phase over a share of the cycle: what the phase is and
+ * how much of the cycle it takes, with its hottest functions. */
+static json_t *phase_share_evidence(const struct model *m, int ph, double threshold)
+{
+	json_t *ev = json_object();
+
+	json_object_set_new(ev, "phase", json_string(m->phase_names[ph]));
+	json_object_set_new(ev, "percent_of_cycle", json_real(m->phases[ph].percent_of_cycle));
+	json_object_set_new(ev, "threshold_percent", json_real(threshold));
+	json_object_set_new(ev, "total_ms", json_real(m->phases[ph].total_ms));
+	json_object_set_new(ev, "top_functions", top_leaves(&m->oncpu_by_phase[ph], 5));
+	return ev;
+}
+
+/* database: a phase that does SQLite work (its samples in SQLite, its
+ * probes at SQLite's functions, its blocked time under SQLite), whatever
+ * its name, over the threshold. Advice only where this run shows why:
+ * several commits per cycle (fsyncs counted, or many SQLite calls with
+ * time in fsync) for batching; samples stepping the B-tree for indexes. */
+static void database_rule(struct model *m, const struct rule_thresholds *t)
+{
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
+		struct phase_acts a;
+		double pct = m->phases[ph].percent_of_cycle, scan_pct;
+		const char *sev;
+		char cur[192];
+		json_t *ev;
+
+		if (!m->phases[ph].present || isnan(pct) || pct <= t->database_pct)
+			continue;
+		phase_acts(m, ph, &a);
+		if (!a.sqlite_samples && !(a.sqlite_offcpu_ms > 0) && isnan(a.sqlite_calls_per_cycle))
+			continue;
+		ev = phase_share_evidence(m, ph, t->database_pct);
+		if (a.samples)
+			json_object_set_new(ev, "sqlite_percent_of_samples", json_real(100.0 * a.sqlite_samples / a.samples));
+		if (a.sqlite_offcpu_ms > 0)
+			json_object_set_new(ev, "sqlite_blocked_ms", json_real(a.sqlite_offcpu_ms));
+		if (!isnan(a.sqlite_calls_per_cycle))
+			json_object_set_new(ev, "sqlite_calls_per_cycle", json_real(a.sqlite_calls_per_cycle));
+		if (!isnan(a.fsyncs_per_cycle))
+			json_object_set_new(ev, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
+		if (a.ncycles && a.has_stacks)
+			json_object_set_new(ev, "fsync_ms_per_cycle", json_real(a.fsync_ms / a.ncycles));
+		sev = severity(pct, t->database_pct);
+		model__add_finding(m, "database", sev, pct, ev);
+
+		/* more than one commit per cycle: each commit syncs the journal */
+		bool many_commits = (!isnan(a.fsyncs_per_cycle) && a.fsyncs_per_cycle >= 2) ||
+				    (!isnan(a.sqlite_calls_per_cycle) && a.sqlite_calls_per_cycle >= 4 && a.ncycles &&
+				     a.fsync_ms / a.ncycles > 0 && a.fsync_ms >= 0.2 * a.ms);
+		if (many_commits) {
+			json_t *e = json_object();
+
+			if (!isnan(a.fsyncs_per_cycle)) {
+				json_object_set_new(e, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
+				snprintf(cur, sizeof(cur), "%.1f fsyncs per cycle in %s", a.fsyncs_per_cycle, m->phase_names[ph]);
+			} else {
+				snprintf(cur, sizeof(cur), "%.1f SQLite calls per cycle, %.1f ms per cycle in fsync",
+					 a.sqlite_calls_per_cycle, a.fsync_ms / a.ncycles);
+			}
+			if (!isnan(a.sqlite_calls_per_cycle))
+				json_object_set_new(e, "sqlite_calls_per_cycle", json_real(a.sqlite_calls_per_cycle));
+			json_object_set_new(e, "fsync_ms_per_cycle", json_real(a.ncycles ? a.fsync_ms / a.ncycles : 0));
+			json_object_set_new(e, "phase_ms_per_cycle", json_real(a.ncycles ? a.ms / a.ncycles : 0));
+			add_advice(m, "database", priority_of(sev),
+				   &(struct advice){ "Batch database writes",
+						     "Each commit syncs to disk; one transaction per batch syncs once.",
+						     "one transaction (one commit) per cycle" },
+				   cur, NULL, e);
+		}
+		scan_pct = a.samples ? 100.0 * a.scan_samples / a.samples : 0;
+		if (scan_pct >= 20) {
+			json_t *e = json_pack("{s:f,s:I}", "scan_percent_of_samples", scan_pct, "samples", (json_int_t)a.samples);
+
+			snprintf(cur, sizeof(cur), "%.0f%% of %s's samples step through table rows", scan_pct, m->phase_names[ph]);
+			add_advice(m, "database", "medium",
+				   &(struct advice){ "Add indexes to the queried columns", "Full scans grow with the table.",
+						     "CREATE INDEX on the WHERE columns" },
+				   cur, NULL, e);
+		}
+	}
+}
+
+/* mode_overhead: the phase the user named `mode` over its share (the
+ * seeds' rule); advice only from what the phase does. */
+static void mode_rule(struct model *m, const struct rule_thresholds *t)
+{
+	int ph = find_phase(m, "mode", "mode");
 	double pct;
-	char current[128];
+	struct phase_acts a;
+	char cur[160];
 	json_t *ev;
+	const char *sev;
 
 	if (!ph)
 		return;
 	pct = m->phases[ph].percent_of_cycle;
-	if (isnan(pct) || pct <= threshold)
+	if (isnan(pct) || pct <= t->mode_pct)
 		return;
-	ev = json_object();
-	json_object_set_new(ev, "phase", json_string(m->phase_names[ph]));
-	json_object_set_new(ev, "percent_of_cycle", json_real(pct));
-	json_object_set_new(ev, "threshold_percent", json_real(threshold));
-	json_object_set_new(ev, "total_ms", json_real(m->phases[ph].total_ms));
-	json_object_set_new(ev, "top_functions", top_leaves(&m->oncpu_by_phase[ph], 5));
-	snprintf(current, sizeof(current), "%s takes %.1f%% of the cycle", m->phase_names[ph], pct);
-	add_finding(m, type, severity(pct, threshold), pct, ev, adv, nadv, current);
+	ev = phase_share_evidence(m, ph, t->mode_pct);
+	sev = severity(pct, t->mode_pct);
+	model__add_finding(m, "mode_overhead", sev, pct, ev);
+	phase_acts(m, ph, &a);
+	/* on the CPU and the same cost every call: its result can be kept */
+	double p50 = m->phases[ph].p50_ms, p95 = m->phases[ph].p95_ms;
+	double on_pct = a.has_blocked && a.ms > 0 ? 100.0 * (a.ms - a.off_ms) / a.ms : NAN;
+
+	if (isfinite(on_pct) && on_pct >= 80 && isfinite(p50) && p50 > 0 && isfinite(p95) && p95 <= 1.25 * p50) {
+		json_t *e = json_pack("{s:f,s:f,s:f}", "oncpu_percent_of_phase", on_pct, "p50_ms", p50, "p95_ms", p95);
+
+		snprintf(cur, sizeof(cur), "%s: %.1f ms per call (p95 %.1f), %.0f%% on the CPU", m->phase_names[ph], p50,
+			 p95, on_pct);
+		add_advice(m, "mode_overhead", priority_of(sev), &mode_cache_advice, cur, NULL, e);
+	}
+	if (a.samples && 100.0 * a.string_samples / a.samples >= 20) {
+		double sp = 100.0 * a.string_samples / a.samples;
+		json_t *e = json_pack("{s:f,s:I}", "string_percent_of_samples", sp, "samples", (json_int_t)a.samples);
+
+		snprintf(cur, sizeof(cur), "%.0f%% of %s's samples build strings", sp, m->phase_names[ph]);
+		add_advice(m, "mode_overhead", "medium", &mode_string_advice, cur, NULL, e);
+	}
 }
 
 static void add_rec(struct model *m, const char *title, const char *prio, const char *desc, const char *cur,
@@ -488,34 +805,67 @@ static void sched_rules(struct model *m, const struct rule_thresholds *t)
 	}
 	if (scope)
 		spin_rule(m, t, share, runnable, scope);
-	/* a phase mostly blocked: sum its off-CPU time over the cycles */
+	/* a phase mostly blocked, whatever its name: its split by the
+	 * scheduler, or its off-CPU stacks where it has no split (`py:` phases) */
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-		double ms = 0, off = 0, io = 0;
+		struct phase_acts a;
+		double io, share;
+		const char *type;
 
 		if (!m->phases[ph].present)
 			continue;
-		for (size_t i = 0; i < m->ncycles; i++) {
-			const struct model_cycle_phase *p = &m->cycles[i].phases[ph];
-
-			if (!p->present || !p->split.present)
-				continue;
-			ms += p->ms;
-			off += p->split.offcpu_ms;
-			io += p->split.blocked_ms[BLOCKED_IO];
-		}
-		if (ms <= 0 || 100 * off / ms <= t->offcpu_pct)
+		phase_acts(m, ph, &a);
+		if (!a.has_blocked || a.ms <= 0)
 			continue;
-		json_t *ev = json_object();
+		share = 100 * a.off_ms / a.ms;
+		if (share > 100)
+			share = 100;
+		if (share <= t->offcpu_pct)
+			continue;
+		io = a.blocked_ms[BLOCKED_IO];
+		type = io > a.off_ms / 2 ? "io_wait" : "off_cpu";
+		json_t *ev = json_object(), *by = json_object();
 
 		json_object_set_new(ev, "phase", json_string(m->phase_names[ph]));
-		json_object_set_new(ev, "offcpu_percent_of_phase", json_real(100 * off / ms));
-		json_object_set_new(ev, "offcpu_ms", json_real(off));
+		json_object_set_new(ev, "offcpu_percent_of_phase", json_real(share));
+		json_object_set_new(ev, "offcpu_ms", json_real(a.off_ms));
 		json_object_set_new(ev, "io_ms", json_real(io));
-		json_object_set_new(ev, "top_stacks",
-				    json_deep_copy(json_object_get(model__section(m, MODEL_SEC_OFFCPU), "top_stacks")));
-		snprintf(current, sizeof(current), "phase %s blocked %.0f%% of its time", m->phase_names[ph], 100 * off / ms);
-		add_finding(m, io > off / 2 ? "io_wait" : "off_cpu", severity(100 * off / ms, t->offcpu_pct),
-			    m->phases[ph].percent_of_cycle, ev, offcpu_advice, 1, current);
+		for (int k = 0; k < BLOCKED_NCLASSES; k++)
+			if (a.blocked_ms[k] > 0)
+				json_object_set_new(by, blocked_class_names[k], json_real(a.blocked_ms[k]));
+		json_object_set_new(ev, "blocked_ms", by);
+		json_object_set_new(ev, "blocked_from", json_string(a.blocked_from));
+		if (a.cycles_ms > 0) {
+			json_object_set_new(ev, "offcpu_percent_of_cycle", json_real(100 * a.off_ms / a.cycles_ms));
+			json_object_set_new(ev, "io_percent_of_cycle", json_real(100 * io / a.cycles_ms));
+		}
+		if (a.has_stacks) {
+			json_object_set_new(ev, "fsync_ms", json_real(a.fsync_ms));
+			json_object_set_new(ev, "top_stacks", top_offcpu(&m->offcpu_us_by_phase[ph], 3));
+		}
+		if (!isnan(a.fsyncs_per_cycle))
+			json_object_set_new(ev, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
+		snprintf(current, sizeof(current), "phase %s blocked %.0f%% of its time (%.0f%% in I/O)",
+			 m->phase_names[ph], share, 100 * io / a.ms);
+		add_finding(m, type, severity(share, t->offcpu_pct), m->phases[ph].percent_of_cycle, ev, offcpu_advice,
+			    1, current);
+		/* most of the I/O wait in fsync: syncing less often is the lever */
+		if (!strcmp(type, "io_wait") && a.fsync_ms > io / 2 && a.ncycles) {
+			json_t *e = json_pack("{s:f,s:f,s:f}", "fsync_ms_per_cycle", a.fsync_ms / a.ncycles, "io_ms_per_cycle",
+					      io / a.ncycles, "phase_ms_per_cycle", a.ms / a.ncycles);
+			char cur[160];
+
+			if (!isnan(a.fsyncs_per_cycle))
+				json_object_set_new(e, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
+			snprintf(cur, sizeof(cur), "%s waits %.1f ms per cycle in fsync/fdatasync", m->phase_names[ph],
+				 a.fsync_ms / a.ncycles);
+			add_advice(m, type, "medium",
+				   &(struct advice){ "Sync to disk less often",
+						     "Most of the phase's I/O wait is fsync/fdatasync: the data is "
+						     "forced to disk every time.",
+						     "sync every N cycles, or SQLite WAL with synchronous=NORMAL" },
+				   cur, NULL, e);
+		}
 	}
 }
 
@@ -620,8 +970,8 @@ int rules__evaluate(struct model *m, const struct rule_thresholds *t)
 		return err;
 	model__clear_findings(m);
 	inference_rule(m, t);
-	phase_rule(m, "database", "database", "database", t->database_pct, database_advice, 3);
-	phase_rule(m, "mode_overhead", "mode", "mode", t->mode_pct, mode_advice, 2);
+	database_rule(m, t);
+	mode_rule(m, t);
 	memory_rules(m, t);
 	sched_rules(m, t);
 	side_rules(m, t);

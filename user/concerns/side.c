@@ -18,6 +18,7 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "power_mode.h"
+#include "probes.h"
 #include "sched.h"
 #include "side_sampler.h"
 
@@ -47,6 +48,10 @@ struct side_state {
 	uint64_t ev_count[NPOWER];
 	char cwd[PATH_MAX], outdir[PATH_MAX];
 	json_t *power_mode;             /* system.power, read as the run starts */
+	/* the cycles' pace for the energy reads: cycles seen since pace_t0 */
+	uint64_t pace_t0, start_ns;
+	size_t pace_n0;
+	bool paced;
 };
 
 static struct bpf_program *power_prog(struct infertrace_bpf *s, size_t i)
@@ -193,12 +198,45 @@ static void side_on_event(struct recording *rec, const void *data, size_t size)
 	memcpy(&ss->ev[ss->nev++], data, sizeof(struct it_power_event));
 }
 
+/* Energy counters read at 1/5 of the cycles' mean period over the last
+ * ~10 s (side_sampler__energy_pace); at the side period once 5 s passed
+ * without a cycle. */
+static void pace_energy(struct recording *rec, struct side_state *ss)
+{
+	uint64_t now = recording__now_ns();
+	size_t n = probes__cycles_seen(rec);
+
+	if (!ss->start_ns)
+		ss->start_ns = now;
+	if (!n) {
+		if (!ss->paced && now - ss->start_ns > 5000000000ULL) {
+			side_sampler__energy_pace(ss->sampler, UINT64_MAX / 2);
+			ss->paced = true;
+		}
+		return;
+	}
+	if (!ss->pace_t0) {
+		ss->pace_t0 = now;
+		ss->pace_n0 = n;
+		return;
+	}
+	if (n > ss->pace_n0 + 1 || (n > ss->pace_n0 && now - ss->pace_t0 > 2000000000ULL)) {
+		side_sampler__energy_pace(ss->sampler, (now - ss->pace_t0) / (n - ss->pace_n0));
+		ss->paced = true;
+	}
+	if (now - ss->pace_t0 > 10000000000ULL) { /* follow a pace that changes */
+		ss->pace_t0 = now;
+		ss->pace_n0 = n;
+	}
+}
+
 static void side_tick(struct recording *rec)
 {
 	struct side_state *ss = rec->side;
 
 	if (!ss || !ss->sampler)
 		return;
+	pace_energy(rec, ss);
 	add_new_pids(rec);
 	print_notice_once(ss);
 	side_sampler__set_hold(ss->sampler, recording__may_hold(rec));

@@ -267,3 +267,43 @@ void energy_source__free(struct energy_source *e)
 	e->series_j = NULL;
 	e->nseries = e->capseries = 0;
 }
+
+double energy_source__gap_at(const struct energy_source *e, uint64_t t)
+{
+	size_t lo = 0, hi;
+
+	if (e->nseries < 2 || t < e->series_ts[0] || t > e->series_ts[e->nseries - 1])
+		return NAN;
+	hi = e->nseries - 1;
+	while (hi - lo > 1) { /* series_ts[lo] <= t <= series_ts[hi] */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->series_ts[mid] <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (double)(e->series_ts[hi] - e->series_ts[lo]);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double energy_source__median_gap_ms(const struct energy_source *e)
+{
+	uint64_t *g;
+	double med;
+
+	if (e->nseries < 2 || !(g = malloc((e->nseries - 1) * sizeof(*g))))
+		return NAN;
+	for (size_t i = 1; i < e->nseries; i++)
+		g[i - 1] = e->series_ts[i] - e->series_ts[i - 1];
+	qsort(g, e->nseries - 1, sizeof(*g), cmp_u64);
+	med = g[(e->nseries - 1) / 2] / 1e6;
+	free(g);
+	return med;
+}

@@ -93,6 +93,13 @@ int energy_source__record(struct energy_source *e, uint64_t ts);
 double energy_source__total_at(const struct energy_source *e, uint64_t t);
 void energy_source__free(struct energy_source *e); /* the series */
 
+/* The time between the two reads around t (ns): the resolution of a
+ * window's end at t. NAN outside the series. */
+double energy_source__gap_at(const struct energy_source *e, uint64_t t);
+/* The median time between reads over the series, in ms (NAN: fewer than
+ * two reads): the period this source was read at. */
+double energy_source__median_gap_ms(const struct energy_source *e);
+
 /* Mean power over the latest readings reaching back at least window_ns
  * (all kept ones when fewer): short intervals jitter with the reads' timing.
  * NAN before two readings. */

@@ -82,6 +82,10 @@ struct side_sampler {
 	struct throttle_tracker *thr;
 	struct throttle_tracker *pcap; /* power-cap episodes */
 	double peak_w;                 /* highest total power over one interval */
+	/* energy counters read alone between rows, this often (0: only with
+	 * the rows): a cycle shorter than the side period still has reads
+	 * around its edges. Set from the cycles' pace (side_sampler__energy_pace). */
+	uint64_t en_period_ns;
 };
 
 static uint64_t now_ns(void)
@@ -335,6 +339,16 @@ static void read_counters(struct side_sampler *s, uint64_t *raw, uint64_t *rts, 
 	}
 }
 
+/* Mean power over the side period ending at t, from the series; the last
+ * interval's before a full period was read. */
+static double period_w(const struct side_sampler *s, const struct energy_source *e, uint64_t t)
+{
+	uint64_t p = (uint64_t)s->period_ms * 1000000ULL;
+	double a = t > p ? energy_source__total_at(e, t - p) : NAN, b = energy_source__total_at(e, t);
+
+	return isnan(a) || isnan(b) ? e->last_w : (b - a) / (p / 1e9);
+}
+
 static void update_energy(struct side_sampler *s, uint64_t ts, uint64_t read_end, double *row, const uint64_t *raw,
 			  const uint64_t *rts, const bool *ok)
 {
@@ -355,8 +369,11 @@ static void update_energy(struct side_sampler *s, uint64_t ts, uint64_t read_end
 		} else {
 			e->read_errors++;
 		}
-		if (!isnan(e->last_w)) {
-			dom_w[e->domain] += e->last_w;
+		/* over one side period, though counters are read more often */
+		double w = period_w(s, e, e->via == ENERGY_VIA_COLUMN ? ts : rts[i]);
+
+		if (!isnan(w)) {
+			dom_w[e->domain] += w;
 			dom_have[e->domain] = true;
 		}
 		if (e->via == ENERGY_VIA_POWERCAP && e->domain == ENERGY_CPU && isfinite(e->limit_w) &&
@@ -527,32 +544,82 @@ rows_done:
 	free(ok);
 }
 
+/* The energy counters alone (powercap, NVML), between rows: cheap reads
+ * that put the series' points near every cycle edge. Integrals of power
+ * readings stay at the rows' period. */
+static void read_energy_only(struct side_sampler *s)
+{
+	uint64_t *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw));
+	bool *ok = calloc(s->nen ? s->nen : 1, sizeof(*ok));
+
+	if (raw && ok) {
+		read_counters(s, raw, raw + s->nen, ok);
+		pthread_mutex_lock(&s->mu);
+		for (int i = 0; i < s->nen; i++) {
+			struct energy_source *e = &s->en[i];
+
+			if (e->via == ENERGY_VIA_COLUMN || !ok[i])
+				continue;
+			energy_source__counter(e, raw[i], raw[s->nen + i]);
+			energy_source__record(e, raw[s->nen + i]);
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	free(raw);
+	free(ok);
+}
+
+static bool have_counters(const struct side_sampler *s)
+{
+	for (int i = 0; i < s->nen; i++)
+		if (s->en[i].via != ENERGY_VIA_COLUMN)
+			return true;
+	return false;
+}
+
 static void *sampler_main(void *arg)
 {
 	struct side_sampler *s = arg;
-	uint64_t period = (uint64_t)s->period_ms * 1000000ULL, next;
+	uint64_t period = (uint64_t)s->period_ms * 1000000ULL, next, next_en;
+	bool counters;
 
 	discover(s);
+	counters = have_counters(s);
 	pthread_mutex_lock(&s->mu);
 	s->ready = true;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 
-	next = now_ns();
+	next = next_en = now_ns();
 	for (;;) {
-		uint64_t now;
+		uint64_t now, en, wake;
 		bool stop;
 
-		take_sample(s);
 		now = now_ns();
-		/* absolute deadlines keep the period without drift; a late sample
-		 * skips the missed slots instead of bursting */
-		next += period;
-		if (next <= now)
-			next = now + period;
+		if (now >= next) {
+			take_sample(s);
+			now = now_ns();
+			/* absolute deadlines keep the period without drift; a late
+			 * sample skips the missed slots instead of bursting */
+			next += period;
+			if (next <= now)
+				next = now + period;
+		} else {
+			read_energy_only(s);
+			now = now_ns();
+		}
+		pthread_mutex_lock(&s->mu);
+		en = counters ? s->en_period_ns : 0;
+		pthread_mutex_unlock(&s->mu);
+		wake = next;
+		if (en && en < period) {
+			next_en = next_en + en > now ? next_en + en : now + en;
+			if (next_en < next)
+				wake = next_en;
+		}
 		pthread_mutex_lock(&s->mu);
 		while (!s->stop_req) {
-			struct timespec dl = { .tv_sec = next / 1000000000ULL, .tv_nsec = next % 1000000000ULL };
+			struct timespec dl = { .tv_sec = wake / 1000000000ULL, .tv_nsec = wake % 1000000000ULL };
 
 			if (pthread_cond_timedwait(&s->cv, &s->mu, &dl) == ETIMEDOUT)
 				break;
@@ -573,6 +640,17 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+void side_sampler__energy_pace(struct side_sampler *s, uint64_t cycle_ns)
+{
+	uint64_t p = cycle_ns / 5, period = (uint64_t)s->period_ms * 1000000ULL;
+
+	if (p < SIDE_ENERGY_MIN_NS)
+		p = SIDE_ENERGY_MIN_NS;
+	pthread_mutex_lock(&s->mu);
+	s->en_period_ns = p < period ? p : 0;
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* ---- lifecycle ---- */
 
 struct side_sampler *side_sampler__start(const struct side_config *cfg)
@@ -588,6 +666,8 @@ struct side_sampler *side_sampler__start(const struct side_config *cfg)
 	if (!s)
 		return NULL;
 	s->period_ms = cfg->period_ms ? cfg->period_ms : 1000;
+	/* until the cycles' pace is known: fast enough for cycles of 250 ms */
+	s->en_period_ns = (uint64_t)s->period_ms * 1000000ULL > SIDE_ENERGY_START_NS ? SIDE_ENERGY_START_NS : 0;
 	s->gpu_mode = cfg->gpu;
 	s->temp_threshold_c = cfg->temp_threshold_c > 0 ? cfg->temp_threshold_c : 75.0;
 	s->clock_drop_pct = cfg->clock_drop_pct > 0 ? cfg->clock_drop_pct : 20.0;
@@ -1150,16 +1230,24 @@ int side_sampler__energy(struct side_sampler *s, uint64_t start_ns, uint64_t end
 		err = -ENODATA;
 		goto out;
 	}
-	if (end_ns <= start_ns || end_ns - start_ns < (uint64_t)s->period_ms * 1000000ULL) {
+	if (end_ns <= start_ns) {
 		err = -ERANGE;
 		goto out;
 	}
 	for (int i = 0; i < s->nen; i++) {
 		const struct energy_source *e = &s->en[i];
-		double v;
+		double v, g0, g1;
 
 		if (e->domain >= ENERGY_NDOMAINS)
 			continue;
+		/* below this source's resolution where the window lies: at least
+		 * as long as the reads around each of its ends are apart */
+		g0 = energy_source__gap_at(e, start_ns);
+		g1 = energy_source__gap_at(e, end_ns);
+		if (isnan(g0) || isnan(g1) || (double)(end_ns - start_ns) < (g0 > g1 ? g0 : g1)) {
+			bad[e->domain] = true;
+			continue;
+		}
 		v = energy_source__total_at(e, end_ns) - energy_source__total_at(e, start_ns);
 		if (isnan(v)) {
 			bad[e->domain] = true;
@@ -1188,6 +1276,7 @@ json_t *side_sampler__energy_json(struct side_sampler *s)
 	double dom[ENERGY_NDOMAINS];
 	bool have[ENERGY_NDOMAINS] = { false };
 	uint64_t capped_ns = 0;
+	double pms, res = 0;
 
 	pthread_mutex_lock(&s->mu);
 	wait_ready(s);
@@ -1199,7 +1288,13 @@ json_t *side_sampler__energy_json(struct side_sampler *s)
 		json_object_set_new(so, "name", json_string(e->name));
 		json_object_set_new(so, "domain", json_string(energy_domain_name(e->domain)));
 		json_object_set_new(so, "kind", json_string(kinds[e->kind]));
-		json_object_set_new(so, "period_ms", json_integer(s->period_ms));
+		/* the period it was actually read at */
+		pms = energy_source__median_gap_ms(e);
+		if (isnan(pms))
+			pms = s->period_ms;
+		if (pms > res)
+			res = pms;
+		json_object_set_new(so, "period_ms", json_real(pms));
 		json_object_set_new(so, "joules", num(isnan(dur) ? NAN : e->joules));
 		json_object_set_new(so, "seconds", num(dur));
 		json_object_set_new(so, "mean_w", num(dur > 0 ? e->joules / dur : NAN));
@@ -1239,7 +1334,7 @@ json_t *side_sampler__energy_json(struct side_sampler *s)
 		json_array_append_new(eps, ej);
 		capped_ns += ep->end_ns > ep->start_ns ? ep->end_ns - ep->start_ns : 0;
 	}
-	json_object_set_new(o, "resolution_ms", json_integer(s->period_ms));
+	json_object_set_new(o, "resolution_ms", json_real(res > 0 ? res : s->period_ms));
 	json_object_set_new(o, "sources", srcs);
 	json_object_set_new(o, "missing", missing);
 	json_object_set_new(o, "run", run);

@@ -83,9 +83,18 @@ int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid
 
 /* Joules per domain (cpu, dram, gpu, board: energy.h's ENERGY_NDOMAINS
  * order) in [start_ns, end_ns], NAN where no source measures it. 0, or
- * -ENODATA with no energy source, -ERANGE for a window shorter than the
- * sampling period (below the resolution) or outside the sampled span. */
+ * -ENODATA with no energy source, -ERANGE when no domain is measured: a
+ * window shorter than the reads around its ends are apart (below the
+ * resolution) or outside the sampled span. */
 int side_sampler__energy(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns, double *j);
+
+/* Energy counters (powercap, NVML) are also read alone between rows, every
+ * cycle_ns / 5 (at least SIDE_ENERGY_MIN_NS; not at all when that reaches
+ * the side period); SIDE_ENERGY_START_NS until the first pace is given.
+ * Called as cycles arrive. */
+#define SIDE_ENERGY_MIN_NS 10000000ULL   /* 10 ms */
+#define SIDE_ENERGY_START_NS 50000000ULL /* 50 ms */
+void side_sampler__energy_pace(struct side_sampler *s, uint64_t cycle_ns);
 
 /* {resolution_ms, sources: [{name, domain, kind, period_ms, joules, seconds,
  * mean_w, wraps, max_range_j, limit_w}], missing: [{domain, reason}],
