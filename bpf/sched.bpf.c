@@ -3,7 +3,9 @@
  * waiting in a run queue (woken or preempted, until it runs) and blocked
  * (voluntarily off the CPU, until woken), attributed in the kernel to the
  * (process, cycle, phase) current when the interval began. Blocked time is
- * also kept by kernel stack (user space classifies it: sleep, I/O, lock) and,
+ * also kept by kernel stack (user space classifies it: sleep, I/O, lock),
+ * apart when another thread of the process ended it (waiting for a thread:
+ * by the waker's phase, and by the waker's stacks for wakeup.folded) and,
  * for blocks of at least cfg_min_block_ns, by user+kernel stack for
  * offcpu.folded. (--comm matching at exec, abnormal exits, OOM victims and
  * fatal signals are the crash concern's: bpf/crash.bpf.c.) */
@@ -176,6 +178,7 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			bool syscall = syscall_site(&nr, &pc, &sp, args);
 
 			st->state = IT_SCHED_BLOCKED;
+			st->waker_tid = 0;
 			st->kc_nr = nr;
 			st->kc_pc = pc;
 			st->kc_sp = sp;
@@ -220,10 +223,28 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/* The blocked time a wake-up by another thread of the process ended, on
+ * the waker's stacks at the wake-up (wakeup.folded): a global function,
+ * verified once. */
+__noinline int sched_wakeup_count(struct it_sched_thread *st, __u64 task, __u64 ns)
+{
+	struct it_stack_key sk = {};
+
+	if (!st || !st->waker_tid || ns < cfg_min_block_ns)
+		return 0;
+	sk.tgid = st->tgid;
+	sk.phase = st->waker_phase;
+	sk.ustack_id = st->waker_ustack_id;
+	sk.kstack_id = st->waker_kstack_id;
+	BPF_CORE_READ_STR_INTO(&sk.comm, (struct task_struct *)task, group_leader, comm);
+	add_u64(&wakeup_counts, &sk, ns);
+	return 0;
+}
+
 static __always_inline int on_wakeup(struct task_struct *task)
 {
 	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), from;
 	struct it_sched_thread *st;
 
 	if (!tgid || !target_of(tgid))
@@ -241,12 +262,16 @@ static __always_inline int on_wakeup(struct task_struct *task)
 		unseen_inc(SCHED_UNSEEN_SWITCH_OUT);
 		st->state = IT_SCHED_BLOCKED;
 		st->kstack_id = -1;
+		st->waker_tid = 0;
 		set_ustack(st, tid, -1);
 		account(tid, st, now, task, true, true, SCHED_DWARF_DEFER);
 		st->state = IT_SCHED_RUNQ;
 	} else if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
-		if (st->state == IT_SCHED_BLOCKED)
+		if (st->state == IT_SCHED_BLOCKED) {
+			from = st->ts;
 			account(tid, st, now, task, false, true, SCHED_DWARF_DEFER);
+			sched_wakeup_count(st, (__u64)task, now > from ? now - from : 0);
+		}
 		st->state = IT_SCHED_RUNQ;
 		st->ts = now;
 	}
@@ -259,6 +284,40 @@ SEC("raw_tp/sched_wakeup")
 int sched_on_wakeup(struct bpf_raw_tracepoint_args *ctx)
 {
 	return on_wakeup((struct task_struct *)ctx->args[0]);
+}
+
+/* sched_waking fires in the waker's context (sched_wakeup may fire on the
+ * wakee's CPU, from an interrupt): a blocked thread of a followed process
+ * woken by another thread of the same process waits for that thread. Its
+ * tid, phase and stacks here are kept with the wakee until the wake-up
+ * settles the block (account: the class; sched_wakeup_count: the stacks).
+ * An interrupt (a timer's expiry, a disk's or network's completion) wakes
+ * on behalf of no thread, whichever it interrupted: its entry frames are
+ * in the waker's kernel stack, which user space reads (the preempt count
+ * that says so in the kernel is a per-CPU variable a BPF program can only
+ * find through kallsyms, which often lacks data symbols). */
+SEC("raw_tp/sched_waking")
+int sched_on_waking(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	__u32 tid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
+	__u64 cur = bpf_get_current_pid_tgid(), now;
+	__u32 wtid = (__u32)cur;
+	struct it_sched_thread *st;
+
+	if (!tgid || (__u32)(cur >> 32) != tgid || wtid == tid || !target_of(tgid))
+		return 0;
+	st = bpf_map_lookup_elem(&sched_threads, &tid);
+	if (!st || st->state != IT_SCHED_BLOCKED)
+		return 0;
+	now = bpf_ktime_get_ns();
+	st->waker_tid = wtid;
+	st->waker_phase = current_phase(wtid);
+	st->waker_kstack_id = bpf_get_stackid(ctx, &offcpu_stackmap, 0);
+	st->waker_ustack_id = -1;
+	if (now - st->ts >= cfg_min_block_ns) /* only such blocks have stacks */
+		st->waker_ustack_id = bpf_get_stackid(ctx, &offcpu_stackmap, BPF_F_USER_STACK);
+	return 0;
 }
 
 /* Fires on scheduler ticks for the running task: syncs its on-CPU time with

@@ -81,6 +81,16 @@ struct {
 	__type(value, __u64);
 } blocked_kstacks SEC(".maps") SHARED;
 
+/* Blocked nanoseconds that another thread of the process ended, by
+ * (process, the waker's phase, the waker's user and kernel stacks at the
+ * wake-up): wakeup.folded. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct it_stack_key);
+	__type(value, __u64);
+} wakeup_counts SEC(".maps") SHARED;
+
 /* Blocked nanoseconds by (process, phase, user stack, kernel stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -185,6 +195,8 @@ static __always_inline void key_of(struct it_sched_key *k, __u32 tid, const stru
 	k->phase = phase;
 	k->flags = tid == st->tgid ? IT_SCHED_MAIN_THREAD : 0;
 	k->kstack_id = -1;
+	k->waker_phase = 0;
+	k->waker_kstack_id = -1;
 	k->pad = 0;
 }
 
@@ -395,6 +407,13 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 		} else if (st->state == IT_SCHED_BLOCKED) {
 			__sync_fetch_and_add(&v->blocked_ns, off);
 			k.kstack_id = st->kstack_id;
+			if (st->waker_tid) {
+				/* ended by another thread of the process: it
+				 * waited for that thread, whatever it blocked in */
+				k.flags |= IT_SCHED_WOKEN_BY_THREAD;
+				k.waker_phase = st->waker_phase;
+				k.waker_kstack_id = st->waker_kstack_id;
+			}
 			add_u64(&blocked_kstacks, &k, off);
 		}
 	}
@@ -544,6 +563,7 @@ static __always_inline struct it_sched_thread *thread_of(__u32 tid, __u32 tgid, 
 	init.minflt = BPF_CORE_READ(task, min_flt);
 	init.majflt = BPF_CORE_READ(task, maj_flt);
 	init.kstack_id = init.ustack_id = init.dwarf_kstack_id = -1;
+	init.waker_kstack_id = init.waker_ustack_id = -1;
 	if (bpf_map_update_elem(&sched_threads, &tid, &init, BPF_ANY)) {
 		stat_inc(IT_STAT_SCHED_THREADS_FULL);
 		return NULL;

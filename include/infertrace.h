@@ -448,18 +448,31 @@ struct it_sched_thread {
 	} ks[IT_KSTACK_SLOTS];
 	__u32 ks_next;
 	__u64 mem_ts;      /* the last RSS read on its behalf */
+	/* IT_SCHED_BLOCKED: another thread of its process is waking it
+	 * (sched_waking, where the waker is current): that thread, its phase
+	 * and its stacks there (in offcpu_stackmap, < 0 when none). 0: none */
+	__u32 waker_tid;
+	__u32 waker_phase;
+	__s32 waker_kstack_id, waker_ustack_id;
 };
 
 /* Flags of struct it_sched_key: which threads the times are of. */
 #define IT_SCHED_MAIN_THREAD 1 /* tid == tgid: the wall-time decomposition */
+#define IT_SCHED_WOKEN_BY_THREAD 2 /* blocked_kstacks only: a block another thread
+				    * of the process ended (waiting for that thread) */
 
 /* Key of `sched_times` and, with kstack_id, `blocked_kstacks`. */
 struct it_sched_key {
 	__u32 tgid;
 	__u32 cycle;
 	__u32 phase;
-	__u32 flags;      /* IT_SCHED_MAIN_THREAD */
+	__u32 flags;      /* IT_SCHED_MAIN_THREAD, IT_SCHED_WOKEN_BY_THREAD */
 	__s32 kstack_id;  /* blocked_kstacks only; -1 otherwise */
+	/* with IT_SCHED_WOKEN_BY_THREAD: the waker's phase and kernel stack
+	 * at the wake-up (an interrupt's entry there: no thread's doing);
+	 * 0 and -1 otherwise */
+	__u32 waker_phase;
+	__s32 waker_kstack_id;
 	__u32 pad;
 };
 

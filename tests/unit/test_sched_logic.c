@@ -24,6 +24,28 @@ static void test_classify(void **state)
 	assert_int_equal(blocked_classify(NULL, 0), BLOCKED_OTHER);
 }
 
+static void test_waker_interrupt(void **state)
+{
+	/* a condition variable signalled by a thread, a pipe written by one */
+	const char *signal[] = { "try_to_wake_up", "wake_up_q", "futex_wake", "do_futex", "__x64_sys_futex",
+				 "do_syscall_64", "entry_SYSCALL_64_after_hwframe" };
+	const char *pipe[] = { "try_to_wake_up", "autoremove_wake_function", "__wake_up_common", "pipe_write",
+			       "vfs_write", "ksys_write", "do_syscall_64" };
+	/* a sleep's timer expiring while a sibling thread ran */
+	const char *timer[] = { "try_to_wake_up", "hrtimer_wakeup", "__hrtimer_run_queues", "hrtimer_interrupt",
+				"__sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt",
+				"asm_sysvec_apic_timer_interrupt" };
+	const char *arm[] = { "try_to_wake_up", "hrtimer_wakeup", "gic_handle_irq", "el0_interrupt" };
+
+	(void)state;
+	assert_false(blocked_waker_is_interrupt(signal, 7));
+	assert_false(blocked_waker_is_interrupt(pipe, 7));
+	assert_true(blocked_waker_is_interrupt(timer, 7));
+	assert_true(blocked_waker_is_interrupt(arm, 4));
+	assert_false(blocked_waker_is_interrupt(NULL, 0));
+	assert_string_equal(blocked_class_names[BLOCKED_THREAD], "waiting_for_thread");
+}
+
 static void test_wall_split(void **state)
 {
 	struct wall_split w;
@@ -65,6 +87,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_waker_interrupt),
 		cmocka_unit_test(test_wall_split),
 		cmocka_unit_test(test_timeline),
 	};

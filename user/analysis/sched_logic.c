@@ -4,7 +4,8 @@
 
 #include "sched_logic.h"
 
-const char *const blocked_class_names[BLOCKED_NCLASSES] = { "sleep", "io", "lock", "other", "gpu_sync" };
+const char *const blocked_class_names[BLOCKED_NCLASSES] = { "sleep", "io", "lock", "other", "gpu_sync",
+								    "waiting_for_thread" };
 
 static int has_prefix(const char *s, const char *p)
 {
@@ -56,6 +57,23 @@ enum blocked_class blocked_classify(const char *const *frames, int n)
 			return c;
 	}
 	return BLOCKED_OTHER;
+}
+
+bool blocked_waker_is_interrupt(const char *const *frames, int n)
+{
+	/* hard interrupt entries (x86-64, arm64) and the timer softirqs */
+	static const char *const irq[] = {
+		"asm_sysvec_", "sysvec_", "__sysvec_", "asm_common_interrupt", "common_interrupt",
+		"__common_interrupt", "irq_exit_rcu", "__irq_exit_rcu", "asm_exc_nmi", "exc_nmi",
+		"hrtimer_interrupt", "__hrtimer_run_queues", "hrtimer_run_softirq", "run_timer_softirq",
+		"el1_interrupt", "el0_interrupt", "el1h_64_irq", "el0t_64_irq", "gic_handle_irq",
+	};
+
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; frames[i] && k < sizeof(irq) / sizeof(irq[0]); k++)
+			if (has_prefix(frames[i], irq[k]))
+				return true;
+	return false;
 }
 
 void wall_split(struct wall_split *w, uint64_t wall_ns, uint64_t oncpu_ns, uint64_t runq_ns,

@@ -5,6 +5,7 @@
 #ifndef INFERTRACE_SCHED_LOGIC_H
 #define INFERTRACE_SCHED_LOGIC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,7 @@ enum blocked_class {
 	BLOCKED_LOCK = 2,  /* futex, kernel mutexes and semaphores */
 	BLOCKED_OTHER = 3, /* anything else, or no kernel stack */
 	BLOCKED_GPU = 4,   /* inside the gpu_sync phase: the host waits on the GPU */
+	BLOCKED_THREAD = 5, /* woken by another thread of its process: waiting for it */
 	BLOCKED_NCLASSES
 };
 
@@ -22,6 +24,11 @@ extern const char *const blocked_class_names[BLOCKED_NCLASSES];
 /* Classifies a blocked kernel stack, frames leaf first (as BPF gives them).
  * The innermost recognised frame decides. */
 enum blocked_class blocked_classify(const char *const *frames, int n);
+
+/* Whether a waker's kernel stack at a wake-up (frames leaf first) is an
+ * interrupt's (a timer's expiry, a device's completion): it then wakes on
+ * behalf of no thread, whichever thread it interrupted. */
+bool blocked_waker_is_interrupt(const char *const *frames, int n);
 
 /* wall = oncpu + runq + blocked + unattributed: the parts that were seen,
  * and what is left (negative when the seen parts exceed the wall). */

@@ -98,6 +98,7 @@ static const struct sched_prog progs[] = {
 	{ "sched", "sched_wakeup_new", true },
 	{ "sched", "sched_stat_runtime", false },
 	{ "sched", "sched_process_exec", false },
+	{ "sched", "sched_waking", false },
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 /* The first rows make the on/off-CPU split: loaded together, or not at all
@@ -108,7 +109,7 @@ static void sched_programs(struct infertrace_bpf *s, struct bpf_program *out[NPR
 {
 	struct bpf_program *const t[NPROGS] = {
 		s->progs.sched_on_switch, s->progs.sched_on_wakeup, s->progs.sched_on_wakeup,
-		s->progs.sched_on_runtime, s->progs.sched_on_exec,
+		s->progs.sched_on_runtime, s->progs.sched_on_exec, s->progs.sched_on_waking,
 	};
 
 	memcpy(out, t, sizeof(t));
@@ -541,22 +542,43 @@ struct view {
 	struct blocked_entry *blocked;
 	size_t nblocked;
 	uint64_t cls_total[BLOCKED_NCLASSES];
+	/* waiting for a thread, by the waker's phase (0: none) */
+	uint64_t waker_phase_ns[IT_MAX_PHASES];
 };
 
-static int classify_kstack(struct recording *rec, int stack_fd, __s32 id)
+/* A kernel stack's frame names, leaf first; -1: none. */
+static int kstack_frames(struct recording *rec, int stack_fd, __s32 id, const char **frames)
 {
 	__u64 ips[IT_MAX_STACK_DEPTH] = {};
-	const char *frames[IT_MAX_STACK_DEPTH];
 	int n = 0;
 
 	if (id < 0 || bpf_map_lookup_elem(stack_fd, &id, ips))
-		return BLOCKED_OTHER;
+		return -1;
 	for (; n < IT_MAX_STACK_DEPTH && ips[n]; n++) {
 		uint64_t off;
 
 		frames[n] = rec->ksyms ? ksyms__map_addr(rec->ksyms, ips[n], &off) : NULL;
 	}
-	return blocked_classify(frames, n);
+	return n;
+}
+
+static int classify_kstack(struct recording *rec, int stack_fd, __s32 id)
+{
+	const char *frames[IT_MAX_STACK_DEPTH];
+	int n = kstack_frames(rec, stack_fd, id, frames);
+
+	return n < 0 ? BLOCKED_OTHER : blocked_classify(frames, n);
+}
+
+/* Whether a wake-up by another thread of the process came from an
+ * interrupt that thread merely ran under (its kernel stack there says so;
+ * without one, the thread's doing). */
+static bool waker_interrupted(struct recording *rec, int stack_fd, __s32 id)
+{
+	const char *frames[IT_MAX_STACK_DEPTH];
+	int n = kstack_frames(rec, stack_fd, id, frames);
+
+	return n > 0 && blocked_waker_is_interrupt(frames, n);
 }
 
 /* The cuda preset's gpu_sync phase: blocked in it, the host waits on the
@@ -575,12 +597,13 @@ static int read_blocked(struct recording *rec, struct view *vw)
 	int fd = bpf_map__fd(s->maps.blocked_kstacks), stack_fd = bpf_map__fd(s->maps.offcpu_stackmap);
 	struct it_sched_key key, next, *prev = NULL;
 	size_t cap = 0;
-	/* class per stack id, computed once */
+	/* class per stack id, computed once; the same for the wakers' stacks:
+	 * 1 for an interrupt's */
 	struct {
 		__s32 id;
 		int cls;
-	} *memo = NULL;
-	size_t nmemo = 0;
+	} *memo = NULL, *wmemo = NULL;
+	size_t nmemo = 0, nwmemo = 0;
 	int gpu = gpu_phase(rec);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct blocked_entry *e;
@@ -598,6 +621,10 @@ static int read_blocked(struct recording *rec, struct view *vw)
 			if (!g)
 				goto nomem;
 			memo = g;
+			g = realloc(wmemo, cap * sizeof(*wmemo));
+			if (!g)
+				goto nomem;
+			wmemo = g;
 		}
 		e = &vw->blocked[vw->nblocked];
 		if (bpf_map_lookup_elem(fd, &key, &e->ns))
@@ -611,18 +638,39 @@ static int read_blocked(struct recording *rec, struct view *vw)
 			memo[nmemo].id = key.kstack_id;
 			memo[nmemo++].cls = cls;
 		}
+		if (key.flags & IT_SCHED_WOKEN_BY_THREAD) {
+			/* ended by another thread of the process: waiting for that
+			 * thread (an epoll_wait or a condition variable is then
+			 * not I/O or a lock), unless an interrupt woke it there */
+			int irq = -1;
+
+			for (size_t i = 0; i < nwmemo; i++)
+				if (wmemo[i].id == key.waker_kstack_id)
+					irq = wmemo[i].cls;
+			if (irq < 0) {
+				irq = waker_interrupted(rec, stack_fd, key.waker_kstack_id);
+				wmemo[nwmemo].id = key.waker_kstack_id;
+				wmemo[nwmemo++].cls = irq;
+			}
+			if (!irq)
+				cls = BLOCKED_THREAD;
+		}
 		/* blocked inside CUDA synchronisation (the cuda preset's gpu_sync
 		 * phase): the host waits on the GPU, whatever the kernel stack says */
 		if (gpu > 0 && key.phase == (__u32)gpu)
 			cls = BLOCKED_GPU;
 		e->cls = cls;
 		vw->cls_total[cls] += e->ns;
+		if (cls == BLOCKED_THREAD && key.waker_phase < IT_MAX_PHASES)
+			vw->waker_phase_ns[key.waker_phase] += e->ns;
 		vw->nblocked++;
 	}
 	free(memo);
+	free(wmemo);
 	return 0;
 nomem:
 	free(memo);
+	free(wmemo);
 	return -ENOMEM;
 }
 
@@ -980,6 +1028,94 @@ static int name_intervals(struct recording *rec, struct model *m, const int32_t 
 	return 0;
 }
 
+/* The wakers' stacks into a report (stacks__collect_maps' walk), less
+ * those of interrupts: no thread's doing, their blocks are classed by
+ * where they blocked (the BPF program can not tell). */
+static int collect_wakers(struct recording *rec, int fd, int stack_fd, struct stack_report *r)
+{
+	struct it_stack_key key, next, *prev = NULL;
+	__u64 uips[IT_MAX_STACK_DEPTH], kips[IT_MAX_STACK_DEPTH], count;
+	struct {
+		__s32 id;
+		bool irq;
+	} memo[256];
+	size_t nmemo = 0;
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		int irq = -1;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &count))
+			continue;
+		for (size_t i = 0; i < nmemo && irq < 0; i++)
+			if (memo[i].id == key.kstack_id)
+				irq = memo[i].irq;
+		if (irq < 0) {
+			irq = waker_interrupted(rec, stack_fd, key.kstack_id);
+			if (nmemo < sizeof(memo) / sizeof(memo[0]))
+				memo[nmemo++] = (typeof(memo[0])){ .id = key.kstack_id, .irq = irq };
+		}
+		if (irq)
+			continue;
+		bool have_u = key.ustack_id >= 0 && !bpf_map_lookup_elem(stack_fd, &key.ustack_id, uips);
+		bool have_k = key.kstack_id >= 0 && !bpf_map_lookup_elem(stack_fd, &key.kstack_id, kips);
+
+		err = stacks__add(r, rec->syms, rec->ksyms, rec->phase_names, &key, have_u ? uips : NULL,
+				  have_k ? kips : NULL, count);
+	}
+	return err;
+}
+
+/* wakeup.folded (microseconds of blocked time on the stacks of the threads
+ * that ended it) and offcpu.waiting_for_thread. */
+static void collect_wakeups(struct recording *rec, struct model *m, const struct view *vw, json_t *off)
+{
+	struct infertrace_bpf *s = rec->tracer.skel;
+	int fd = bpf_map__fd(s->maps.wakeup_counts), stack_fd = bpf_map__fd(s->maps.offcpu_stackmap);
+	json_t *w = json_object(), *by = json_object(), *top = json_array();
+	struct stack_report sr;
+	struct folded sorted = {};
+	int err;
+
+	err = collect_wakers(rec, fd, stack_fd, &sr);
+	if (err) {
+		fprintf(stderr, "infertrace: reading the wakers' stacks failed: %s\n", strerror(-err));
+	} else {
+		folded__merge(&sr.all);
+		sr.all.total = 0;
+		for (size_t i = 0; i < sr.all.n; i++) {
+			sr.all.entries[i].count /= 1000;
+			sr.all.total += sr.all.entries[i].count;
+		}
+		folded__free(&m->wakeup_us);
+		m->wakeup_us = sr.all;
+		memset(&sr.all, 0, sizeof(sr.all));
+		m->have_wakeup = true;
+		for (size_t i = 0; i < m->wakeup_us.n; i++)
+			folded__add(&sorted, m->wakeup_us.entries[i].stack, m->wakeup_us.entries[i].count);
+		folded__merge(&sorted);
+		folded__sort_by_count(&sorted);
+		for (size_t i = 0; i < sorted.n && i < TOP_STACKS; i++)
+			json_array_append_new(top, json_pack("{s:s, s:f, s:f}", "stack", sorted.entries[i].stack,
+				"ms", sorted.entries[i].count / 1e3, "percent",
+				m->wakeup_us.total ? 100.0 * sorted.entries[i].count / m->wakeup_us.total : 0.0));
+		folded__free(&sorted);
+	}
+	stack_report__free(&sr);
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+		if (rec->phase_names[ph] && vw->waker_phase_ns[ph])
+			json_object_set_new(by, rec->phase_names[ph], json_real(vw->waker_phase_ns[ph] / 1e6));
+	json_object_set_new(w, "total_ms", json_real(vw->cls_total[BLOCKED_THREAD] / 1e6));
+	json_object_set_new(w, "by_waker_phase", by);
+	json_object_set_new(w, "outside_phases_ms", json_real(vw->waker_phase_ns[0] / 1e6));
+	json_object_set_new(w, "in_stacks_ms", json_real(m->wakeup_us.total / 1e3));
+	json_object_set_new(w, "top_stacks", top);
+	json_object_set_new(off, "waiting_for_thread", w);
+}
+
 /* Off-CPU stacks into the model (microseconds), and the `offcpu` section. */
 static int collect_offcpu(struct recording *rec, struct model *m, const struct view *vw)
 {
@@ -1051,6 +1187,7 @@ out:
 	json_object_set_new(off, "blocked", blocked_json(vw->cls_total));
 	json_object_set_new(off, "top_stacks", top);
 	json_object_set_new(off, "stack_quality", offcpu_quality_json(rec, &sr));
+	collect_wakeups(rec, m, vw, off);
 	model__set_section(m, MODEL_SEC_OFFCPU, off);
 	stack_report__free(&sr);
 	free(names);

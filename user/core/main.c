@@ -36,7 +36,7 @@ static const char usage[] =
 "  infertrace report out\n"
 "  infertrace diff baseline/ out/\n"
 "\n"
-"Outputs (in the record directory): profile.json, stacks.folded, offcpu.folded,\n"
+"Outputs (in the record directory): profile.json, stacks.folded, offcpu.folded, wakeup.folded,\n"
 "trace.json, flamegraph.svg, report.html. See README.md.\n";
 
 static void print_exit_codes(FILE *f)

@@ -107,6 +107,7 @@ void model__free(struct model *m)
 	free(m->calls);
 	folded__free(&m->oncpu);
 	folded__free(&m->offcpu_us);
+	folded__free(&m->wakeup_us);
 	free(m->trace_samples);
 	free(m->offcpu_intervals);
 	free(m->lstacks);
@@ -195,6 +196,7 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->call_ms, 0, sizeof(dst->call_ms));
 	memset(&dst->oncpu, 0, sizeof(dst->oncpu));
 	memset(&dst->offcpu_us, 0, sizeof(dst->offcpu_us));
+	memset(&dst->wakeup_us, 0, sizeof(dst->wakeup_us));
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
 	memset(dst->sections, 0, sizeof(dst->sections));
@@ -250,7 +252,8 @@ int model__copy(struct model *dst, const struct model *src)
 			dst->cycles[i].detail = copy_json(src->cycles[i].detail);
 	}
 	dst->ncycles = dst->capcycles = src->ncycles;
-	if (copy_folded(&dst->oncpu, &src->oncpu) || copy_folded(&dst->offcpu_us, &src->offcpu_us))
+	if (copy_folded(&dst->oncpu, &src->oncpu) || copy_folded(&dst->offcpu_us, &src->offcpu_us) ||
+	    copy_folded(&dst->wakeup_us, &src->wakeup_us))
 		goto nomem;
 	dst->ncalls = src->ncalls;
 	COPY_ARRAY(dst, src, calls, ncalls);

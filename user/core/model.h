@@ -348,6 +348,10 @@ struct model {
 	struct folded oncpu, offcpu_us;
 	struct folded oncpu_by_phase[IT_MAX_PHASES], offcpu_us_by_phase[IT_MAX_PHASES];
 	bool have_oncpu, have_offcpu;
+	/* the stacks of the threads that ended another thread's block, at the
+	 * wake-up, in microseconds of the blocked time they ended */
+	struct folded wakeup_us;
+	bool have_wakeup;
 	struct model_lstack *lstacks;
 	size_t nlstacks, caplstacks;
 	struct model_frame *frames;

@@ -9,6 +9,8 @@
  *                   dwarf streams each sample with its time) or, without
  *                   per-sample times, a samples-per-cycle counter;
  *   flamegraph.svg  the on-CPU flame graph of stacks.folded;
+ *   wakeup.folded   the stacks of the threads that woke a blocked thread
+ *                   of their process, weighted by the us they ended;
  *   offcpu.svg      the off-CPU flame graph of offcpu.folded (us blocked);
  *   report.html     one self-contained page: summary tables and the flame
  *                   graphs, each with a per-phase selector.
@@ -919,6 +921,17 @@ static void write_folded_set(struct out_log *lg, const char *base, const struct 
 	}
 }
 
+/* wakeup.folded: written where a thread ended another's block. */
+static void write_wakeup(struct out_log *lg, const struct model *m)
+{
+	if (!m->have_wakeup)
+		not_written(lg, "wakeup.folded", "off-CPU stacks were not recorded");
+	else if (folded_empty(&m->wakeup_us))
+		not_written(lg, "wakeup.folded", "no thread of a target woke another");
+	else
+		out_done(lg, "wakeup.folded", write_folded_copy(&m->wakeup_us, lg->dir, "wakeup.folded"));
+}
+
 /* Removes NAME, written already, to make room for profile.json. */
 static bool give_way(struct out_log *lg, const char *name)
 {
@@ -983,6 +996,7 @@ int outputs__write_checkpoint(const struct model *m, const char *dir)
 		write_folded_set(&lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
 	if (m->have_offcpu)
 		write_folded_set(&lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+	write_wakeup(&lg, m);
 	out_done(&lg, "profile.pb.gz", pprof__write(m, dir));
 	write_profile(m, &lg);
 	err = lg.err;
@@ -1002,6 +1016,7 @@ int outputs__write_all(const struct model *m, const char *dir)
 		write_folded_set(&lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
 	if (m->have_offcpu)
 		write_folded_set(&lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+	write_wakeup(&lg, m);
 	out_done(&lg, "profile.pb.gz", pprof__write(m, dir));
 	out_done(&lg, "trace.json", write_trace(m, dir));
 	out_done(&lg, "flamegraph.svg", flamegraph__write_file(dir, "flamegraph.svg", &m->oncpu, &fg_oncpu));

@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Waiting for another thread is not I/O: the fixture's main thread reads a
+pipe that its worker thread answers after spinning WORK ms (EXTRA ms more
+in cycle SLOW). The main thread's blocked time in each cycle must be
+classed waiting_for_thread, within tolerance of the fixture's own clock,
+with the worker's phase (compute) as the waker's; wakeup.folded must hold
+the worker's answering function with that weight; the slow cycle's
+tail-cycle cause must name waiting_for_thread, not io. The main thread's
+sleep (phase nap), ended by a timer while the worker spins, stays sleep."""
+import statistics
+import unittest
+
+import common
+from test_cycles import truth_of
+
+CYCLES, WORK, SLOW, EXTRA, NAP = 16, 20, 9, 40, 5
+REL, ABS_MS = 0.10, 1.5
+
+
+@common.need_root
+class WakeupTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        exe = common.build("wakeup_exp", ["wakeup_exp.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+        cls.rec = common.record(["--cycle", "run_cycle", "--phase", "compute=compute", "--phase", "nap=nap"],
+                                [exe, str(CYCLES), str(WORK), str(SLOW), str(EXTRA), str(NAP)])
+        cls.truth = truth_of(cls.rec)
+        cls.cycles = cls.rec.profile["cycles"]
+
+    def assertNear(self, got, want, what):
+        tol = max(REL * want, ABS_MS)
+        self.assertLessEqual(abs(got - want), tol, f"{what}: traced {got:.2f} ms, fixture {want:.2f} ms")
+
+    def test_blocked_is_waiting_for_thread(self):
+        self.assertEqual(len(self.cycles), CYCLES)
+        for c in self.cycles:
+            i, b = c["index"], c["blocked"]
+            # from the worker's compute (its wake-up before it is blocked time too)
+            # to the main thread's read (its run-queue wait after it is not)
+            lo, hi = self.truth["work_wall_ms"][i], self.truth["wait_ms"][i]
+            got = b["waiting_for_thread"]
+            self.assertTrue(lo - ABS_MS <= got <= hi + ABS_MS,
+                            f"cycle {i} waiting_for_thread {got:.2f} ms, worker computed {lo:.2f} ms, "
+                            f"main thread waited {hi:.2f} ms")
+            for k in ("io", "lock", "other"):
+                self.assertLess(b[k], 0.5, f"cycle {i}: {k} {b[k]:.2f} ms")
+            # the timer that ends the nap interrupts the spinning worker: still a sleep
+            self.assertNear(b["sleep"], NAP, f"cycle {i} sleep")
+            self.assertLess(c["phases"]["nap"]["blocked"]["waiting_for_thread"], 0.5)
+
+    def test_waker_phase(self):
+        w = self.rec.profile["offcpu"]["waiting_for_thread"]
+        got = w["by_waker_phase"].get("compute", 0)
+        self.assertTrue(sum(self.truth["work_wall_ms"]) - ABS_MS <= got <= sum(self.truth["wait_ms"]) + ABS_MS,
+                        f"waited on compute {got:.2f} ms")
+        self.assertNear(self.rec.profile["offcpu"]["blocked"]["waiting_for_thread"], w["total_ms"], "total")
+
+    def test_wakeup_folded(self):
+        st = self.rec.folded("wakeup.folded")
+        done = sum(v for k, v in st.items() if "worker;compute;worker_done;" in k) / 1e3
+        w = self.rec.profile["offcpu"]["waiting_for_thread"]
+        self.assertNear(done, w["by_waker_phase"]["compute"], "wakeup.folded under worker_done (ms)")
+        self.assertGreaterEqual(done, sum(self.truth["work_wall_ms"]) - ABS_MS)
+        self.assertFalse([k for k in st if "hrtimer" in k], "a timer's wake-up is no thread's")
+
+    def test_tail_cause_names_the_thread_wait(self):
+        tail = {t["cycle"]: t for t in self.rec.profile["tail_cycles"]}
+        self.assertIn(SLOW, tail)
+        causes = {(c["kind"], c["name"]): c["excess_ms"] for c in tail[SLOW]["causes"]}
+        self.assertIn(("blocked", "waiting_for_thread"), causes)
+        self.assertNotIn(("blocked", "io"), causes)
+        waits = self.truth["wait_ms"]
+        self.assertNear(causes[("blocked", "waiting_for_thread")], waits[SLOW] - statistics.median(waits),
+                        "slow cycle's excess wait")
+
+
+if __name__ == "__main__":
+    unittest.main()
