@@ -167,6 +167,10 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			if (st->dwarf_pend_ns)
 				stat_add(IT_STAT_OFFCPU_DWARF_DROPPED, st->dwarf_pend_ns);
 			set_ustack(st, ptid, -1);
+			/* its `py:` calls end with it: a new thread given its
+			 * tid begins with none */
+			if (cfg_py_edges)
+				bpf_map_delete_elem(&py_edge_threads, &ptid);
 			/* its open window of short blocks, weighed on its
 			 * candidate as when a window closes: with a period of
 			 * 10 ms a short-lived thread often ends inside one */
