@@ -23,6 +23,8 @@ TIMING_SENSITIVE = [
     "test_edges.EdgesTest.test_cpu_bound_phases_back_to_back",
     "test_edges.EdgesTest.test_sleep_inside_each_phase",
     "test_edges.EdgesTest.test_busy_thread_on_the_same_cpu",
+    "test_wakeup.WakeupTest.test_blocked_is_waiting_for_thread",
+    "test_wakeup.WakeupTest.test_tail_cause_names_the_thread_wait",
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

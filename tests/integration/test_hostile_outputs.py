@@ -255,8 +255,11 @@ class FullDiskTest(unittest.TestCase):
             self.assertIsNotNone(r.profile, "profile.json lost to the views written before it")
             files = r.profile["outputs"]["files"]
             self.assertEqual(set(files), present)
-            missing = {n["file"] for n in r.profile["outputs"]["not_written"]}
-            self.assertTrue(missing)
+            # outputs left out for want of content (no thread woke another:
+            # no wakeup.folded) say why; the others failed for the full disk
+            missing = {n["file"] for n in r.profile["outputs"]["not_written"]
+                       if "failed" in n.get("reason", "") or "room" in n.get("reason", "")}
+            self.assertTrue(missing, r.profile["outputs"]["not_written"])
             for n in missing:
                 self.assertNotIn(n, present)
                 self.assertTrue(f"writing {out}/{n} failed: No space left on device" in r.stderr or
