@@ -154,7 +154,8 @@ static bool cycle_ms(const struct model *m, const struct model_cycle *c, int arg
 static bool phase_ms(const struct model *m, const struct model_cycle *c, int ph, double *x, double *w)
 {
 	(void)m;
-	if (ph <= 0 || !c->phases[ph].present || !c->phases[ph].calls || !isfinite(c->phases[ph].ms))
+	if (ph <= 0 || ph >= IT_MAX_PHASES || !c->phases[ph].present || !c->phases[ph].calls ||
+	    !isfinite(c->phases[ph].ms))
 		return false;
 	*x = c->phases[ph].ms;
 	*w = (double)c->phases[ph].calls;
@@ -195,11 +196,11 @@ static bool llama_fig(const struct model *m, const struct model_cycle *c, int wh
 struct row {
 	const char *name;
 	double base, new_v;       /* NAN: absent */
-	bool higher_is_better;
 	cycle_figure fig;         /* NULL: a whole-run figure, no interval */
-	int arg;
-	struct diff_stat st;
 	const char *phase;        /* phase_ms's phase, by name: the ids differ between runs */
+	struct diff_stat st;
+	int arg;
+	bool higher_is_better;
 };
 
 struct sample {

@@ -206,7 +206,7 @@ uint32_t pyspans__match_mask(const struct pyspans *p, const char *qualname, cons
 {
 	uint32_t mask = 0;
 
-	for (int i = 0; p && i < p->nspecs && i < 32; i++) {
+	for (int i = 0; p && i < p->nspecs && i < PYSPANS_MAX_SPECS; i++) {
 		const struct pyspec *s = &p->specs[i];
 
 		if (!strcmp(s->qualname, qualname) && (!s->module || (file && module_matches(s->module, file))))

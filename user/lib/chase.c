@@ -176,6 +176,7 @@ int chase_dir(const char *path, const struct chase_opts *o, char *why, size_t wh
 	}
 out:
 	free(todo);
+	free(next);
 	if (err) {
 		if (fd >= 0)
 			close(fd);

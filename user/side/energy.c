@@ -303,7 +303,9 @@ double energy_source__median_gap_ms(const struct energy_source *e)
 	for (size_t i = 1; i < e->nseries; i++)
 		g[i - 1] = e->series_ts[i] - e->series_ts[i - 1];
 	qsort(g, e->nseries - 1, sizeof(*g), cmp_u64);
-	med = g[(e->nseries - 1) / 2] / 1e6;
+	size_t mid = (e->nseries - 1) / 2;
+
+	med = (double)g[mid] / 1e6;
 	free(g);
 	return med;
 }
