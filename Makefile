@@ -99,7 +99,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-spool bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins test-flaky
 all: $(OUT)/infertrace
 
@@ -261,6 +261,9 @@ bench-llama: deps
 bench-longrun: all
 	$(Q)tools/bench-longrun.sh overhead $(OUT)
 	$(Q)tools/bench-longrun.sh rss $(OUT)
+# the spool without --rotate: RSS over DURATION s (1800) of 1 ms cycles
+bench-spool: all
+	$(Q)tools/bench-longrun.sh spool $(OUT)
 # soak: a target that dlopens, dlcloses and relaunches for DURATION s (600)
 bench-soak: all
 	$(Q)tools/bench-soak.sh $(OUT)

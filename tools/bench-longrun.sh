@@ -8,6 +8,12 @@
 #     (--checkpoint PERIOD --rotate KEEP); then the disk the rotated output takes, and
 #     how long the unrotated tracer takes to write its outputs at the end.
 #     DURATION (600), STEP (10), PERIOD (60), KEEP (3), SPIN_MS (4), SLEEP_MS (6).
+#   tools/bench-longrun.sh spool [BUILD_DIR]
+#     The tracer's RSS without --rotate, every STEP seconds for DURATION
+#     seconds (1800), on tests/fixtures/many_cycles (cycles of SPIN_MS of CPU
+#     in two phases and SLEEP_MS asleep: 0.4 and 0.3), recorded with
+#     --call-graph CALL_GRAPH (fp): finished cycles go to OUT/records.spool,
+#     whose size is printed beside the RSS.
 #   tools/bench-longrun.sh overhead [BUILD_DIR]
 #     The fixture experiment's own median cycle time recorded with the same
 #     options plus nothing / --metrics (curl on /metrics every second) /
@@ -15,7 +21,7 @@
 #     medians per run and the median of those. RUNS (3), CYCLES (1000).
 # Results are printed (tab-separated); BENCHMARKS.md quotes them.
 set -euo pipefail
-MODE=${1:?usage: tools/bench-longrun.sh rss|overhead [BUILD_DIR]}
+MODE=${1:?usage: tools/bench-longrun.sh rss|spool|overhead [BUILD_DIR]}
 BUILD=${2:-build}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 IT=$BUILD/infertrace
@@ -57,6 +63,30 @@ rss() {
 	echo "rotated: $(ls "$TMP/rot") ; $(du -sm "$TMP/rot" | cut -f1) MB;" \
 		"largest period $(du -sm "$TMP"/rot/[0-9]* | sort -n | tail -1 | cut -f1) MB"
 	grep -h "error\|warning" "$TMP/plain.err" "$TMP/rot.err" | sort | uniq -c | head -5 || true
+}
+
+spool() {
+	local dur=${DURATION:-1800} step=${STEP:-10} spin=${SPIN_MS:-0.4} sleep_ms=${SLEEP_MS:-0.3}
+	local fix=$TMP/many_cycles t0 t a
+	gcc -O1 -g -fno-omit-frame-pointer -I"$ROOT/tests/fixtures" "$ROOT/tests/fixtures/many_cycles.c" -o "$fix"
+	"$IT" record -q -o "$TMP/spool" --call-graph "${CALL_GRAPH:-fp}" --cycle run_cycle \
+		--phase inference=inference --phase database=database --count tokens=token -- \
+		"$fix" 2000000000 "$spin" "$sleep_ms" >"$TMP/spool.ticks" 2>"$TMP/spool.err" &
+	a=$!
+	t0=$(date +%s)
+	printf 's\tcycles\tRSS MB\tspool MB\n'
+	while :; do
+		t=$(($(date +%s) - t0))
+		printf '%d\t%s\t%s\t%s\n' "$t" "$(wc -l <"$TMP/spool.ticks")" \
+			"$(awk -v k="$(rss_kb $a)" 'BEGIN {printf "%.1f", k / 1024}')" \
+			"$(du -m "$TMP/spool/records.spool" 2>/dev/null | cut -f1)"
+		[ "$t" -ge "$dur" ] && break
+		sleep "$step"
+	done
+	kill -INT "$a"
+	wait "$a" || true
+	python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); print("cycles in profile.json:", len(p["cycles"]), "lost:", {k: v for k, v in p["lost"].items() if v})' \
+		"$TMP/spool/profile.json"
 }
 
 overhead() {
@@ -101,6 +131,7 @@ EOF2
 
 case $MODE in
 rss) rss ;;
+spool) spool ;;
 overhead) overhead ;;
-*) echo "bench-longrun: unknown mode '$MODE' (rss or overhead)" >&2; exit 2 ;;
+*) echo "bench-longrun: unknown mode '$MODE' (rss, spool or overhead)" >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """--max-memory: once the tracer's RSS reaches the budget, it keeps no more
-cycles, phase calls, trace events or process maps and counts them in lost,
-while the kernel's totals (stacks) go on. The fixture (tick_cycles) prints
+labelled stacks, side-data rows or process maps and counts them in lost,
+while the kernel's totals (stacks) go on; cycles, phase calls and trace
+events are spooled to disk, not held, so they are all kept. The fixture (tick_cycles) prints
 each cycle's index as it ends: the number of cycles run is its own count."""
 import os
 import unittest
@@ -30,8 +31,9 @@ class MemoryBudgetTest(unittest.TestCase):
     def test_reached_budget_counts_what_it_does_not_keep(self):
         r, p = self.full, self.full.profile
         self.assertEqual(run_cycles(r), CYCLES)
-        self.assertEqual(p["cycles"], [])
-        self.assertEqual(p["lost"]["cycles_not_kept"], CYCLES)
+        # spooled on disk: the budget does not drop them
+        self.assertEqual(len(p["cycles"]), CYCLES)
+        self.assertNotIn("cycles_not_kept", p["lost"])
         b = p["self"]["memory_budget"]
         self.assertEqual(b["max_mb"], 1)
         self.assertEqual(p["config"]["max_memory_mb"], 1)
@@ -40,8 +42,7 @@ class MemoryBudgetTest(unittest.TestCase):
         self.assertGreater(b["recording_peak_rss_mb"], 1)
         self.assertIn("--max-memory 1 MB", r.stderr)
         self.assertEqual(sum(1 for l in r.stderr.splitlines() if "--max-memory" in l), 1, r.stderr)
-        # no trace events kept: every sample went to lost, none to trace.json
-        self.assertGreater(p["lost"]["trace_samples_not_kept"], 0)
+        self.assertNotIn("trace_samples_not_kept", p["lost"])
         # nor labelled stacks: the samples count without thread and cycle
         self.assertGreater(p["lost"]["sample_labels"], 0)
         self.assertLessEqual(p["lost"]["sample_labels"], p["samples"]["total"])

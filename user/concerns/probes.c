@@ -27,6 +27,7 @@
 #include "jsphase.h"
 #include "nearest.h"
 #include "safe_open.h"
+#include "spool.h"
 #include "target.h"
 #include "presets.h"
 #include "probe_spec.h"
@@ -38,7 +39,6 @@
 
 #define MAX_KNOWN_FILES 512
 #define MAX_PLACEMENTS 16      /* files one probe may be placed in */
-#define MAX_PHASE_CALLS (4u << 20) /* kept for percentiles and the trace */
 #define PY_DEFAULT_HZ 499          /* sampling with `py:` specs and no -F */
 #define PY_PROBE UINT32_MAX        /* phase_call.probe of a `py:@callers` phase call (timed in user space) */
 
@@ -66,12 +66,12 @@ struct probes {
 	char exe[PATH_MAX];
 	char *known[MAX_KNOWN_FILES]; /* libraries the target loads at start */
 	int nknown;
+	/* the cycles still open; a closed cycle and every phase call go to the
+	 * recording's spool as they end (spool.h), so memory stays flat */
 	struct cycle_span *cycles;
 	size_t ncycles, capcycles;
-	struct phase_call *calls;
-	size_t ncalls, capcalls;
-	uint64_t calls_dropped;
-	uint64_t cycles_not_kept;    /* begun while --max-memory was reached */
+	uint64_t calls_dropped;      /* the spool could not be written (disk full) */
+	uint64_t cycles_not_kept;
 	size_t cycles_forgotten;     /* --rotate: written in an earlier period */
 	struct pyspans *py;          /* `py:` specs: no probe, Python stack observations */
 	bool py_cycles;              /* the cycles come from a `py:` spec (kernel edges, as probes') */
@@ -733,7 +733,7 @@ static void probes_on_event(struct recording *rec, const void *data, size_t size
 		const struct it_cycle_event *e = data;
 		if (size < sizeof(*e))
 			return;
-		if (!recording__may_hold(rec) || VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64)) {
+		if (VEC_RESERVE(ps->cycles, ps->capcycles, ps->ncycles, 64)) {
 			ps->cycles_not_kept++;
 			return;
 		}
@@ -749,6 +749,10 @@ static void probes_on_event(struct recording *rec, const void *data, size_t size
 		if (c) {
 			c->end_ns = h->ts_ns;
 			c->abandoned = e->abandoned;
+			if (spool__append(rec->spool, SPOOL_CYCLE, c, sizeof(*c)))
+				ps->cycles_not_kept++;
+			/* open cycles are few: the last one moves into its place */
+			*c = ps->cycles[--ps->ncycles];
 		}
 		return;
 	}
@@ -756,15 +760,13 @@ static void probes_on_event(struct recording *rec, const void *data, size_t size
 		const struct it_phase_event *e = data;
 		if (size < sizeof(*e))
 			return;
-		if (ps->ncalls >= MAX_PHASE_CALLS || !recording__may_hold(rec) ||
-		    VEC_RESERVE(ps->calls, ps->capcalls, ps->ncalls, 64)) {
-			ps->calls_dropped++;
-			return;
-		}
-		ps->calls[ps->ncalls++] = (struct phase_call){
+		struct phase_call pc = {
 			.tgid = h->tgid, .tid = h->tid, .cycle = e->cycle, .phase = e->phase,
 			.probe = e->probe, .entry_ns = e->entry_ns, .exit_ns = h->ts_ns,
 		};
+
+		if (spool__append(rec->spool, SPOOL_PHASE_CALL, &pc, sizeof(pc)))
+			ps->calls_dropped++;
 		return;
 	}
 	}
@@ -812,7 +814,7 @@ uint64_t phase_calls__union_ns(struct phase_call *calls, size_t n, uint64_t from
 /* Ends cycles still open (on a copy: a snapshot leaves them open): at the
  * process's exit, else the recording's end (or now, mid-recording). */
 static void close_open_cycles(const struct recording *rec, struct cycle_span *cycles, size_t n, uint64_t now,
-			      const struct pyspan_call *pc, size_t npc)
+			      const struct phase_call *calls, size_t ncalls, const struct pyspan_call *pc, size_t npc)
 {
 	const struct probes *ps = rec->probes;
 
@@ -831,10 +833,9 @@ static void close_open_cycles(const struct recording *rec, struct cycle_span *cy
 		 * (what follows is the experiment's teardown, not a cycle) */
 		uint64_t last = 0;
 
-		for (size_t j = 0; j < ps->ncalls; j++)
-			if (ps->calls[j].tgid == c->tgid && ps->calls[j].cycle == c->bpf_index &&
-			    ps->calls[j].exit_ns > last)
-				last = ps->calls[j].exit_ns;
+		for (size_t j = 0; j < ncalls; j++)
+			if (calls[j].tgid == c->tgid && calls[j].cycle == c->bpf_index && calls[j].exit_ns > last)
+				last = calls[j].exit_ns;
 		/* and its `py:@callers` phase, timed in user space */
 		for (size_t j = 0; j < npc; j++)
 			if (pc[j].role == IT_ROLE_PHASE && pc[j].spec == pyspans__callers_spec(ps->py) &&
@@ -862,33 +863,104 @@ struct pyspans *probes__pyspans(const struct recording *rec)
 
 size_t probes__cycles_seen(const struct recording *rec)
 {
-	return rec->probes ? rec->probes->ncycles + rec->probes->cycles_forgotten : 0;
+	const struct probes *ps = rec->probes;
+
+	return ps ? ps->ncycles + spool__count(rec->spool, SPOOL_CYCLE) + ps->cycles_forgotten : 0;
+}
+
+/* The spool's records of one kind appended to a growing array. */
+struct spooled {
+	void *arr;
+	size_t n, cap, elem;
+	uint64_t before_ns; /* cycles: only those ending at or after it */
+};
+
+static int add_spooled(void *ctx, const void *rec, uint32_t size)
+{
+	struct spooled *v = ctx;
+
+	if (size != v->elem)
+		return -EIO;
+	if (v->before_ns && ((const struct cycle_span *)rec)->end_ns < v->before_ns)
+		return 0;
+	if (vec__reserve(&v->arr, &v->cap, v->n, v->elem, 256))
+		return -ENOMEM;
+	memcpy((char *)v->arr + v->n++ * v->elem, rec, size);
+	return 0;
+}
+
+/* The cycles (closed ones from the spool, then the open ones) or the phase
+ * calls of the recording so far, in one array the caller frees. */
+static int load_spooled(const struct recording *rec, enum spool_kind kind, void **arr, size_t *n)
+{
+	const struct probes *ps = rec->probes;
+	struct spooled v = { .elem = kind == SPOOL_CYCLE ? sizeof(struct cycle_span) : sizeof(struct phase_call) };
+	int err = spool__each(rec->spool, kind, add_spooled, &v);
+
+	for (size_t i = 0; !err && kind == SPOOL_CYCLE && i < ps->ncycles; i++)
+		err = add_spooled(&v, &ps->cycles[i], sizeof(ps->cycles[i]));
+	if (err) {
+		free(v.arr);
+		return err;
+	}
+	*arr = v.arr;
+	*n = v.n;
+	return 0;
+}
+
+struct forget {
+	uint64_t ns;
+	struct cycle_span *left; /* the spooled cycles kept: those just closed */
+	size_t nleft;
+	const struct probes *ps;
+	size_t forgotten;
+};
+
+static bool keep_spooled(void *ctx, enum spool_kind kind, const void *rec, uint32_t size)
+{
+	struct forget *f = ctx;
+
+	(void)size;
+	if (kind == SPOOL_CYCLE) {
+		bool keep = ((const struct cycle_span *)rec)->end_ns >= f->ns;
+
+		f->forgotten += !keep;
+		return keep;
+	}
+	if (kind == SPOOL_PHASE_CALL) {
+		const struct phase_call *c = rec;
+		bool keep = c->exit_ns >= f->ns;
+
+		/* the remaining cycles are the few still open, or just closed */
+		for (size_t j = 0; j < f->ps->ncycles && !keep; j++)
+			keep = f->ps->cycles[j].tgid == c->tgid && f->ps->cycles[j].bpf_index == c->cycle;
+		for (size_t j = 0; j < f->nleft && !keep; j++)
+			keep = f->left[j].tgid == c->tgid && f->left[j].bpf_index == c->cycle;
+		return keep;
+	}
+	return true;
 }
 
 void probes__forget_before(struct recording *rec, uint64_t ns)
 {
 	struct probes *ps = rec->probes;
-	size_t w = 0;
+	struct spooled left = { .elem = sizeof(struct cycle_span), .before_ns = ns ? ns : 1 };
+	struct forget f = { .ns = ns, .ps = ps };
+	int err;
 
 	if (!ps)
 		return;
-	for (size_t i = 0; i < ps->ncycles; i++)
-		if (!ps->cycles[i].end_ns || ps->cycles[i].end_ns >= ns)
-			ps->cycles[w++] = ps->cycles[i];
-	ps->cycles_forgotten += ps->ncycles - w;
-	ps->ncycles = w;
-	w = 0;
-	for (size_t i = 0; i < ps->ncalls; i++) {
-		const struct phase_call *c = &ps->calls[i];
-		bool keep = c->exit_ns >= ns;
-
-		/* the remaining cycles are the few still open, or just closed */
-		for (size_t j = 0; j < ps->ncycles && !keep; j++)
-			keep = ps->cycles[j].tgid == c->tgid && ps->cycles[j].bpf_index == c->cycle;
-		if (keep)
-			ps->calls[w++] = *c;
-	}
-	ps->ncalls = w;
+	/* the open cycles stay in memory; the spool drops what was written */
+	err = spool__each(rec->spool, SPOOL_CYCLE, add_spooled, &left);
+	f.left = left.arr;
+	f.nleft = left.n;
+	if (!err)
+		err = spool__filter(rec->spool, keep_spooled, &f);
+	if (err)
+		fprintf(stderr, "infertrace: warning: forgetting the cycles written failed: %s\n", strerror(-err));
+	else
+		ps->cycles_forgotten += f.forgotten;
+	free(left.arr);
 }
 
 static uint64_t map_u64(int fd, const void *key)
@@ -1220,7 +1292,12 @@ static int by_start(const void *a, const void *b)
 {
 	const struct cycle_span *x = a, *y = b;
 
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	/* the spool holds cycles in the order they ended: ties in a fixed order */
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->bpf_index < y->bpf_index ? -1 : x->bpf_index > y->bpf_index;
 }
 
 /* The cycles of the recording so far: from the probes' edges, or with no
@@ -1242,15 +1319,13 @@ static int probes_spans(struct recording *rec, struct model *m)
 		if (npc) /* pc is NULL without calls: qsort wants an array */
 			qsort(pc, npc, sizeof(*pc), by_call_start);
 	}
+	if (ps && load_spooled(rec, SPOOL_PHASE_CALL, (void **)&sorted, &nsorted))
+		goto out;
 	if (ps && ps->cycles_from_probes) {
-		if (ps->ncycles) {
-			spans = malloc(ps->ncycles * sizeof(*spans));
-			if (!spans)
-				goto out;
-			memcpy(spans, ps->cycles, ps->ncycles * sizeof(*spans));
-		}
-		nspans = cap = ps->ncycles;
-		close_open_cycles(rec, spans, nspans, now, pc, npc);
+		if (load_spooled(rec, SPOOL_CYCLE, (void **)&spans, &nspans))
+			goto out;
+		cap = nspans;
+		close_open_cycles(rec, spans, nspans, now, sorted, nsorted, pc, npc);
 	} else {
 		for (size_t i = 0; i < rec->procs.n; i++) {
 			const struct traced_proc *p = &rec->procs.procs[i];
@@ -1266,13 +1341,6 @@ static int probes_spans(struct recording *rec, struct model *m)
 	}
 	if (nspans > 1) /* qsort's base must not be NULL, even for 0 elements */
 		qsort(spans, nspans, sizeof(*spans), by_start);
-	if (ps && ps->ncalls) {
-		sorted = malloc(ps->ncalls * sizeof(*sorted));
-		if (!sorted)
-			goto out;
-		memcpy(sorted, ps->calls, ps->ncalls * sizeof(*sorted));
-		nsorted = ps->ncalls;
-	}
 	if (ps && py_phase_calls(pc, npc, pyspans__callers_spec(ps->py), spans, nspans, &sorted, &nsorted))
 		goto out;
 	if (ps) {
@@ -1426,7 +1494,6 @@ static void probes_cleanup(struct recording *rec)
 	for (int i = 0; i < ps->nknown; i++)
 		free(ps->known[i]);
 	free(ps->cycles);
-	free(ps->calls);
 	pyspans__free(ps->py);
 	free(ps);
 	rec->probes = NULL;

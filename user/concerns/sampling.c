@@ -18,6 +18,7 @@
 #include "jsphase.h"
 #include "perfmap.h"
 #include "probes.h"
+#include "spool.h"
 #include "stacks.h"
 #include "suggest.h"
 #include "syms.h"
@@ -93,8 +94,9 @@ static void log_trace_sample(struct recording *rec, const struct it_ustack_event
 		.ip = ip, .entry = entry, .stack = -1,
 	};
 
-	if (rec->model.ntrace_samples >= MAX_TRACE_SAMPLES || !recording__may_hold(rec) ||
-	    model__add_trace_sample(&rec->model, &ts))
+	/* spooled: on disk, not in memory, so --max-memory does not stop it */
+	if (spool__count(rec->spool, SPOOL_TRACE_SAMPLE) >= MAX_TRACE_SAMPLES ||
+	    spool__append(rec->spool, SPOOL_TRACE_SAMPLE, &ts, sizeof(ts)))
 		model__add_lost(&rec->model, "trace_samples_not_kept", 1);
 }
 

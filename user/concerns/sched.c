@@ -20,6 +20,7 @@
 #include "infertrace.skel.h"
 #include "sched.h"
 #include "sched_logic.h"
+#include "spool.h"
 #include "stacks.h"
 #include "stats.h"
 #include "syms.h"
@@ -198,8 +199,8 @@ static void log_interval(struct recording *rec, const struct it_event_header *h,
 		.entry = entry, .stack = -1, .reason = BLOCKED_OTHER,
 	};
 
-	if (rec->model.noffcpu_intervals >= MAX_OFFCPU_INTERVALS || !recording__may_hold(rec) ||
-	    model__add_offcpu_interval(&rec->model, &iv))
+	if (spool__count(rec->spool, SPOOL_OFFCPU) >= MAX_OFFCPU_INTERVALS ||
+	    spool__append(rec->spool, SPOOL_OFFCPU, &iv, sizeof(iv)))
 		model__add_lost(&rec->model, "offcpu_intervals_not_kept", 1);
 }
 

@@ -44,7 +44,7 @@ void memory_budget__tick(struct recording *rec)
 		if (rec->budget.times_reached == 1)
 			fprintf(stderr,
 				"infertrace: warning: the tracer's memory reached --max-memory %u MB (RSS %.0f MB): "
-				"from now on new cycles, phase calls, trace events and process maps are counted "
+				"from now on new labelled stacks, side-data rows and process maps are counted "
 				"in profile.json's lost, not kept; stacks and totals go on (raise --max-memory, or "
 				"for runs of days use --checkpoint SECONDS --rotate N)\n",
 				rec->opts.max_memory_mb, rss / 1048576.0);

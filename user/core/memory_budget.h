@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* --max-memory: a bound on what a recording holds.
  *
- * A recording keeps its cycles, phase calls, trace events, timelines and
- * process maps until it writes them. Every tick the tracer reads its own
+ * A recording keeps its labelled stacks, timelines and process maps until
+ * it writes them (cycles, phase calls and trace events are spooled to disk:
+ * spool.h). Every tick the tracer reads its own
  * RSS; once it reaches the budget, the concerns keep no more of that
  * detail (recording__may_hold) and count what they leave out in `lost`,
  * while what the kernel totals (stacks, per-phase sums, histograms) goes on.

@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "outdir.h"
+#include "spool.h"
 
 static bool has_suffix(const char *s, const char *suffix)
 {
@@ -25,6 +26,7 @@ bool output_dir__is_ours(const char *name)
 		"profile.json", "profile.pb.gz", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
 		"stacks.folded", "offcpu.folded", "wakeup.folded",
 		"command.log", /* `top`: the launched command's output */
+		SPOOL_NAME,    /* a killed recording's spool */
 	};
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)

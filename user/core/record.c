@@ -21,6 +21,7 @@
 #include "exit_codes.h"
 #include "comm.h"
 #include "outdir.h"
+#include "spool.h"
 #include "options.h"
 #include "outputs.h"
 #include "processes.h"
@@ -491,6 +492,11 @@ static int build_model(struct recording *rec, struct model *out, bool final, str
 
 	if (err)
 		return err;
+	err = spool__load_trace(rec->spool, out);
+	if (err) {
+		model__free(out);
+		return err;
+	}
 	out->run.end_ns = now;
 	out->run.duration_s = (now - rec->start_ns) / 1e9;
 	out->run.stop_reason = strdup(final ? (rec->stop_reason ? rec->stop_reason : "unknown") : "snapshot");
@@ -720,6 +726,11 @@ static int record_main(int argc, char **argv, bool top)
 	err = output_dir__prepare(&od, rec.opts.output_dir, phase_names, (size_t)rec.opts.nphases);
 	if (err)
 		goto cleanup;
+	err = spool__open(&rec.spool, od.fd);
+	if (err) {
+		fprintf(stderr, "infertrace: cannot create %s/%s: %s\n", rec.opts.output_dir, SPOOL_NAME, strerror(-err));
+		goto cleanup;
+	}
 	if (rec.opts.rotate_s > 0) {
 		rec.rotation = calloc(1, sizeof(*rec.rotation));
 		if (!rec.rotation) {
@@ -846,6 +857,8 @@ cleanup:
 		rotation__free(rec.rotation);
 	free(rec.rotation);
 	record_opts__free(&rec.opts);
+	/* the outputs are written from it, or cannot be */
+	spool__close(rec.spool, true);
 	output_dir__release(&od);
 	return err ? status : IT_EXIT_OK;
 }

@@ -31,6 +31,7 @@ struct jsphase_state;
 struct live_state;
 struct py_state;
 struct rotation;
+struct spool;
 
 struct recording {
 	struct record_opts opts;
@@ -74,6 +75,8 @@ struct recording {
 	struct live_state *live;
 	struct py_state *python;
 	struct rotation *rotation; /* --rotate; NULL without */
+	/* finished cycles, phase calls and trace events, on disk (spool.h) */
+	struct spool *spool;
 	/* --max-memory (memory_budget.c): full while the RSS is over it */
 	struct {
 		bool full;
