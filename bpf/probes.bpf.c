@@ -550,6 +550,12 @@ static __always_inline bool py_edge_accept(struct py_edge_thread *pt, __u64 h)
 		if (last < IT_PY_MAX_FRAMES)
 			root = s->frames[last].code;
 	}
+	if (h && s && s->incomplete) {
+		/* a frame or an identity was not read: the calls it shows may
+		 * be missing or look new */
+		stat_inc(IT_STAT_PY_EDGE_DEFERRED);
+		return false;
+	}
 	if (h && s && s->truncated)
 		return true; /* its root is not on it: nothing to compare */
 	if (!pt->last_ns || root == pt->root) {

@@ -644,7 +644,7 @@ struct it_py_stack {
 	__u32 tgid;
 	__u32 depth;
 	__u32 truncated; /* deeper than IT_PY_MAX_FRAMES */
-	__u32 pad;
+	__u32 incomplete; /* a frame, or a watched call's identity, could not be read */
 	struct it_py_frame frames[IT_PY_MAX_FRAMES];
 };
 
