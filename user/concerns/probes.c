@@ -468,7 +468,7 @@ static int probes_configure(struct recording *rec)
 			ps->marker_mode = true;
 		/* a phase timed by its Python callers is timed from the samples'
 		 * observations (python.c's replay): edges within ~1 ms */
-		if (!py_edges && !o->frequency_given && rec->opts.frequency < PY_DEFAULT_HZ)
+		if (pyspans__callers_spec(ps->py) >= 0 && !o->frequency_given && rec->opts.frequency < PY_DEFAULT_HZ)
 			rec->opts.frequency = PY_DEFAULT_HZ;
 	}
 	/* the edges' own clock: stack observations without native copies */
