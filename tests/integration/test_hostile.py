@@ -11,7 +11,7 @@ import tempfile
 import time
 import unittest
 
-from common import FIXTURE_BUILD, FIXTURES, INFERTRACE, need_root, record
+from common import FIXTURE_BUILD, FIXTURES, INFERTRACE, build, need_root, record
 
 ESC_NAME = b"evil\x1b[31m\x1b]0;owned\x07"
 BAD_UTF8_NAME = b"bad\xff\xfename"
@@ -210,6 +210,61 @@ class TestNonUtf8(unittest.TestCase):
         self.assertIn("bad\\xFF\\xFEname", names)
         with open(out + b"/stacks.folded", "rb") as f:
             self.assertIn(b"bad\\xFF\\xFEname", f.read())
+
+
+@need_root
+@unittest.skipUnless(os.uname().machine == "x86_64", "jit_exp is x86-64 code")
+class TestPerfMapCredentials(unittest.TestCase):
+    """A traced program running as nobody in its own user and mount
+    namespace bind-mounts a root-only file over its /tmp/perf-PID.map: the
+    tracer, root, must not read it for the program. The same file made
+    readable by all is the control: its names do reach the stacks."""
+    SECRET = "leaked_secret_name"
+
+    def run_planted(self, mode):
+        secret = tempfile.NamedTemporaryFile("w", prefix="it-secret-", suffix=".map", dir="/var/tmp",
+                                             delete=False)
+        # jit_exp's planted code lives at 0x200000000000
+        secret.write(f"200000000000 1000 {self.SECRET}\n")
+        secret.close()
+        os.chmod(secret.name, mode)
+        # dated after the process starts: not an earlier process's stale map
+        later = time.time() + 120
+        os.utime(secret.name, (later, later))
+        jit = build("jit_exp", ["jit_exp.c"], flags="-O1 -fno-omit-frame-pointer -g")
+        if subprocess.run(["runuser", "-u", "nobody", "--", "unshare", "-Urm", "true"]).returncode:
+            os.unlink(secret.name)
+            self.skipTest("no unprivileged user namespaces here")
+        script = (f"touch /tmp/perf-$$.map && mount --bind {secret.name} /tmp/perf-$$.map && "
+                  f"exec {jit} 600 300 planted")
+        try:
+            return record(["-F", "199"], ["runuser", "-u", "nobody", "--", "unshare", "-Urm", "sh", "-c", script],
+                          wall_split=None)
+        finally:
+            os.unlink(secret.name)
+            for m in os.listdir("/tmp"):
+                p = os.path.join("/tmp", m)
+                if m.startswith("perf-") and m.endswith(".map") and os.stat(p).st_uid != 0:
+                    os.unlink(p)
+
+    def outputs_text(self, rec):
+        text = ""
+        for name in ("stacks.folded", "trace.json", "report.html", "profile.json"):
+            path = os.path.join(rec.dir, name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    text += f.read()
+        return text
+
+    def test_root_only_map_refused(self):
+        rec = self.run_planted(0o600)
+        self.assertIn("the process itself may not read it", rec.stderr)
+        self.assertNotIn(self.SECRET, self.outputs_text(rec))
+
+    def test_readable_map_is_read(self):
+        rec = self.run_planted(0o644)
+        self.assertNotIn("may not read it", rec.stderr)
+        self.assertIn(self.SECRET, "".join(rec.folded()))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ static void append(const char *text)
 
 static struct perfmap *open_map(void)
 {
-	struct perfmap *pm = perfmap__open(AT_FDCWD, path, getuid(), geteuid());
+	struct perfmap *pm = perfmap__open(AT_FDCWD, path, getuid(), geteuid(), NULL);
 
 	assert_non_null(pm);
 	return pm;
@@ -180,7 +180,7 @@ static void test_fifo(void **state)
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	pm = perfmap__open(AT_FDCWD, path, getuid(), geteuid());
+	pm = perfmap__open(AT_FDCWD, path, getuid(), geteuid(), NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	assert_null(pm);
 	assert_int_equal(errno, EINVAL);
@@ -197,23 +197,23 @@ static void test_symlink_and_owner(void **state)
 	snprintf(target, sizeof(target), "%s/real", dir);
 	close(open(target, O_WRONLY | O_CREAT, 0600));
 	assert_int_equal(symlink(target, path), 0);
-	assert_null(perfmap__open(AT_FDCWD, path, getuid(), geteuid()));
+	assert_null(perfmap__open(AT_FDCWD, path, getuid(), geteuid(), NULL));
 	assert_int_equal(errno, ELOOP);
 	unlink(path);
 	/* a file owned by someone other than the process (and not root) */
 	if (getuid() == 0) {
 		append("1 1 x\n");
 		assert_int_equal(chown(path, 12345, 12345), 0);
-		assert_null(perfmap__open(AT_FDCWD, path, 1000, 1000));
+		assert_null(perfmap__open(AT_FDCWD, path, 1000, 1000, NULL));
 		assert_int_equal(errno, EPERM);
-		struct perfmap *pm = perfmap__open(AT_FDCWD, path, 12345, 12345);
+		struct perfmap *pm = perfmap__open(AT_FDCWD, path, 12345, 12345, NULL);
 
 		assert_non_null(pm);
 		perfmap__free(pm);
 	}
 	unlink(path);
 	unlink(target);
-	assert_null(perfmap__open(AT_FDCWD, path, getuid(), geteuid()));
+	assert_null(perfmap__open(AT_FDCWD, path, getuid(), geteuid(), NULL));
 	assert_int_equal(errno, ENOENT);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The /proc parsers over buffers (user/lib/procfs.c). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,6 +57,36 @@ static void test_status(void **st)
 	assert_int_equal(procfs__status_tgid("Name:\tTgid: 5\n"), -1);
 }
 
+/* A process's file-access credentials, and the read check made with them:
+ * nobody (65534) in its own user namespace, with every capability there,
+ * may not read a root-only file; root in ours may. */
+static void test_creds_may_read(void **st)
+{
+	const char *status = "Name:\tsh\nUid:\t1000\t1000\t1000\t65534\nGid:\t100\t100\t100\t65534\n"
+			     "Groups:\t27 44 \nCapEff:\t000001ffffffffff\n";
+	struct procfs_creds c;
+
+	(void)st;
+	assert_int_equal(procfs__status_creds(status, &c), 0);
+	assert_int_equal(c.fsuid, 65534);
+	assert_int_equal(c.fsgid, 65534);
+	assert_int_equal(c.ngroups, 2);
+	assert_int_equal(c.groups[1], 44);
+	assert_true(c.cap_eff & 6);
+	c.init_userns = false; /* its capabilities are its own namespace's */
+	assert_false(procfs__creds_may_read(&c, 0, 0, 0600));
+	assert_false(procfs__creds_may_read(&c, 0, 0, 0640));
+	assert_true(procfs__creds_may_read(&c, 0, 0, 0644));
+	assert_true(procfs__creds_may_read(&c, 65534, 0, 0600));
+	assert_false(procfs__creds_may_read(&c, 65534, 0, 0060)); /* the owner's bits decide for the owner */
+	assert_true(procfs__creds_may_read(&c, 0, 44, 0640));    /* a supplementary group */
+	c.init_userns = true;
+	assert_true(procfs__creds_may_read(&c, 0, 0, 0600));
+	c.cap_eff = 0;
+	assert_false(procfs__creds_may_read(&c, 0, 0, 0600));
+	assert_int_equal(procfs__status_creds("Name:\tx\n", &c), -EINVAL);
+}
+
 static void test_meminfo(void **st)
 {
 	(void)st;
@@ -90,6 +121,7 @@ int main(void)
 		cmocka_unit_test(test_stat_after_last_paren),
 		cmocka_unit_test(test_stat_starttime),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_creds_may_read),
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_maps_line),
 	};

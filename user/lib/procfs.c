@@ -113,6 +113,54 @@ pid_t procfs__status_nspid(const char *buf, pid_t pid, uid_t *uid, uid_t *euid)
 	return ns;
 }
 
+int procfs__status_creds(const char *buf, struct procfs_creds *c)
+{
+	bool uid = false, gid = false;
+
+	memset(c, 0, sizeof(*c));
+	for (const char *l = buf; l && *l; l = next_line(l)) {
+		unsigned int r, e, sv, fs;
+		unsigned long long cap;
+
+		if (!strncmp(l, "Uid:", 4) && sscanf(l + 4, "%u %u %u %u", &r, &e, &sv, &fs) == 4) {
+			c->fsuid = fs;
+			uid = true;
+		} else if (!strncmp(l, "Gid:", 4) && sscanf(l + 4, "%u %u %u %u", &r, &e, &sv, &fs) == 4) {
+			c->fsgid = fs;
+			gid = true;
+		} else if (!strncmp(l, "CapEff:", 7) && sscanf(l + 7, "%llx", &cap) == 1) {
+			c->cap_eff = cap;
+		} else if (!strncmp(l, "Groups:", 7)) {
+			const char *q = l + 7, *end = strchr(q, '\n');
+			char *endp;
+
+			while (c->ngroups < PROCFS_MAX_GROUPS) {
+				unsigned long v = strtoul(q, &endp, 10);
+
+				if (endp == q || (end && endp > end))
+					break;
+				c->groups[c->ngroups++] = (gid_t)v;
+				q = endp;
+			}
+		}
+	}
+	return uid && gid ? 0 : -EINVAL;
+}
+
+bool procfs__creds_may_read(const struct procfs_creds *c, uid_t owner, gid_t group, mode_t mode)
+{
+	const uint64_t dac = 1ull << 1 | 1ull << 2; /* CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH */
+	bool in_group = c->fsgid == group;
+
+	if (c->init_userns && (c->cap_eff & dac))
+		return true;
+	if (c->fsuid == owner)
+		return mode & 0400;
+	for (int i = 0; i < c->ngroups && !in_group; i++)
+		in_group = c->groups[i] == group;
+	return in_group ? mode & 0040 : mode & 0004;
+}
+
 long procfs__meminfo_kb(const char *buf, const char *key)
 {
 	size_t klen = strlen(key);

@@ -29,6 +29,23 @@ pid_t procfs__status_tgid(const char *buf);
  * effective uid of Uid: ((uid_t)-1 when absent). */
 pid_t procfs__status_nspid(const char *buf, pid_t pid, uid_t *uid, uid_t *euid);
 
+/* What a process's file accesses are checked with, from /proc/PID/status. */
+#define PROCFS_MAX_GROUPS 64
+struct procfs_creds {
+	uid_t fsuid;
+	gid_t fsgid;
+	gid_t groups[PROCFS_MAX_GROUPS];
+	int ngroups;
+	uint64_t cap_eff;
+	bool init_userns;  /* set by the caller: its capabilities count only there */
+};
+/* 0, or -EINVAL when the Uid:/Gid: lines are missing. */
+int procfs__status_creds(const char *buf, struct procfs_creds *c);
+/* Whether a process with these credentials may read a file of this owner,
+ * group and mode (its mode bits; CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH
+ * in the initial user namespace read anything). */
+bool procfs__creds_may_read(const struct procfs_creds *c, uid_t owner, gid_t group, mode_t mode);
+
 /* /proc/meminfo: the value of KEY in kB, or -1. */
 long procfs__meminfo_kb(const char *buf, const char *key);
 

@@ -61,7 +61,7 @@ static int open_beneath(int dirfd, const char *path, int flags)
 	return fd;
 }
 
-struct perfmap *perfmap__open(int dirfd, const char *path, uid_t uid, uid_t euid)
+struct perfmap *perfmap__open(int dirfd, const char *path, uid_t uid, uid_t euid, const struct procfs_creds *creds)
 {
 	struct perfmap *pm;
 	struct stat st;
@@ -80,6 +80,12 @@ struct perfmap *perfmap__open(int dirfd, const char *path, uid_t uid, uid_t euid
 	}
 	if (st.st_uid != 0 && st.st_uid != uid && st.st_uid != euid) {
 		err = EPERM;
+		goto fail;
+	}
+	/* read as the process would: a root-only file it bind-mounted over
+	 * its map path (its own mount namespace) is not its to show */
+	if (creds && !procfs__creds_may_read(creds, st.st_uid, st.st_gid, st.st_mode)) {
+		err = EACCES;
 		goto fail;
 	}
 	pm = calloc(1, sizeof(*pm));
@@ -530,6 +536,24 @@ pid_t perfmap__nspid(pid_t pid, uid_t *uid, uid_t *euid)
 	return procfs__status_nspid(buf, pid, uid, euid);
 }
 
+int perfmap__creds(pid_t pid, struct procfs_creds *c)
+{
+	char path[64], buf[8192];
+	struct stat self, them;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (procfs__read(path, buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	err = procfs__status_creds(buf, c);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	c->init_userns = !stat("/proc/self/ns/user", &self) && !stat(path, &them) && self.st_ino == them.st_ino &&
+			 self.st_dev == them.st_dev;
+	return 0;
+}
+
 /* When pid started, on the clock of file times; 0 when /proc does not say. */
 static uint64_t process_start_real_ns(pid_t pid)
 {
@@ -600,6 +624,8 @@ int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 	if (p->state == PM_PENDING || p->state == PM_STALE) {
 		char root_path[64];
 		pid_t ns = perfmap__nspid(pid, &uid, &euid);
+		struct procfs_creds creds;
+		bool have_creds = !perfmap__creds(pid, &creds);
 
 		if (!p->start_real_ns)
 			p->start_real_ns = process_start_real_ns(pid);
@@ -610,7 +636,10 @@ int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 			p->state = PM_GIVEN_UP; /* the process is gone; nothing to read, ever */
 			return 0;
 		}
-		p->pm = perfmap__open(root, p->path, uid, euid);
+		/* no credentials: the process is gone, or /proc hides them */
+		p->pm = have_creds ? perfmap__open(root, p->path, uid, euid, &creds) : NULL;
+		if (!have_creds)
+			errno = EACCES;
 		n = errno;
 		close(root);
 		if (!p->pm) {
@@ -619,6 +648,7 @@ int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 			fprintf(stderr, "infertrace: warning: perf map /%s of PID %d ignored (%s); "
 				"its JIT frames stay unnamed\n", p->path, (int)pid,
 				n == EINVAL ? "not a regular file" : n == EPERM ? "owned by another user" :
+				n == EACCES ? "the process itself may not read it" :
 				n == ELOOP ? "a symbolic link" : strerror(n));
 			p->state = PM_GIVEN_UP;
 			return -n;

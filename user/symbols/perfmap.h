@@ -68,7 +68,10 @@ struct perfmap;
  * beneath dirfd when it is a process's root; checks a regular file owned
  * by uid or root. NULL with errno set: ENOENT, ELOOP (a symlink), EINVAL
  * (not a regular file: a FIFO, a device), EPERM (another owner). */
-struct perfmap *perfmap__open(int dirfd, const char *path, uid_t uid, uid_t euid);
+struct procfs_creds;
+/* creds: the process's own, which must allow it to read the file (NULL: no
+ * such check); else NULL with errno EACCES. */
+struct perfmap *perfmap__open(int dirfd, const char *path, uid_t uid, uid_t euid, const struct procfs_creds *creds);
 void perfmap__free(struct perfmap *pm); /* accepts NULL */
 /* Reads the complete lines added since the last read; their entries are
  * seen at now_ns. Returns the number of new entries, or -errno. */
@@ -125,6 +128,9 @@ const struct perfmap_entry *perfmaps__entry(struct perfmaps *set, pid_t pid, uin
 /* The pid a process has in its innermost PID namespace (NSpid), pid itself
  * when /proc says nothing more; uid and euid from the same file. */
 pid_t perfmap__nspid(pid_t pid, uid_t *uid, uid_t *euid);
+/* pid's file-access credentials, and whether its user namespace is ours
+ * (where its capabilities count); 0 or -errno. */
+int perfmap__creds(pid_t pid, struct procfs_creds *c);
 
 /* A resolved JIT frame travels through stack aggregation as a token in
  * place of its address: a non-canonical address (top 16 bits 0x4a49, 'JI'),
