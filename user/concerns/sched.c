@@ -592,6 +592,20 @@ static int gpu_phase(const struct recording *rec)
 	return -1;
 }
 
+/* A stack id's class, computed once per id. */
+struct stack_memo {
+	__s32 id;
+	int cls;
+};
+
+static int memo_find(const struct stack_memo *memo, size_t n, __s32 id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (memo[i].id == id)
+			return memo[i].cls;
+	return -1;
+}
+
 static int read_blocked(struct recording *rec, struct view *vw)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
@@ -600,15 +614,12 @@ static int read_blocked(struct recording *rec, struct view *vw)
 	size_t cap = 0;
 	/* class per stack id, computed once; the same for the wakers' stacks:
 	 * 1 for an interrupt's */
-	struct {
-		__s32 id;
-		int cls;
-	} *memo = NULL, *wmemo = NULL;
+	struct stack_memo *memo = NULL, *wmemo = NULL;
 	size_t nmemo = 0, nwmemo = 0;
 	int gpu = gpu_phase(rec);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct blocked_entry *e;
-		int cls = -1;
+		int cls;
 
 		key = next;
 		prev = &key;
@@ -631,9 +642,7 @@ static int read_blocked(struct recording *rec, struct view *vw)
 		if (bpf_map_lookup_elem(fd, &key, &e->ns))
 			continue;
 		e->key = key;
-		for (size_t i = 0; i < nmemo; i++)
-			if (memo[i].id == key.kstack_id)
-				cls = memo[i].cls;
+		cls = memo_find(memo, nmemo, key.kstack_id);
 		if (cls < 0) {
 			cls = classify_kstack(rec, stack_fd, key.kstack_id);
 			memo[nmemo].id = key.kstack_id;
@@ -643,11 +652,8 @@ static int read_blocked(struct recording *rec, struct view *vw)
 			/* ended by another thread of the process: waiting for that
 			 * thread (an epoll_wait or a condition variable is then
 			 * not I/O or a lock), unless an interrupt woke it there */
-			int irq = -1;
+			int irq = memo_find(wmemo, nwmemo, key.waker_kstack_id);
 
-			for (size_t i = 0; i < nwmemo; i++)
-				if (wmemo[i].id == key.waker_kstack_id)
-					irq = wmemo[i].cls;
 			if (irq < 0) {
 				irq = waker_interrupted(rec, stack_fd, key.waker_kstack_id);
 				wmemo[nwmemo].id = key.waker_kstack_id;
