@@ -410,6 +410,55 @@ static __always_inline bool tail_called(struct pt_regs *ctx, __u64 sp)
 
 /* ---- `py:` specs as kernel edges ------------------------------------- */
 
+/* FNV-1a over buf[0, to), restarted after each '/' when `base`: the name
+ * as pyspans__name_hash hashes it, or the file's basename. */
+static __always_inline __u64 py_fnv(const char *buf, __u32 to, bool base)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (__u32 i = 0; i < IT_PY_STR; i++) {
+		if (i >= to)
+			break;
+		if (base && buf[i] == '/')
+			h = 0xcbf29ce484222325ull;
+		else
+			h = (h ^ (__u8)buf[i]) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* A code object seen for the first time (its names in py_names_scratch):
+ * watched when its qualname is a spec's, in any file or in the spec's
+ * module (the file's basename without `.py`; file_bytes 0: not ASCII).
+ * User space checks the whole name when it arrives. */
+__noinline int py_watch_first_sight(__u32 tgid, __u64 code, __u32 name_bytes, __u32 file_bytes)
+{
+	struct py_code_key ck = { .tgid = tgid, .code = code };
+	struct it_py_watch_name key = {};
+	__u32 zero = 0, end = file_bytes, specs = 0, *v;
+	struct py_names *nm = bpf_map_lookup_elem(&py_names_scratch, &zero);
+
+	if (!nm)
+		return 0;
+	key.name = py_fnv(nm->name, name_bytes, false);
+	v = bpf_map_lookup_elem(&py_watch_names, &key);
+	if (v)
+		specs |= *v;
+	if (end >= 3 && end <= IT_PY_STR) {
+		if (nm->file[(end - 3) & (IT_PY_STR - 1)] == '.' && nm->file[(end - 2) & (IT_PY_STR - 1)] == 'p' &&
+		    nm->file[(end - 1) & (IT_PY_STR - 1)] == 'y')
+			end -= 3;
+		key.module = py_fnv(nm->file, end, true);
+		v = bpf_map_lookup_elem(&py_watch_names, &key);
+		if (v)
+			specs |= *v;
+	}
+	if (specs)
+		bpf_map_update_elem(&py_watch, &ck, &specs, BPF_ANY);
+	return 0;
+}
+
+
 /* A `py:` phase call begins: a frame like a probe's, with no stack pointer
  * (never dropped by one). */
 static __always_inline void py_phase_begin(struct it_thread_state *ts, __u32 tgid, __u32 spec, __u32 phase,
@@ -470,28 +519,36 @@ static __always_inline void py_phase_end(struct it_thread_state *ts, __u32 tgid,
 	ts->phase = innermost_phase(ts);
 }
 
-/* The specs' root-most frames in the observation py_stack_capture just
- * made (py_obs_scratch's watched frames, leaf first): each spec's call.
- * Branch-free, so that the verifier walks it once. */
-static __always_inline void py_edge_calls(struct py_edge_scratch *x)
+/* Watched frame k of the observation py_stack_capture just made
+ * (py_obs_scratch, leaf first): the call of each spec it is, the root-most
+ * frame winning. A bpf_loop callback, verified once; branch-free inside. */
+static int py_edge_take(__u32 k, void *unused)
 {
 	__u32 zero = 0;
 	struct it_py_obs_event *o = bpf_map_lookup_elem(&py_obs_scratch, &zero);
+	struct py_edge_scratch *x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
+	__u64 call;
+	__u32 specs;
 
+	(void)unused;
+	if (!o || !x || k >= o->nwatch || k >= IT_PY_OBS_WATCH)
+		return 1;
+	call = o->watch[k].call;
+	specs = o->watch[k].specs;
+	for (int s = 0; s < IT_PY_EDGE_SPECS; s++) {
+		__u64 take = -(__u64)((specs >> s) & 1);
+
+		x->next[s] = (call & take) | (x->next[s] & ~take);
+	}
+	return 0;
+}
+
+/* The specs' calls in the observation just made. */
+static __always_inline void py_edge_calls(struct py_edge_scratch *x)
+{
 	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
 		x->next[s] = 0;
-	if (!o)
-		return;
-	for (int k = 0; k < IT_PY_OBS_WATCH; k++) {
-		__u64 call = o->watch[k].call;
-		__u32 specs = k < o->nwatch ? o->watch[k].specs : 0;
-
-		for (int s = 0; s < IT_PY_EDGE_SPECS; s++) {
-			__u64 take = -(__u64)((specs >> s) & 1);
-
-			x->next[s] = (call & take) | (x->next[s] & ~take);
-		}
-	}
+	bpf_loop(IT_PY_OBS_WATCH, py_edge_take, NULL, 0);
 }
 
 /* One spec's edge in one pass of py_edges_observe (old, next: its call
@@ -530,6 +587,27 @@ __noinline int py_edge_spec(__u64 pid_tgid, __u32 spec_pass, __u64 at, __u64 old
 			count_call(tgid, sp->id);
 		}
 	}
+	return 0;
+}
+
+struct py_edge_walk {
+	__u64 pid_tgid, at;
+	__u32 tid, pad;
+};
+
+/* Step i of the edges' passes (i / IT_PY_EDGE_SPECS) over the specs
+ * (i % IT_PY_EDGE_SPECS): a bpf_loop callback, verified once rather than
+ * for each of the 64 steps. */
+static int py_edge_step(__u32 i, struct py_edge_walk *w)
+{
+	__u32 zero = 0, s = i & (IT_PY_EDGE_SPECS - 1), pass = i / IT_PY_EDGE_SPECS, tid = w->tid;
+	struct py_edge_scratch *x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
+	struct py_edge_thread *pt = bpf_map_lookup_elem(&py_edge_threads, &tid);
+
+	if (!x || !pt || s >= cfg_py_edges)
+		return 0;
+	if (x->next[s] != pt->call[s])
+		py_edge_spec(w->pid_tgid, s | pass << 8, w->at, pt->call[s], x->next[s]);
 	return 0;
 }
 
@@ -602,6 +680,9 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	if (!py_edge_accept(pt, h))
 		return 0;
 	py_edge_calls(x);
+	x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
+	if (!x)
+		return 0;
 	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
 		if (s < cfg_py_edges && x->next[s] != pt->call[s])
 			changed = 1;
@@ -627,14 +708,12 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	if (st)
 		st->edge_ns = at;
 	st = settle_edge(st, tgid, tid, at, false);
-	for (__u32 pass = 0; pass < 4; pass++)
-		for (__u32 s = 0; s < IT_PY_EDGE_SPECS; s++) {
-			if (s >= cfg_py_edges)
-				break;
-			if (x->next[s] != pt->call[s])
-				py_edge_spec((__u64)tgid << 32 | tid, s | pass << 8, at, pt->call[s], x->next[s]);
-		}
-	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
+	struct py_edge_walk walk = { .pid_tgid = (__u64)tgid << 32 | tid, .at = at, .tid = tid };
+
+	bpf_loop(4 * IT_PY_EDGE_SPECS, py_edge_step, &walk, 0);
+	pt = bpf_map_lookup_elem(&py_edge_threads, &tid);
+	x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
+	for (int s = 0; pt && x && s < IT_PY_EDGE_SPECS; s++)
 		pt->call[s] = x->next[s];
 	edge_retag(st, tgid, tid);
 	return 1;

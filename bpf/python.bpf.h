@@ -260,48 +260,22 @@ static __always_inline void py_str(const struct it_py_proc *pp, __u64 s, int tai
 	*bytes = n;
 }
 
-/* FNV-1a over buf[0, to), restarted after each '/' when `base`: the name
- * as pyspans__name_hash hashes it, or the file's basename. */
-static __always_inline __u64 py_fnv(const char *buf, __u32 to, bool base)
-{
-	__u64 h = 0xcbf29ce484222325ull;
+/* A code object's names for py_watch_first_sight (per CPU). */
+struct py_names {
+	char name[IT_PY_STR];
+	char file[IT_PY_STR];
+};
 
-	for (__u32 i = 0; i < IT_PY_STR; i++) {
-		if (i >= to)
-			break;
-		if (base && buf[i] == '/')
-			h = 0xcbf29ce484222325ull;
-		else
-			h = (h ^ (__u8)buf[i]) * 0x100000001b3ull;
-	}
-	return h;
-}
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_names);
+} py_names_scratch SEC(".maps") SHARED;
 
-/* A code object seen for the first time: watched when its qualname is a
- * spec's, in any file or in the spec's module (the file's basename without
- * `.py`). User space checks the whole name when it arrives. */
-static __always_inline void py_watch_first_sight(__u32 tgid, __u64 code, const struct it_py_code_event *e)
-{
-	struct py_code_key ck = { .tgid = tgid, .code = code };
-	struct it_py_watch_name key = {};
-	__u32 end = e->file_bytes, specs = 0, *v;
-
-	key.name = py_fnv(e->name, e->name_bytes, false);
-	v = bpf_map_lookup_elem(&py_watch_names, &key);
-	if (v)
-		specs |= *v;
-	if (e->file_kind == 1 && end >= 3 && end <= IT_PY_STR) {
-		if (e->file[(end - 3) & (IT_PY_STR - 1)] == '.' && e->file[(end - 2) & (IT_PY_STR - 1)] == 'p' &&
-		    e->file[(end - 1) & (IT_PY_STR - 1)] == 'y')
-			end -= 3;
-		key.module = py_fnv(e->file, end, true);
-		v = bpf_map_lookup_elem(&py_watch_names, &key);
-		if (v)
-			specs |= *v;
-	}
-	if (specs)
-		bpf_map_update_elem(&py_watch, &ck, &specs, BPF_ANY);
-}
+/* bpf/probes.bpf.c: watches the code object when its qualname (in
+ * py_names_scratch) is a spec's; a global function, verified once. */
+extern int py_watch_first_sight(__u32 tgid, __u64 code, __u32 name_bytes, __u32 file_bytes);
 
 static __always_inline void py_send_code(const struct it_py_proc *pp, __u32 tgid, __u64 code, __u32 ident,
 					 __u64 name, __u64 file)
@@ -320,8 +294,16 @@ static __always_inline void py_send_code(const struct it_py_proc *pp, __u32 tgid
 	bpf_probe_read_user(&e->firstlineno, sizeof(e->firstlineno), (void *)(code + pp->co_firstlineno));
 	py_str(pp, name, 0, e->name, &e->name_kind, &e->name_bytes);
 	py_str(pp, file, 1, e->file, &e->file_kind, &e->file_bytes);
-	if (cfg_py_observe && e->name_kind == 1)
-		py_watch_first_sight(tgid, code, e);
+	if (cfg_py_observe && e->name_kind == 1) {
+		__u32 zero = 0;
+		struct py_names *nm = bpf_map_lookup_elem(&py_names_scratch, &zero);
+
+		if (nm) {
+			__builtin_memcpy(nm->name, e->name, IT_PY_STR);
+			__builtin_memcpy(nm->file, e->file, IT_PY_STR);
+			py_watch_first_sight(tgid, code, e->name_bytes, e->file_kind == 1 ? e->file_bytes : 0);
+		}
+	}
 	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
