@@ -80,6 +80,7 @@ struct dso {
 	bool syms_loaded;
 	struct addr_ent *ents;
 	size_t nr_ents, cap_ents;  /* cap is 0 or a power of two */
+	struct syms_stats *stats;  /* the cache's */
 };
 
 struct map {
@@ -94,6 +95,7 @@ struct proc {
 	/* CLOCK_MONOTONIC from when its mappings hold: the mmap or exec that
 	 * asked for the capture, else when /proc/PID/maps was read */
 	uint64_t read_ns;
+	uint64_t gen;      /* syms_cache__generation */
 	/* The capture this one replaced when that had mappings this one lacks
 	 * (an exec, a dlclose): stacks taken before still hold its addresses,
 	 * which are looked up there when no current mapping covers them. */
@@ -113,6 +115,8 @@ struct syms_cache {
 	size_t nr_ftoks, cap_ftoks;
 	uint32_t *ftok_slots; /* open-addressing index of ftoks: id + 1, 0 empty */
 	size_t cap_ftok_slots;
+	struct syms_stats stats;
+	uint64_t gens;        /* captures made, for proc->gen */
 };
 
 /* A frame address with the mapping that held it when it was sampled. */
@@ -366,6 +370,7 @@ static int dsym_cmp(const void *a, const void *b)
  * table on every call: libtorch has a million symbols. */
 static void dso__load_syms(struct dso *dso)
 {
+	uint64_t t0 = syms__thread_cpu_ns();
 	GElf_Addr addr;
 	GElf_Sym sym;
 	const char *name;
@@ -374,12 +379,13 @@ static void dso__load_syms(struct dso *dso)
 	dso->syms_loaded = true;
 	if (!dso->mod)
 		return;
+	dso->stats->symtabs++;
 	n = dwfl_module_getsymtab(dso->mod);
 	if (n <= 0)
-		return;
+		goto out;
 	dso->syms = calloc(n, sizeof(*dso->syms));
 	if (!dso->syms)
-		return;
+		goto out;
 	for (i = 1; i < n; i++) {
 		name = dwfl_module_getsym_info(dso->mod, i, &sym, &addr, NULL, NULL, NULL);
 		type = GELF_ST_TYPE(sym.st_info);
@@ -394,6 +400,9 @@ static void dso__load_syms(struct dso *dso)
 		};
 	}
 	qsort(dso->syms, dso->nr_syms, sizeof(*dso->syms), dsym_cmp);
+	dso->stats->symtab_syms += dso->nr_syms;
+out:
+	dso->stats->symtab_ns += syms__thread_cpu_ns() - t0;
 }
 
 /* The symbol covering a module address: the last one starting at or below
@@ -519,10 +528,15 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 	dso->name = slash ? slash + 1 : dso->path;
 	dso->dev = dev;
 	dso->ino = ino;
+	dso->stats = &cache->stats;
+	uint64_t t0 = syms__thread_cpu_ns();
+
 	if (ino == 0)
 		dso__open_vdso(dso, end - start);
 	else
 		dso__open(dso, pid, start, end);
+	cache->stats.files++;
+	cache->stats.file_ns += syms__thread_cpu_ns() - t0;
 	*slot = dso;
 	cache->nr_dsos++;
 	return dso;
@@ -619,6 +633,7 @@ static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
 		proc__supersede(proc, cache->procs[i]);
 		cache->procs[i] = proc;
 		cache->last = NULL;
+		proc->gen = ++cache->gens;
 		return 0;
 	}
 	if (cache->nr_procs == cache->cap_procs) {
@@ -634,6 +649,7 @@ static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
 	cache->procs[i] = proc;
 	cache->nr_procs++;
 	cache->last = NULL;
+	proc->gen = ++cache->gens;
 	return 0;
 }
 
@@ -650,6 +666,20 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t syms__thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const struct syms_stats *syms_cache__stats(const struct syms_cache *cache)
+{
+	return &cache->stats;
 }
 
 /* ---- cache: file tokens ---- */
@@ -757,7 +787,20 @@ int syms_cache__capture(struct syms_cache *cache, pid_t pid)
 	return syms_cache__capture_at(cache, pid, 0);
 }
 
+static int capture(struct syms_cache *cache, pid_t pid, uint64_t since_ns);
+
 int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_ns)
+{
+	uint64_t t0 = syms__thread_cpu_ns(), f0 = cache->stats.file_ns;
+	int err = capture(cache, pid, since_ns);
+
+	cache->stats.captures++;
+	/* the files opened on the way count as files */
+	cache->stats.capture_ns += syms__thread_cpu_ns() - t0 - (cache->stats.file_ns - f0);
+	return err;
+}
+
+static int capture(struct syms_cache *cache, pid_t pid, uint64_t since_ns)
 {
 	unsigned long long start, end, offset, ino;
 	struct proc *proc = NULL;
@@ -928,6 +971,13 @@ static void mapping__fill(const struct map *map, struct syms_mapping *m)
 		m->build_id = bits;
 		m->build_id_len = (size_t)n;
 	}
+}
+
+uint64_t syms_cache__generation(struct syms_cache *cache, pid_t pid)
+{
+	const struct proc *proc = cache__find_proc(cache, pid);
+
+	return proc ? proc->gen : 0;
 }
 
 int syms_cache__mapping_of(struct syms_cache *cache, pid_t pid, uint64_t addr, struct syms_mapping *out)
