@@ -185,10 +185,11 @@ static json_t *parts_json(struct recording *rec, double total_s)
 	double modules = u ? u->rebuild_ns / 1e9 : 0, unwind = u ? u->cpu_ns / 1e9 - modules : 0;
 	double other = total_s - maps - files - symtabs - modules - unwind;
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "maps_s", maps, "files_s", files, "symbol_tables_s", symtabs,
 			 "unwind_modules_s", modules, "unwind_s", unwind, "other_s", other > 0 ? other : 0.0,
-			 "maps_reads", (json_int_t)(y ? y->captures : 0), "files", (json_int_t)(y ? y->files : 0),
+			 "maps_reads", (json_int_t)(y ? y->captures : 0),
+			 "maps_reads_skipped", (json_int_t)(y ? y->captures_skipped : 0), "files", (json_int_t)(y ? y->files : 0),
 			 "symbol_tables", (json_int_t)(y ? y->symtabs : 0),
 			 "symbols", (json_int_t)(y ? y->symtab_syms : 0),
 			 "unwind_module_sets", (json_int_t)(u ? u->rebuilds : 0),

@@ -32,6 +32,7 @@ struct syms_cache *syms_cache__new(void);
  * (CLOCK_THREAD_CPUTIME_ID) spent in each part, with counts. */
 struct syms_stats {
 	uint64_t captures, capture_ns;     /* /proc/PID/maps reads */
+	uint64_t captures_skipped;         /* asked for by mmaps the last read had seen */
 	uint64_t files, file_ns;           /* files opened (ELF headers, program headers) */
 	uint64_t symtabs, symtab_ns;       /* symbol tables indexed (first lookup in a file) */
 	uint64_t symtab_syms;              /* function symbols indexed */
