@@ -196,6 +196,18 @@ static json_t *parts_json(struct recording *rec, double total_s)
 			 "unwind_modules", (json_int_t)(u ? u->modules : 0));
 }
 
+/* The symbol cache across runs (symcache.h): where, or why not. */
+static json_t *symbol_cache_json(struct recording *rec)
+{
+	const struct syms_stats *y = rec->syms ? syms_cache__stats(rec->syms) : NULL;
+	const char *why = NULL, *dir = rec->syms ? syms_cache__symcache(rec->syms, &why) : NULL;
+
+	return json_pack("{s:o, s:o, s:I, s:I}", "dir", dir ? json_string(dir) : json_null(),
+			 "refused", why ? json_string(why) : json_null(),
+			 "tables_read", (json_int_t)(y ? y->symtabs_cached : 0),
+			 "tables_written", (json_int_t)(y ? y->symtabs_stored : 0));
+}
+
 static int self_cost_collect(struct recording *rec, struct model *m)
 {
 	struct self_cost_state *s = rec->self_cost;
@@ -219,8 +231,10 @@ static int self_cost_collect(struct recording *rec, struct model *m)
 				 "target_stop_max_ms", rec->target_stop_max_ns / 1e6,
 				 "bpf", bpf_section(rec, recording_s), "memory_budget", memory_budget__json(rec));
 
-	if (self)
+	if (self) {
 		json_object_set_new(self, "parts", parts_json(rec, cpu_s(&now)));
+		json_object_set_new(self, "symbol_cache", symbol_cache_json(rec));
+	}
 
 	if (!self)
 		return -ENOMEM;

@@ -33,6 +33,7 @@
 #include <linux/types.h>
 
 #include "perfmap.h"
+#include "symcache.h"
 #include "syms.h"
 #include "text.h"
 #include "safe_open.h"
@@ -83,7 +84,8 @@ struct dso {
 	bool syms_loaded;
 	struct addr_ent *ents;
 	size_t nr_ents, cap_ents;  /* cap is 0 or a power of two */
-	struct syms_stats *stats;  /* the cache's */
+	struct syms_cache *cache;  /* its owner: stats, the symbol cache */
+	char *symblob;             /* names of syms read from the symbol cache */
 };
 
 struct map {
@@ -120,6 +122,9 @@ struct syms_cache {
 	uint32_t *ftok_slots; /* open-addressing index of ftoks: id + 1, 0 empty */
 	size_t cap_ftok_slots;
 	struct syms_stats stats;
+	struct symcache *symcache; /* opened on the first symbol table needed */
+	bool symcache_tried;
+	const char *symcache_why;  /* why it is not used (NULL: turned off, or used) */
 	uint64_t gens;        /* captures made, for proc->gen */
 	bool no_maps_query;   /* the kernel has no PROCMAP_QUERY: maps are read as text */
 };
@@ -168,6 +173,7 @@ static void dso__free(struct dso *dso)
 		if (dso->syms[i].owned)
 			free((char *)dso->syms[i].name);
 	free(dso->syms);
+	free(dso->symblob);
 	free(dso->ents);
 	if (dso->dwfl)
 		dwfl_end(dso->dwfl);
@@ -373,6 +379,65 @@ static int dsym_cmp(const void *a, const void *b)
  * file or its separate debuginfo, else .dynsym, plus .gnu_debugdata).
  * dwfl_module_addrinfo would do without an index, but it scans the whole
  * table on every call: libtorch has a million symbols. */
+static struct symcache *cache__symcache(struct syms_cache *cache)
+{
+	if (!cache->symcache_tried) {
+		cache->symcache_tried = true;
+		cache->symcache = symcache__open(NULL, &cache->symcache_why);
+	}
+	return cache->symcache;
+}
+
+/* The symbol cache's table for the file's build-id, if it has one. */
+static bool dso__load_cached_syms(struct dso *dso)
+{
+	const unsigned char *id;
+	struct symcache_sym *cs;
+	GElf_Addr at;
+	size_t n;
+	int idlen = dso->image ? 0 : dwfl_module_build_id(dso->mod, &id, &at);
+	struct symcache *sc = idlen > 0 ? cache__symcache(dso->cache) : NULL;
+
+	if (!sc || symcache__load(sc, id, (size_t)idlen, &cs, &n, &dso->symblob))
+		return false;
+	dso->syms = calloc(n ? n : 1, sizeof(*dso->syms));
+	if (!dso->syms) {
+		free(cs);
+		free(dso->symblob);
+		dso->symblob = NULL;
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		dso->syms[i] = (struct dsym){ .addr = cs[i].addr, .size = cs[i].size, .name = cs[i].name,
+					      .bind = cs[i].bind };
+	dso->nr_syms = n;
+	free(cs);
+	dso->cache->stats.symtabs_cached++;
+	return true;
+}
+
+/* Keeps the file's table in the symbol cache for the next run. */
+static void dso__store_syms(struct dso *dso)
+{
+	const unsigned char *id;
+	struct symcache_sym *cs;
+	GElf_Addr at;
+	int idlen = dso->image ? 0 : dwfl_module_build_id(dso->mod, &id, &at);
+	struct symcache *sc = idlen > 0 ? cache__symcache(dso->cache) : NULL;
+
+	if (!sc)
+		return;
+	cs = calloc(dso->nr_syms ? dso->nr_syms : 1, sizeof(*cs));
+	if (!cs)
+		return;
+	for (size_t i = 0; i < dso->nr_syms; i++)
+		cs[i] = (struct symcache_sym){ dso->syms[i].addr, dso->syms[i].size, dso->syms[i].name,
+					       dso->syms[i].bind };
+	if (!symcache__store(sc, id, (size_t)idlen, cs, dso->nr_syms))
+		dso->cache->stats.symtabs_stored++;
+	free(cs);
+}
+
 static void dso__load_syms(struct dso *dso)
 {
 	uint64_t t0 = syms__thread_cpu_ns();
@@ -384,7 +449,9 @@ static void dso__load_syms(struct dso *dso)
 	dso->syms_loaded = true;
 	if (!dso->mod)
 		return;
-	dso->stats->symtabs++;
+	dso->cache->stats.symtabs++;
+	if (dso__load_cached_syms(dso))
+		goto out;
 	n = dwfl_module_getsymtab(dso->mod);
 	if (n <= 0)
 		goto out;
@@ -405,9 +472,10 @@ static void dso__load_syms(struct dso *dso)
 		};
 	}
 	qsort(dso->syms, dso->nr_syms, sizeof(*dso->syms), dsym_cmp);
-	dso->stats->symtab_syms += dso->nr_syms;
+	dso__store_syms(dso);
 out:
-	dso->stats->symtab_ns += syms__thread_cpu_ns() - t0;
+	dso->cache->stats.symtab_syms += dso->nr_syms;
+	dso->cache->stats.symtab_ns += syms__thread_cpu_ns() - t0;
 }
 
 /* The symbol covering a module address: the last one starting at or below
@@ -533,7 +601,7 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 	dso->name = slash ? slash + 1 : dso->path;
 	dso->dev = dev;
 	dso->ino = ino;
-	dso->stats = &cache->stats;
+	dso->cache = cache;
 	uint64_t t0 = syms__thread_cpu_ns();
 
 	if (ino == 0)
@@ -687,6 +755,12 @@ const struct syms_stats *syms_cache__stats(const struct syms_cache *cache)
 	return &cache->stats;
 }
 
+const char *syms_cache__symcache(const struct syms_cache *cache, const char **why)
+{
+	*why = cache->symcache_why;
+	return cache->symcache ? symcache__dir(cache->symcache) : NULL;
+}
+
 /* ---- cache: file tokens ---- */
 
 
@@ -782,6 +856,7 @@ void syms_cache__free(struct syms_cache *cache)
 		dso__free(cache->dsos[i]);
 	free(cache->dsos);
 	perfmaps__free(cache->jit);
+	symcache__free(cache->symcache);
 	free(cache->ftoks);
 	free(cache->ftok_slots);
 	free(cache);

@@ -36,8 +36,13 @@ struct syms_stats {
 	uint64_t files, file_ns;           /* files opened (ELF headers, program headers) */
 	uint64_t symtabs, symtab_ns;       /* symbol tables indexed (first lookup in a file) */
 	uint64_t symtab_syms;              /* function symbols indexed */
+	uint64_t symtabs_cached;           /* of symtabs: read from the symbol cache (symcache.h) */
+	uint64_t symtabs_stored;           /* written to it */
 };
 const struct syms_stats *syms_cache__stats(const struct syms_cache *cache);
+/* The symbol cache's directory, NULL when none is used (not needed yet,
+ * turned off, or refused: *why says why, else NULL). */
+const char *syms_cache__symcache(const struct syms_cache *cache, const char **why);
 /* CPU time of the calling thread, ns (the clock syms_stats uses). */
 uint64_t syms__thread_cpu_ns(void);
 void syms_cache__free(struct syms_cache *cache); /* accepts NULL */

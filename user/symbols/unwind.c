@@ -111,6 +111,7 @@ struct unwinder {
 	struct uproc **procs;
 	size_t nprocs, cap;
 	struct unwind_stats stats;
+	int depth; /* unwindings in progress (keep_used_reads unwinds inside one) */
 };
 
 static char *debuginfo_path;
@@ -550,7 +551,9 @@ int unwinder__unwind_reads(struct unwinder *u, pid_t pid, pid_t tid, const uint6
 		.syms = u->syms, .tid = tid, .regs = regs, .nregs = nregs, .sp = sp, .stack = stack, .size = size,
 		.ips = ips, .max = max, .reads = reads, .fps = fps, .sps = sps,
 	};
-	uint64_t t0 = now_ns(), c0 = syms__thread_cpu_ns(), dt, pc = 0;
+	/* the thread clock is a system call: read around the outermost
+	 * unwinding only (keep_used_reads unwinds again, inside) */
+	uint64_t t0 = now_ns(), c0 = u->depth ? 0 : syms__thread_cpu_ns(), dt, pc = 0;
 	struct uproc *p = proc_get(u, pid);
 	int status, rc;
 
@@ -609,14 +612,22 @@ out:
 	*n = s.n;
 	dt = now_ns() - t0;
 	u->stats.total_ns += dt;
-	u->stats.cpu_ns += syms__thread_cpu_ns() - c0;
+	if (!u->depth)
+		u->stats.cpu_ns += syms__thread_cpu_ns() - c0;
 	if (dt > u->stats.max_ns)
 		u->stats.max_ns = dt;
 	if (reads) {
 		reads->status = status;
 		/* what a reuse needs: a stack unwound with the process's modules */
-		if (status == UNWIND_OK || status == UNWIND_TRUNCATED)
+		if (status == UNWIND_OK || status == UNWIND_TRUNCATED) {
+			uint64_t c1 = u->depth ? 0 : syms__thread_cpu_ns();
+
+			u->depth++;
 			keep_used_reads(u, pid, &s);
+			u->depth--;
+			if (!u->depth)
+				u->stats.cpu_ns += syms__thread_cpu_ns() - c1;
+		}
 	}
 	return status;
 }
