@@ -16,7 +16,7 @@
 #include "symcache.h"
 
 #define SYMCACHE_DEFAULT_DIR "/var/cache/infertrace"
-#define SYMCACHE_MAGIC "ITSYMS01"
+#define SYMCACHE_MAGIC "ITSYMS02"
 #define SYMCACHE_MAX_FILE (1ull << 31)
 
 struct symcache {
@@ -26,6 +26,7 @@ struct symcache {
 
 struct hdr {
 	char magic[8];
+	uint64_t flags;
 	uint64_t nsyms;
 	uint64_t strsize;
 };
@@ -142,7 +143,7 @@ static int write_all(int fd, const void *buf, size_t n)
 }
 
 int symcache__load(struct symcache *c, const unsigned char *id, size_t idlen, struct symcache_sym **syms,
-		   size_t *nsyms, char **blob)
+		   size_t *nsyms, char **blob, unsigned *flags)
 {
 	struct symcache_sym *out = NULL;
 	struct ent *ents = NULL;
@@ -185,6 +186,7 @@ int symcache__load(struct symcache *c, const unsigned char *id, size_t idlen, st
 	*syms = out;
 	*blob = strs;
 	*nsyms = h.nsyms;
+	*flags = (unsigned)h.flags;
 	out = NULL;
 	strs = NULL;
 	err = 0;
@@ -197,10 +199,10 @@ out:
 }
 
 int symcache__store(struct symcache *c, const unsigned char *id, size_t idlen, const struct symcache_sym *syms,
-		    size_t nsyms)
+		    size_t nsyms, unsigned flags)
 {
 	char name[160], tmp[200];
-	struct hdr h = { .magic = SYMCACHE_MAGIC, .nsyms = nsyms };
+	struct hdr h = { .magic = SYMCACHE_MAGIC, .flags = flags, .nsyms = nsyms };
 	struct ent *ents = NULL;
 	char *strs = NULL;
 	int fd = -1, err;

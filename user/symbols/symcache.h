@@ -30,13 +30,17 @@ struct symcache *symcache__open(const char *dir, const char **why);
 void symcache__free(struct symcache *c); /* accepts NULL */
 const char *symcache__dir(const struct symcache *c);
 
+/* flags of a stored table */
+#define SYMCACHE_DEBUGINFO 1u /* read from separate debuginfo */
+
 /* The table stored for build-id id: *syms (malloc'd) and *blob (malloc'd,
- * holding the names) are the caller's. 0, -ENOENT (none), or -errno
- * (unreadable or malformed: ignored, and replaced by the next store). */
+ * holding the names) are the caller's, *flags the store's. 0, -ENOENT
+ * (none), or -errno (unreadable or malformed: ignored, and replaced by the
+ * next store). */
 int symcache__load(struct symcache *c, const unsigned char *id, size_t idlen, struct symcache_sym **syms,
-		   size_t *nsyms, char **blob);
+		   size_t *nsyms, char **blob, unsigned *flags);
 /* Stores a table for build-id id. 0 or -errno. */
 int symcache__store(struct symcache *c, const unsigned char *id, size_t idlen, const struct symcache_sym *syms,
-		    size_t nsyms);
+		    size_t nsyms, unsigned flags);
 
 #endif

@@ -388,6 +388,22 @@ static struct symcache *cache__symcache(struct syms_cache *cache)
 	return cache->symcache;
 }
 
+/* Whether /usr/lib/debug holds a debug file for the build-id (where
+ * distributions' -dbgsym packages put them). */
+static bool debuginfo_installed(const unsigned char *id, size_t n)
+{
+	char path[PATH_MAX];
+	size_t o;
+
+	if (n < 2 || n > 64)
+		return false;
+	o = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (size_t i = 1; i < n; i++)
+		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", id[i]);
+	snprintf(path + o, sizeof(path) - o, ".debug");
+	return access(path, F_OK) == 0;
+}
+
 /* The symbol cache's table for the file's build-id, if it has one. */
 static bool dso__load_cached_syms(struct dso *dso)
 {
@@ -398,8 +414,17 @@ static bool dso__load_cached_syms(struct dso *dso)
 	int idlen = dso->image ? 0 : dwfl_module_build_id(dso->mod, &id, &at);
 	struct symcache *sc = idlen > 0 ? cache__symcache(dso->cache) : NULL;
 
-	if (!sc || symcache__load(sc, id, (size_t)idlen, &cs, &n, &dso->symblob))
+	unsigned flags;
+
+	if (!sc || symcache__load(sc, id, (size_t)idlen, &cs, &n, &dso->symblob, &flags))
 		return false;
+	/* a table stored without debuginfo, which is now installed: read anew */
+	if (!(flags & SYMCACHE_DEBUGINFO) && debuginfo_installed(id, (size_t)idlen)) {
+		free(cs);
+		free(dso->symblob);
+		dso->symblob = NULL;
+		return false;
+	}
 	dso->syms = calloc(n ? n : 1, sizeof(*dso->syms));
 	if (!dso->syms) {
 		free(cs);
@@ -433,7 +458,10 @@ static void dso__store_syms(struct dso *dso)
 	for (size_t i = 0; i < dso->nr_syms; i++)
 		cs[i] = (struct symcache_sym){ dso->syms[i].addr, dso->syms[i].size, dso->syms[i].name,
 					       dso->syms[i].bind };
-	if (!symcache__store(sc, id, (size_t)idlen, cs, dso->nr_syms))
+	const char *debugfile = NULL;
+
+	dwfl_module_info(dso->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (!symcache__store(sc, id, (size_t)idlen, cs, dso->nr_syms, debugfile ? SYMCACHE_DEBUGINFO : 0))
 		dso->cache->stats.symtabs_stored++;
 	free(cs);
 }
