@@ -8,21 +8,21 @@
 #   untraced  the loop alone;
 #   first     record with py: specs (--cycle-marker py:infer, phases
 #             inference/rest/database), an empty symbol cache;
-#   cached    the same, with the symbol cache the earlier runs filled;
+#   cached    the same, with the symbol cache a warm-up run filled;
 #   base      (BASE=BUILD_DIR given) an earlier build's record, same specs.
 # For each traced condition: the tracer's CPU beyond start-up as a share of
 # one CPU (self.recording_cpu_s over the recording), by part
 # (self.parts, whole run), its start-up CPU; for all: the loop's own time
 # per cycle (infer + pause + save, median over cycles) and traced/untraced.
 #   tools/bench-torch.sh [BUILD_DIR]    (as root)
-# Environment: RUNS (5), CYCLES (150: ~10 s traced on the 2-CPU VM),
+# Environment: RUNS (5), CYCLES (250: ~10 s traced on the 2-CPU VM),
 # PYTHON (/usr/bin/python3.11), BASE, BENCH_OUT (BUILD_DIR/bench-torch).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 RUNS=${RUNS:-5}
-CYCLES=${CYCLES:-150}
+CYCLES=${CYCLES:-250}
 PY=${PYTHON:-/usr/bin/python3.11}
 BASE=${BASE:-}
 OUT=${BENCH_OUT:-$BUILD/bench-torch}
@@ -42,6 +42,8 @@ record() {
 		"$PY" "$LOOP" "$CYCLES" "$OUT/$2.$3.json" "$OUT/db" >/dev/null 2>"$OUT/$2.$3.err"
 }
 
+# warm-up, not counted: fills the symbol cache and the page cache
+record "$BUILD/infertrace" warmup 0 "$OUT/cache"
 for ((i = 0; i < RUNS; i++)); do
 	rm -f "$OUT/db"
 	"$PY" "$LOOP" "$CYCLES" "$OUT/untraced.$i.json" "$OUT/db"
