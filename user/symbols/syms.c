@@ -85,6 +85,12 @@ struct dso {
 	struct addr_ent *ents;
 	size_t nr_ents, cap_ents;  /* cap is 0 or a power of two */
 	struct syms_cache *cache;  /* its owner: stats, the symbol cache */
+	/* opened at first need (dso__ready), from the mapping it was first
+	 * seen in */
+	bool waits;  /* opened late: only the very file (inode) will do */
+	bool tried;  /* opened, or tried to */
+	pid_t pid;
+	uint64_t start, end;
 	char *symblob;             /* names of syms read from the symbol cache */
 };
 
@@ -190,7 +196,7 @@ static void dso__free(struct dso *dso)
  * none matches (overlayfs may report other inode numbers) the first that
  * opens does. Opened now, while pid lives, so that its stacks still
  * symbolize after it exits. */
-static int dso__open_fd(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
+static int dso__open_fd(struct dso *dso, pid_t pid, uint64_t start, uint64_t end, bool strict)
 {
 	char cand[3][PATH_MAX];
 	int fallback = -1, fallback_i = -1, fd, i;
@@ -217,6 +223,12 @@ static int dso__open_fd(struct dso *dso, pid_t pid, uint64_t start, uint64_t end
 		} else {
 			close(fd);
 		}
+	}
+	/* opened late (dso__ready): a file with another inode is not the one
+	 * that was mapped */
+	if (fallback >= 0 && strict) {
+		close(fallback);
+		fallback = -1;
 	}
 	if (fallback >= 0)
 		dso->opened = strdup(cand[fallback_i]);
@@ -258,11 +270,11 @@ static void dso__close(struct dso *dso)
 
 /* Reports the file in its own Dwfl. Failure is not fatal: the dso then
  * symbolizes as obj+file offset. */
-static void dso__open(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
+static void dso__open(struct dso *dso, pid_t pid, uint64_t start, uint64_t end, bool strict)
 {
 	int fd;
 
-	fd = dso__open_fd(dso, pid, start, end);
+	fd = dso__open_fd(dso, pid, start, end, strict);
 	if (fd < 0)
 		return;
 	dso->dwfl = dwfl_begin(&dwfl_callbacks);
@@ -602,6 +614,31 @@ static int cache__dsos_grow(struct syms_cache *cache)
 	return 0;
 }
 
+static bool dso__visible(const struct dso *dso)
+{
+	struct stat st;
+
+	return stat(dso->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == dso->ino &&
+	       st.st_dev == dso->dev;
+}
+
+/* Opens the file, once. */
+static void dso__ready(struct dso *dso)
+{
+	uint64_t t0;
+
+	if (dso->tried)
+		return;
+	dso->tried = true;
+	t0 = syms__thread_cpu_ns();
+	if (!dso->ino)
+		dso__open_vdso(dso, dso->end - dso->start);
+	else
+		dso__open(dso, dso->pid, dso->start, dso->end, dso->waits);
+	dso->cache->stats.files++;
+	dso->cache->stats.file_ns += syms__thread_cpu_ns() - t0;
+}
+
 /* The dso for (dev, ino), created and opened on first sight. (0, 0) is the
  * vDSO, no file having inode 0. */
 static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino,
@@ -630,14 +667,16 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 	dso->dev = dev;
 	dso->ino = ino;
 	dso->cache = cache;
-	uint64_t t0 = syms__thread_cpu_ns();
-
-	if (ino == 0)
-		dso__open_vdso(dso, end - start);
-	else
-		dso__open(dso, pid, start, end);
-	cache->stats.files++;
-	cache->stats.file_ns += syms__thread_cpu_ns() - t0;
+	dso->pid = pid;
+	dso->start = start;
+	dso->end = end;
+	/* a file our own namespace shows at its path, the same inode, waits
+	 * until something needs it (most of what a PyTorch process maps is
+	 * never sampled); another (deleted, replaced, in the process's mount
+	 * namespace only) is opened now, while the process lives */
+	dso->waits = ino != 0 && dso__visible(dso);
+	if (!dso->waits)
+		dso__ready(dso);
 	*slot = dso;
 	cache->nr_dsos++;
 	return dso;
@@ -1173,6 +1212,7 @@ static void mapping__fill(const struct map *map, struct syms_mapping *m)
 	const unsigned char *bits = NULL;
 	int n;
 
+	dso__ready(map->dso);
 	*m = (struct syms_mapping){
 		.start = map->start,
 		.end = map->end,
@@ -1271,7 +1311,11 @@ static const struct map *cache__map_of(struct syms_cache *cache, pid_t pid, uint
 void syms_cache__mark_root(struct syms_cache *cache, pid_t pid, uint64_t addr)
 {
 	const struct map *map = cache__map_of(cache, pid, &addr);
-	struct addr_ent *ent = map ? dso__lookup(map->dso, dso__vaddr(map->dso, map, addr)) : NULL;
+	struct addr_ent *ent;
+
+	if (map)
+		dso__ready(map->dso);
+	ent = map ? dso__lookup(map->dso, dso__vaddr(map->dso, map, addr)) : NULL;
 
 	if (ent)
 		ent->root = true;
@@ -1289,6 +1333,7 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 		return syms__is_file_token(addr) ? -ENOENT : jit_resolve(cache, pid, addr, out);
 	out->object = map->dso->name;
 	out->path = map->dso->path;
+	dso__ready(map->dso);
 	vaddr = dso__vaddr(map->dso, map, addr);
 	out->obj_offset = vaddr;
 	ent = dso__lookup(map->dso, vaddr);

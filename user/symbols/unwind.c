@@ -554,6 +554,9 @@ int unwinder__unwind_reads(struct unwinder *u, pid_t pid, pid_t tid, const uint6
 	/* the thread clock is a system call: read around the outermost
 	 * unwinding only (keep_used_reads unwinds again, inside) */
 	uint64_t t0 = now_ns(), c0 = u->depth ? 0 : syms__thread_cpu_ns(), dt, pc = 0;
+	/* files opened on the way (syms.c opens a file at first need) are
+	 * the files part, not this one */
+	uint64_t f0 = syms_cache__stats(u->syms)->file_ns;
 	struct uproc *p = proc_get(u, pid);
 	int status, rc;
 
@@ -613,20 +616,21 @@ out:
 	dt = now_ns() - t0;
 	u->stats.total_ns += dt;
 	if (!u->depth)
-		u->stats.cpu_ns += syms__thread_cpu_ns() - c0;
+		u->stats.cpu_ns += syms__thread_cpu_ns() - c0 - (syms_cache__stats(u->syms)->file_ns - f0);
 	if (dt > u->stats.max_ns)
 		u->stats.max_ns = dt;
 	if (reads) {
 		reads->status = status;
 		/* what a reuse needs: a stack unwound with the process's modules */
 		if (status == UNWIND_OK || status == UNWIND_TRUNCATED) {
-			uint64_t c1 = u->depth ? 0 : syms__thread_cpu_ns();
+			uint64_t c1 = u->depth ? 0 : syms__thread_cpu_ns(), f1 = syms_cache__stats(u->syms)->file_ns;
 
 			u->depth++;
 			keep_used_reads(u, pid, &s);
 			u->depth--;
 			if (!u->depth)
-				u->stats.cpu_ns += syms__thread_cpu_ns() - c1;
+				u->stats.cpu_ns += syms__thread_cpu_ns() - c1 -
+						   (syms_cache__stats(u->syms)->file_ns - f1);
 		}
 	}
 	return status;
