@@ -78,6 +78,10 @@ for c in conds:
             line += f" maps_reads={med(s['parts']['maps_reads'] for s in self):.0f}"
             line += f" tables_read={med(s['symbol_cache']['tables_read'] for s in self):.0f}"
     print(line)
+print("the loop's calls, ms (median over cycles, then over runs):")
+for c in conds:
+    logs = [json.load(open(f"{out}/{c}.{i}.json")) for i in range(runs)]
+    print(f"  {c:8} " + "  ".join(f"{k} {med(med(x[k] for x in l) for l in logs):6.2f}" for k in ("infer", "pause", "save")))
 print("per run traced/untraced (ms/cycle ratio):")
 for c in conds[1:]:
     print(f"  {c:8} " + " ".join(f"{t / u:.4f}" for t, u in zip(cyc[c], cyc["untraced"])))
