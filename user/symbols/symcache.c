@@ -205,7 +205,7 @@ int symcache__store(struct symcache *c, const unsigned char *id, size_t idlen, c
 	struct hdr h = { .magic = SYMCACHE_MAGIC, .flags = flags, .nsyms = nsyms };
 	struct ent *ents = NULL;
 	char *strs = NULL;
-	int fd = -1, err;
+	int fd, err;
 	size_t len, o = 0;
 
 	if (!c || file_name(name, sizeof(name), id, idlen, ".syms"))
@@ -243,7 +243,6 @@ int symcache__store(struct symcache *c, const unsigned char *id, size_t idlen, c
 		err = write_all(fd, strs, h.strsize);
 	if (close(fd) && !err)
 		err = -errno;
-	fd = -1;
 	if (!err && renameat(c->dirfd, tmp, c->dirfd, name))
 		err = -errno;
 	if (err)

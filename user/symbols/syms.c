@@ -396,6 +396,10 @@ static struct symcache *cache__symcache(struct syms_cache *cache)
 	if (!cache->symcache_tried) {
 		cache->symcache_tried = true;
 		cache->symcache = symcache__open(NULL, &cache->symcache_why);
+		if (cache->symcache_why)
+			fprintf(stderr, "infertrace: warning: symbol cache %s %s; symbol tables are read from the files\n",
+				getenv("INFERTRACE_CACHE_DIR") ? "INFERTRACE_CACHE_DIR" : "/var/cache/infertrace",
+				cache->symcache_why);
 	}
 	return cache->symcache;
 }
