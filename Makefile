@@ -100,7 +100,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-torch bench-node bench-llama bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins test-flaky
 all: $(OUT)/infertrace
 
@@ -253,6 +253,7 @@ bench-short: all
 bench-node: all
 	$(Q)tools/bench-node.sh $(OUT)
 
+.PHONY: bench-torch
 bench-torch: all
 	$(Q)tools/bench-torch.sh $(OUT)
 
