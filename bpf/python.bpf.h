@@ -312,16 +312,26 @@ struct py_walk {
 	__u32 n;
 	__u64 frame;
 	__u64 hash;
-	__u32 incomplete; /* a read failed (a page not present in this context) */
-	__u32 pad;
 };
+
+/* A read of the walk failed (a page not present in this context): the stack
+ * may lack frames or an identity. Kept in the scratch stack, not the walk's
+ * state, whose size counts against the samples' 512-byte BPF stack. */
+static __always_inline void py_walk_incomplete(void)
+{
+	__u32 zero = 0;
+	struct it_py_stack *s = bpf_map_lookup_elem(&py_scratch, &zero);
+
+	if (s)
+		s->incomplete = 1;
+}
 
 #define PY_CALL_ARGS 4   /* arguments hashed into a call's identity */
 #define PY_CALLER_LOCALS 8 /* caller's local slots hashed into it */
 
 /* Folds the first n (at most max, a constant) pointer slots at base into h;
  * a failed read marks the walk incomplete (the identity would differ). */
-static __always_inline __u64 py_slots_hash(struct py_walk *w, __u64 h, __u64 base, __u64 n, const __u32 max)
+static __always_inline __u64 py_slots_hash(__u64 h, __u64 base, __u64 n, const __u32 max)
 {
 	__u64 v[PY_CALLER_LOCALS] = {};
 
@@ -330,7 +340,7 @@ static __always_inline __u64 py_slots_hash(struct py_walk *w, __u64 h, __u64 bas
 	if (!n || max > PY_CALLER_LOCALS)
 		return h;
 	if (bpf_probe_read_user(v, max * sizeof(__u64), (void *)base)) {
-		w->incomplete = 1;
+		py_walk_incomplete();
 		return h;
 	}
 	for (int i = 0; i < PY_CALLER_LOCALS; i++)
@@ -357,19 +367,19 @@ static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct p
 	if (k >= IT_PY_OBS_WATCH)
 		k = IT_PY_OBS_WATCH - 1;
 	if (bpf_probe_read_user(&argc, sizeof(argc), (void *)(code + pp->co_argcount)))
-		w->incomplete = 1;
+		py_walk_incomplete();
 	if (argc > 0)
-		h = py_slots_hash(w, h, fr + pp->fr_localsplus, argc, PY_CALL_ARGS);
+		h = py_slots_hash(h, fr + pp->fr_localsplus, argc, PY_CALL_ARGS);
 	if (caller) {
 		ccode = py_ptr(caller + pp->fr_code) & ~7ull;
 		if (pp->flags & IT_PY_NLOCALS_TUPLE) {
 			n = py_ptr(py_ptr(ccode + pp->co_nlocals) + 16); /* ob_size */
 		} else {
 			if (bpf_probe_read_user(&nl, sizeof(nl), (void *)(ccode + pp->co_nlocals)))
-				w->incomplete = 1;
+				py_walk_incomplete();
 			n = nl > 0 ? nl : 0;
 		}
-		h = py_slots_hash(w, h, caller + pp->fr_localsplus, n, PY_CALLER_LOCALS);
+		h = py_slots_hash(h, caller + pp->fr_localsplus, n, PY_CALLER_LOCALS);
 	}
 	o->watch[k].code = code;
 	o->watch[k].call = h ? h : 1;
@@ -393,7 +403,7 @@ static int py_step(__u32 i, struct py_walk *w)
 		return 1;
 	if (bpf_probe_read_user(&w->frame, sizeof(w->frame), (void *)(fr + pp->fr_previous))) {
 		w->frame = 0;
-		w->incomplete = 1;
+		s->incomplete = 1;
 	}
 	if (pp->flags & (IT_PY_IS_ENTRY | IT_PY_OWNER))
 		bpf_probe_read_user(&entry, 1, (void *)(fr + pp->fr_entry));
@@ -410,7 +420,7 @@ static int py_step(__u32 i, struct py_walk *w)
 	code = py_ptr(fr + pp->fr_code) & ~7ull;
 	if (!code) {
 		stat_inc(IT_STAT_PY_READ_ERR);
-		w->incomplete = 1;
+		s->incomplete = 1;
 		return 0;
 	}
 	if (w->n >= IT_PY_MAX_FRAMES) {
@@ -476,9 +486,8 @@ static __always_inline __u64 py_stack_capture(__u32 tgid, __u32 tid)
 		return 0;
 	s->tgid = tgid;
 	s->truncated = 0;
+	s->incomplete = 0;
 	bpf_loop(PY_WALK_STEPS, py_step, &w, 0);
-	if (s)
-		s->incomplete = w.incomplete;
 	/* entry flags are set after a frame is hashed: hash them now */
 	s = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!s || !w.n)

@@ -17,6 +17,16 @@ static bool trusted(const struct chase_opts *o, uid_t uid)
 	return uid == 0 || uid == o->trusted[0] || uid == o->trusted[1];
 }
 
+/* The root directory, where an absolute path's walk begins: through
+ * /proc/self/root where /proc is there, which an emulator's path prefix
+ * (qemu-user -L, the arm64 tests) does not redirect as it does "/". */
+static int open_root(void)
+{
+	int fd = open("/proc/self/root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	return fd >= 0 ? fd : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
 /* Sets *fd to the next component's O_PATH fd, creating a missing directory
  * when asked. -errno on failure. */
 static int step(int dirfd, const char *name, const struct chase_opts *o, int *fd)
@@ -60,7 +70,7 @@ int chase_dir(const char *path, const struct chase_opts *o, char *why, size_t wh
 	todo = strdup(path);
 	if (!todo)
 		return -ENOMEM;
-	fd = open(*path == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = *path == '/' ? open_root() : open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
@@ -155,7 +165,7 @@ int chase_dir(const char *path, const struct chase_opts *o, char *why, size_t wh
 			sprintf(next, "%s/%s", target, p);
 			if (*target == '/') {
 				close(fd);
-				fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				fd = open_root();
 				if (fd < 0) {
 					err = -errno;
 					goto out;
