@@ -65,17 +65,11 @@ struct {
 	__type(value, __u64);
 } call_counts SEC(".maps");
 
-/* Per probe: log2 histogram of call latency in µs, and hits. */
-struct probe_hist {
-	__u64 slots[IT_HIST_SLOTS];
-	__u64 hits;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, IT_MAX_PROBES);
 	__type(key, __u32);
-	__type(value, struct probe_hist);
+	__type(value, struct it_probe_hist);
 } probe_hists SEC(".maps");
 
 /* Next cycle index per process (cycles are numbered from 0). */
@@ -200,7 +194,7 @@ __noinline int frame_end(struct it_frame *f, __u32 tgid, __u32 tid, __u64 now, i
 
 	__u64 d = now - f->entry_ns;
 	__u32 probe = f->probe;
-	struct probe_hist *h;
+	struct it_probe_hist *h;
 
 	if (abandoned) {
 		stat_inc(IT_STAT_PROBE_ABANDONED);
@@ -559,7 +553,7 @@ __noinline int py_edge_spec(__u64 pid_tgid, __u32 spec_pass, __u64 at, __u64 old
 	struct it_py_spec *sp = bpf_map_lookup_elem(&py_specs, &spec);
 	struct it_thread_state *ts;
 	__u32 probe = IT_PY_PROBE_BASE + (spec & (IT_PY_EDGE_SPECS - 1));
-	struct probe_hist *ph;
+	struct it_probe_hist *ph;
 
 	if (!sp || spec >= IT_PY_EDGE_SPECS)
 		return 0;
@@ -680,9 +674,6 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	if (!py_edge_accept(pt, h))
 		return 0;
 	py_edge_calls(x);
-	x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
-	if (!x)
-		return 0;
 	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
 		if (s < cfg_py_edges && x->next[s] != pt->call[s])
 			changed = 1;
@@ -711,9 +702,7 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	struct py_edge_walk walk = { .pid_tgid = (__u64)tgid << 32 | tid, .at = at, .tid = tid };
 
 	bpf_loop(4 * IT_PY_EDGE_SPECS, py_edge_step, &walk, 0);
-	pt = bpf_map_lookup_elem(&py_edge_threads, &tid);
-	x = bpf_map_lookup_elem(&py_edge_scratch, &zero);
-	for (int s = 0; pt && x && s < IT_PY_EDGE_SPECS; s++)
+	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
 		pt->call[s] = x->next[s];
 	edge_retag(st, tgid, tid);
 	return 1;
@@ -725,7 +714,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 cookie, __u64 sp)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	__u32 role = IT_COOKIE_ROLE(cookie), pid_ = IT_COOKIE_ID(cookie);
 	__u32 probe = IT_COOKIE_PROBE(cookie);
-	struct probe_hist *h;
+	struct it_probe_hist *h;
 	struct it_thread_state *ts;
 	struct it_sched_thread *st;
 	bool dropped = false;

@@ -687,6 +687,13 @@ struct it_py_watch_frame {
 #define IT_PY_EDGE_SPECS 16
 #define IT_PY_PROBE_BASE (IT_MAX_PROBES - IT_PY_EDGE_SPECS)
 
+/* Value of `probe_hists` (key: probe index): log2 histogram of call
+ * latency in µs, and hits. */
+struct it_probe_hist {
+	__u64 slots[IT_HIST_SLOTS];
+	__u64 hits;
+};
+
 /* Value of the per-CPU `py_edge_res` (key 0): how finely the edges were
  * placed. An edge lies between two observations: half their interval is
  * its resolution. */

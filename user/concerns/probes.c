@@ -1107,7 +1107,7 @@ static void phase_facts(const struct recording *rec, struct model *m)
 	struct it_phase_total t;
 
 	for (int i = 0; i < ps->n; i++) {
-		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h;
+		struct it_probe_hist h;
 		__u32 k = ps->probes[i].index;
 
 		if (ps->probes[i].role != IT_ROLE_PHASE || ps->probes[i].id == ps->callers_phase ||
@@ -1117,7 +1117,7 @@ static void phase_facts(const struct recording *rec, struct model *m)
 			m->phase_hist_us[ps->probes[i].id][s] += h.slots[s];
 	}
 	for (int i = 0; i < pyspans__nspecs(ps->py); i++) {
-		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h;
+		struct it_probe_hist h;
 		__u32 k = IT_PY_PROBE_BASE + i;
 		int role, id;
 
@@ -1148,7 +1148,7 @@ static json_t *probes_json(const struct recording *rec, struct model *m)
 
 	for (int i = 0; i < ps->n; i++) {
 		const struct probe *p = &ps->probes[i];
-		struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h = {};
+		struct it_probe_hist h = {};
 		__u32 k = p->index;
 		json_t *o = json_object(), *files = json_array();
 
@@ -1264,7 +1264,7 @@ static json_t *py_specs_json(const struct recording *rec, const struct probes *p
 		}
 		if (!pyspans__is_callers(ps->py, s)) {
 			/* a kernel edge: what the kernel measured */
-			struct { uint64_t slots[IT_HIST_SLOTS]; uint64_t hits; } h = {};
+			struct it_probe_hist h = {};
 			__u32 k = IT_PY_PROBE_BASE + s;
 
 			if (!bpf_map_lookup_elem(bpf_map__fd(rec->tracer.skel->maps.probe_hists), &k, &h))
