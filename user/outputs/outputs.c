@@ -982,6 +982,18 @@ static void write_profile(const struct model *m, struct out_log *lg)
 	out_done(lg, "profile.json", err);
 }
 
+/* The folded stacks (per phase too), the wakers' and profile.pb.gz: what
+ * a checkpoint and the end of a recording both write first. */
+static void write_stacks(struct out_log *lg, const struct model *m, const char *dir)
+{
+	if (m->have_oncpu)
+		write_folded_set(lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
+	if (m->have_offcpu)
+		write_folded_set(lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
+	write_wakeup(lg, m);
+	out_done(lg, "profile.pb.gz", pprof__write(m, dir));
+}
+
 int outputs__write_checkpoint(const struct model *m, const char *dir)
 {
 	struct out_log lg;
@@ -992,12 +1004,7 @@ int outputs__write_checkpoint(const struct model *m, const char *dir)
 	out_log_init(&lg, m, dir, "checkpoint: ");
 	/* the stacks and profile.pb.gz first: profile.json, whose time range
 	 * says what the checkpoint covers, is replaced last */
-	if (m->have_oncpu)
-		write_folded_set(&lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
-	if (m->have_offcpu)
-		write_folded_set(&lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
-	write_wakeup(&lg, m);
-	out_done(&lg, "profile.pb.gz", pprof__write(m, dir));
+	write_stacks(&lg, m, dir);
 	write_profile(m, &lg);
 	err = lg.err;
 	out_log_free(&lg);
@@ -1012,12 +1019,7 @@ int outputs__write_all(const struct model *m, const char *dir)
 	if (err)
 		return err;
 	out_log_init(&lg, m, dir, "");
-	if (m->have_oncpu)
-		write_folded_set(&lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
-	if (m->have_offcpu)
-		write_folded_set(&lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
-	write_wakeup(&lg, m);
-	out_done(&lg, "profile.pb.gz", pprof__write(m, dir));
+	write_stacks(&lg, m, dir);
 	out_done(&lg, "trace.json", write_trace(m, dir));
 	out_done(&lg, "flamegraph.svg", flamegraph__write_file(dir, "flamegraph.svg", &m->oncpu, &fg_oncpu));
 	if (m->have_offcpu)
