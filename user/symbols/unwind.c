@@ -91,6 +91,10 @@ struct umod {
 struct uproc {
 	pid_t pid;
 	Dwfl *dwfl;
+	/* the file libdwfl takes the architecture from, the process's own:
+	 * without it libdwfl borrows a module's, which may go with the module */
+	Elf *arch_elf;
+	int arch_fd;
 	uint64_t gen; /* syms_cache__generation the modules were checked against */
 	struct umod *mods;
 	size_t nmods, cap_mods;
@@ -178,6 +182,12 @@ static void uproc__close(struct uproc *p)
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
+	if (p->arch_elf)
+		elf_end(p->arch_elf);
+	p->arch_elf = NULL;
+	if (p->arch_fd >= 0)
+		close(p->arch_fd);
+	p->arch_fd = -1;
 	p->nmods = 0;
 	p->nfailed = 0;
 	memset(p->ends, 0, sizeof(p->ends));
@@ -201,6 +211,14 @@ static int uproc__report(struct unwinder *u, struct uproc *p, const struct syms_
 	if (VEC_RESERVE(p->mods, p->cap_mods, p->nmods, 16) ||
 	    VEC_RESERVE(p->failed, p->cap_failed, p->nfailed, 8))
 		return -ENOMEM;
+	/* a file is one module, reported once: it spans the file's mappings,
+	 * and libdwfl drops the module it has when the same file is reported
+	 * again over it */
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i].opened == m->opened) {
+			p->failed[p->nfailed++] = m->start;
+			return -EEXIST;
+		}
 	/* the file symbolization checked (the path itself may now be a FIFO or
 	 * another file); libdwfl owns fd on success */
 	if (m->elf && m->opened)
@@ -284,8 +302,11 @@ static int uproc__sync(struct unwinder *u, struct uproc *p, uint64_t pc)
 	p->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!p->dwfl)
 		return -ENOMEM;
-	if (uproc__report(u, p, &first.m, true) ||
-	    !dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p)) {
+	p->arch_fd = safe_open_regular(first.m.opened);
+	if (p->arch_fd >= 0)
+		p->arch_elf = elf_begin(p->arch_fd, ELF_C_READ_MMAP, NULL);
+	if (!p->arch_elf || uproc__report(u, p, &first.m, true) ||
+	    !dwfl_attach_state(p->dwfl, p->arch_elf, p->pid, &thread_callbacks, p)) {
 		uproc__close(p);
 		return -ENOENT;
 	}
@@ -305,6 +326,7 @@ static struct uproc *proc_get(struct unwinder *u, pid_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->arch_fd = -1;
 	u->procs[u->nprocs++] = p;
 	return p;
 }
