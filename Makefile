@@ -8,6 +8,7 @@
 #   make bench-node   a node loop's cycle time traced/untraced, beside perf
 #   make bench-llama  the llama.cpp demo's cycle time traced/untraced, beside perf
 #   make bench-short  the wall time record adds to a short command, beside perf
+#   make bench-torch  the tracer's CPU on a PyTorch loop (first run, cached) and the loop's slowdown
 #   make man        build/infertrace.1 and build/infertrace.bash-completion
 #   make SANITIZE=1 ASan+UBSan build in build-asan/ (make test runs its unit tests
 #                   and SANITIZE_TESTS)
@@ -251,6 +252,10 @@ bench-short: all
 # a node loop's own cycle time traced/untraced beside perf's
 bench-node: all
 	$(Q)tools/bench-node.sh $(OUT)
+
+.PHONY: bench-torch
+bench-torch: all
+	$(Q)tools/bench-torch.sh $(OUT)
 
 # the llama.cpp demo's own median cycle traced/untraced beside perf --call-graph dwarf
 bench-llama: deps

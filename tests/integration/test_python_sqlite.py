@@ -4,16 +4,21 @@ cursor.execute per row, then commits (py_sqlite.py), on every CPython found:
 the database phase is db_write, found from the preset's few probe hits and
 timed whole, within 10% of the script's own perf_counter; no per-row
 function is probed, and every preset probe's measured cost is under 2% of
-the phase."""
+the phase. The same work at module level (py_sqlite_module.py), where no
+function holds it: timed from the native calls, each statement's
+sqlite3_step placed when module-level code is first seen calling SQLite,
+within 20% of the script's clock."""
 import json
 import os
+import subprocess
 import tempfile
 import unittest
 
-from common import FIXTURES, build, need_root, record
+from common import FIXTURES, INFERTRACE, build, need_root, record
 from test_python import PYTHONS
 
 FIXTURE = os.path.join(FIXTURES, "py_sqlite.py")
+MODULE_FIXTURE = os.path.join(FIXTURES, "py_sqlite_module.py")
 
 
 @need_root
@@ -36,6 +41,13 @@ class TestSqlitePreset(unittest.TestCase):
                 self.assertIn("timed as its Python callers: db_write (py_sqlite.py)", rec.stderr)
                 callers = [p for p in prof["probes"] if p["spec"] == "py:@callers"][0]
                 self.assertEqual(callers["callers"], ["db_write (py_sqlite.py)"])
+                self.assertEqual(callers["timed_by"], "python_callers")
+                # the per-statement fallback was not needed, so never placed
+                step = [p for p in prof["probes"] if p["spec"] == "libsqlite3:sqlite3_step"]
+                self.assertEqual(len(step), 1)
+                self.assertTrue(step[0]["fallback"])
+                self.assertEqual(step[0]["placed_in"], [])
+                self.assertEqual(step[0]["hits"], 0)
                 # no probe on a per-row function: hits a few per transaction
                 native = [p for p in prof["probes"] if p.get("phase") == "database" and p["placed_in"]]
                 self.assertTrue(native)
@@ -60,6 +72,44 @@ class TestSqlitePreset(unittest.TestCase):
                     # the share is the measured cost per hit times the hits
                     self.assertAlmostEqual(p["estimated_ms"], p["hits"] * cost["cost_ns_per_hit"] / 1e6, places=6)
 
+
+    def test_module_level_loop_timed_natively(self):
+        """No function to time: the caller is <module>. The phase's
+        statements are timed natively (sqlite3_step placed at the first
+        module-level call, the CREATE TABLE before the loop), and record,
+        the profile and the report say so."""
+        cycles, rows = 8, 20
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                tmp = tempfile.mkdtemp(prefix="it-pysqlm-")
+                truth_path = os.path.join(tmp, "truth.json")
+                rec = record(["--preset", "sqlite", "--cycle-marker", "py:work"],
+                             [python, MODULE_FIXTURE, str(cycles), truth_path, os.path.join(tmp, "db.sqlite"),
+                              str(rows)])
+                with open(truth_path) as f:
+                    truth = json.load(f)
+                prof = rec.profile
+                self.assertIn("phase 'database' timed from its native calls: its Python caller is module-level "
+                              "code, <module> (py_sqlite_module.py)", rec.stderr)
+                callers = [p for p in prof["probes"] if p["spec"] == "py:@callers"][0]
+                self.assertEqual(callers["callers"], [])
+                self.assertEqual(callers["timed_by"], "native_calls")
+                self.assertIn("module-level code", callers["native_because"])
+                step = [p for p in prof["probes"] if p["spec"] == "libsqlite3:sqlite3_step"][0]
+                self.assertTrue(step["fallback"])
+                self.assertTrue(step["placed_in"])
+                # every row's statement and each commit ran through it
+                self.assertGreaterEqual(step["hits"], cycles * (rows + 1))
+                cyc = prof["cycles"]
+                self.assertEqual(len(cyc), cycles, label)
+                traced = sum(c["phases"]["database"]["ms"] for c in cyc) / len(cyc)
+                own = sum(t["database"] for t in truth) / len(truth)
+                self.assertLessEqual(abs(traced - own), 0.20 * own,
+                                     f"{label}: traced {traced:.2f} ms, script {own:.2f} ms")
+                rep = subprocess.run([INFERTRACE, "report", rec.dir], text=True, stdout=subprocess.PIPE,
+                                     check=True)
+                self.assertIn("database: timed from its native calls (its Python caller is module-level code",
+                              rep.stdout)
 
     def test_per_row_preset_probe_is_flagged(self):
         """A C program that prepares every row: the preset's prepare probe

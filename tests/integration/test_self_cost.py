@@ -5,6 +5,7 @@ probed calls a fixture made and the samples kept, and the tracer process's
 CPU and peak RSS against the rusage its parent reads from wait4."""
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -72,6 +73,44 @@ class SelfCostTest(unittest.TestCase):
         runs = {q["name"]: q["runs"] for q in s["bpf"]["programs"]}
         self.assertGreaterEqual(runs.get("on_cpu_sample", 0), p["samples"]["total"])
         self.assertGreater(p["samples"]["total"], 0)
+
+
+    def test_parts_and_symbol_cache_across_runs(self):
+        """self.parts: the parts within the tracer's CPU. The symbol cache: a second run reads back
+        the tables the first wrote; a directory others may write to is
+        refused, with a warning, and the run goes on."""
+        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        cache = tempfile.mkdtemp(prefix="it-symcache-")  # root's, 0700
+        self.addCleanup(shutil.rmtree, cache, True)
+        env = dict(os.environ, INFERTRACE_CACHE_DIR=cache)
+        runs = [common.record(["-F", "499"], [exe, "3000"], env=env) for _ in range(2)]
+        for r in runs:
+            s = r.profile["self"]
+            parts = s["parts"]
+            spent = sum(parts[k] for k in ("maps_s", "files_s", "symbol_tables_s", "unwind_modules_s",
+                                           "unwind_s", "other_s"))
+            self.assertLessEqual(spent, s["cpu_s"] * 1.01 + 0.01, parts)
+            self.assertGreaterEqual(parts["maps_reads"], 1, parts)
+            self.assertEqual(s["symbol_cache"]["dir"], cache)
+            self.assertIsNone(s["symbol_cache"]["refused"])
+        first, second = (r.profile["self"]["symbol_cache"] for r in runs)
+        self.assertGreaterEqual(first["tables_written"], 1, first)
+        self.assertGreaterEqual(second["tables_read"], 1, second)
+        # the same names either way
+        names = []
+        for r in runs:
+            with open(os.path.join(r.dir, "stacks.folded")) as f:
+                names.append({fr for line in f for fr in line.rsplit(" ", 1)[0].split(";")})
+        self.assertIn("main", names[0])
+        self.assertIn("main", names[1])
+        os.chmod(cache, 0o777)
+        r = common.record(["-F", "499"], [exe, "3000"], env=env)
+        sc = r.profile["self"]["symbol_cache"]
+        self.assertIsNone(sc["dir"], sc)
+        self.assertIn("others may write", sc["refused"])
+        self.assertIn("symbol cache", r.stderr)
+        with open(os.path.join(r.dir, "stacks.folded")) as f:
+            self.assertIn(";main;", f.read())
 
 
 if __name__ == "__main__":

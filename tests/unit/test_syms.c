@@ -22,11 +22,13 @@
 #include <string.h>
 #include <gelf.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "test_helpers.h"
+#include "symcache.h"
 
 #include "syms.h"
 
@@ -85,6 +87,8 @@ static int find_fixdir(void)
 static int group_setup(void **state)
 {
 	(void)state;
+	/* the tests below that want the symbol cache name their own */
+	setenv("INFERTRACE_CACHE_DIR", "off", 1);
 	tmpdir = th_tmpdir_new("syms");
 	if (!tmpdir || find_fixdir()) {
 		fprintf(stderr, "test_syms: no temp dir or no tests/fixtures\n");
@@ -511,6 +515,95 @@ static void test_debuglink_needed(void **state)
 	assert_true(!si.name || strcmp(si.name, "dbg_hidden") != 0);
 }
 
+/* The symbol cache's directory rule (root's, written by no one else) and a
+ * table's round trip. */
+static void test_symcache_rules(void **state)
+{
+	struct symcache_sym in[2] = { { 0x1000, 16, "alpha", 1 }, { 0x2000, 0, "_Z4betav", 2 } }, *out;
+	char dir[PATH_MAX + 16], *blob;
+	const unsigned char id[4] = { 0xde, 0xad, 0xbe, 0xef };
+	struct symcache *c;
+	const char *why;
+	unsigned flags;
+	size_t n;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/cache", tmpdir);
+	assert_null(symcache__open("off", &why));
+	assert_null(why);
+	c = symcache__open(dir, &why);
+	if (geteuid() != 0) {
+		/* made by this user, not root */
+		assert_null(c);
+		assert_non_null(why);
+		return;
+	}
+	assert_non_null(c);
+	assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), -ENOENT);
+	assert_int_equal(symcache__store(c, id, sizeof(id), in, 2, SYMCACHE_DEBUGINFO), 0);
+	assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(flags, SYMCACHE_DEBUGINFO);
+	assert_int_equal(out[1].addr, 0x2000);
+	assert_int_equal(out[0].size, 16);
+	assert_int_equal(out[1].bind, 2);
+	assert_string_equal(out[0].name, "alpha");
+	assert_string_equal(out[1].name, "_Z4betav");
+	free(out);
+	free(blob);
+	symcache__free(c);
+	/* others may write to it: refused */
+	assert_int_equal(chmod(dir, 0770), 0);
+	assert_null(symcache__open(dir, &why));
+	assert_non_null(why);
+	assert_int_equal(chmod(dir, 0700), 0);
+	/* a cache file others may write: ignored */
+	c = symcache__open(dir, &why);
+	assert_non_null(c);
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/deadbeef.syms");
+	assert_int_equal(chmod(dir, 0622), 0);
+	assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), -EINVAL);
+	symcache__free(c);
+}
+
+/* A second cache (the next run) reads the library's table back and names
+ * the same function. */
+static void test_symcache_next_run(void **state)
+{
+	char dir[PATH_MAX + 16], name1[128] = "", name2[128] = "";
+	const struct syms_stats *st;
+	struct syms_cache *cache;
+	struct sym_info si;
+	struct child c;
+	uint64_t written = 0, read = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(dir, sizeof(dir), "%s/cache-next", tmpdir);
+	setenv("INFERTRACE_CACHE_DIR", dir, 1);
+	child__spawn(&c, "fix_pie");
+	for (int run = 0; run < 2; run++) {
+		cache = syms_cache__new();
+		assert_int_equal(syms_cache__capture(cache, c.pid), 0);
+		assert_int_equal(syms_cache__resolve(cache, c.pid, child__addr(&c, "fix_lib_inner"), &si), 0);
+		assert_non_null(si.name);
+		snprintf(run ? name2 : name1, sizeof(name1), "%s", si.name);
+		st = syms_cache__stats(cache);
+		if (run)
+			read = st->symtabs_cached;
+		else
+			written = st->symtabs_stored;
+		syms_cache__free(cache);
+	}
+	child__stop(&c);
+	setenv("INFERTRACE_CACHE_DIR", "off", 1);
+	assert_true(written >= 1);
+	assert_true(read >= 1);
+	assert_string_equal(name1, "fix_lib_inner");
+	assert_string_equal(name2, name1);
+}
+
 /* The vDSO's symbols come from the tracer's own copy of the image. */
 static void test_vdso(void **state)
 {
@@ -685,6 +778,8 @@ int main(void)
 		cmocka_unit_test(test_past_symbols),
 		cmocka_unit_test(test_debuglink_needed),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_symcache_rules),
+		cmocka_unit_test(test_symcache_next_run),
 		cmocka_unit_test(test_demangle),
 		cmocka_unit_test(test_free_null),
 		cmocka_unit_test(test_ksyms_kernel),

@@ -310,6 +310,32 @@ static void print_py_resolution(const struct model *m)
 	}
 }
 
+/* A phase timed by its Python callers (py:@callers): which way it was
+ * timed, by the callers found or from the native calls, and why. */
+static void print_timed_by(const struct model *m)
+{
+	json_t *probes = model__section(m, MODEL_SEC_PROBES), *p, *c;
+	size_t i, j;
+
+	json_array_foreach(probes, i, p) {
+		const char *by = json_string_value(json_object_get(p, "timed_by"));
+		const char *phase = json_string_value(json_object_get(p, "phase"));
+		const char *why = json_string_value(json_object_get(p, "native_because"));
+
+		if (!by || !phase)
+			continue;
+		if (!strcmp(by, "python_callers")) {
+			printf("%s: timed by its Python callers:", phase);
+			json_array_foreach(json_object_get(p, "callers"), j, c)
+				printf("%s %s", j ? "," : "", json_string_value(c));
+			printf("\n");
+		} else {
+			printf("%s: timed from its native calls%s%s%s\n", phase, why ? " (" : "", why ? why : "",
+			       why ? ")" : "");
+		}
+	}
+}
+
 static void print_findings(const struct model *m)
 {
 	json_t *sg = model__section(m, MODEL_SEC_SUGGESTED_CYCLE);
@@ -389,6 +415,7 @@ static int report_main(int argc, char **argv)
 	print_probe_overhead(&m);
 	print_self_cost(&m);
 	print_py_resolution(&m);
+	print_timed_by(&m);
 	print_findings(&m);
 	tail__print(stdout, &m);
 	print_alerts(&m);

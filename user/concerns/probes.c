@@ -50,6 +50,8 @@ struct probe {
 	bool preset;               /* from a preset: its library may load later or lack the symbol */
 	bool waits;                /* a user's probe in a library not loaded yet: placed when it is */
 	bool lacking;              /* waited, and its library loaded without the symbol: an error */
+	bool fallback;             /* a preset's fallback: placed once woken (probes__wake_fallback) */
+	bool dormant;              /* a fallback not woken: resolved, not placed */
 	char *files[MAX_PLACEMENTS];
 	int nfiles;
 	char *error;               /* why it could not be placed (owned) */
@@ -76,6 +78,7 @@ struct probes {
 	struct pyspans *py;          /* `py:` specs: no probe, Python stack observations */
 	bool py_cycles;              /* the cycles come from a `py:` spec (kernel edges, as probes') */
 	int callers_phase;           /* phase timed by its Python callers (py:@callers found some); 0: none */
+	char fallback_why[360];      /* why the fallback probes were placed ("": they were not) */
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -260,6 +263,15 @@ static int collect_requests(struct probes *ps, const struct record_opts *o)
 		for (int j = 0; j < PRESET_MAX_NAMED && pr->counts[j].name && !err; j++)
 			if (!named_given(o->counts, o->ncounts, pr->counts[j].name))
 				err = add_named(ps, 1, pr->counts[j].name, pr->counts[j].specs, true);
+		for (int j = 0; j < PRESET_MAX_NAMED && pr->fallback[j].name && !err; j++) {
+			int first = ps->n;
+
+			if (named_given(o->phases, o->nphases, pr->fallback[j].name))
+				continue;
+			err = add_named(ps, 0, pr->fallback[j].name, pr->fallback[j].specs, true);
+			for (int k = first; k < ps->n; k++)
+				ps->probes[k].fallback = ps->probes[k].dormant = true;
+		}
 	}
 	return err;
 }
@@ -592,7 +604,7 @@ static int lazy_pending(const struct probes *ps)
 	int n = 0;
 
 	for (int i = 0; i < ps->n; i++)
-		if (!ps->probes[i].nfiles)
+		if (!ps->probes[i].nfiles && !ps->probes[i].dormant)
 			n++;
 	return n;
 }
@@ -639,7 +651,7 @@ static int probes_attach(struct recording *rec)
 	for (int i = 0; i < ps->n; i++) {
 		struct probe *p = &ps->probes[i];
 
-		for (int j = 0; j < p->nfiles; j++) {
+		for (int j = 0; j < p->nfiles && !p->dormant; j++) {
 			int err = attach_in_file(rec, p, p->files[j]);
 
 			if (err) {
@@ -692,7 +704,7 @@ static void place_pending(struct recording *rec, pid_t pid)
 			fprintf(stderr, "infertrace: error: probe '%s': %s; the recording goes on and ends with exit "
 				"status %d: check the name with 'nm -D'\n", p->spec.text, p->error, IT_EXIT_TARGET);
 		}
-		for (int j = had; j < p->nfiles; j++) {
+		for (int j = had; j < p->nfiles && !p->dormant; j++) {
 			int err = attach_in_file(rec, p, p->files[j]);
 
 			if (err)
@@ -701,6 +713,33 @@ static void place_pending(struct recording *rec, pid_t pid)
 			else if (rec->opts.verbose || p->waits)
 				fprintf(stderr, "infertrace: probe '%s' placed in %s\n", p->spec.text, p->files[j]);
 		}
+	}
+	rec->tracer.skel->bss->pending_probes = lazy_pending(ps);
+}
+
+void probes__wake_fallback(struct recording *rec, const char *why)
+{
+	struct probes *ps = rec->probes;
+
+	if (!ps || ps->fallback_why[0])
+		return;
+	snprintf(ps->fallback_why, sizeof(ps->fallback_why), "%s", why);
+	for (int i = 0; i < ps->n; i++) {
+		struct probe *p = &ps->probes[i];
+
+		if (!p->dormant)
+			continue;
+		p->dormant = false;
+		for (int j = 0; j < p->nfiles; j++) {
+			int err = attach_in_file(rec, p, p->files[j]);
+
+			if (err)
+				fprintf(stderr, "infertrace: warning: placing probe '%s' in %s failed: %s\n",
+					p->spec.text, p->files[j], strerror(-err));
+		}
+		fprintf(stderr, "infertrace: phase '%s': %s; its statements are timed natively from now on: "
+			"probe '%s' placed%s\n", ps->names[0][p->id], why, p->spec.text,
+			p->nfiles ? "" : " when its library loads");
 	}
 	rec->tracer.skel->bss->pending_probes = lazy_pending(ps);
 }
@@ -1159,9 +1198,11 @@ static json_t *probes_json(const struct recording *rec, struct model *m)
 			json_object_set_new(o, "phase", json_string(rec->phase_names[p->id]));
 		if (p->role == IT_ROLE_COUNT)
 			json_object_set_new(o, "count", json_string(rec->count_names[p->id]));
-		for (int j = 0; j < p->nfiles; j++)
+		for (int j = 0; j < p->nfiles && !p->dormant; j++)
 			json_array_append_new(files, json_string(p->files[j]));
 		json_object_set_new(o, "placed_in", files);
+		if (p->fallback)
+			json_object_set_new(o, "fallback", json_true());
 		json_object_set_new(o, "hits", json_integer(h.hits));
 		/* every hit inside a cycle lengthens it: entry + return for timed probes */
 		if (p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE || p->role == IT_ROLE_LLAMA_DECODE)
@@ -1169,7 +1210,10 @@ static json_t *probes_json(const struct recording *rec, struct model *m)
 		else
 			m->probe_cost.point_hits += h.hits;
 		json_object_set_new(o, "from_preset", json_boolean(p->preset));
-		if (!p->nfiles)
+		if (p->dormant)
+			json_object_set_new(o, "not_placed", json_string("not needed: the phase was timed by its Python "
+									"callers"));
+		else if (!p->nfiles)
 			json_object_set_new(o, "not_placed", json_string(p->error ? p->error : "library never loaded"));
 		json_array_append_new(arr, o);
 	}
@@ -1260,7 +1304,12 @@ static json_t *py_specs_json(const struct recording *rec, const struct probes *p
 			python_concern__callers(rec, buf, sizeof(buf));
 			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 				json_array_append_new(callers, json_string(tok + (*tok == ' ')));
+			/* which way the phase was timed, and why */
+			json_object_set_new(o, "timed_by", json_string(json_array_size(callers) ? "python_callers"
+										       : "native_calls"));
 			json_object_set_new(o, "callers", callers);
+			if (ps->fallback_why[0])
+				json_object_set_new(o, "native_because", json_string(ps->fallback_why));
 		}
 		if (!pyspans__is_callers(ps->py, s)) {
 			/* a kernel edge: what the kernel measured */
@@ -1447,6 +1496,9 @@ static void probes_stop(struct recording *rec)
 			if (*python_concern__callers(rec, callers, sizeof(callers)))
 				fprintf(stderr, "infertrace: phase '%s' timed as its Python callers: %s\n",
 					rec->phase_names[id], callers);
+			else if (ps->fallback_why[0])
+				fprintf(stderr, "infertrace: phase '%s' timed from its native calls: %s\n",
+					rec->phase_names[id], ps->fallback_why);
 		}
 		for (int s = 0; s < pyspans__nspecs(ps->py); s++) {
 			bool seen = false;

@@ -48,6 +48,9 @@ const char *python_concern__callers(const struct recording *rec, char *buf, size
 struct pyspans_resolution;
 /* How finely the kernel placed the `py:` edges (py_edge_res); python concern. */
 void python_concern__edge_resolution(const struct recording *rec, struct pyspans_resolution *r);
+/* A preset's fallback probes (presets.h) are placed now; why says why, in
+ * words ("its Python caller is module-level code ..."). Once. */
+void probes__wake_fallback(struct recording *rec, const char *why);
 /* Cycles begun so far (for the live progress line); 0 without cycle probes. */
 size_t probes__cycles_seen(const struct recording *rec);
 /* --rotate: forgets the cycles that ended before ns (closed ones) and the

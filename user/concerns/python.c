@@ -246,7 +246,7 @@ static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
 
 /* The leaf Python frame at a probe of the callers' phase: the function
  * that called into the library (a C method pushes no Python frame). */
-static void locate(struct py_state *ps, const struct it_py_obs_event *e)
+static void locate(struct recording *rec, struct py_state *ps, const struct it_py_obs_event *e)
 {
 	static struct it_py_stack st;
 	char name[256];
@@ -257,9 +257,15 @@ static void locate(struct py_state *ps, const struct it_py_obs_event *e)
 		return;
 	}
 	python__frame_name(e->hdr.tgid, &st.frames[0], name, sizeof(name));
-	/* module-level code is no function to time: it would be the run */
+	/* module-level code is no function to time: it would be the run;
+	 * its statements are timed natively instead */
 	if (!strncmp(name, "<module> (", 10)) {
+		char why[360];
+
 		ps->unlocated++;
+		snprintf(why, sizeof(why), "its Python caller is module-level code, %s, which cannot be timed whole",
+			 name);
+		probes__wake_fallback(rec, why);
 		return;
 	}
 	ps->located++;
@@ -340,7 +346,7 @@ static void python_on_event(struct recording *rec, const void *data, size_t size
 			if (pyspans__callers_spec(probes__pyspans(rec)) >= 0) {
 				log_obs(ps, data);
 				if (((const struct it_py_obs_event *)data)->kind == IT_PY_OBS_PROBE)
-					locate(ps, data);
+					locate(rec, ps, data);
 			}
 		}
 		return;

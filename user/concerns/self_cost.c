@@ -24,6 +24,8 @@
 
 #include "concerns.h"
 #include "memory_budget.h"
+#include "syms.h"
+#include "unwind.h"
 #include "infertrace.skel.h"
 
 struct self_cost_state {
@@ -170,6 +172,42 @@ static json_t *bpf_section(struct recording *rec, double recording_s)
 			 "stats_were_on", s->stats_were_on, "programs", programs);
 }
 
+/* Where the tracer's CPU went, by part, over the whole run up to now
+ * (start-up included): each part timed on the tracer's own thread clock
+ * where it runs. "other" is the rest of cpu_s: loading and attaching the
+ * programs, reading ring buffers and maps, the concerns' own work. */
+static json_t *parts_json(struct recording *rec, double total_s)
+{
+	const struct syms_stats *y = rec->syms ? syms_cache__stats(rec->syms) : NULL;
+	const struct unwind_stats *u = rec->unwinder ? unwinder__stats(rec->unwinder) : NULL;
+	double maps = y ? y->capture_ns / 1e9 : 0, files = y ? y->file_ns / 1e9 : 0;
+	double symtabs = y ? y->symtab_ns / 1e9 : 0;
+	double modules = u ? u->rebuild_ns / 1e9 : 0, unwind = u ? u->cpu_ns / 1e9 - modules : 0;
+	double other = total_s - maps - files - symtabs - modules - unwind;
+
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "maps_s", maps, "files_s", files, "symbol_tables_s", symtabs,
+			 "unwind_modules_s", modules, "unwind_s", unwind, "other_s", other > 0 ? other : 0.0,
+			 "maps_reads", (json_int_t)(y ? y->captures : 0),
+			 "maps_reads_skipped", (json_int_t)(y ? y->captures_skipped : 0), "files", (json_int_t)(y ? y->files : 0),
+			 "symbol_tables", (json_int_t)(y ? y->symtabs : 0),
+			 "symbols", (json_int_t)(y ? y->symtab_syms : 0),
+			 "unwind_module_sets", (json_int_t)(u ? u->rebuilds : 0),
+			 "unwind_modules", (json_int_t)(u ? u->modules : 0));
+}
+
+/* The symbol cache across runs (symcache.h): where, or why not. */
+static json_t *symbol_cache_json(struct recording *rec)
+{
+	const struct syms_stats *y = rec->syms ? syms_cache__stats(rec->syms) : NULL;
+	const char *why = NULL, *dir = rec->syms ? syms_cache__symcache(rec->syms, &why) : NULL;
+
+	return json_pack("{s:o, s:o, s:I, s:I}", "dir", dir ? json_string(dir) : json_null(),
+			 "refused", why ? json_string(why) : json_null(),
+			 "tables_read", (json_int_t)(y ? y->symtabs_cached : 0),
+			 "tables_written", (json_int_t)(y ? y->symtabs_stored : 0));
+}
+
 static int self_cost_collect(struct recording *rec, struct model *m)
 {
 	struct self_cost_state *s = rec->self_cost;
@@ -192,6 +230,11 @@ static int self_cost_collect(struct recording *rec, struct model *m)
 				 "target_stopped_ms", rec->target_stopped_ns / 1e6,
 				 "target_stop_max_ms", rec->target_stop_max_ns / 1e6,
 				 "bpf", bpf_section(rec, recording_s), "memory_budget", memory_budget__json(rec));
+
+	if (self) {
+		json_object_set_new(self, "parts", parts_json(rec, cpu_s(&now)));
+		json_object_set_new(self, "symbol_cache", symbol_cache_json(rec));
+	}
 
 	if (!self)
 		return -ENOMEM;

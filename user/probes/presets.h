@@ -34,6 +34,9 @@ struct preset {
 	struct preset_args args[PRESET_MAX_NAMED];
 	struct preset_probe phases[PRESET_MAX_NAMED];
 	struct preset_probe counts[PRESET_MAX_NAMED];
+	/* probes of a phase placed only when the phase cannot be timed by
+	 * its Python callers (module-level code called the library) */
+	struct preset_probe fallback[PRESET_MAX_NAMED];
 };
 
 const struct preset *preset__find(const char *name);

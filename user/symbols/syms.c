@@ -23,13 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
+#include <linux/fs.h>
+#include <linux/types.h>
 
 #include "perfmap.h"
+#include "symcache.h"
 #include "syms.h"
 #include "text.h"
 #include "safe_open.h"
@@ -80,6 +84,14 @@ struct dso {
 	bool syms_loaded;
 	struct addr_ent *ents;
 	size_t nr_ents, cap_ents;  /* cap is 0 or a power of two */
+	struct syms_cache *cache;  /* its owner: stats, the symbol cache */
+	/* opened at first need (dso__ready), from the mapping it was first
+	 * seen in */
+	bool waits;  /* opened late: only the very file (inode) will do */
+	bool tried;  /* opened, or tried to */
+	pid_t pid;
+	uint64_t start, end;
+	char *symblob;             /* names of syms read from the symbol cache */
 };
 
 struct map {
@@ -94,6 +106,8 @@ struct proc {
 	/* CLOCK_MONOTONIC from when its mappings hold: the mmap or exec that
 	 * asked for the capture, else when /proc/PID/maps was read */
 	uint64_t read_ns;
+	uint64_t gen;      /* syms_cache__generation */
+	uint64_t taken_ns; /* CLOCK_MONOTONIC when the read began (0: inherited) */
 	/* The capture this one replaced when that had mappings this one lacks
 	 * (an exec, a dlclose): stacks taken before still hold its addresses,
 	 * which are looked up there when no current mapping covers them. */
@@ -113,6 +127,12 @@ struct syms_cache {
 	size_t nr_ftoks, cap_ftoks;
 	uint32_t *ftok_slots; /* open-addressing index of ftoks: id + 1, 0 empty */
 	size_t cap_ftok_slots;
+	struct syms_stats stats;
+	struct symcache *symcache; /* opened on the first symbol table needed */
+	bool symcache_tried;
+	const char *symcache_why;  /* why it is not used (NULL: turned off, or used) */
+	uint64_t gens;        /* captures made, for proc->gen */
+	bool no_maps_query;   /* the kernel has no PROCMAP_QUERY: maps are read as text */
 };
 
 /* A frame address with the mapping that held it when it was sampled. */
@@ -159,6 +179,7 @@ static void dso__free(struct dso *dso)
 		if (dso->syms[i].owned)
 			free((char *)dso->syms[i].name);
 	free(dso->syms);
+	free(dso->symblob);
 	free(dso->ents);
 	if (dso->dwfl)
 		dwfl_end(dso->dwfl);
@@ -175,7 +196,7 @@ static void dso__free(struct dso *dso)
  * none matches (overlayfs may report other inode numbers) the first that
  * opens does. Opened now, while pid lives, so that its stacks still
  * symbolize after it exits. */
-static int dso__open_fd(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
+static int dso__open_fd(struct dso *dso, pid_t pid, uint64_t start, uint64_t end, bool strict)
 {
 	char cand[3][PATH_MAX];
 	int fallback = -1, fallback_i = -1, fd, i;
@@ -202,6 +223,12 @@ static int dso__open_fd(struct dso *dso, pid_t pid, uint64_t start, uint64_t end
 		} else {
 			close(fd);
 		}
+	}
+	/* opened late (dso__ready): a file with another inode is not the one
+	 * that was mapped */
+	if (fallback >= 0 && strict) {
+		close(fallback);
+		fallback = -1;
 	}
 	if (fallback >= 0)
 		dso->opened = strdup(cand[fallback_i]);
@@ -243,11 +270,11 @@ static void dso__close(struct dso *dso)
 
 /* Reports the file in its own Dwfl. Failure is not fatal: the dso then
  * symbolizes as obj+file offset. */
-static void dso__open(struct dso *dso, pid_t pid, uint64_t start, uint64_t end)
+static void dso__open(struct dso *dso, pid_t pid, uint64_t start, uint64_t end, bool strict)
 {
 	int fd;
 
-	fd = dso__open_fd(dso, pid, start, end);
+	fd = dso__open_fd(dso, pid, start, end, strict);
 	if (fd < 0)
 		return;
 	dso->dwfl = dwfl_begin(&dwfl_callbacks);
@@ -364,8 +391,100 @@ static int dsym_cmp(const void *a, const void *b)
  * file or its separate debuginfo, else .dynsym, plus .gnu_debugdata).
  * dwfl_module_addrinfo would do without an index, but it scans the whole
  * table on every call: libtorch has a million symbols. */
+static struct symcache *cache__symcache(struct syms_cache *cache)
+{
+	if (!cache->symcache_tried) {
+		cache->symcache_tried = true;
+		cache->symcache = symcache__open(NULL, &cache->symcache_why);
+		if (cache->symcache_why)
+			fprintf(stderr, "infertrace: warning: symbol cache %s %s; symbol tables are read from the files\n",
+				getenv("INFERTRACE_CACHE_DIR") ? "INFERTRACE_CACHE_DIR" : "/var/cache/infertrace",
+				cache->symcache_why);
+	}
+	return cache->symcache;
+}
+
+/* Whether /usr/lib/debug holds a debug file for the build-id (where
+ * distributions' -dbgsym packages put them). */
+static bool debuginfo_installed(const unsigned char *id, size_t n)
+{
+	char path[PATH_MAX];
+	size_t o;
+
+	if (n < 2 || n > 64)
+		return false;
+	o = (size_t)snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (size_t i = 1; i < n; i++)
+		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x", id[i]);
+	snprintf(path + o, sizeof(path) - o, ".debug");
+	return access(path, F_OK) == 0;
+}
+
+/* The symbol cache's table for the file's build-id, if it has one. */
+static bool dso__load_cached_syms(struct dso *dso)
+{
+	const unsigned char *id;
+	struct symcache_sym *cs;
+	GElf_Addr at;
+	size_t n;
+	int idlen = dso->image ? 0 : dwfl_module_build_id(dso->mod, &id, &at);
+	struct symcache *sc = idlen > 0 ? cache__symcache(dso->cache) : NULL;
+
+	unsigned flags;
+
+	if (!sc || symcache__load(sc, id, (size_t)idlen, &cs, &n, &dso->symblob, &flags))
+		return false;
+	/* a table stored without debuginfo, which is now installed: read anew */
+	if (!(flags & SYMCACHE_DEBUGINFO) && debuginfo_installed(id, (size_t)idlen)) {
+		free(cs);
+		free(dso->symblob);
+		dso->symblob = NULL;
+		return false;
+	}
+	dso->syms = calloc(n ? n : 1, sizeof(*dso->syms));
+	if (!dso->syms) {
+		free(cs);
+		free(dso->symblob);
+		dso->symblob = NULL;
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		dso->syms[i] = (struct dsym){ .addr = cs[i].addr, .size = cs[i].size, .name = cs[i].name,
+					      .bind = cs[i].bind };
+	dso->nr_syms = n;
+	free(cs);
+	dso->cache->stats.symtabs_cached++;
+	return true;
+}
+
+/* Keeps the file's table in the symbol cache for the next run. */
+static void dso__store_syms(struct dso *dso)
+{
+	const unsigned char *id;
+	struct symcache_sym *cs;
+	GElf_Addr at;
+	int idlen = dso->image ? 0 : dwfl_module_build_id(dso->mod, &id, &at);
+	struct symcache *sc = idlen > 0 ? cache__symcache(dso->cache) : NULL;
+
+	if (!sc)
+		return;
+	cs = calloc(dso->nr_syms ? dso->nr_syms : 1, sizeof(*cs));
+	if (!cs)
+		return;
+	for (size_t i = 0; i < dso->nr_syms; i++)
+		cs[i] = (struct symcache_sym){ dso->syms[i].addr, dso->syms[i].size, dso->syms[i].name,
+					       dso->syms[i].bind };
+	const char *debugfile = NULL;
+
+	dwfl_module_info(dso->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (!symcache__store(sc, id, (size_t)idlen, cs, dso->nr_syms, debugfile ? SYMCACHE_DEBUGINFO : 0))
+		dso->cache->stats.symtabs_stored++;
+	free(cs);
+}
+
 static void dso__load_syms(struct dso *dso)
 {
+	uint64_t t0 = syms__thread_cpu_ns();
 	GElf_Addr addr;
 	GElf_Sym sym;
 	const char *name;
@@ -374,12 +493,15 @@ static void dso__load_syms(struct dso *dso)
 	dso->syms_loaded = true;
 	if (!dso->mod)
 		return;
+	dso->cache->stats.symtabs++;
+	if (dso__load_cached_syms(dso))
+		goto out;
 	n = dwfl_module_getsymtab(dso->mod);
 	if (n <= 0)
-		return;
+		goto out;
 	dso->syms = calloc(n, sizeof(*dso->syms));
 	if (!dso->syms)
-		return;
+		goto out;
 	for (i = 1; i < n; i++) {
 		name = dwfl_module_getsym_info(dso->mod, i, &sym, &addr, NULL, NULL, NULL);
 		type = GELF_ST_TYPE(sym.st_info);
@@ -394,6 +516,10 @@ static void dso__load_syms(struct dso *dso)
 		};
 	}
 	qsort(dso->syms, dso->nr_syms, sizeof(*dso->syms), dsym_cmp);
+	dso__store_syms(dso);
+out:
+	dso->cache->stats.symtab_syms += dso->nr_syms;
+	dso->cache->stats.symtab_ns += syms__thread_cpu_ns() - t0;
 }
 
 /* The symbol covering a module address: the last one starting at or below
@@ -492,6 +618,31 @@ static int cache__dsos_grow(struct syms_cache *cache)
 	return 0;
 }
 
+static bool dso__visible(const struct dso *dso)
+{
+	struct stat st;
+
+	return stat(dso->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == dso->ino &&
+	       st.st_dev == dso->dev;
+}
+
+/* Opens the file, once. */
+static void dso__ready(struct dso *dso)
+{
+	uint64_t t0;
+
+	if (dso->tried)
+		return;
+	dso->tried = true;
+	t0 = syms__thread_cpu_ns();
+	if (!dso->ino)
+		dso__open_vdso(dso, dso->end - dso->start);
+	else
+		dso__open(dso, dso->pid, dso->start, dso->end, dso->waits);
+	dso->cache->stats.files++;
+	dso->cache->stats.file_ns += syms__thread_cpu_ns() - t0;
+}
+
 /* The dso for (dev, ino), created and opened on first sight. (0, 0) is the
  * vDSO, no file having inode 0. */
 static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino,
@@ -519,10 +670,17 @@ static struct dso *cache__get_dso(struct syms_cache *cache, dev_t dev, ino_t ino
 	dso->name = slash ? slash + 1 : dso->path;
 	dso->dev = dev;
 	dso->ino = ino;
-	if (ino == 0)
-		dso__open_vdso(dso, end - start);
-	else
-		dso__open(dso, pid, start, end);
+	dso->cache = cache;
+	dso->pid = pid;
+	dso->start = start;
+	dso->end = end;
+	/* a file our own namespace shows at its path, the same inode, waits
+	 * until something needs it (most of what a PyTorch process maps is
+	 * never sampled); another (deleted, replaced, in the process's mount
+	 * namespace only) is opened now, while the process lives */
+	dso->waits = ino != 0 && dso__visible(dso);
+	if (!dso->waits)
+		dso__ready(dso);
 	*slot = dso;
 	cache->nr_dsos++;
 	return dso;
@@ -619,6 +777,7 @@ static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
 		proc__supersede(proc, cache->procs[i]);
 		cache->procs[i] = proc;
 		cache->last = NULL;
+		proc->gen = ++cache->gens;
 		return 0;
 	}
 	if (cache->nr_procs == cache->cap_procs) {
@@ -634,6 +793,7 @@ static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
 	cache->procs[i] = proc;
 	cache->nr_procs++;
 	cache->last = NULL;
+	proc->gen = ++cache->gens;
 	return 0;
 }
 
@@ -650,6 +810,26 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t syms__thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const struct syms_stats *syms_cache__stats(const struct syms_cache *cache)
+{
+	return &cache->stats;
+}
+
+const char *syms_cache__symcache(const struct syms_cache *cache, const char **why)
+{
+	*why = cache->symcache_why;
+	return cache->symcache ? symcache__dir(cache->symcache) : NULL;
 }
 
 /* ---- cache: file tokens ---- */
@@ -747,6 +927,7 @@ void syms_cache__free(struct syms_cache *cache)
 		dso__free(cache->dsos[i]);
 	free(cache->dsos);
 	perfmaps__free(cache->jit);
+	symcache__free(cache->symcache);
 	free(cache->ftoks);
 	free(cache->ftok_slots);
 	free(cache);
@@ -757,35 +938,148 @@ int syms_cache__capture(struct syms_cache *cache, pid_t pid)
 	return syms_cache__capture_at(cache, pid, 0);
 }
 
+static int capture(struct syms_cache *cache, pid_t pid, uint64_t since_ns);
+
 int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_ns)
 {
-	unsigned long long start, end, offset, ino;
-	struct proc *proc = NULL;
-	struct procfs_map pm;
-	unsigned int maj, min;
-	char fname[64];
-	char *line = NULL, *path;
-	size_t line_cap = 0, cap = 0, plen;
+	uint64_t t0 = syms__thread_cpu_ns(), f0 = cache->stats.file_ns;
+	const struct proc *cur = since_ns ? cache__find_proc(cache, pid) : NULL;
+
+	/* an mmap that returned before the current capture was read is in it
+	 * already (the events of a dlopen storm queue up while one is read) */
+	if (cur && since_ns < cur->taken_ns) {
+		cache->stats.captures_skipped++;
+		return 0;
+	}
+	int err = capture(cache, pid, since_ns);
+
+	cache->stats.captures++;
+	/* the files opened on the way count as files */
+	cache->stats.capture_ns += syms__thread_cpu_ns() - t0 - (cache->stats.file_ns - f0);
+	return err;
+}
+
+/* Appends one executable file mapping (or the vDSO: dev and ino 0) to
+ * proc. path is only read when (dev, ino) is a file not seen yet. */
+static int proc__add_map(struct syms_cache *cache, struct proc *proc, size_t *cap, dev_t dev, ino_t ino,
+			 const char *path, pid_t pid, uint64_t start, uint64_t end, uint64_t offset)
+{
+	struct dso *dso = cache__get_dso(cache, dev, ino, path, pid, start, end);
 	struct map *maps;
-	struct dso *dso;
-	FILE *f = NULL;
+
+	if (!dso)
+		return -ENOMEM;
+	if (proc->nr_maps == *cap) {
+		*cap = *cap ? *cap * 2 : 32;
+		maps = realloc(proc->maps, *cap * sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		proc->maps = maps;
+	}
+	proc->maps[proc->nr_maps++] = (struct map){ .start = start, .end = end, .offset = offset, .dso = dso };
+	return 0;
+}
+
+/* Cleans a mapping's name as /proc/PID/maps gives it; NULL: not code in a
+ * file (anonymous memory: JIT code and the like). Sets *vdso for [vdso]. */
+static char *map_path(char *path, size_t plen, unsigned long long ino, bool *vdso)
+{
+	*vdso = ino == 0 && strcmp(path, "[vdso]") == 0;
+	if (!*vdso && (ino == 0 || path[0] != '/'))
+		return NULL;
+	if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
+		path[plen - 10] = '\0';
+	return path;
+}
+
+/* The PROCMAP_QUERY ioctl on /proc/PID/maps (Linux 6.11): the kernel steps
+ * from one executable mapping to the next and names a mapping only when
+ * asked, where the text lists and names all of them (~1,700 lines in a
+ * PyTorch process, 300 of them executable; 1.4 ms of kernel time a read,
+ * as much again to parse). Defined here for older headers. */
+#ifndef PROCMAP_QUERY
+struct procmap_query {
+	__u64 size;
+	__u64 query_flags;
+	__u64 query_addr;
+	__u64 vma_start;
+	__u64 vma_end;
+	__u64 vma_flags;
+	__u64 vma_page_size;
+	__u64 vma_offset;
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+	__u32 vma_name_size;
+	__u32 build_id_size;
+	__u64 vma_name_addr;
+	__u64 build_id_addr;
+};
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+#endif
+
+/* Fills proc from the ioctl. 0, -ENOTTY (or -EINVAL) when the kernel has
+ * no such ioctl, or -errno. */
+static int capture_query(struct syms_cache *cache, struct proc *proc, int fd)
+{
+	char name[PATH_MAX];
+	struct procmap_query q;
+	uint64_t addr = 0;
+	size_t cap = 0;
 	int err;
 
-	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
-	f = fopen(fname, "re");
-	if (!f) {
-		err = -errno;
-		goto cleanup;
-	}
-	proc = calloc(1, sizeof(*proc));
-	if (!proc) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	proc->pid = pid;
-	proc->read_ns = since_ns && since_ns < now_ns() ? since_ns : now_ns();
+	for (;;) {
+		q = (struct procmap_query){
+			.size = sizeof(q),
+			.query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA | PROCMAP_QUERY_VMA_EXECUTABLE,
+			.query_addr = addr,
+		};
+		if (ioctl(fd, PROCMAP_QUERY, &q))
+			return errno == ENOENT ? 0 : -errno;
+		addr = q.vma_end;
+		dev_t dev = makedev(q.dev_major, q.dev_minor);
+		struct dso **slot = cache->cap_dsos ? cache__dso_slot(cache->dsos, cache->cap_dsos, dev, q.inode) : NULL;
+		char *path = NULL;
+		bool vdso = false;
 
-	while (getline(&line, &line_cap, f) > 0) {
+		if (q.inode && slot && *slot) {
+			vdso = false; /* a file already open: its name is known */
+		} else {
+			/* named only now: anonymous code (the vDSO?) or a new file */
+			q.query_flags = PROCMAP_QUERY_VMA_EXECUTABLE;
+			q.query_addr = q.vma_start;
+			q.vma_name_size = sizeof(name);
+			q.vma_name_addr = (__u64)(uintptr_t)name;
+			q.build_id_size = 0;
+			if (ioctl(fd, PROCMAP_QUERY, &q)) {
+				if (errno == ENOENT)
+					continue; /* unmapped meanwhile */
+				return -errno;
+			}
+			name[q.vma_name_size && q.vma_name_size <= sizeof(name) ? q.vma_name_size - 1 : 0] = '\0';
+			path = map_path(name, strlen(name), q.inode, &vdso);
+			if (!path)
+				continue;
+		}
+		err = proc__add_map(cache, proc, &cap, vdso ? 0 : dev, vdso ? 0 : (ino_t)q.inode,
+				    path ? path : "", proc->pid, q.vma_start, q.vma_end, q.vma_offset);
+		if (err)
+			return err;
+	}
+}
+
+/* Fills proc from the text of /proc/PID/maps. */
+static int capture_text(struct syms_cache *cache, struct proc *proc, FILE *f)
+{
+	struct procfs_map pm;
+	char *line = NULL, *path;
+	size_t line_cap = 0, cap = 0;
+	bool vdso;
+	int err = 0;
+
+	while (!err && getline(&line, &line_cap, f) > 0) {
 		if (procfs__maps_line(line, &pm))
 			continue;
 		/* Only executable file mappings hold code. The mapping's own start
@@ -793,41 +1087,52 @@ int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_n
 		 * needs; no other mapping of the file is required. */
 		if (pm.perm[2] != 'x')
 			continue;
-		start = pm.start, end = pm.end, offset = pm.offset, ino = pm.ino, maj = pm.maj, min = pm.min;
 		path = line + (pm.path - line);
-		plen = pm.path_len;
-		path[plen] = '\0';
-		if (ino == 0 && strcmp(path, "[vdso]") == 0)
-			maj = min = 0;
-		else if (ino == 0 || path[0] != '/')
-			continue;  /* anonymous: JIT code and the like */
-		if (plen > 10 && strcmp(path + plen - 10, " (deleted)") == 0)
-			path[plen - 10] = '\0';
-
-		dso = cache__get_dso(cache, makedev(maj, min), (ino_t)ino, path, pid, start, end);
-		if (!dso) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		if (proc->nr_maps == cap) {
-			cap = cap ? cap * 2 : 32;
-			maps = realloc(proc->maps, cap * sizeof(*maps));
-			if (!maps) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			proc->maps = maps;
-		}
-		proc->maps[proc->nr_maps++] = (struct map){
-			.start = start, .end = end, .offset = offset, .dso = dso,
-		};
+		path[pm.path_len] = '\0';
+		path = map_path(path, pm.path_len, pm.ino, &vdso);
+		if (!path)
+			continue;
+		err = proc__add_map(cache, proc, &cap, vdso ? 0 : makedev(pm.maj, pm.min), vdso ? 0 : (ino_t)pm.ino,
+				    path, proc->pid, pm.start, pm.end, pm.offset);
 	}
-	if (ferror(f)) {
-		/* the process exited while maps was being read */
+	/* the process exited while maps was being read */
+	if (!err && ferror(f))
 		err = -ESRCH;
+	free(line);
+	return err;
+}
+
+static int capture(struct syms_cache *cache, pid_t pid, uint64_t since_ns)
+{
+	struct proc *proc = NULL;
+	char fname[64];
+	FILE *f = NULL;
+	int err;
+
+	proc = calloc(1, sizeof(*proc));
+	if (!proc) {
+		err = -ENOMEM;
 		goto cleanup;
 	}
-	/* maps is sorted already; sort anyway, bsearch depends on it */
+	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
+	f = fopen(fname, "re");
+	if (!f) {
+		err = -errno;
+		goto cleanup;
+	}
+	proc->pid = pid;
+	proc->taken_ns = now_ns();
+	proc->read_ns = since_ns && since_ns < proc->taken_ns ? since_ns : proc->taken_ns;
+
+	err = cache->no_maps_query ? -ENOTTY : capture_query(cache, proc, fileno(f));
+	if (err == -ENOTTY || err == -EINVAL) {
+		cache->no_maps_query = true;
+		proc->nr_maps = 0;
+		err = capture_text(cache, proc, f);
+	}
+	if (err)
+		goto cleanup;
+	/* both come sorted; sort anyway, bsearch depends on it */
 	if (proc->nr_maps)
 		qsort(proc->maps, proc->nr_maps, sizeof(*proc->maps), map_cmp);
 	err = cache__set_proc(cache, proc);
@@ -836,7 +1141,6 @@ int syms_cache__capture_at(struct syms_cache *cache, pid_t pid, uint64_t since_n
 
 cleanup:
 	proc__free(proc);
-	free(line);
 	if (f)
 		fclose(f);
 	return err;
@@ -912,6 +1216,7 @@ static void mapping__fill(const struct map *map, struct syms_mapping *m)
 	const unsigned char *bits = NULL;
 	int n;
 
+	dso__ready(map->dso);
 	*m = (struct syms_mapping){
 		.start = map->start,
 		.end = map->end,
@@ -928,6 +1233,13 @@ static void mapping__fill(const struct map *map, struct syms_mapping *m)
 		m->build_id = bits;
 		m->build_id_len = (size_t)n;
 	}
+}
+
+uint64_t syms_cache__generation(struct syms_cache *cache, pid_t pid)
+{
+	const struct proc *proc = cache__find_proc(cache, pid);
+
+	return proc ? proc->gen : 0;
 }
 
 int syms_cache__mapping_of(struct syms_cache *cache, pid_t pid, uint64_t addr, struct syms_mapping *out)
@@ -1003,7 +1315,11 @@ static const struct map *cache__map_of(struct syms_cache *cache, pid_t pid, uint
 void syms_cache__mark_root(struct syms_cache *cache, pid_t pid, uint64_t addr)
 {
 	const struct map *map = cache__map_of(cache, pid, &addr);
-	struct addr_ent *ent = map ? dso__lookup(map->dso, dso__vaddr(map->dso, map, addr)) : NULL;
+	struct addr_ent *ent;
+
+	if (map)
+		dso__ready(map->dso);
+	ent = map ? dso__lookup(map->dso, dso__vaddr(map->dso, map, addr)) : NULL;
 
 	if (ent)
 		ent->root = true;
@@ -1021,6 +1337,7 @@ int syms_cache__resolve(struct syms_cache *cache, pid_t pid, uint64_t addr, stru
 		return syms__is_file_token(addr) ? -ENOENT : jit_resolve(cache, pid, addr, out);
 	out->object = map->dso->name;
 	out->path = map->dso->path;
+	dso__ready(map->dso);
 	vaddr = dso__vaddr(map->dso, map, addr);
 	out->obj_offset = vaddr;
 	ent = dso__lookup(map->dso, vaddr);

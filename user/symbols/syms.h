@@ -27,6 +27,24 @@ struct sym_info {
 };
 
 struct syms_cache *syms_cache__new(void);
+
+/* What symbolization cost the tracer: CPU time of the calling thread
+ * (CLOCK_THREAD_CPUTIME_ID) spent in each part, with counts. */
+struct syms_stats {
+	uint64_t captures, capture_ns;     /* /proc/PID/maps reads */
+	uint64_t captures_skipped;         /* asked for by mmaps the last read had seen */
+	uint64_t files, file_ns;           /* files opened (ELF headers, program headers) */
+	uint64_t symtabs, symtab_ns;       /* symbol tables indexed (first lookup in a file) */
+	uint64_t symtab_syms;              /* function symbols indexed */
+	uint64_t symtabs_cached;           /* of symtabs: read from the symbol cache (symcache.h) */
+	uint64_t symtabs_stored;           /* written to it */
+};
+const struct syms_stats *syms_cache__stats(const struct syms_cache *cache);
+/* The symbol cache's directory, NULL when none is used (not needed yet,
+ * turned off, or refused: *why says why, else NULL). */
+const char *syms_cache__symcache(const struct syms_cache *cache, const char **why);
+/* CPU time of the calling thread, ns (the clock syms_stats uses). */
+uint64_t syms__thread_cpu_ns(void);
 void syms_cache__free(struct syms_cache *cache); /* accepts NULL */
 
 /* Reads /proc/PID/maps now and keeps its executable file mappings (replacing
@@ -54,6 +72,10 @@ struct syms_mapping {
 	const unsigned char *build_id; /* the file's GNU build-id; NULL when none was read */
 	size_t build_id_len;
 };
+
+/* Changes whenever pid's capture is replaced (0: none): a view built from
+ * the mappings is still current while this stays the same. */
+uint64_t syms_cache__generation(struct syms_cache *cache, pid_t pid);
 
 /* The captured mapping that holds addr in pid. 0, or -ENOENT. */
 int syms_cache__mapping_of(struct syms_cache *cache, pid_t pid, uint64_t addr, struct syms_mapping *out);

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* DWARF unwinding of copied user stacks with libdwfl; see unwind.h.
  *
- * One Dwfl per process, rebuilt only when the syms cache's capture of its
- * mappings changes (dlopen), so that libdwfl's per-module caches (the ELF,
- * .eh_frame_hdr's table, the FDEs already parsed) serve every later sample:
- * after the first samples an unwind costs a few microseconds per frame. */
+ * One Dwfl per process, holding only the modules its samples have walked
+ * through: a frame whose address lies in a captured file mapping that is
+ * not yet a module stops the walk, the file is reported, and the stack is
+ * walked again (a PyTorch process maps ~300 files, its samples touch a
+ * few dozen). A dlopen adds nothing until a sample needs it; the Dwfl is
+ * rebuilt only when a reported module's mapping went away or changed
+ * (dlclose), so libdwfl's per-module caches (the ELF, .eh_frame_hdr's
+ * table, the FDEs already parsed) serve every later sample: after the
+ * first samples an unwind costs a few microseconds per frame. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,6 +23,8 @@
 #include "safe_open.h"
 #include "vec.h"
 
+/* walks of one sample that may each add a module */
+#define UNWIND_MAX_PASSES 64
 /* frames compared when a read is tested (unwinder__unwind_reads' max) */
 #define UNWIND_TEST_FRAMES 128
 
@@ -34,8 +41,12 @@
 #define UNWIND_NREGS 0
 #endif
 
+struct uproc;
+
 /* The sample being unwound: what the thread callbacks read. */
 struct sample_ctx {
+	struct syms_cache *syms;
+	struct uproc *p;
 	pid_t tid;
 	const uint64_t *regs;
 	int nregs;
@@ -47,6 +58,8 @@ struct sample_ctx {
 	bool ended; /* a frame with pc 0: the end of a frame-pointer chain */
 	Dwarf_Addr last_pc; /* the last frame's, as dwfl_frame_pc gave it */
 	bool last_activation;
+	struct syms_mapping need; /* the walk stopped at a frame in this mapping, not yet a module */
+	bool needs;
 	struct unwind_reads *reads; /* NULL: not recorded */
 	/* with reads: each frame's frame pointer and stack pointer, as the
 	 * unwinding found them (what the words that mattered hold) */
@@ -69,11 +82,24 @@ static void note_read(struct unwind_reads *r, uint32_t off)
  * last frame's lookup address, for as long as its modules. */
 #define UPROC_ENDS 64
 
+/* a reported module: the captured mapping it was reported from */
+struct umod {
+	uint64_t start, end, bias;
+	const char *opened; /* the syms cache's string: one per file */
+};
+
 struct uproc {
 	pid_t pid;
 	Dwfl *dwfl;
-	uint64_t signature; /* of the mappings the modules were reported from */
-	int nmods;
+	/* the file libdwfl takes the architecture from, the process's own:
+	 * without it libdwfl borrows a module's, which may go with the module */
+	Elf *arch_elf;
+	int arch_fd;
+	uint64_t gen; /* syms_cache__generation the modules were checked against */
+	struct umod *mods;
+	size_t nmods, cap_mods;
+	uint64_t *failed; /* mapping starts whose file could not be reported */
+	size_t nfailed, cap_failed;
 	struct sample_ctx *cur;
 	struct {
 		Dwarf_Addr at; /* 0: empty */
@@ -89,6 +115,7 @@ struct unwinder {
 	struct uproc **procs;
 	size_t nprocs, cap;
 	struct unwind_stats stats;
+	int depth; /* unwindings in progress (keep_used_reads unwinds inside one) */
 };
 
 static char *debuginfo_path;
@@ -150,76 +177,137 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 /* ---- per-process modules ---- */
 
-struct sig_acc {
-	uint64_t h;
-	int n;
-};
-
-static void sig_one(void *arg, const struct syms_mapping *m)
-{
-	struct sig_acc *a = arg;
-
-	a->h = (a->h ^ (m->start + 31 * m->end + m->bias)) * 0x100000001b3ull;
-	a->n++;
-}
-
-struct report_acc {
-	Dwfl *dwfl;
-	int nmods;
-};
-
-static void report_one(void *arg, const struct syms_mapping *m)
-{
-	struct report_acc *a = arg;
-	int fd;
-
-	if (!m->elf || !m->opened)
-		return; /* [vdso] and files that are no ELF: the frame-pointer fallback covers them */
-	/* the file symbolization checked (the path itself may now be a FIFO or
-	 * another file); libdwfl owns fd on success */
-	fd = safe_open_regular(m->opened);
-	if (fd < 0)
-		return;
-	/* several executable mappings of one file: libdwfl finds the module again */
-	if (dwfl_report_elf(a->dwfl, m->path, m->opened, fd, m->bias, true))
-		a->nmods++;
-	else
-		close(fd);
-}
-
 static void uproc__close(struct uproc *p)
 {
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
+	if (p->arch_elf)
+		elf_end(p->arch_elf);
+	p->arch_elf = NULL;
+	if (p->arch_fd >= 0)
+		close(p->arch_fd);
+	p->arch_fd = -1;
 	p->nmods = 0;
+	p->nfailed = 0;
 	memset(p->ends, 0, sizeof(p->ends));
 }
 
-/* Makes p->dwfl match the current capture of p->pid's mappings. */
-static int uproc__sync(struct unwinder *u, struct uproc *p)
+static bool uproc__failed(const struct uproc *p, uint64_t start)
 {
-	struct sig_acc sig = { .h = 0xcbf29ce484222325ull };
-	struct report_acc rep = {};
+	for (size_t i = 0; i < p->nfailed; i++)
+		if (p->failed[i] == start)
+			return true;
+	return false;
+}
 
-	if (syms_cache__mappings(u->syms, p->pid, sig_one, &sig) <= 0)
+/* Reports the file of captured mapping m as a module. 0 or -errno. */
+static int uproc__report(struct unwinder *u, struct uproc *p, const struct syms_mapping *m, bool first)
+{
+	uint64_t t0 = syms__thread_cpu_ns();
+	Dwfl_Module *mod = NULL;
+	int fd = -1;
+
+	if (VEC_RESERVE(p->mods, p->cap_mods, p->nmods, 16) ||
+	    VEC_RESERVE(p->failed, p->cap_failed, p->nfailed, 8))
+		return -ENOMEM;
+	/* a file is one module, reported once: it spans the file's mappings,
+	 * and libdwfl drops the module it has when the same file is reported
+	 * again over it */
+	for (size_t i = 0; i < p->nmods; i++)
+		if (p->mods[i].opened == m->opened) {
+			p->failed[p->nfailed++] = m->start;
+			return -EEXIST;
+		}
+	/* the file symbolization checked (the path itself may now be a FIFO or
+	 * another file); libdwfl owns fd on success */
+	if (m->elf && m->opened)
+		fd = safe_open_regular(m->opened);
+	if (fd >= 0) {
+		if (first)
+			dwfl_report_begin(p->dwfl);
+		else
+			dwfl_report_begin_add(p->dwfl);
+		/* several executable mappings of one file: one module spans them */
+		mod = dwfl_report_elf(p->dwfl, m->path, m->opened, fd, m->bias, true);
+		dwfl_report_end(p->dwfl, NULL, NULL);
+		if (!mod)
+			close(fd);
+	}
+	if (mod) {
+		p->mods[p->nmods++] = (struct umod){ m->start, m->end, m->bias, m->opened };
+		u->stats.modules++;
+	} else {
+		p->failed[p->nfailed++] = m->start;
+	}
+	u->stats.rebuild_ns += syms__thread_cpu_ns() - t0;
+	return mod ? 0 : -ENOENT;
+}
+
+/* Whether every reported module's mapping is still in the capture, the same
+ * file at the same place. */
+static bool uproc__still_mapped(struct unwinder *u, const struct uproc *p)
+{
+	struct syms_mapping m;
+
+	for (size_t i = 0; i < p->nmods; i++) {
+		const struct umod *x = &p->mods[i];
+
+		if (syms_cache__mapping_of(u->syms, p->pid, x->start, &m) || m.start != x->start ||
+		    m.end != x->end || m.bias != x->bias || m.opened != x->opened)
+			return false;
+	}
+	return true;
+}
+
+struct first_acc {
+	struct syms_mapping m;
+	bool found;
+};
+
+static void first_file(void *arg, const struct syms_mapping *m)
+{
+	struct first_acc *a = arg;
+
+	if (!a->found && m->elf && m->opened) {
+		a->m = *m;
+		a->found = true;
+	}
+}
+
+/* Makes p->dwfl match the current capture of p->pid's mappings: kept while
+ * its modules are still mapped, else begun anew with one module (libdwfl
+ * takes the architecture from it): the one holding pc, else the first
+ * file mapped. */
+static int uproc__sync(struct unwinder *u, struct uproc *p, uint64_t pc)
+{
+	uint64_t gen = syms_cache__generation(u->syms, p->pid);
+	struct first_acc first = {};
+
+	if (!gen)
 		return -ENOENT;
-	if (p->dwfl && sig.h == p->signature)
-		return p->nmods ? 0 : -ENOENT;
+	if (p->dwfl && (gen == p->gen || uproc__still_mapped(u, p))) {
+		p->gen = gen;
+		return 0;
+	}
 	uproc__close(p);
+	p->gen = gen;
+	if (!syms_cache__mapping_of(u->syms, p->pid, pc, &first.m) && first.m.elf && first.m.opened)
+		first.found = true;
+	else
+		syms_cache__mappings(u->syms, p->pid, first_file, &first);
+	if (!first.found)
+		return -ENOENT;
 	u->stats.rebuilds++;
-	p->signature = sig.h;
 	p->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!p->dwfl)
 		return -ENOMEM;
-	rep.dwfl = p->dwfl;
-	dwfl_report_begin(p->dwfl);
-	syms_cache__mappings(u->syms, p->pid, report_one, &rep);
-	dwfl_report_end(p->dwfl, NULL, NULL);
-	p->nmods = rep.nmods;
-	if (!p->nmods || !dwfl_attach_state(p->dwfl, NULL, p->pid, &thread_callbacks, p)) {
+	p->arch_fd = safe_open_regular(first.m.opened);
+	if (p->arch_fd >= 0)
+		p->arch_elf = elf_begin(p->arch_fd, ELF_C_READ_MMAP, NULL);
+	if (!p->arch_elf || uproc__report(u, p, &first.m, true) ||
+	    !dwfl_attach_state(p->dwfl, p->arch_elf, p->pid, &thread_callbacks, p)) {
 		uproc__close(p);
-		p->nmods = 0;
 		return -ENOENT;
 	}
 	return 0;
@@ -238,6 +326,7 @@ static struct uproc *proc_get(struct unwinder *u, pid_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->arch_fd = -1;
 	u->procs[u->nprocs++] = p;
 	return p;
 }
@@ -259,6 +348,8 @@ void unwinder__free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nprocs; i++) {
 		uproc__close(u->procs[i]);
+		free(u->procs[i]->mods);
+		free(u->procs[i]->failed);
 		free(u->procs[i]);
 	}
 	free(u->procs);
@@ -271,6 +362,8 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 		if (u->procs[i]->pid != pid)
 			continue;
 		uproc__close(u->procs[i]);
+		free(u->procs[i]->mods);
+		free(u->procs[i]->failed);
 		free(u->procs[i]);
 		u->procs[i] = u->procs[--u->nprocs];
 		return;
@@ -280,6 +373,17 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 const struct unwind_stats *unwinder__stats(const struct unwinder *u)
 {
 	return &u->stats;
+}
+
+/* Whether the frame at `at` lies in a captured file mapping that is not
+ * yet a module (and was not found unreportable): s->need then names it. */
+static bool needs_module(struct sample_ctx *s, Dwarf_Addr at)
+{
+	if (dwfl_addrmodule(s->p->dwfl, at))
+		return false;
+	if (syms_cache__mapping_of(s->syms, s->p->pid, at, &s->need) || !s->need.elf || !s->need.opened)
+		return false;
+	return !uproc__failed(s->p, s->need.start);
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)
@@ -292,6 +396,13 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	if (!pc) {
 		s->ended = true;
+		return DWARF_CB_ABORT;
+	}
+	/* libdwfl unwinds from this frame with the module holding it (a
+	 * caller's return address less one): without one it would guess by
+	 * the frame pointer */
+	if (needs_module(s, activation ? pc : pc - 1)) {
+		s->needs = true;
 		return DWARF_CB_ABORT;
 	}
 	if (s->n >= s->max)
@@ -459,22 +570,50 @@ int unwinder__unwind_reads(struct unwinder *u, pid_t pid, pid_t tid, const uint6
 {
 	uint64_t fps[reads ? max : 1], sps[reads ? max : 1];
 	struct sample_ctx s = {
-		.tid = tid, .regs = regs, .nregs = nregs, .sp = sp, .stack = stack, .size = size,
+		.syms = u->syms, .tid = tid, .regs = regs, .nregs = nregs, .sp = sp, .stack = stack, .size = size,
 		.ips = ips, .max = max, .reads = reads, .fps = fps, .sps = sps,
 	};
-	uint64_t t0 = now_ns(), dt;
+	/* the thread clock is a system call: read around the outermost
+	 * unwinding only (keep_used_reads unwinds again, inside) */
+	uint64_t t0 = now_ns(), c0 = u->depth ? 0 : syms__thread_cpu_ns(), dt, pc = 0;
+	/* files opened on the way (syms.c opens a file at first need) are
+	 * the files part, not this one */
+	uint64_t f0 = syms_cache__stats(u->syms)->file_ns;
 	struct uproc *p = proc_get(u, pid);
 	int status, rc;
 
 	*n = 0;
 	u->stats.stacks++;
-	if (!p || uproc__sync(u, p)) {
+#if defined(__x86_64__)
+	if (nregs > 16)
+		pc = regs[16];
+#elif defined(__aarch64__)
+	if (nregs > 32)
+		pc = regs[32];
+#endif
+	if (!p || uproc__sync(u, p, pc)) {
 		u->stats.no_modules++;
 		status = UNWIND_NO_MODULES;
 		goto out;
 	}
+	s.p = p;
 	p->cur = &s;
-	rc = dwfl_getthread_frames(p->dwfl, tid, frame_cb, &s);
+	/* each pass that stops at a file not yet reported adds it, or notes it
+	 * unreportable: the passes end */
+	for (int pass = 0;; pass++) {
+		s.n = 0;
+		s.ended = s.needs = false;
+		if (reads) {
+			reads->n = 0;
+			reads->overflow = false;
+		}
+		rc = dwfl_getthread_frames(p->dwfl, tid, frame_cb, &s);
+		if (!s.needs || pass == UNWIND_MAX_PASSES)
+			break;
+		u->stats.passes++;
+		if (uproc__report(u, p, &s.need, false) == -ENOMEM)
+			break;
+	}
 	p->cur = NULL;
 	if (s.n >= max)
 		status = UNWIND_TOO_DEEP;
@@ -498,13 +637,23 @@ out:
 	*n = s.n;
 	dt = now_ns() - t0;
 	u->stats.total_ns += dt;
+	if (!u->depth)
+		u->stats.cpu_ns += syms__thread_cpu_ns() - c0 - (syms_cache__stats(u->syms)->file_ns - f0);
 	if (dt > u->stats.max_ns)
 		u->stats.max_ns = dt;
 	if (reads) {
 		reads->status = status;
 		/* what a reuse needs: a stack unwound with the process's modules */
-		if (status == UNWIND_OK || status == UNWIND_TRUNCATED)
+		if (status == UNWIND_OK || status == UNWIND_TRUNCATED) {
+			uint64_t c1 = u->depth ? 0 : syms__thread_cpu_ns(), f1 = syms_cache__stats(u->syms)->file_ns;
+
+			u->depth++;
 			keep_used_reads(u, pid, &s);
+			u->depth--;
+			if (!u->depth)
+				u->stats.cpu_ns += syms__thread_cpu_ns() - c1 -
+						   (syms_cache__stats(u->syms)->file_ns - f1);
+		}
 	}
 	return status;
 }

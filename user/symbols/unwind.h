@@ -32,6 +32,10 @@ struct unwind_stats {
 	uint64_t rebuilds;      /* per-process module sets (re)built after a mapping change */
 	uint64_t total_ns;      /* time spent unwinding */
 	uint64_t max_ns;
+	uint64_t cpu_ns;        /* CPU time of it (thread clock), module set-up included */
+	uint64_t rebuild_ns;    /* CPU time reporting modules (rebuilds) */
+	uint64_t modules;       /* modules reported, over all (re)builds */
+	uint64_t passes;        /* walks repeated after adding a module */
 };
 
 struct unwinder *unwinder__new(struct syms_cache *syms);
