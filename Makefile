@@ -194,7 +194,7 @@ TIDY_CHECKS := clang-analyzer-*,bugprone-*,$\
 	-clang-analyzer-valist.Uninitialized,-bugprone-suspicious-string-compare,$\
 	-bugprone-sizeof-expression,-bugprone-branch-clone,-bugprone-easily-swappable-parameters,$\
 	-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition
-lint: $(OUT)/infertrace.skel.h
+lint: $(OUT)/infertrace
 	$(Q)tools/lint.sh $(OUT) '$(CPPCHECK_CHECKS)' '$(TIDY_CHECKS)' $(filter-out -Werror,$(CFLAGS))
 
 # libFuzzer over the readers of untrusted input (tests/fuzz/fuzz_*.c), each

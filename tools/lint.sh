@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Static analysis of user/: cppcheck and clang-tidy with the checks that the
-# Makefile names (CPPCHECK_CHECKS, TIDY_CHECKS). Fails on any finding.
+# Makefile names (CPPCHECK_CHECKS, TIDY_CHECKS), and the include structure
+# (tools/check_layers.py). Fails on any finding.
 # Usage: tools/lint.sh BUILD_DIR 'CPPCHECK_CHECKS' 'TIDY_CHECKS' CFLAGS...
 set -u
 OUT=$1 CPPCHECK_CHECKS=$2 TIDY_CHECKS=$3
@@ -26,4 +27,8 @@ if grep -E '(warning|error):' "$log" | grep -v "^$OUT/\|/$OUT/" | grep -q .; the
 	rc=1
 fi
 rm -f "$log"
+
+# the include structure: layers and circles (tools/layers.txt), from the
+# sources and the objects' symbols
+python3 tools/check_layers.py --objects "$OUT" || rc=1
 exit $rc
