@@ -167,7 +167,7 @@ docs: $(OUT)/infertrace
 docs-check: $(OUT)/infertrace
 	$(Q)tools/check-docs.py $(OUT)
 
-# Regenerate the committed vmlinux.h from the running kernel's BTF (see README).
+# Regenerate the committed vmlinux.h from the running kernel's BTF (docs/building.md).
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
 
