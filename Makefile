@@ -10,6 +10,9 @@
 #   make bench-short  the wall time record adds to a short command, beside perf
 #   make bench-torch  the tracer's CPU on a PyTorch loop (first run, cached) and the loop's slowdown
 #   make man        build/infertrace.1 and build/infertrace.bash-completion
+#   make docs       docs/commands.md, the command reference, from the same table
+#   make docs-check docs/commands.md up to date, every docs link and anchor
+#                   valid (make unit and make test run it)
 #   make SANITIZE=1 ASan+UBSan build in build-asan/ (make test runs its unit tests
 #                   and SANITIZE_TESTS)
 #   make lint       cppcheck and clang-tidy over user/ (checks named below)
@@ -52,7 +55,7 @@ VMLINUX_H := bpf/vmlinux/$(ARCH)/vmlinux.h
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 LIBS_PC := libbpf libelf libdw zlib jansson ncursesw libmicrohttpd
 CFLAGS ?= -O2 -g
-# user/ is split by role (README, "Architecture"); every role's directory is on
+# user/ is split by role (docs/architecture.md); every role's directory is on
 # the include path so that headers are named by file, not by where they live
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUT) $(addprefix -iquote ,$(USER_DIRS:/=)) \
@@ -100,7 +103,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-spool bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man \
+.PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-spool bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man docs docs-check \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins test-flaky
 all: $(OUT)/infertrace
 
@@ -155,7 +158,17 @@ $(OUT)/infertrace.bash-completion: $(OUT)/infertrace
 	$(call msg,GEN,$@)
 	$(Q)$< --completion bash > $@
 
-# Regenerate the committed vmlinux.h from the running kernel's BTF (see README).
+# docs/commands.md is the man page in Markdown (tools/man2md.py), committed so
+# that it reads on the web; tools/check-docs.py fails when it is stale.
+docs: $(OUT)/infertrace
+	$(call msg,GEN,docs/commands.md)
+	$(Q)$< --man | tools/man2md.py > $(OUT)/commands.md
+	$(Q)mv $(OUT)/commands.md docs/commands.md
+
+docs-check: $(OUT)/infertrace
+	$(Q)tools/check-docs.py $(OUT)
+
+# Regenerate the committed vmlinux.h from the running kernel's BTF (docs/building.md).
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H)
 

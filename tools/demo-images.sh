@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Renders the pictures of the README's demo section with headless Chromium:
+# Renders the pictures of the demo (README, docs/demo.md) with headless Chromium:
 #   tools/demo-images.sh [DEMO_OUT] [PREFIX]   (default build/demo-out, demo)
 # docs/images/PREFIX-flamegraph.png: the flame graph's lower part (the widest
 # frames; a deep graph's towers are cut); docs/images/PREFIX-report.png: the top

@@ -61,6 +61,26 @@ def run_unit(build):
     return passed, failed, skipped
 
 
+def run_docs(build):
+    """tools/check-docs.py: docs/commands.md against the option table, and
+    every relative link and anchor of the Markdown pages (TAP lines)."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check-docs.py"), build],
+                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    passed = failed = 0
+    for line in p.stdout.splitlines():
+        if line.startswith("ok "):
+            passed += 1
+        elif line.startswith("not ok "):
+            failed += 1
+        if line.startswith("not ok") or line.startswith("#"):
+            print(f"  [docs] {line}")
+    if p.returncode != 0 and failed == 0:
+        failed += 1
+        print(f"  [docs] exit {p.returncode}:\n{p.stdout[-2000:]}")
+    print(f"docs: {passed + failed} checks, exit {p.returncode}")
+    return passed, failed, 0
+
+
 def run_integration(build, modules=()):
     """All integration tests, or those of the named modules (test_foundation)."""
     os.environ["INFERTRACE_BUILD"] = os.path.abspath(build)
@@ -164,6 +184,9 @@ def main():
         for i, n in enumerate(run_unit(build)):
             totals[i] += n
         for i, n in enumerate(run_unit_arm64() if not build.endswith("-asan") else (0, 0, 0)):
+            totals[i] += n
+        # the same binary's --man either way: once, with the plain build
+        for i, n in enumerate(run_docs(build) if not build.endswith("-asan") else (0, 0, 0)):
             totals[i] += n
     if which in ("all", "integration"):
         for i, n in enumerate(run_integration(build, modules)):

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The command line as perf's: -h on every subcommand, --version, messages
-prefixed with the subcommand, one exit code per class of failure (README,
+prefixed with the subcommand, one exit code per class of failure (docs/usage.md,
 "Exit status"), the progress line on a terminal only, and the man page and
 bash completion generated from the option table."""
 import os

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The systemd unit example of the README's Fleets section passes
+"""The systemd unit example of docs/long-runs.md's Fleets section passes
 `systemd-analyze verify` (with the binary path pointed at this build), and
 the check is real: the same unit with a misspelt directive fails it."""
 import os

@@ -42,7 +42,7 @@ def trace_demo(model, cycles, tokens, extra=(), tokenize="each"):
            "--threads", "1", "--cycles", str(cycles), "--tokens", str(tokens), "--json", "--tokenize", tokenize]
     # cycles begin on node's worker thread while the main thread may stay
     # blocked across several of them: its time is split only at the last
-    # cycle's start (docs/sched-memory.md, Limits), so the main-thread wall
+    # cycle's start (docs/limits.md, Scheduler and memory), so the main-thread wall
     # split is not checked here; the cycles' counts and times are
     r = record(["--preset", "llama.cpp"] + list(extra), cmd, timeout=300, wall_split=None)
     return r, driver_json(r.stdout)

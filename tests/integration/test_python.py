@@ -204,7 +204,7 @@ def unwound_short_in_vdso(stack, last_py, vdso):
     """A sample whose native unwinding stopped at its first step out of the
     vDSO: its user frames after the last Python frame are [unknown] and a
     vDSO function (kernel frames after them). The vDSO is unwound by frame
-    pointer (docs/unwinding.md, Limits): at the first two instructions of
+    pointer (docs/limits.md, Stacks and unwinding): at the first two instructions of
     its clock_gettime and after the `pop %rbp` of its return, the frame
     pointer is still or again the caller's (glibc's, built without frame
     pointers), and the return address read through it is no code. Python's

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Exit statuses of every infertrace command, one per class of failure, so
  * that a script can tell a typo from a missing privilege from a dead target.
- * The list also feeds `--help`, the man page and README's table. */
+ * The list also feeds `--help`, the man page and docs/commands.md. */
 #ifndef INFERTRACE_EXIT_CODES_H
 #define INFERTRACE_EXIT_CODES_H
 
