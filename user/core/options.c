@@ -473,7 +473,8 @@ const struct record_option record_options[] = {
 	{ "output", 'o', "DIR", S, 0, "output_dir", 0,
 	  "Output directory (default ./infertrace-out)", set_output },
 	{ "frequency", 'F', "HZ", N, 0, NULL, 0,
-	  "CPU sampling frequency in Hz (default 99; 499 with py: specs); above the kernel's "
+	  "CPU sampling frequency in Hz (default 99; 499 with a py:@callers phase, as the sqlite "
+	  "preset's, timed from the samples); above the kernel's "
 	  "perf_event_max_sample_rate it is lowered to it, with a warning", set_frequency },
 	{ "duration", 'd', "SECONDS", N, 0, "duration_s", 0,
 	  "Stop after this long (default: when the target exits)", set_duration },
@@ -513,9 +514,9 @@ const struct record_option record_options[] = {
 	  "thread's short blocks in a phase, each weighing the blocks since the last; longer blocks "
 	  "have their own (default 10000; 0: a copy for every block)", set_offcpu_sample },
 	{ "max-memory", OPTK_MAX_MEMORY, "MB", N, 0, "max_memory_mb", 2,
-	  "Once the tracer's RSS reaches MB (default 1024), it keeps no more cycles, phase calls or "
-	  "trace events, and counts them in lost instead; stacks and totals go on (runs of days: "
-	  "--checkpoint with --rotate)", set_max_memory },
+	  "Once the tracer's RSS reaches MB (default 1024), it keeps no more labelled stacks, "
+	  "timelines or power events, and counts them in lost instead; cycles, phase calls and trace "
+	  "events go on (spooled to disk), and so do stacks and totals", set_max_memory },
 	{ "jit-maps", OPTK_JIT_MAPS, "on|read|off", S, 0, NULL, 2,
 	  "JIT frame names from /tmp/perf-PID.map: on (default) also passes node's and Python's "
 	  "perf-map switches to the launched command; read only reads the maps", set_jit_maps },
