@@ -71,7 +71,9 @@ static const struct concern *const concerns[] = {
 
 /* Kernel symbols name kernel frames only at the end, but reading
  * /proc/kallsyms takes 0.1-0.2 s (the kernel formats 120,000 lines): a
- * low-priority thread reads it while the target runs instead of after it. */
+ * low-priority thread reads it during start-up, beside the BPF programs'
+ * loading, instead of after the target (the outputs' wait) or while it
+ * runs (the experiment's CPU). */
 struct ksyms_loader {
 	pthread_t thread;
 	bool started;
@@ -755,6 +757,9 @@ static int record_main(int argc, char **argv, bool top)
 		}
 	}
 
+	/* kernel symbols are read beside the BPF programs' loading: start-up
+	 * time, while a launched command is still held, not the experiment's */
+	ksyms_loader__start(&kl);
 	err = tracer__open(&rec.tracer, &rec.opts);
 	if (err)
 		goto cleanup;
@@ -809,7 +814,6 @@ static int record_main(int argc, char **argv, bool top)
 			goto cleanup;
 	}
 	announce(&rec);
-	ksyms_loader__start(&kl);
 	status = IT_EXIT_RUNTIME;
 	err = run(&rec);
 	if (!err) {
