@@ -58,7 +58,9 @@ static int trace_cycle_cmp(const void *a, const void *b)
 	return x->bpf_cycle < y->bpf_cycle ? -1 : x->bpf_cycle > y->bpf_cycle;
 }
 
-/* Thread tracks named once each: "COMM" for a main thread, "COMM/TID" else. */
+/* Thread tracks named once each: the thread's own name (its comm, from the
+ * records that carry it: --call-graph dwarf's samples and blocks); else
+ * "COMM" for a main thread, "COMM/TID" for another. */
 struct trace_thread {
 	pid_t pid, tid;
 };
@@ -97,7 +99,9 @@ static void write_thread_names(const struct model *m, FILE *f, const char **sep)
 		for (size_t j = 0; j < m->nprocs && !comm; j++)
 			if (m->procs[j].pid == t[i].pid)
 				comm = m->procs[j].comm;
-		if (t[i].tid == t[i].pid)
+		if (model__thread_name(m, t[i].pid, t[i].tid))
+			snprintf(name, sizeof(name), "%s", model__thread_name(m, t[i].pid, t[i].tid));
+		else if (t[i].tid == t[i].pid)
 			snprintf(name, sizeof(name), "%s", comm && *comm ? comm : "main");
 		else
 			snprintf(name, sizeof(name), "%s/%d", comm && *comm ? comm : "thread", t[i].tid);
