@@ -229,7 +229,8 @@ int speedscope__encode(const struct model *m, FILE *f)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		t.order[i] = (uint32_t)i;
-	qsort_r(t.order, n, sizeof(*t.order), by_thread_time, (void *)v);
+	if (n)
+		qsort_r(t.order, n, sizeof(*t.order), by_thread_time, (void *)v);
 	/* every stack's frames first: the shared list comes before the profiles */
 	for (size_t i = 0; i < n; i++)
 		if (!sample_text(&t, &v[t.order[i]]))
