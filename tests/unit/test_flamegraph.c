@@ -31,6 +31,11 @@ static void test_kinds_by_name(void **state)
 	assert_int_equal(kind("_find_and_load (<frozen importlib._bootstrap>)"), FRAME_PYTHON);
 	assert_int_equal(kind("[unknown_python] (?)"), FRAME_PYTHON);
 	assert_int_equal(kind("infer (jsloop.js:12)"), FRAME_JIT);
+	/* marked by stacks.c: perf-map (JIT) code, Python's trampolines too */
+	assert_int_equal(kind("numericPhase (jsloop.js:17)_[j]"), FRAME_JIT);
+	assert_int_equal(kind("loadAndTranslate (loader:542)_[j]"), FRAME_JIT);
+	assert_int_equal(kind("Interpreter_[j]"), FRAME_JIT);
+	assert_int_equal(kind("run_cycle (loop.py)_[j]"), FRAME_PYTHON);
 	assert_int_equal(kind("(anonymous) (<anonymous>:1)"), FRAME_JIT);
 	assert_int_equal(kind("Builtin:ArgumentsAdaptorTrampoline"), FRAME_JIT);
 	assert_int_equal(kind("[unknown]"), FRAME_UNKNOWN);
@@ -116,7 +121,7 @@ static void test_colours_by_kind_with_legend(void **state)
 	assert_int_equal(folded__add(&st, "app;main;native_work", 10), 0);
 	assert_int_equal(folded__add(&st, "app;main;do_syscall_64_[k]", 10), 0);
 	assert_int_equal(folded__add(&st, "app;main;run_cycle (loop.py)", 10), 0);
-	assert_int_equal(folded__add(&st, "app;main;infer (jsloop.js:12)", 10), 0);
+	assert_int_equal(folded__add(&st, "app;main;infer (jsloop.js:12)_[j]", 10), 0);
 	assert_int_equal(folded__add(&st, "app;main;[unknown]", 10), 0);
 	svg = draw(&st, FLAMEGRAPH_ONCPU);
 	/* each frame's hue nearest its own kind's swatch */
@@ -124,7 +129,7 @@ static void test_colours_by_kind_with_legend(void **state)
 		const char *frame, *word;
 	} cases[] = {
 		{ "native_work", "native" }, { "do_syscall_64_[k]", "kernel" },
-		{ "run_cycle (loop.py)", "Python" }, { "infer (jsloop.js:12)", "JIT / JS" },
+		{ "run_cycle (loop.py)", "Python" }, { "infer (jsloop.js:12)_[j]", "JIT / JS" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		double h = frame_hue(svg, cases[i].frame), best = 1e9;

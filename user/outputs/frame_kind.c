@@ -65,25 +65,27 @@ static bool file_line(const char *loc, size_t len)
 
 enum frame_kind frame_kind__of(const char *name, size_t len)
 {
+	bool jit = ends_with(name, len, "_[j]");
 	const char *loc;
 	size_t n;
 
 	if (ends_with(name, len, "_[k]"))
 		return FRAME_KERNEL;
+	if (jit)
+		len -= 4;
 	if (starts_with(name, len, "[unknown_python]"))
 		return FRAME_PYTHON;
 	if (starts_with(name, len, "[unknown]") || starts_with(name, len, "[missing"))
 		return FRAME_UNKNOWN;
-	if (v8_tagged(name, len))
-		return FRAME_JIT;
 	if (!location(name, len, &loc, &n))
-		return FRAME_NATIVE;
-	if (file_line(loc, n) || ends_with(loc, n, ".js") || ends_with(loc, n, ".mjs") || ends_with(loc, n, ".cjs"))
-		return FRAME_JIT;
+		return jit || v8_tagged(name, len) ? FRAME_JIT : FRAME_NATIVE;
 	/* python.c names a frame by its code object's file's base name; a
 	 * frozen module's is <frozen NAME>, exec'd text's <string>, none `?` */
 	if (ends_with(loc, n, ".py") || ends_with(loc, n, ".pyw") || ends_with(loc, n, ".pyx") ||
 	    starts_with(loc, n, "<frozen ") || (n == 8 && !memcmp(loc, "<string>", 8)) || (n == 1 && *loc == '?'))
 		return FRAME_PYTHON;
+	if (jit || file_line(loc, n) || ends_with(loc, n, ".js") || ends_with(loc, n, ".mjs") ||
+	    ends_with(loc, n, ".cjs"))
+		return FRAME_JIT;
 	return FRAME_NATIVE;
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* What kind of code a frame of a folded stack ran, read from its name alone
- * (the conventions of user/symbols): kernel frames end in `_[k]`, Python
- * frames are `qualname (file.py)`, JIT frames named by a perf map are
- * `name (file.js:line)` or carry V8's tag (`Builtin:...`). The flame graphs
- * colour by it; a diff or a folded file read back has nothing else. */
+ * (the conventions of user/symbols): kernel frames end in `_[k]`, frames of
+ * JIT code named by a perf map in `_[j]` (FlameGraph's marks), Python
+ * frames are `qualname (file.py)` (read by BPF, or a perf-map trampoline's:
+ * then with `_[j]`). Names without a mark, from folded files of other
+ * tools, are read by their form: `name (file.js:line)`, V8's tags
+ * (`Builtin:...`). The flame graphs colour by it; a diff or a folded file
+ * read back has nothing else. */
 #ifndef INFERTRACE_FRAME_KIND_H
 #define INFERTRACE_FRAME_KIND_H
 
