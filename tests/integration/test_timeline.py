@@ -45,9 +45,27 @@ var ROWS = %(rows)s, ROOT = %(root)s;
     var m = text().match(/\\n[0-9.]+(?:ns|\\u00b5s|ms|s) \\([0-9.<]+%%\\) ([^\\n]*)\\s*$/);
     return m ? m[1] : null;
   };
+  var chart = function () {
+    return [].slice.call(document.querySelectorAll('canvas')).map(function (c) { return c.getBoundingClientRect(); })
+      .filter(function (b) { return b.top > 50 && b.height > 100; })[0];
+  };
+  /* a chart answers once its view of the profile is set up: the root
+   * frame's row, wherever the thread was sampled (a profile left before
+   * that keeps an empty view: wait on the first one shown too) */
+  var ready = async function () {
+    for (var w = 0; w < 20; w++) {
+      var r = chart();
+      for (var x = 0.05; r && x < 1; x += 0.1)
+        if ((await hover(r.left + x * r.width, r.top + 28)) !== null) return r;
+      window.dispatchEvent(new Event('resize'));
+      await sleep(100);
+    }
+    return chart();
+  };
   for (var w = 0; w < 200 && !shown(); w++) await sleep(50);
   var t = shown();
   if (!t) { console.log('DONE'); return; }
+  await ready();
   while (t.index > 1) { key('p'); await sleep(50); t = shown(); }
   for (var k = 0; k < t.of; k++) {
     var cur = shown();
@@ -65,8 +83,7 @@ var ROWS = %(rows)s, ROOT = %(root)s;
     }
     var sandwich = text();
     key('1'); await sleep(100);
-    var r = [].slice.call(document.querySelectorAll('canvas')).map(function (c) { return c.getBoundingClientRect(); })
-      .filter(function (b) { return b.top > 50 && b.height > 100; })[0];
+    var r = await ready();
     var probes = [], rows = ROWS[cur.name] || [];
     for (var x = %(step)d / 2; x < r.width; x += %(step)d) {
       var names = {};
