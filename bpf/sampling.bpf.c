@@ -82,6 +82,7 @@ static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u
 	e->pystack = key->pystack;
 	e->reuse = 0;
 	__builtin_memcpy(e->comm, key->comm, IT_COMM_LEN);
+	bpf_get_current_comm(e->thread_comm, sizeof(e->thread_comm));
 	got = 0;
 	if (user_regs(e) == 0)
 		got = copy_user_stack(e, e->sp);

@@ -501,6 +501,7 @@ static __noinline int offcpu_record(struct it_sched_thread *st, __u32 cycle, __u
 	e->pystack = stack ? py_offcpu_stack(tid) : 0; /* Python frames at the switch-out */
 	task = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+	bpf_get_current_comm(e->thread_comm, sizeof(e->thread_comm));
 	e->reuse = 0;
 	if (stack && user_regs(e) == 0) {
 		/* --offcpu-sample-us 0: every block has its own copy */

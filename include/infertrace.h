@@ -359,6 +359,7 @@ struct it_ustack_event {
 	__u64 regs[IT_UREGS]; /* DWARF register numbers; x86-64: 0..15 GPRs, 16 rip */
 	__u64 sp;           /* address of stack[0] */
 	char comm[IT_COMM_LEN]; /* process (group leader) name */
+	char thread_comm[IT_COMM_LEN]; /* the thread's own name (its comm) */
 	__u8 stack[];       /* stack_size bytes */
 };
 

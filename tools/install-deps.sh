@@ -25,6 +25,14 @@ if [ "${1:-}" = test ]; then
 	# python3-torch: a real PyTorch loop with py: phases (test_python_cycles).
 	apt_ensure "run 'make test' as root (apt-get install)" tmux prometheus golang-go systemd \
 		cppcheck clang-tidy libclang-rt-14-dev chromium-headless-shell libsqlite3-dev python3-torch
+	# speedscope (npm, pinned in tests/peers/package-lock.json, installed
+	# there only): test_timeline and test_trace open the outputs in it. No
+	# registry, no failure: those tests then skip, saying why.
+	peers="$(dirname "$0")/../tests/peers"
+	if [ ! -f "$peers/node_modules/speedscope/dist/release/index.html" ] &&
+	   ! npm ci --prefix "$peers" --no-audit --no-fund --loglevel=error; then
+		echo "install-deps: npm could not install speedscope into tests/peers; test_timeline will skip" >&2
+	fi
 	exit 0
 fi
 PKGS=(make gcc libc6-dev clang llvm pkg-config bpftool libbpf-dev libelf-dev libdw-dev

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Shared helpers of the integration tests: build fixtures, run infertrace,
 read its outputs. Tests run as root with real BPF against real processes."""
+import base64
 import json
 import os
+import re
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -12,6 +15,8 @@ BUILD = os.environ.get("INFERTRACE_BUILD", os.path.join(ROOT, "build"))
 INFERTRACE = os.path.join(BUILD, "infertrace")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 FIXTURE_BUILD = os.path.join(BUILD, "fixtures")
+# speedscope, as tools/install-deps.sh test installs it (npm, pinned)
+SPEEDSCOPE = os.path.join(ROOT, "tests", "peers", "node_modules", "speedscope", "dist", "release", "index.html")
 
 
 def need_root(test):
@@ -138,3 +143,45 @@ def check_wall_split(profile, phases=True):
                     f"{o['offcpu_ms']:.4f} = {parts:.4f} ms against wall {wall:.4f} ms")
             checks += 1
     return checks
+
+
+def speedscope_run(profile, script, budget_s=120, size=(1600, 900)):
+    """Opens the file profile in real speedscope in headless Chromium, as
+    its command line opens a local file (#localProfilePath: a script that
+    hands speedscope the file), then runs script, JavaScript in the page
+    that sees the file loaded and reports with console.log. Returns
+    Chromium's console messages once one is "DONE" (or at budget_s), the
+    window size px wide and high (rendering costs about its area). Skips
+    the test without chromium-headless-shell or speedscope (make deps
+    installs both)."""
+    browser = shutil.which("chromium-headless-shell") or shutil.which("chromium")
+    if not browser:
+        raise unittest.SkipTest("no chromium-headless-shell (make deps installs it)")
+    if not os.path.exists(SPEEDSCOPE):
+        raise unittest.SkipTest("no speedscope in tests/peers (tools/install-deps.sh test installs it)")
+    tmp = tempfile.mkdtemp(prefix="it-speedscope-")
+    try:
+        with open(profile, "rb") as f:
+            data = base64.b64encode(f.read()).decode()
+        loader = os.path.join(tmp, "load.js")
+        with open(loader, "w") as f:
+            f.write("speedscope.loadFileFromBase64(%s, %s);\n%s" %
+                    (json.dumps(os.path.basename(profile)), json.dumps(data), script))
+        url = "file://" + SPEEDSCOPE + "#localProfilePath=" + loader
+        p = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                              "--v=0", "--window-size=%d,%d" % size, f"--virtual-time-budget={budget_s * 1000}",
+                              "--dump-dom", url], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        console = []
+        try:
+            for line in p.stderr:
+                m = re.search(r'CONSOLE[^\]]*\] "(.*)", source: ', line)
+                if m:
+                    console.append(m.group(1))
+                    if m.group(1) == "DONE":
+                        break
+        finally:
+            p.kill()
+            p.wait()
+        return console
+    finally:
+        shutil.rmtree(tmp, True)

@@ -6,7 +6,7 @@ every sample's stack (sf) a chain of stackFrames that is a stack of
 stacks.folded. The main thread's blocked system calls are off-CPU slices
 with their reason: in the database phase, the fixture's nanosleep. Every
 thread's slices nest properly, as speedscope needs to build one timeline per
-thread; and real speedscope (npm, in headless Chromium) imports the file
+thread; and real speedscope (npm's, tests/peers, in headless Chromium) imports the file
 without a nesting complaint."""
 import base64
 import collections
@@ -190,15 +190,13 @@ class TraceTest(unittest.TestCase):
         complaint about nesting (what a staircase of cycles shows), shows the
         main thread's timeline, and lists each cycle, phase and sleep with
         the cycle's own duration as its total."""
-        if not BROWSER or not shutil.which("npm"):
-            self.skipTest("needs npm and chromium-headless-shell")
+        if not BROWSER:
+            self.skipTest("no chromium-headless-shell (make deps installs it)")
+        index = common.SPEEDSCOPE
+        if not os.path.exists(index):
+            self.skipTest("no speedscope in tests/peers (tools/install-deps.sh test installs it)")
         tmp = tempfile.mkdtemp(prefix="it-speedscope-")
         self.addCleanup(shutil.rmtree, tmp, True)
-        p = subprocess.run(["npm", "install", "--prefix", tmp, "--no-audit", "--no-fund", "--prefer-offline",
-                            "speedscope@1.25.0"], capture_output=True, text=True, timeout=300)
-        index = os.path.join(tmp, "node_modules", "speedscope", "dist", "release", "index.html")
-        if p.returncode or not os.path.exists(index):
-            self.skipTest("npm could not install speedscope: " + p.stderr[-300:])
         with open(os.path.join(self.rec.dir, "trace.json"), "rb") as f:
             data = base64.b64encode(f.read()).decode()
         loader = os.path.join(tmp, "profile.js")

@@ -145,6 +145,9 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	if (h->type != IT_EV_USTACK || !s)
 		return;
 	s->stacks.records++;
+	/* a name is a convenience: without memory the thread stays numbered */
+	if (size >= sizeof(*e))
+		(void)model__name_thread(&rec->model, h->tgid, h->tid, e->thread_comm);
 	n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
 	if (n < 0) {
 		s->stacks.bad_records++;

@@ -418,6 +418,7 @@ static void sched_on_event(struct recording *rec, const void *data, size_t size)
 		ss->offcpu_stacks.bad_records++;
 		return;
 	}
+	(void)model__name_thread(&rec->model, e->hdr.tgid, e->hdr.tid, e->thread_comm);
 	if (!e->block_ns && !e->stack_size) {
 		weigh_window(rec, e->hdr.tid, e->cycle, e->phase, e->blocked_ns);
 		return;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "model.h"
 #include "vec.h"
 
@@ -93,6 +94,7 @@ void model__free(struct model *m)
 	json_decref(m->run.config);
 	json_decref(m->run.system);
 	free(m->procs);
+	free(m->threads);
 	for (int i = 0; i < IT_MAX_PHASES; i++) {
 		free(m->phase_names[i]);
 		free(m->count_names[i]);
@@ -175,6 +177,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->run = (struct model_run){ .start_wall_s = src->run.start_wall_s, .start_ns = src->run.start_ns,
 				       .end_ns = src->run.end_ns, .duration_s = src->run.duration_s };
 	dst->procs = NULL;
+	dst->threads = NULL;
 	dst->cycles = NULL;
 	dst->cycle_index = NULL;
 	dst->ncycle_index = 0;
@@ -229,6 +232,8 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->run.system = copy_json(src->run.system);
 	COPY_ARRAY(dst, src, procs, nprocs);
 	dst->capprocs = src->nprocs;
+	COPY_ARRAY(dst, src, threads, nthreads);
+	dst->capthreads = src->nthreads;
 	for (int i = 0; i < IT_MAX_PHASES; i++) {
 		dst->phase_names[i] = dup_or_null(src->phase_names[i]);
 		dst->count_names[i] = dup_or_null(src->count_names[i]);
@@ -383,6 +388,55 @@ const struct model_process *model__find_process(const struct model *m, pid_t pid
 		if (m->procs[i].pid == pid)
 			return &m->procs[i];
 	return NULL;
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct model_thread *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Every sample's record names its thread: a binary search, and an insert
+ * only for a thread not seen before. */
+int model__name_thread(struct model *m, pid_t pid, pid_t tid, const char *comm)
+{
+	struct model_thread want = { .pid = pid, .tid = tid };
+	size_t lo = 0, hi = m->nthreads;
+
+	memcpy(want.comm, comm, IT_COMM_LEN);
+	want.comm[IT_COMM_LEN - 1] = 0;
+	comm__sanitize(want.comm);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = thread_cmp(&m->threads[mid], &want);
+
+		if (!c) {
+			memcpy(m->threads[mid].comm, want.comm, IT_COMM_LEN);
+			return 0;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (VEC_RESERVE(m->threads, m->capthreads, m->nthreads, 16))
+		return -ENOMEM;
+	memmove(&m->threads[lo + 1], &m->threads[lo], (m->nthreads - lo) * sizeof(*m->threads));
+	m->threads[lo] = want;
+	m->nthreads++;
+	return 0;
+}
+
+const char *model__thread_name(const struct model *m, pid_t pid, pid_t tid)
+{
+	struct model_thread want = { .pid = pid, .tid = tid };
+	const struct model_thread *t = m->nthreads ?
+		bsearch(&want, m->threads, m->nthreads, sizeof(*m->threads), thread_cmp) : NULL;
+
+	return t && t->comm[0] ? t->comm : NULL;
 }
 
 static void split_init(struct model_split *s)

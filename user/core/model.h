@@ -166,6 +166,13 @@ struct model_process {
 	double cpu_s;
 };
 
+/* A thread's name as the kernel last showed it in a record of it (its
+ * comm: pthread_setname_np's, the process's until it sets one). */
+struct model_thread {
+	pid_t pid, tid;
+	char comm[IT_COMM_LEN];
+};
+
 /* A named counter of something lost or dropped; `samples` and `events` are
  * always present (the contract), others only when non-zero. */
 struct model_counter {
@@ -318,6 +325,8 @@ struct model {
 	struct model_run run;
 	struct model_process *procs;
 	size_t nprocs, capprocs;
+	struct model_thread *threads; /* sorted by (pid, tid) */
+	size_t nthreads, capthreads;
 	char *phase_names[IT_MAX_PHASES]; /* id 1..IT_MAX_PHASES-1 → name; NULL unused */
 	char *count_names[IT_MAX_PHASES];
 	int inference_phase;              /* derived: 0 = the whole cycle */
@@ -417,6 +426,11 @@ int model__phase_id(const struct model *m, const char *name);
 int model__count_id(const struct model *m, const char *name);
 struct model_process *model__add_process(struct model *m, pid_t pid);
 const struct model_process *model__find_process(const struct model *m, pid_t pid);
+/* Thread (pid, tid) is named comm (IT_COMM_LEN bytes as BPF reads them;
+ * made valid UTF-8 here); a later name replaces an earlier. 0 or -ENOMEM. */
+int model__name_thread(struct model *m, pid_t pid, pid_t tid, const char *comm);
+/* The thread's name; NULL when no record named it. */
+const char *model__thread_name(const struct model *m, pid_t pid, pid_t tid);
 struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle,
 				     uint64_t start_ns, uint64_t end_ns);
 /* The cycle the kernel tagged (pid, bpf_cycle); NULL when none (e.g. a

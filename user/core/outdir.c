@@ -24,7 +24,7 @@ bool output_dir__is_ours(const char *name)
 {
 	static const char *const fixed[] = {
 		"profile.json", "profile.pb.gz", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
-		"stacks.folded", "offcpu.folded", "wakeup.folded",
+		"timeline.speedscope.json", "stacks.folded", "offcpu.folded", "wakeup.folded",
 		"command.log", /* `top`: the launched command's output */
 		SPOOL_NAME,    /* a killed recording's spool */
 	};
@@ -81,7 +81,7 @@ static void remove_stale(int dirfd)
 /* The names a recording writes, known at its start. */
 static const char *const claimed[] = {
 	"profile.json", "profile.pb.gz", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
-	"stacks.folded", "offcpu.folded", "wakeup.folded",
+	"timeline.speedscope.json", "stacks.folded", "offcpu.folded", "wakeup.folded",
 };
 
 /* A name taken by what remove_stale could not remove (a directory). */

@@ -8,6 +8,7 @@
  *                   events with their stacks in stackFrames (--call-graph
  *                   dwarf streams each sample with its time) or, without
  *                   per-sample times, a samples-per-cycle counter;
+ *   timeline.speedscope.json  the timed samples per thread (speedscope.c);
  *   flamegraph.svg  the on-CPU flame graph of stacks.folded;
  *   wakeup.folded   the stacks of the threads that woke a blocked thread
  *                   of their process, weighted by the us they ended;
@@ -29,6 +30,7 @@
 #include "outputs.h"
 #include "pprof.h"
 #include "profile.h"
+#include "speedscope.h"
 #include "tail.h"
 
 /* ---- trace.json ---- */
@@ -58,7 +60,9 @@ static int trace_cycle_cmp(const void *a, const void *b)
 	return x->bpf_cycle < y->bpf_cycle ? -1 : x->bpf_cycle > y->bpf_cycle;
 }
 
-/* Thread tracks named once each: "COMM" for a main thread, "COMM/TID" else. */
+/* Thread tracks named once each: the thread's own name (its comm, from the
+ * records that carry it: --call-graph dwarf's samples and blocks); else
+ * "COMM" for a main thread, "COMM/TID" for another. */
 struct trace_thread {
 	pid_t pid, tid;
 };
@@ -97,7 +101,9 @@ static void write_thread_names(const struct model *m, FILE *f, const char **sep)
 		for (size_t j = 0; j < m->nprocs && !comm; j++)
 			if (m->procs[j].pid == t[i].pid)
 				comm = m->procs[j].comm;
-		if (t[i].tid == t[i].pid)
+		if (model__thread_name(m, t[i].pid, t[i].tid))
+			snprintf(name, sizeof(name), "%s", model__thread_name(m, t[i].pid, t[i].tid));
+		else if (t[i].tid == t[i].pid)
 			snprintf(name, sizeof(name), "%s", comm && *comm ? comm : "main");
 		else
 			snprintf(name, sizeof(name), "%s/%d", comm && *comm ? comm : "thread", t[i].tid);
@@ -827,7 +833,8 @@ static void html_outputs(FILE *f, const struct out_log *lg)
 		h(f, name);
 		fprintf(f, "\">");
 		h(f, name);
-		fprintf(f, "</a>%s", !strcmp(name, "trace.json") ? " (open in https://ui.perfetto.dev)" : "");
+		fprintf(f, "</a>%s", !strcmp(name, "trace.json") ? " (open in https://ui.perfetto.dev)" :
+			!strcmp(name, "timeline.speedscope.json") ? " (open in https://www.speedscope.app)" : "");
 	}
 	fprintf(f, ".</p>\n");
 	if (json_array_size(json_object_get(o, "not_written"))) {
@@ -932,6 +939,21 @@ static void write_wakeup(struct out_log *lg, const struct model *m)
 		out_done(lg, "wakeup.folded", write_folded_copy(&m->wakeup_us, lg->dir, "wakeup.folded"));
 }
 
+/* timeline.speedscope.json: written where samples carry their times. */
+static void write_timeline(struct out_log *lg, const struct model *m, const char *dir)
+{
+	const char *cg = json_string_value(json_object_get(m->run.config, "call_graph"));
+
+	if (m->ntrace_samples)
+		out_done(lg, "timeline.speedscope.json", speedscope__write(m, dir));
+	else if (!m->have_oncpu)
+		not_written(lg, "timeline.speedscope.json", "on-CPU samples were not recorded");
+	else if (cg && !strcmp(cg, "fp"))
+		not_written(lg, "timeline.speedscope.json", "samples carry no times with --call-graph fp");
+	else
+		not_written(lg, "timeline.speedscope.json", "no sample was kept with its time");
+}
+
 /* Removes NAME, written already, to make room for profile.json. */
 static bool give_way(struct out_log *lg, const char *name)
 {
@@ -964,7 +986,9 @@ static bool give_way(struct out_log *lg, const char *name)
  * the views written before it give way to it. */
 static void write_profile(const struct model *m, struct out_log *lg)
 {
-	static const char *const views[] = { "report.html", "offcpu.svg", "flamegraph.svg", "trace.json" };
+	static const char *const views[] = {
+		"report.html", "offcpu.svg", "flamegraph.svg", "timeline.speedscope.json", "trace.json",
+	};
 	json_t *profile = model__to_json(m);
 	int err = -ENOMEM;
 
@@ -1021,6 +1045,7 @@ int outputs__write_all(const struct model *m, const char *dir)
 	out_log_init(&lg, m, dir, "");
 	write_stacks(&lg, m, dir);
 	out_done(&lg, "trace.json", write_trace(m, dir));
+	write_timeline(&lg, m, dir);
 	out_done(&lg, "flamegraph.svg", flamegraph__write_file(dir, "flamegraph.svg", &m->oncpu, &fg_oncpu));
 	if (m->have_offcpu)
 		out_done(&lg, "offcpu.svg", flamegraph__write_file(dir, "offcpu.svg", &m->offcpu_us, &fg_offcpu));
