@@ -53,13 +53,15 @@ class Rule:
 ESC_NAME = b"evil\x1b[31m\x1b]0;owned\x07"
 BAD_UTF8_NAME = b"bad\xff\xfename"
 
-# Frame pointers: only where a test records with --call-graph fp or asks
-# for them by name (the _fp twins); -fomit-frame-pointer is gcc's default
-# at -O1 and above.
+# One rule per name: the same sources with other flags are another fixture
+# (experiment_fp, offcpu_calls_fp and _nofp). gcc omits frame pointers from
+# -O1 on unless a rule says -fno-omit-frame-pointer.
 FIXTURE_RULES = {
     # tests/fixtures/experiment.c: cycles, phases and tokens by construction
     "experiment": Rule(("experiment.c",), "-O1 -g -lpthread"),
-    "experiment_fp": Rule(("experiment.c",), "-O1 -g -fno-omit-frame-pointer -pthread"),
+    # for test_pprof's --call-graph fp run; a test that reads the command's
+    # name (test_live's metrics labels) needs "experiment" itself
+    "experiment_fp": Rule(("experiment.c",), "-O1 -g -fno-omit-frame-pointer -lpthread"),
     "exp_recurse": Rule(("exp_recurse.c",), "-O2 -g -lpthread"),
     "exp_abandon": Rule(("exp_abandon.c",), "-O2 -g -lpthread"),
     # probes in libraries, dlopen, dlclose

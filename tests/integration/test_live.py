@@ -40,7 +40,7 @@ def free_port():
 def start_recording(args, cycles=400):
     """A recording with --metrics on a free port; returns (process, url, outdir)."""
     p, out = start_record(["--metrics", "127.0.0.1:0"] + PROBES + list(args),
-                          [fixture("experiment_fp"), str(cycles), "20", "4", "5", "2"])
+                          [fixture("experiment"), str(cycles), "20", "4", "5", "2"])
     _, m = read_stderr_until(p, r"serving metrics at (http://\S+)")
     if not m:
         p.kill()
@@ -333,7 +333,7 @@ class TopTest(unittest.TestCase):
         status = os.path.join(out, "status")
         sock = f"infertrace-test-{os.getpid()}"
         cmd = " ".join([INFERTRACE, "top", "-o", os.path.join(out, "rec")] + PROBES +
-                       ["--", fixture("experiment_fp"), "2000", "20", "4", "5", "2"])
+                       ["--", fixture("experiment"), "2000", "20", "4", "5", "2"])
         subprocess.run([tmux, "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30",
                         f"{cmd}; echo $? > {status}; sleep 600"], check=True)
 

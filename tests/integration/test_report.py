@@ -17,7 +17,7 @@ ARGS = ["--cycle", "run_cycle", "--phase", "llm_inference=inference", "--phase",
 class TestReportDiff(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.base = record(ARGS, [fixture("experiment_fp"), "5", "20", "4", "5", "2"])
+        cls.base = record(ARGS, [fixture("experiment"), "5", "20", "4", "5", "2"])
 
     def test_report_summarizes(self):
         p = subprocess.run([INFERTRACE, "report", self.base.dir], text=True, stdout=subprocess.PIPE,

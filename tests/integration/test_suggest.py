@@ -39,7 +39,7 @@ class TestSuggestedCycle(unittest.TestCase):
         # runs on into the next one's in the timeline (one burst for two).
         # At 499 Hz each cycle has ~20 samples (at 99 Hz, ~4: a busy machine
         # left too few to see a period)
-        rec = record(["-F", "499"], [fixture("experiment_fp"), str(cycles), "30", "5", "20", "10"])
+        rec = record(["-F", "499"], [fixture("experiment"), str(cycles), "30", "5", "20", "10"])
         self.check(rec, cycles, ("run_cycle", "run_cycle"), min_bursts=cycles // 2)
 
     def test_no_loop(self):
@@ -48,7 +48,7 @@ class TestSuggestedCycle(unittest.TestCase):
         self.assertNotIn("suggested cycle", rec.stderr)
 
     def test_not_with_a_cycle_spec(self):
-        rec = record(["--cycle", "run_cycle"], [fixture("experiment_fp"), "6", "30", "5", "20", "10"])
+        rec = record(["--cycle", "run_cycle"], [fixture("experiment"), "6", "30", "5", "20", "10"])
         self.assertNotIn("suggested_cycle", rec.profile)
 
 
