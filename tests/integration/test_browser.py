@@ -23,10 +23,6 @@ import common
 BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
 
 
-def experiment():
-    return common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
-
-
 def load(path, fragment, width=800):
     """The DOM after the page's scripts ran in a window width px wide, and
     Chromium's console lines."""
@@ -83,11 +79,11 @@ class BrowserTest(unittest.TestCase):
     def setUpClass(cls):
         cls.rec = common.record(["-F", "499", "--cycle", "run_cycle", "--phase", "llm_inference=inference",
                                  "--phase", "database=database", "--phase", "never=worker"],
-                                [experiment(), "8", "20", "3", "2", "1"])
+                                [common.fixture("experiment"), "8", "20", "3", "2", "1"])
         st = cls.rec.folded()
         total = sum(st.values())
         # the share of samples with spin_cpu anywhere in the stack
-        cls.truth = 100.0 * sum(c for s, c in st.items() if "spin_cpu" in s.split(";")) / total
+        cls.truth = 100.0 * common.frame_share(st, "spin_cpu")
         cls.total = total
 
     def check_page(self, name):
@@ -173,9 +169,7 @@ class BrowserTest(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(self.rec.dir, name)), name)
 
     def share(self, name, frame):
-        st = self.rec.folded(name)
-        total = sum(st.values())
-        return 100.0 * sum(c for s, c in st.items() if frame in s.split(";")) / total
+        return 100.0 * common.frame_share(self.rec.folded(name), frame)
 
     def test_offcpu_svg(self):
         # database() sleeps: its blocked time is the off-CPU graph's weight

@@ -14,17 +14,15 @@ import threading
 import time
 import unittest
 
-from common import INFERTRACE, ROOT, build, need_root
+from common import INFERTRACE, assert_schema, fixture, need_root
 
-SCHEMA = os.path.join(ROOT, "docs", "profile.schema.json")
 SPIN_MS, SLEEP_MS = 15, 5
 
 
 @need_root
 class CheckpointTest(unittest.TestCase):
     def test_sigkill_leaves_last_checkpoint(self):
-        import jsonschema
-        exe = build("tick_cycles", ["tick_cycles.c"], f"-I{os.path.join(ROOT, 'tests', 'fixtures')} -O1 -g")
+        exe = fixture("tick_cycles")
         out = tempfile.mkdtemp(prefix="it-ckpt-")
         p = subprocess.Popen([INFERTRACE, "record", "-q", "-o", out, "--checkpoint", "1", "--cycle", "run_cycle",
                               "--", exe, "100000", str(SPIN_MS), str(SLEEP_MS)],
@@ -50,8 +48,7 @@ class CheckpointTest(unittest.TestCase):
         self.assertGreater(ran, 100)
         with open(os.path.join(out, "profile.json")) as f:
             prof = json.load(f)
-        with open(SCHEMA) as f:
-            jsonschema.validate(prof, json.load(f))
+        assert_schema(prof)
         self.assertTrue(prof["stop_reason"].startswith("checkpoint"), prof["stop_reason"])
         self.assertIn(f"{prof['duration_s']:.3f} s", prof["stop_reason"])  # its time range, stated
         got = prof["aggregate_metrics"]["total_cycles"]

@@ -10,20 +10,15 @@ import subprocess
 import tempfile
 import unittest
 
-from common import INFERTRACE, need_root
+from common import INFERTRACE, infertrace, need_root
 
 # user/core/exit_codes.h
 USAGE, PRIVILEGE, TARGET, RUNTIME, OUTPUT = 2, 3, 4, 5, 6
 
 
-def run(args, **kw):
-    return subprocess.run([INFERTRACE] + args, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=120, **kw)
-
-
 def record_options():
     """Every --long option `record --help` lists."""
-    return set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z-]*)", run(["record", "--help"]).stdout, re.M))
+    return set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z-]*)", infertrace("record", "--help").stdout, re.M))
 
 
 class TestHelp(unittest.TestCase):
@@ -31,21 +26,21 @@ class TestHelp(unittest.TestCase):
         for sub in ("record", "report", "diff"):
             for flag in ("-h", "--help"):
                 with self.subTest(sub=sub, flag=flag):
-                    p = run([sub, flag])
+                    p = infertrace(sub, flag)
                     self.assertEqual(p.returncode, 0, p.stderr)
                     self.assertIn(f"infertrace {sub}", p.stdout)
                     self.assertEqual(p.stderr, "")
 
     def test_top_level(self):
-        p = run(["--help"])
+        p = infertrace("--help")
         self.assertEqual(p.returncode, 0)
         for code in range(7):
             self.assertRegex(p.stdout, rf"\n  {code}  \w")
-        self.assertRegex(run(["--version"]).stdout, r"^infertrace \d+\.\d+\.\d+\n$")
-        self.assertRegex(run(["record", "--version"]).stdout, r"^infertrace \d+\.\d+\.\d+\n$")
-        p = run(["nosuch"])
+        self.assertRegex(infertrace("--version").stdout, r"^infertrace \d+\.\d+\.\d+\n$")
+        self.assertRegex(infertrace("record", "--version").stdout, r"^infertrace \d+\.\d+\.\d+\n$")
+        p = infertrace("nosuch")
         self.assertEqual(p.returncode, USAGE)
-        self.assertEqual(run([]).returncode, USAGE)
+        self.assertEqual(infertrace().returncode, USAGE)
 
 
 class TestUsageErrors(unittest.TestCase):
@@ -53,7 +48,7 @@ class TestUsageErrors(unittest.TestCase):
 
     def check(self, args, needle, sub="record"):
         out = tempfile.mkdtemp(prefix="it-cli-")
-        p = run([sub] + [a.replace("OUT", out) for a in args])
+        p = infertrace(sub, *[a.replace("OUT", out) for a in args])
         self.assertEqual(p.returncode, USAGE, p.stderr)
         lines = p.stderr.splitlines()
         self.assertEqual(len(lines), 1, p.stderr)
@@ -85,9 +80,9 @@ class TestUsageErrors(unittest.TestCase):
 
     def test_report_and_diff(self):
         self.check(["--threshold", "nan", "a", "b"], "threshold", sub="diff")
-        p = run(["diff", "onlyone"])
+        p = infertrace("diff", "onlyone")
         self.assertEqual(p.returncode, USAGE)
-        p = run(["report", "/nonexistent/x"])
+        p = infertrace("report", "/nonexistent/x")
         self.assertEqual(p.returncode, TARGET)
         self.assertTrue(p.stderr.startswith("infertrace report: "), p.stderr)
 
@@ -109,14 +104,14 @@ class TestExitClasses(unittest.TestCase):
         for args in (["-p", "999999999"], ["--", "/nonexistent/cmd"],
                      ["--phase", "x=definitely_not_in_true", "--", "true"]):
             with self.subTest(args=args):
-                p = run(["record", "-o", out] + args)
+                p = infertrace("record", "-o", out, *args)
                 self.assertEqual(p.returncode, TARGET, p.stderr)
                 self.assertTrue(p.stderr.startswith("infertrace record: "), p.stderr)
         shutil.rmtree(out)
 
     @need_root
     def test_output(self):
-        p = run(["record", "-o", "/proc/infertrace-out", "--", "true"])
+        p = infertrace("record", "-o", "/proc/infertrace-out", "--", "true")
         self.assertEqual(p.returncode, OUTPUT, p.stderr)
         self.assertIn("output directory", p.stderr)
 
@@ -155,7 +150,7 @@ class TestProgress(unittest.TestCase):
 
     def test_pipe(self):
         out = tempfile.mkdtemp(prefix="it-cli-")
-        p = run(["record", "-o", out, "-d", "2.5", "--", "sleep", "10"])
+        p = infertrace("record", "-o", out, "-d", "2.5", "--", "sleep", "10")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIsNone(self.LINE.search(p.stderr), p.stderr)
         self.assertNotIn("\r", p.stderr)
@@ -166,7 +161,7 @@ class TestGenerated(unittest.TestCase):
     """The man page and the completion list every option of `record --help`."""
 
     def test_man_page(self):
-        p = run(["--man"])
+        p = infertrace("--man")
         self.assertEqual(p.returncode, 0)
         opts = record_options()
         self.assertGreater(len(opts), 15)
@@ -182,7 +177,7 @@ class TestGenerated(unittest.TestCase):
         self.assertIn("EXIT STATUS", text)
 
     def test_bash_completion(self):
-        p = run(["--completion", "bash"])
+        p = infertrace("--completion", "bash")
         self.assertEqual(p.returncode, 0)
         self.assertEqual(subprocess.run(["bash", "-n"], input=p.stdout, text=True).returncode, 0)
         words = set(p.stdout.split())
@@ -193,7 +188,7 @@ class TestGenerated(unittest.TestCase):
                             "echo \"${COMPREPLY[*]}\"\n"
         r = subprocess.run(["bash", "-c", script], text=True, stdout=subprocess.PIPE)
         self.assertEqual(r.stdout.split(), ["auto", "nvml", "jetson", "none"])
-        self.assertEqual(run(["--completion", "zsh"]).returncode, USAGE)
+        self.assertEqual(infertrace("--completion", "zsh").returncode, USAGE)
 
 
 if __name__ == "__main__":

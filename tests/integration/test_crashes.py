@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Crashes: SIGSEGV, the OOM killer in a memory cgroup, a supervisor that
 relaunches a crashing child, --comm."""
-import json
 import os
 import subprocess
 import tempfile
@@ -9,7 +8,6 @@ import time
 import unittest
 
 import common
-from test_sched import fixture
 
 
 def memory_cgroup(limit_bytes):
@@ -44,7 +42,7 @@ def memory_cgroup(limit_bytes):
 @common.need_root
 class CrashTest(unittest.TestCase):
     def test_sigsegv(self):
-        r = common.record([], [fixture(), "segv", "100"], check=False)
+        r = common.record([], [common.fixture("sched_fix"), "segv", "100"], check=False)
         crashes = r.profile["crashes"]
         self.assertEqual(len(crashes), 1, crashes)
         self.assertEqual(crashes[0]["signal"], 11)
@@ -64,8 +62,8 @@ class CrashTest(unittest.TestCase):
         procs, cleanup = cg
         try:
             # the shell joins the cgroup, then execs the fixture (same pid)
-            r = common.record(["--cycle", f"{fixture()}:cycle_sleepspin"],
-                              ["/bin/sh", "-c", f"echo $$ > {procs} && exec {fixture()} oom 10"],
+            r = common.record(["--cycle", f"{common.fixture('sched_fix')}:cycle_sleepspin"],
+                              ["/bin/sh", "-c", f"echo $$ > {procs} && exec {common.fixture('sched_fix')} oom 10"],
                               check=False, timeout=60)
         finally:
             time.sleep(0.2)
@@ -81,7 +79,7 @@ class CrashTest(unittest.TestCase):
         self.assertNotIn("exit_code", target)
         self.assertGreater(r.profile["memory"]["peak_mb"], 40)
         # the cycles before the kill: as many as the fixture said it ran
-        truth = json.loads([l for l in r.stdout.splitlines() if l.startswith("{")][-1])
+        truth = common.truth_of(r)
         self.assertEqual(len(r.profile["cycles"]), truth["cycles_before_oom"])
         for c in r.profile["cycles"]:
             self.assertGreaterEqual(c["oncpu_ms"], 20 * 0.99, c)
@@ -89,7 +87,7 @@ class CrashTest(unittest.TestCase):
             self.assertTrue(all(l.rstrip().rsplit(" ", 1)[1].isdigit() for l in f if l.strip()))
 
     def test_supervisor_relaunches(self):
-        script = f"for i in 1 2 3; do {fixture()} segv 50; done; exit 0"
+        script = f"for i in 1 2 3; do {common.fixture('sched_fix')} segv 50; done; exit 0"
         r = common.record([], ["/bin/sh", "-c", script], check=False)
         segv = [c for c in r.profile["crashes"] if c["signal"] == 11]
         self.assertEqual(len(segv), 3, r.profile["crashes"])
@@ -108,7 +106,7 @@ class CrashTest(unittest.TestCase):
         for line in rec.stderr:
             if "recording" in line:
                 break
-        subprocess.run([fixture(), "segv", "50"])
+        subprocess.run([common.fixture("sched_fix"), "segv", "50"])
         rec.wait(timeout=30)
         r = common.Recording(out, rec)
         self.assertTrue(any(c["signal"] == 11 for c in r.profile["crashes"]), r.profile["crashes"])

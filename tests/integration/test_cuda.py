@@ -4,7 +4,6 @@ tests/fixtures/fake_cudart.c (libcudart.so.12, implemented with the
 driver's calls like the real runtime) and fake_cuda.c (libcuda.so.1), called
 by tests/fixtures/cuda_exp.c, whose launches, copied bytes and sync sleeps
 per cycle are known by construction."""
-import json
 import os
 import unittest
 
@@ -13,25 +12,16 @@ import common
 CYCLES, LAUNCHES, SYNC_MS = 6, 10, 5
 
 
-def fixture():
-    d = common.FIXTURE_BUILD
-    cuda = common.build("libcuda.so.1", ["fake_cuda.c"], "-shared -fPIC -O1 -Wl,-soname,libcuda.so.1")
-    common.build("libcudart.so.12", ["fake_cudart.c"],
-                 f"-shared -fPIC -O1 -Wl,-soname,libcudart.so.12 {cuda}")
-    return common.build("cuda_exp", ["cuda_exp.c"],
-                        f"-O1 -g -L{d} -l:libcudart.so.12 -l:libcuda.so.1 -Wl,-rpath,{d}")
-
-
 @common.need_root
 class CudaTest(unittest.TestCase):
     def test_launches_bytes_sync(self):
-        exe = fixture()
+        exe = common.fixture("cuda_exp")
         env = dict(os.environ, FAKE_CUDA_SYNC_MS=str(SYNC_MS))
         r = common.record(["--preset", "cuda", "--cycle", "run_cycle"], [exe, str(CYCLES), str(LAUNCHES)], env=env)
         p = r.profile
         cycles = p["cycles"]
         self.assertEqual(len(cycles), CYCLES)
-        truth = json.loads(r.stdout.strip().splitlines()[-1])["sync_ms"]
+        truth = common.truth_of(r)["sync_ms"]
         for i, c in enumerate(cycles):
             cu = c["cuda"]
             # runtime launches + 2 direct driver launches + 1 cudaLaunchKernelExC

@@ -7,147 +7,9 @@ total cycles and token counts exactly, phase and cycle times within 5% (or
 profile.json of every run is validated against docs/profile.schema.json."""
 import json
 import os
-import statistics
 import unittest
 
-from common import FIXTURES, ROOT, build, need_root, record
-
-SCHEMA = os.path.join(ROOT, "docs", "profile.schema.json")
-REL, ABS_MS = 0.05, 1.0
-STRICT_CYCLES = []  # (test, what, cycles checked alone, cycles): printed with -v
-
-
-def fixture(name, sources=None, flags="-O2 -g -lpthread"):
-    return build(name, sources or [name + ".c"], f"-I{FIXTURES} {flags}")
-
-
-def experiment():
-    return fixture("experiment", ["experiment.c"], "-O1 -g -lpthread")
-
-
-def truth_of(rec):
-    """The fixture's own measurements: the last JSON line of its stdout."""
-    lines = [l for l in rec.stdout.splitlines() if l.startswith("{")]
-    assert lines, f"fixture printed no measurements:\n{rec.stdout}\n{rec.stderr}"
-    return json.loads(lines[-1])
-
-
-class ProbeTestCase(unittest.TestCase):
-    """Assertions shared by the probe tests."""
-
-    def assertClose(self, got, want, what, rel=REL, abs_ms=ABS_MS):
-        tol = max(rel * abs(want), abs_ms)
-        self.assertLessEqual(abs(got - want), tol,
-                             f"{what}: traced {got:.3f} ms, truth {want:.3f} ms (tolerance {tol:.3f} ms)")
-
-    def assertValid(self, rec):
-        """profile.json validates against the documented schema."""
-        import jsonschema
-        with open(SCHEMA) as f:
-            schema = json.load(f)
-        jsonschema.validate(rec.profile, schema)
-
-    def strict(self, truth, i):
-        """Whether cycle i is checked on its own: the fixture's thread was not
-        preempted in it. On this 2-CPU VM, tests of other suites running at
-        the same time can preempt the fixture between its own clock read and
-        the probe's timestamp (the uprobe trap is a rescheduling point, and
-        uprobe handling waits on locks other tracers take); such a cycle is
-        only checked for not exceeding the truth. Run the suite on an idle
-        machine (INFERTRACE_TEST_VERBOSE=1 prints how many cycles were checked)."""
-        return not truth.get("preempted", [0] * (i + 1))[i]
-
-    def assertPerCycle(self, rec, truth, got, want, what, rel=REL, abs_ms=ABS_MS, upper=None):
-        """got[i] vs want[i] for the cycles in which the fixture was not
-        preempted; in the others got[i] may not exceed upper[i] (the widest
-        window the traced span can hold; want[i] when not given)."""
-        checked = 0
-        upper = want if upper is None else upper
-        for i, (g, w) in enumerate(zip(got, want)):
-            if self.strict(truth, i):
-                self.assertClose(g, w, f"cycle {i} {what}", rel, abs_ms)
-                checked += 1
-            else:
-                # preempted (or delayed in the uprobe path): the traced time may
-                # miss the delay, never exceed the widest window by much
-                u = upper[i]
-                self.assertLessEqual(g, u + max(rel * u, abs_ms), f"cycle {i} {what}")
-        STRICT_CYCLES.append((self.id(), what, checked, len(got)))
-
-    def assertPhase(self, rec, name, truth, key, calls_per_cycle=1, cycles=None, upper_key=None):
-        """Each cycle's phase ms (and calls) against the fixture's per-cycle
-        truth[key]; truth[upper_key], where given, is the caller's window
-        around the call, which bounds a preempted cycle's phase when the
-        fixture times the phase inside its own function."""
-        cyc = rec.profile["cycles"]
-        cycles = list(range(len(cyc))) if cycles is None else cycles
-        got = []
-        for i in cycles:
-            ph = cyc[i]["phases"].get(name)
-            self.assertIsNotNone(ph, f"cycle {i} has no phase {name}: {cyc[i]}")
-            got.append(ph["ms"])
-            if calls_per_cycle is not None:
-                self.assertEqual(ph["calls"], calls_per_cycle, f"cycle {i} phase {name} calls")
-        sub = dict(truth, preempted=[truth.get("preempted", [0] * len(cyc))[i] for i in cycles])
-        upper = truth[upper_key] if upper_key else truth[key]
-        self.assertPerCycle(rec, sub, got, [truth[key][i] for i in cycles], f"phase {name}",
-                            upper=[upper[i] for i in cycles])
-
-    def assertCycleTimes(self, rec, truth, cycles=None):
-        cyc = rec.profile["cycles"]
-        cycles = list(range(len(cyc))) if cycles is None else cycles
-        sub = dict(truth, preempted=[truth.get("preempted", [0] * len(cyc))[i] for i in cycles])
-        # a cycle's probes fire at the call and the return of its function,
-        # outside the function's own clock reads: the caller's window
-        # (call_ms, where the fixture gives it) bounds a preempted cycle
-        upper = truth.get("call_ms", truth["cycle_ms"])
-        self.assertPerCycle(rec, sub, [cyc[i]["duration_ms"] for i in cycles],
-                            [truth["cycle_ms"][i] for i in cycles], "duration",
-                            upper=[upper[i] for i in cycles])
-
-    def assertConsistent(self, rec, inference="llm_inference"):
-        """percent_of_cycle, totals, aggregates and tokens/s agree with the cycles."""
-        p = rec.profile
-        cyc, agg = p["cycles"], p["aggregate_metrics"]
-        total_cycle_ms = sum(c["duration_ms"] for c in cyc)
-        self.assertEqual(agg["total_cycles"], len(cyc))
-        durs = sorted(c["duration_ms"] for c in cyc)
-        self.assertAlmostEqual(agg["avg_cycle_ms"], statistics.mean(durs), places=3)
-        self.assertAlmostEqual(agg["max_cycle_ms"], durs[-1], places=3)
-        self.assertAlmostEqual(agg["p50_cycle_ms"], statistics.median(durs), places=3)
-        self.assertLessEqual(agg["p50_cycle_ms"], agg["p95_cycle_ms"] + 1e-9)
-        self.assertLessEqual(agg["p95_cycle_ms"], agg["p99_cycle_ms"] + 1e-9)
-        self.assertLessEqual(agg["p99_cycle_ms"], agg["max_cycle_ms"] + 1e-9)
-        for name, ph in p["phases"].items():
-            total = sum(c["phases"].get(name, {}).get("ms", 0) for c in cyc)
-            calls = sum(c["phases"].get(name, {}).get("calls", 0) for c in cyc)
-            self.assertAlmostEqual(ph["total_ms"], total, places=3, msg=name)
-            self.assertEqual(ph["calls"], calls, name)
-            self.assertAlmostEqual(ph["percent_of_cycle"], 100 * total / total_cycle_ms, places=3, msg=name)
-            if not calls:
-                self.assertIsNone(ph["p50_ms"], name)
-                continue
-            self.assertLessEqual(ph["p50_ms"], ph["p95_ms"] + 1e-9)
-            self.assertLessEqual(ph["p95_ms"], ph["p99_ms"] + 1e-9)
-        tps = []
-        for c in cyc:
-            if "tokens" not in c.get("counts", {}):
-                continue
-            inf_ms = c["phases"].get(inference, {}).get("ms")
-            if not inf_ms:
-                continue
-            want = c["counts"]["tokens"] / (inf_ms / 1000)
-            self.assertAlmostEqual(c["tokens_per_second"], want, delta=want * 1e-6)
-            tps.append(want)
-        if tps:
-            self.assertAlmostEqual(agg["avg_tokens_per_second"], statistics.mean(tps), delta=1e-6 * tps[0])
-
-    def assertNoProbeLoss(self, rec):
-        self.assertEqual(rec.profile["lost"].get("events", 0), 0, rec.profile["lost"])
-
-
-def experiment_args(cycles, infer, tokens, db, mode, workers=0):
-    return [str(a) for a in (cycles, infer, tokens, db, mode)] + ([str(workers)] if workers else [])
+from common import STRICT_CYCLES, ProbeTestCase, experiment_args, fixture, need_root, record, truth_of
 
 
 @need_root
@@ -155,7 +17,7 @@ class TestCyclesExperiment(ProbeTestCase):
     """--cycle/--phase/--count on the fixture, several shapes."""
 
     def run_shape(self, cycles, infer, tokens, db, mode):
-        exe = experiment()
+        exe = fixture("experiment")
         rec = record(["--cycle", "run_cycle", "--phase", "llm_inference=inference",
                       "--phase", "database=database", "--phase", "mode=mode",
                       "--count", "tokens=token"],
@@ -192,7 +54,7 @@ class TestCyclesExperiment(ProbeTestCase):
         self.assertEqual(sum(c["counts"]["tokens"] for c in rec.profile["cycles"]), 9 * 48)
 
     def test_no_cycle_is_one_whole_run_cycle(self):
-        exe = experiment()
+        exe = fixture("experiment")
         rec = record(["--phase", "database=database", "--count", "tokens=token"],
                      [exe] + experiment_args(4, 10, 5, 8, 1))
         truth = truth_of(rec)
@@ -210,7 +72,7 @@ class TestCyclesExperiment(ProbeTestCase):
                                20 / (p["cycles"][0]["duration_ms"] / 1000), delta=1e-3)
 
     def test_cycle_marker_on_native_function(self):
-        exe = experiment()
+        exe = fixture("experiment")
         # each inference() call starts a cycle: cycles run from one inference
         # to the next, the last until the process exits
         rec = record(["--cycle-marker", "inference", "--phase", "database=database",
@@ -234,7 +96,7 @@ class TestCyclesThreads(ProbeTestCase):
     """Inference on 2 worker threads: per-process wall union vs per-thread sum."""
 
     def test_inference_on_two_worker_threads(self):
-        exe = experiment()
+        exe = fixture("experiment")
         cycles, infer, tokens = 7, 30, 6
         rec = record(["--cycle", "run_cycle", "--phase", "llm_inference=inference_work",
                       "--phase", "database=database", "--count", "tokens=token"],
@@ -271,7 +133,7 @@ class TestConfigFile(ProbeTestCase):
 
     def test_config_then_command_line(self):
         import tempfile
-        exe = experiment()
+        exe = fixture("experiment")
         out = tempfile.mkdtemp(prefix="it-cfg-")
         cfg = os.path.join(out, "cfg.json")
         with open(cfg, "w") as f:
@@ -311,7 +173,7 @@ class TestProbeErrors(unittest.TestCase):
     """Bad specs: one clear line, non-zero exit, the command never runs, no outputs."""
 
     def check_error(self, args, needle):
-        marker = os.path.join(os.path.dirname(experiment()), "it-error-ran")
+        marker = os.path.join(os.path.dirname(fixture("experiment")), "it-error-ran")
         if os.path.exists(marker):
             os.unlink(marker)
         rec = record(args, ["/bin/sh", "-c", f"touch {marker}"], check=False)
@@ -327,7 +189,7 @@ class TestProbeErrors(unittest.TestCase):
         return err[0]
 
     def test_unknown_symbol(self):
-        exe = experiment()
+        exe = fixture("experiment")
         line = self.check_error(["--cycle", f"{exe}:no_such_function"], "no_such_function")
         self.assertIn("not found", line)
 

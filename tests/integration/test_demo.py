@@ -4,83 +4,9 @@ checked against the driver's own figures (driver.json, the driver's clock)."""
 import glob
 import json
 import os
-import re
-import subprocess
-import tempfile
 import unittest
 
-from common import BUILD, ROOT, need_root
-from test_llama import LIBDIR, library_symbols, sanitize, setup_demo
-
-NAN = re.compile(r"\b(nan|-?inf|-?infinity)\b", re.I)
-THREAD_ADVICE = ("cpu_oversubscribed", "Run fewer compute threads", "threads than CPUs")
-
-
-def cpu_busy_s():
-    """All CPUs' busy seconds so far (/proc/stat: everything but idle and iowait)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
-
-
-# Samples inside the cycles needed to judge a 60% share: with 300 the share's
-# standard error is under 3 points. A count, not a rate: the cycles' CPU time
-# (and so the count at a given rate) depends on the CPU (1,200 at 99 Hz on
-# one VM, 750 on a faster one).
-MIN_IN_CYCLE = 300
-
-
-class DemoRun(unittest.TestCase):
-    """One run of a demo script (SCRIPT, within TIMEOUT s) into a temporary
-    directory; its profile, its driver's own JSON and its printed report.
-    Shared by the node demo here and the Python one (test_demo_python)."""
-    SCRIPT, TIMEOUT, WHAT = "demo.sh", 240, "make demo"
-
-    @classmethod
-    def setUpClass(cls):
-        why = setup_demo()
-        if why:
-            raise unittest.SkipTest(why)
-        cls.tmp = tempfile.TemporaryDirectory(prefix="it-demo-")
-        cls.out = os.path.join(cls.tmp.name, "out")
-        busy0 = cpu_busy_s()
-        p = subprocess.run([os.path.join(ROOT, "tools", cls.SCRIPT), BUILD], text=True, timeout=cls.TIMEOUT,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           env=dict(os.environ, DEMO_OUT=cls.out))
-        cls.busy_s = cpu_busy_s() - busy0
-        cls.stdout = p.stdout
-        if p.returncode:
-            raise AssertionError(f"{cls.WHAT} failed ({p.returncode}):\n{p.stdout[-3000:]}")
-        with open(os.path.join(cls.out, "profile.json")) as f:
-            cls.profile = json.load(f)
-        with open(os.path.join(cls.out, "driver.json")) as f:
-            cls.driver = json.loads(f.read().strip().splitlines()[-1])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    def in_cycle_samples(self):
-        """(samples inside the cycles, those with their leaf in libllama or
-        libggml by the libraries' own symbol tables: a lower bound, since a
-        libc leaf called from ggml counts against)."""
-        names = set()
-        for lib in glob.glob(os.path.join(LIBDIR, "lib*.so")):
-            if re.match(r"lib(llama|ggml)", os.path.basename(lib)):
-                names |= library_symbols(lib)
-        self.assertTrue(names)
-        with open(os.path.join(self.out, "trace.json")) as f:
-            ev = json.load(f)["traceEvents"]
-        cycles = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") == "cycle"]
-        self.assertEqual(len(cycles), self.driver["cycles"])
-        inside = llama = 0
-        for e in ev:
-            if e.get("cat") != "sample" or not any(a <= e["ts"] < b for a, b in cycles):
-                continue
-            inside += 1
-            if sanitize(e["name"]) in names:
-                llama += 1
-        return inside, llama
+from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, need_root
 
 
 @need_root

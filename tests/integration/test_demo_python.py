@@ -7,8 +7,7 @@ import json
 import os
 import unittest
 
-from common import need_root
-from test_demo import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun
+from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, need_root
 
 
 @need_root

@@ -21,6 +21,11 @@ FRAME = re.compile(r'<g class="f"><title>(.*?) \((\d+) samples, [^;]*; ([-+][0-9
                    r'</title><rect x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)"[^>]* fill="rgb\((\d+),(\d+),(\d+)\)"')
 
 
+# the least of a profile.json that diff reads beside its stacks.folded
+STUB = {"schema_version": "1.0", "tool": {"name": "infertrace", "version": "test"}, "duration_s": 1.0,
+        "cycles": [], "bottlenecks": [], "recommendations": [], "lost": {"samples": 0, "events": 0}}
+
+
 def unescape(s):
     return s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&#39;", "'") \
             .replace("&amp;", "&")
@@ -95,15 +100,7 @@ class DiffFlamegraphFixedTest(DiffFlamegraphCheck, unittest.TestCase):
     """Known folded inputs: any machine, any load."""
 
     def write(self, stacks):
-        d = tempfile.mkdtemp(prefix="it-diff-")
-        with open(os.path.join(d, "profile.json"), "w") as f:
-            f.write('{"schema_version": "1.0", "tool": {"name": "infertrace", "version": "test"}, '
-                    '"duration_s": 1.0, "cycles": [], "bottlenecks": [], "recommendations": [], '
-                    '"lost": {"samples": 0, "events": 0}}')
-        with open(os.path.join(d, "stacks.folded"), "w") as f:
-            for s, c in stacks.items():
-                f.write(f"{s} {c}\n")
-        return d
+        return common.write_profile(STUB, stacks)
 
     def test_colours_by_change_of_share(self):
         base = {"app;main;infer;matmul": 60, "app;main;db": 30, "app;main;gone": 10}
@@ -134,27 +131,20 @@ class DiffFlamegraphFixedTest(DiffFlamegraphCheck, unittest.TestCase):
         self.assertIn("/nonexistent/dir/diff.svg", p.stderr)
 
 
-def experiment():
-    return common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
-
-
 @common.need_root
 class DiffFlamegraphRecordedTest(DiffFlamegraphCheck, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         args = ["-F", "499", "--cycle", "run_cycle"]
         # CYCLES INFER_MS TOKENS DB_SLEEP_MS MODE_MS
-        cls.a = common.record(args, [experiment(), "6", "20", "2", "1", "2"])
-        cls.b = common.record(args, [experiment(), "6", "2", "2", "1", "20"])
-
-    def share(self, folded, frame):
-        return sum(c for s, c in folded.items() if frame in s.split(";")) / sum(folded.values())
+        cls.a = common.record(args, [common.fixture("experiment"), "6", "20", "2", "1", "2"])
+        cls.b = common.record(args, [common.fixture("experiment"), "6", "2", "2", "1", "20"])
 
     def test_mode_grew_inference_shrank(self):
         base, new = self.a.folded(), self.b.folded()
         # the shapes differ as built (CPU time spun: 20 ms against 2 ms)
-        self.assertGreater(self.share(new, "mode"), self.share(base, "mode"))
-        self.assertLess(self.share(new, "inference"), self.share(base, "inference"))
+        self.assertGreater(common.frame_share(new, "mode"), common.frame_share(base, "mode"))
+        self.assertLess(common.frame_share(new, "inference"), common.frame_share(base, "inference"))
         got, text = self.check(self.a.dir, self.b.dir, base, new)
         for name, _, points, _, _, rgb in got:
             if name == "mode" and points > 0:

@@ -2,35 +2,19 @@
 """A probed library closed (dlclose) while traced, another library mapped
 where it was, and the first opened again elsewhere (tests/fixtures/dl_reload.c):
 phases counted exactly, samples named by the file mapped when they were taken."""
-import json
-import os
 import unittest
 
-from common import FIXTURE_BUILD, FIXTURES, build, need_root, record
-
-
-def fixtures():
-    inc = f"-I{FIXTURES} -O2 -g"
-    lib = build("libexpdl.so", ["exp_dl.c"], f"{inc} -shared -fPIC")
-    alt = build("libexpdl_alt.so", ["exp_dl.c"], f"{inc} -shared -fPIC -DDL_ALT")
-    # -O0: each round's caller stays a frame of its own (no tail calls)
-    exe = build("dl_reload", ["dl_reload.c"], f"-I{FIXTURES} -O0 -g -ldl")
-    return exe, lib, alt
-
-
-def folded(path):
-    with open(path) as f:
-        return [(l.rsplit(" ", 1)[0], int(l.rsplit(" ", 1)[1])) for l in f if l.strip()]
+from common import fixture, need_root, record, truth_of
 
 
 @need_root
 class TestDlclose(unittest.TestCase):
     def test_library_closed_and_reopened_mid_trace(self):
-        exe, lib, alt = fixtures()
+        exe, lib, alt = fixture("dl_reload"), fixture("libexpdl.so"), fixture("libexpdl_alt.so")
         n = 20
         rec = record(["--cycle", "reload_cycle", "--phase", f"dl={lib}:dl_work",
                       "--phase", f"spin={lib}:dl_spin"], [exe, str(n), lib, alt])
-        truth = json.loads([l for l in rec.stdout.splitlines() if l.startswith("{")][-1])
+        truth = truth_of(rec)
         self.assertEqual(truth["calls"], [n, n, n])
         # opened again at another address (ALT or a reservation holds the old one)
         self.assertNotEqual(truth["bases"][2], truth["bases"][0])
@@ -48,12 +32,12 @@ class TestDlclose(unittest.TestCase):
         # samples: the spin phase ran only in libexpdl (rounds 0 and 2); a
         # round-0 sample named through a later capture would read alt_spin,
         # which lies at the same address after the close
-        spin = folded(os.path.join(rec.dir, "stacks.spin.folded"))
+        spin = list(rec.folded("stacks.spin.folded").items())
         self.assertTrue(spin)
         for stack, _ in spin:
             self.assertNotIn("alt_spin", stack)
         self.assertTrue(any(s.endswith("dl_spin") or ";dl_spin;" in s for s, _ in spin), spin)
-        stacks = folded(os.path.join(rec.dir, "stacks.folded"))
+        stacks = list(rec.folded().items())
         alt_samples = 0
         for stack, count in stacks:
             frames = stack.split(";")

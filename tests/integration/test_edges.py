@@ -15,15 +15,11 @@ LENGTH = {"p1": 1, "p5": 5, "p20": 20}
 CYCLES = 15
 
 
-def fixture():
-    return common.build("edges", ["edges.c"], f"-I{common.FIXTURES} -O1 -g -pthread")
-
-
 @common.need_root
 class EdgesTest(unittest.TestCase):
     def run_edges(self, *mode):
         rec = common.record(["--cycle", "run_cycle", "--phase", "p1=phase_1ms", "--phase", "p5=phase_5ms",
-                             "--phase", "p20=phase_20ms"], [fixture(), str(CYCLES)] + list(mode))
+                             "--phase", "p20=phase_20ms"], [common.fixture("edges"), str(CYCLES)] + list(mode))
         p = rec.profile
         truth = json.loads([l for l in rec.stdout.splitlines() if l.startswith("{")][-1])
         self.assertTrue(p["sched"]["available"], p["sched"])

@@ -9,15 +9,11 @@ import tempfile
 import time
 import unittest
 
-from common import FIXTURE_BUILD, INFERTRACE, build, load_json, need_root, read_folded, record
+from common import INFERTRACE, fixture, load_json, need_root, read_folded, record
 
 
 def hot_fixture(pie):
-    lib = build("libhotfix.so", ["hot_lib.c"], "-shared -fPIC -O1 -g -fno-omit-frame-pointer")
-    name = "hot_pie" if pie else "hot_nopie"
-    flags = ("-fPIE -pie" if pie else "-fno-pie -no-pie") + \
-        f" -O1 -g -fno-omit-frame-pointer -L{FIXTURE_BUILD} -lhotfix -Wl,-rpath,{FIXTURE_BUILD}"
-    return build(name, ["hot_main.c"], flags)
+    return fixture("hot_pie") if pie else fixture("hot_nopie")
 
 
 def leaf_share(rec, func):
@@ -68,7 +64,7 @@ class TestSampling(unittest.TestCase):
             self.assertAlmostEqual(rec.profile["samples"]["achieved_hz"] / hz, 1.0, delta=0.10)
 
     def test_kernel_frames(self):
-        exe = build("syscall_heavy", ["syscall_heavy.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = fixture("syscall_heavy")
         rec = record(["-F", "299"], [exe, "1.5"])
         stacks = rec.folded()
         kernel = [s for s in stacks if s.endswith("_[k]")]
@@ -80,7 +76,7 @@ class TestSampling(unittest.TestCase):
                             for s in kernel for f in s.split(";")), "no read syscall kernel frame")
 
     def test_cxx_names_demangled(self):
-        exe = build("cxx_hot", ["cxx_hot.cpp"], "-O1 -g -fno-omit-frame-pointer", cc="g++")
+        exe = fixture("cxx_hot")
         rec = record(["-F", "199"], [exe])
         self.assertGreater(rec.share(lambda s: "inference::Engine::decode(int)" in s), 0.9)
         # a name with spaces is kept whole: only `;` and newlines change in a frame
@@ -94,7 +90,7 @@ class TestSampling(unittest.TestCase):
     def test_cxx_methods_probed_by_name(self):
         """A probe names a C++ function as it demangles, with or without its
         arguments; a name that is only a prefix of one matches nothing."""
-        exe = build("cxx_hot", ["cxx_hot.cpp"], "-O1 -g -fno-omit-frame-pointer", cc="g++")
+        exe = fixture("cxx_hot")
         rec = record(["--cycle", "main", "--phase", "decode=inference::Engine::decode"], [exe])
         p = rec.profile
         self.assertEqual(len(p["cycles"]), 1)
@@ -110,7 +106,7 @@ class TestSampling(unittest.TestCase):
 @need_root
 class TestTargets(unittest.TestCase):
     def test_pid_all_threads_and_forked_child(self):
-        exe = build("threads", ["threads.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+        exe = fixture("threads")
         p = subprocess.Popen([exe, "3"], stdout=subprocess.PIPE, text=True)
         self.addCleanup(p.stdout.close)
         try:
@@ -154,7 +150,7 @@ class TestTargets(unittest.TestCase):
         self.assertAlmostEqual(parent_samples / (199 * parent["cpu_seconds"]), 1.0, delta=0.25)
 
     def test_sigint_writes_outputs(self):
-        exe = build("threads", ["threads.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+        exe = fixture("threads")
         out = tempfile.mkdtemp(prefix="it-out-")
         tracer = subprocess.Popen([INFERTRACE, "record", "-o", out, "--", exe, "1"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -11,22 +11,7 @@ import tempfile
 import time
 import unittest
 
-from common import FIXTURE_BUILD, FIXTURES, INFERTRACE, build, need_root, record
-
-ESC_NAME = b"evil\x1b[31m\x1b]0;owned\x07"
-BAD_UTF8_NAME = b"bad\xff\xfename"
-
-
-def odd_syms(tag, name):
-    """The odd_syms fixture with odd_spin renamed to name (bytes)."""
-    os.makedirs(FIXTURE_BUILD, exist_ok=True)
-    obj = os.path.join(FIXTURE_BUILD, f"odd_syms_{tag}.o")
-    out = os.path.join(FIXTURE_BUILD, f"odd_syms_{tag}")
-    subprocess.run(["gcc", "-c", "-O1", "-fno-omit-frame-pointer", os.path.join(FIXTURES, "odd_syms.c"),
-                    "-o", obj], check=True)
-    subprocess.run([b"objcopy", b"--redefine-sym", b"odd_spin=" + name, obj.encode()], check=True)
-    subprocess.run(["gcc", obj, "-o", out], check=True)
-    return out
+from common import INFERTRACE, fixture, infertrace, need_root, record, write_profile
 
 NAN_INF = re.compile(r"(?<![A-Za-z_])-?(nan|inf)(?![A-Za-z_])", re.I)
 
@@ -40,18 +25,6 @@ def profile(**kw):
     return p
 
 
-def write_profile(p):
-    d = tempfile.mkdtemp(prefix="it-hostile-")
-    with open(os.path.join(d, "profile.json"), "w") as f:
-        json.dump(p, f)
-    return d
-
-
-def run(*argv, **kw):
-    return subprocess.run([INFERTRACE] + list(argv), text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=kw.pop("timeout", 60), **kw)
-
-
 class TestReportInputs(unittest.TestCase):
     """report and diff on profiles no recording writes: each a one-line
     reason and exit 4, or a report without nan/inf."""
@@ -59,7 +32,7 @@ class TestReportInputs(unittest.TestCase):
     def test_too_many_phases(self):
         d = write_profile(profile(phases={f"p{i}": {"total_ms": 1.0, "calls": 1} for i in range(40)}))
         for argv in (["report", d], ["diff", d, d]):
-            p = run(*argv)
+            p = infertrace(*argv)
             self.assertEqual(p.returncode, 4, p.stderr)
             self.assertIn("more than 31 phase", p.stderr)
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
@@ -67,7 +40,7 @@ class TestReportInputs(unittest.TestCase):
     def test_numeric_schema_version(self):
         d = write_profile(profile(schema_version=1))
         for argv in (["report", d], ["diff", d, d]):
-            p = run(*argv)
+            p = infertrace(*argv)
             self.assertEqual(p.returncode, 4, p.stderr)
             self.assertIn("schema_version must be a string", p.stderr)
             self.assertNotIn("no schema_version", p.stderr)
@@ -79,7 +52,7 @@ class TestReportInputs(unittest.TestCase):
                      "stack_quality": {"complete_percent": None}},
             phases={"work": {"calls": 3}}, self={"cpu_s": 0.1},
             probes_overhead={"cost_ns_per_hit": 900.0, "phases": {"work": {}}}))
-        p = run("report", d)
+        p = infertrace("report", d)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("Hz achieved", p.stdout)
         self.assertIsNone(NAN_INF.search(p.stdout), p.stdout)
@@ -95,13 +68,14 @@ class TestTargetConflicts(unittest.TestCase):
         marker = os.path.join(out, "ran")
         for argv in (["-p", str(os.getpid()), "--", "touch", marker],
                      ["-p", str(os.getpid()), "--user", "nobody", "--", "touch", marker]):
-            p = run("record", "-o", os.path.join(out, "o"), *argv)
+            p = infertrace("record", "-o", os.path.join(out, "o"), *argv)
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("not both", p.stderr)
             self.assertFalse(os.path.exists(marker))
 
     def test_user_with_pid(self):
-        p = run("record", "-o", tempfile.mkdtemp(prefix="it-hostile-"), "--user", "nobody", "-p", str(os.getpid()))
+        p = infertrace("record", "-o", tempfile.mkdtemp(prefix="it-hostile-"), "--user", "nobody",
+                       "-p", str(os.getpid()))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("--user", p.stderr)
 
@@ -144,7 +118,7 @@ class TestTerminalEscapes(unittest.TestCase):
     (\\xHH), never as an escape sequence."""
 
     def test_report_escapes_symbol(self):
-        exe = odd_syms("esc", ESC_NAME)
+        exe = fixture("odd_syms_esc")
         r = record(["-F", "499"], [exe, "400"], wall_split=None)
         with open(os.path.join(r.dir, "stacks.folded"), "rb") as f:
             self.assertIn(b"evil", f.read())
@@ -169,17 +143,17 @@ class TestTargetFate(unittest.TestCase):
         self.assertEqual([p.get("exit_code") for p in roots], [3])
         roles = {c["comm"]: c["role"] for c in r.profile["crashes"]}
         self.assertEqual(roles, {"sh": "target", "readlink": "helper"})
-        p = run("report", r.dir)
+        p = infertrace("report", r.dir)
         self.assertRegex(p.stdout, r"Target: sh \(pid \d+\) exited with status 3")
         self.assertIn("1 exited non-zero", p.stdout)
 
     def test_crash_is_not_an_exit(self):
         r = record(["-q"], ["sh", "-c", "kill -SEGV $$"], wall_split=None)
         self.assertRegex(r.stderr, r"the target sh \(pid \d+\) crashed: killed by SIGSEGV")
-        self.assertRegex(run("report", r.dir).stdout, r"Target: sh \(pid \d+\) crashed: killed by SIGSEGV")
+        self.assertRegex(infertrace("report", r.dir).stdout, r"Target: sh \(pid \d+\) crashed: killed by SIGSEGV")
 
     def test_cannot_start(self):
-        p = run("record", "-q", "-o", tempfile.mkdtemp(prefix="it-hostile-"), "--", "/nonexistent-34/cmd")
+        p = infertrace("record", "-q", "-o", tempfile.mkdtemp(prefix="it-hostile-"), "--", "/nonexistent-34/cmd")
         self.assertEqual(p.returncode, 4, p.stderr)
         self.assertIn("cannot start '/nonexistent-34/cmd'", p.stderr)
 
@@ -191,7 +165,7 @@ class TestNonUtf8(unittest.TestCase):
 
     def test_outputs_stay_valid(self):
         import xml.etree.ElementTree as ET
-        exe = odd_syms("utf8", BAD_UTF8_NAME)
+        exe = fixture("odd_syms_utf8")
         base = tempfile.mkdtemp(prefix="it-hostile-").encode()
         out = base + b"/out\xffdir"
         p = subprocess.run([INFERTRACE.encode(), b"record", b"-q", b"-F", b"499", b"-o", out, b"--",
@@ -231,7 +205,7 @@ class TestPerfMapCredentials(unittest.TestCase):
         # dated after the process starts: not an earlier process's stale map
         later = time.time() + 120
         os.utime(secret.name, (later, later))
-        jit = build("jit_exp", ["jit_exp.c"], flags="-O1 -fno-omit-frame-pointer -g")
+        jit = fixture("jit_exp")
         if subprocess.run(["runuser", "-u", "nobody", "--", "unshare", "-Urm", "true"]).returncode:
             os.unlink(secret.name)
             self.skipTest("no unprivileged user namespaces here")

@@ -27,17 +27,6 @@ def as_nobody(*cmd):
                           stderr=subprocess.PIPE, text=True)
 
 
-def sticky_world_dir():
-    d = tempfile.mkdtemp(prefix="it-sticky-")
-    os.chmod(d, 0o1777)
-    return d
-
-
-def start(outdir, args, cmd):
-    return subprocess.Popen([common.INFERTRACE, "record", "-q", "-o", outdir, *args, "--", *cmd], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
 def wait_locked(d, timeout=30):
     """Until a recording holds d's lock (the directory is then prepared)."""
     end = time.time() + timeout
@@ -174,19 +163,20 @@ class PathTest(unittest.TestCase):
 @common.need_root
 class PlantedTest(unittest.TestCase):
     def test_planted_directory_refused_at_start(self):
-        d = sticky_world_dir()
+        d = common.sticky_world_dir()
         self.assertEqual(as_nobody("mkdir", os.path.join(d, "profile.json")).returncode, 0)
         marker = os.path.join(tempfile.mkdtemp(prefix="it-marker-"), "ran")
-        p = start(d, [], ["touch", marker])
+        p, _ = common.start_record(["-q"], ["touch", marker], outdir=d, stdout=subprocess.PIPE)
         _, err = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 6, err)
         self.assertIn("'profile.json' in it is a directory owned by uid 65534", err)
         self.assertFalse(os.path.exists(marker), "the command ran though the outputs could not be written")
 
     def test_names_claimed_while_recording(self):
-        d = sticky_world_dir()
+        d = common.sticky_world_dir()
         marker = os.path.join(tempfile.mkdtemp(prefix="it-marker-"), "running")
-        p = start(d, [], ["sh", "-c", f"touch {marker}; sleep 3"])
+        p, _ = common.start_record(["-q"], ["sh", "-c", f"touch {marker}; sleep 3"], outdir=d,
+                                   stdout=subprocess.PIPE)
         end = time.time() + 60
         while not os.path.exists(marker) and time.time() < end:
             time.sleep(0.05)
@@ -206,7 +196,7 @@ class PlantedTest(unittest.TestCase):
 
     def test_unused_claims_removed(self):
         # a phase never entered gets no folded files: their claims go
-        d = sticky_world_dir()
+        d = common.sticky_world_dir()
         r = common.record(["--phase", "unused=nosuchlib_xyz:f"], ["sleep", "0.2"], outdir=d, check=False,
                           wall_split=None)
         left = os.listdir(d)
@@ -215,7 +205,7 @@ class PlantedTest(unittest.TestCase):
         self.assertNotIn("offcpu.unused.folded", left)
 
     def test_planted_period_directory_skipped(self):
-        d = sticky_world_dir()
+        d = common.sticky_world_dir()
         self.assertEqual(as_nobody("mkdir", os.path.join(d, "0001")).returncode, 0)
         r = common.record(["--checkpoint", "1", "--rotate", "5"], ["sleep", "3.6"], outdir=d, wall_split=None)
         self.assertIn("'0001' is a directory owned by uid 65534", r.stderr)
@@ -231,7 +221,7 @@ class PlantedTest(unittest.TestCase):
 class LockTest(unittest.TestCase):
     def test_second_recording_refused(self):
         d = tempfile.mkdtemp(prefix="it-lock-")
-        first = start(d, [], ["sleep", "3"])
+        first, _ = common.start_record(["-q"], ["sleep", "3"], outdir=d, stdout=subprocess.PIPE)
         self.assertTrue(wait_locked(d), "the first recording did not lock its directory")
         r = common.record([], ["true"], outdir=d, check=False, wall_split=None)
         self.assertEqual(r.proc.returncode, 6, r.stderr)

@@ -16,16 +16,12 @@ import shutil
 import subprocess
 import unittest
 
-from common import FIXTURES, build, need_root, record
-
-
-def fixture():
-    return build("jit_exp", ["jit_exp.c"], flags="-O1 -fno-omit-frame-pointer -g")
+from common import FIXTURES, fixture, need_root, record, truth_of
 
 
 def run_fixture(test, mode, extra=(), period_ms=600, gap_ms=500):
-    r = record(["-F", "199"] + list(extra), [fixture(), str(period_ms), str(gap_ms), mode], timeout=120)
-    info = json.loads(r.stdout.strip().splitlines()[-1])
+    r = record(["-F", "199"] + list(extra), [fixture("jit_exp"), str(period_ms), str(gap_ms), mode], timeout=120)
+    info = truth_of(r)
     test.addCleanup(lambda: os.path.exists(f"/tmp/perf-{info['pid']}.map")
                     and os.unlink(f"/tmp/perf-{info['pid']}.map"))
     return r, info
@@ -153,7 +149,7 @@ class NodeLoopTest(unittest.TestCase):
             print(f"skipped: {why}")
             self.skipTest(why)
         r = record(["-F", "199"], [node, os.path.join(FIXTURES, "jsloop.js"), "4"], timeout=120)
-        out = json.loads(r.stdout.strip().splitlines()[-1])
+        out = truth_of(r)
         if os.path.exists(f"/tmp/perf-{out['pid']}.map"):
             os.unlink(f"/tmp/perf-{out['pid']}.map")
         # the switches record adds write no V8 log into the command's directory
@@ -205,7 +201,7 @@ class NodeLoopTest(unittest.TestCase):
         r = record(["-F", "199", "--phase", "loop=js:runCycle", "--phase", "numeric=js:numericPhase",
                     "--phase", "string=js:stringPhase"],
                    [node, os.path.join(FIXTURES, "jsloop.js"), "5", "60", "30"], timeout=120)
-        out = json.loads(r.stdout.strip().splitlines()[-1])
+        out = truth_of(r)
         self._cleanup_node_files(out["pid"])
         ph = r.profile["phases"]
         loop_ms = ph["loop"]["total_ms"]
@@ -233,7 +229,7 @@ class NodeLoopTest(unittest.TestCase):
         node = self._node()
         r = record(["-F", "199", "--phase", "step=js:smallStep", "--phase", "ghost=js:noSuchFunction"],
                    [node, os.path.join(FIXTURES, "jsinline.js"), "3"], timeout=120)
-        out = json.loads(r.stdout.strip().splitlines()[-1])
+        out = truth_of(r)
         self._cleanup_node_files(out["pid"])
         probes = {p["spec"]: p for p in r.profile["probes"]}
         self.assertIn("inlined", probes["js:smallStep"].get("warning", ""), probes)
@@ -242,7 +238,7 @@ class NodeLoopTest(unittest.TestCase):
         # the same function with inlining off in V8: seen in many samples
         r = record(["-F", "199", "--phase", "step=js:smallStep"],
                    [node, "--no-turbo-inlining", os.path.join(FIXTURES, "jsinline.js"), "3"], timeout=120)
-        out = json.loads(r.stdout.strip().splitlines()[-1])
+        out = truth_of(r)
         self._cleanup_node_files(out["pid"])
         self.assertGreater(r.profile["samples"]["by_phase"]["step"]["samples"], 20)
 

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import unittest
 
-from common import BUILD, ROOT
+from common import BUILD, ROOT, compile_object
 
 CHECK = os.path.join(ROOT, "tools", "check_layers.py")
 
@@ -91,9 +91,7 @@ class TestCheckLayers(unittest.TestCase):
         root, layers, baseline = self.planted(files)
         objdir = os.path.join(os.path.dirname(root), "build")
         for src in ("core/a.c", "core/b.c", "core/model.c"):
-            obj = os.path.join(objdir, "user", src[:-2] + ".o")
-            os.makedirs(os.path.dirname(obj), exist_ok=True)
-            subprocess.run(["cc", "-c", "-I", root, "-o", obj, os.path.join(root, src)], check=True)
+            compile_object(os.path.join(root, src), os.path.join(objdir, "user", src[:-2] + ".o"), root)
         self.assertEqual(check(root, layers, baseline).returncode, 0)
         r = check(root, layers, baseline, "--objects", objdir)
         self.assertEqual(r.returncode, 1)

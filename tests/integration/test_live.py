@@ -18,14 +18,10 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from common import INFERTRACE, build, load_json, need_root
+from common import INFERTRACE, fixture, load_json, need_root, read_stderr_until, start_record
 
 PROBES = ["--cycle", "run_cycle", "--phase", "inference=inference", "--phase", "database=database",
           "--count", "tokens=token"]
-
-
-def experiment():
-    return build("experiment", ["experiment.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
 
 
 def need(tool):
@@ -43,24 +39,13 @@ def free_port():
 
 def start_recording(args, cycles=400):
     """A recording with --metrics on a free port; returns (process, url, outdir)."""
-    out = tempfile.mkdtemp(prefix="it-live-")
-    argv = [INFERTRACE, "record", "-o", out, "--metrics", "127.0.0.1:0"] + PROBES + list(args) + \
-        ["--", experiment(), str(cycles), "20", "4", "5", "2"]
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = None
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = p.stderr.readline()
-        if not line:
-            break
-        m = re.search(r"serving metrics at (http://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
-    if not url:
+    p, out = start_record(["--metrics", "127.0.0.1:0"] + PROBES + list(args),
+                          [fixture("experiment"), str(cycles), "20", "4", "5", "2"])
+    _, m = read_stderr_until(p, r"serving metrics at (http://\S+)")
+    if not m:
         p.kill()
         raise AssertionError(f"no metrics URL announced:\n{p.stderr.read()}")
-    return p, url, out
+    return p, m.group(1), out
 
 
 def stop_recording(test, p):
@@ -348,7 +333,7 @@ class TopTest(unittest.TestCase):
         status = os.path.join(out, "status")
         sock = f"infertrace-test-{os.getpid()}"
         cmd = " ".join([INFERTRACE, "top", "-o", os.path.join(out, "rec")] + PROBES +
-                       ["--", experiment(), "2000", "20", "4", "5", "2"])
+                       ["--", fixture("experiment"), "2000", "20", "4", "5", "2"])
         subprocess.run([tmux, "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30",
                         f"{cmd}; echo $? > {status}; sleep 600"], check=True)
 

@@ -3,66 +3,16 @@
 (installed by tools/demo-setup.sh, idempotent) driven by demo/driver.mjs, traced
 with --preset llama.cpp. The driver prints its own figures as a JSON line; the
 tracer's must agree with them."""
-import glob
-import json
 import os
 import re
 import subprocess
 import unittest
 
-from common import ROOT, need_root, record
-
-DEMO = os.path.join(ROOT, "demo")
-LIBDIR = os.path.join(DEMO, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64")
-_setup = None
-
-
-def setup_demo():
-    """Runs tools/demo-setup.sh once; the reason it failed, or None."""
-    global _setup
-    if _setup is None:
-        p = subprocess.run([os.path.join(ROOT, "tools", "demo-setup.sh")], text=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        _setup = "" if p.returncode == 0 else f"demo set-up failed: {p.stdout[-500:]}"
-    return _setup or None
-
-
-def driver_json(stdout):
-    for line in reversed(stdout.splitlines()):
-        if line.startswith("{") and '"driver"' in line:
-            return json.loads(line)
-    raise AssertionError(f"no driver JSON line in:\n{stdout[-2000:]}")
+from common import DEMO, INFERTRACE, LIBDIR, library_symbols, need_root, trace_llama
 
 
 def trace_demo(model, cycles, tokens, extra=(), tokenize="each"):
-    why = setup_demo()
-    if why:
-        raise unittest.SkipTest(why)
-    cmd = [os.path.join(DEMO, "bin", "node"), os.path.join(DEMO, "driver.mjs"), "--model", os.path.join(DEMO, "models", model),
-           "--threads", "1", "--cycles", str(cycles), "--tokens", str(tokens), "--json", "--tokenize", tokenize]
-    # cycles begin on node's worker thread while the main thread may stay
-    # blocked across several of them: its time is split only at the last
-    # cycle's start (docs/limits.md, Scheduler and memory), so the main-thread wall
-    # split is not checked here; the cycles' counts and times are
-    r = record(["--preset", "llama.cpp"] + list(extra), cmd, timeout=300, wall_split=None)
-    return r, driver_json(r.stdout)
-
-
-def sanitize(name):
-    """A name as the folded files write it: only `;` and newlines change."""
-    return name.replace(";", ":").replace("\n", " ")
-
-
-def library_symbols(path):
-    """Function names of an ELF file as the folded stacks show them."""
-    out = subprocess.run(["nm", "-C", "--defined-only", path], text=True, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL).stdout
-    names = set()
-    for line in out.splitlines():
-        parts = line.split(" ", 2)
-        if len(parts) == 3 and parts[1] in "tTwWiI":
-            names.add(sanitize(parts[2].split("@")[0]))
-    return names
+    return trace_llama(model, 1, cycles, tokens, ["--tokenize", tokenize], extra)
 
 
 class LlamaDemoTest(unittest.TestCase):
@@ -111,8 +61,7 @@ class LlamaDemoTest(unittest.TestCase):
         else:
             self.assertNotIn("n_threads", ll["context"])
             self.assertNotIn("n_threads_batch", ll["context"])
-        rep = subprocess.run([os.path.join(os.environ.get("INFERTRACE_BUILD", os.path.join(ROOT, "build")), "infertrace"),
-                              "report", r.dir], text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        rep = subprocess.run([INFERTRACE, "report", r.dir], text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.assertEqual(rep.returncode, 0, rep.stdout)
         self.assertIsNone(re.search(r"\b(nan|-?inf)\b", rep.stdout, re.I), rep.stdout)
         return r, d

@@ -10,10 +10,7 @@ import re
 import subprocess
 import unittest
 
-from common import ROOT, need_root, record
-from test_llama import DEMO, driver_json, setup_demo
-
-BUILD = os.environ.get("INFERTRACE_BUILD", os.path.join(ROOT, "build"))
+from common import INFERTRACE, need_root, trace_llama
 
 
 def cpus():
@@ -21,14 +18,7 @@ def cpus():
 
 
 def trace_threads(threads, cycles=2, tokens=4):
-    why = setup_demo()
-    if why:
-        raise unittest.SkipTest(why)
-    cmd = [os.path.join(DEMO, "bin", "node"), os.path.join(DEMO, "driver.mjs"),
-           "--model", os.path.join(DEMO, "models", "tiny.gguf"), "--threads", str(threads),
-           "--cycles", str(cycles), "--tokens", str(tokens), "--json", "--steps", "none"]
-    r = record(["--preset", "llama.cpp"], cmd, timeout=300, wall_split=None)
-    return r, driver_json(r.stdout)
+    return trace_llama("tiny.gguf", threads, cycles, tokens, ["--steps", "none"])
 
 
 def found(profile, key, kind):
@@ -87,7 +77,7 @@ class LlamaThreadsTest(unittest.TestCase):
     def test_diff_llama_rows(self):
         """diff's llama rows: the change as the two profiles' figures give it."""
         (b, _), (n, _) = self.run_of(1), self.run_of(2 * cpus())
-        out = subprocess.run([os.path.join(BUILD, "infertrace"), "diff", b.dir, n.dir], text=True,
+        out = subprocess.run([INFERTRACE, "diff", b.dir, n.dir], text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.assertIn(out.returncode, (0, 1), out.stdout)
         for key in ("decode_tokens_per_s", "prefill_tokens_per_s"):

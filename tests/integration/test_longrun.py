@@ -19,7 +19,7 @@ import tempfile
 import time
 import unittest
 
-from common import INFERTRACE, build, load_json, need_root, FIXTURES
+from common import INFERTRACE, fixture, load_json, need_root
 
 CYCLES, SPIN_MS, SLEEP_MS = 20000, 0.4, 0.3
 # Growth allowed between a quarter of the cycles and the end, per 1,000
@@ -52,7 +52,7 @@ def lines(path):
 class LongRunTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        exe = build("many_cycles", ["many_cycles.c"], f"-I{FIXTURES} -O1 -g -fno-omit-frame-pointer")
+        exe = fixture("many_cycles")
         cls.out = tempfile.mkdtemp(prefix="it-longrun-")
         ticks = os.path.join(cls.out + ".ticks")
         argv = [INFERTRACE, "record", "-q", "-o", cls.out, "--call-graph", "fp", "--cycle", "run_cycle",

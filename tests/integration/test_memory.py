@@ -3,13 +3,12 @@
 import unittest
 
 import common
-from test_sched import fixture
 
 
 @common.need_root
 class MemoryTest(unittest.TestCase):
     def test_peak_rss(self):
-        r = common.record([], [fixture(), "touch", "150", "200"])
+        r = common.record([], [common.fixture("sched_fix"), "touch", "150", "200"])
         mem = r.profile["memory"]
         self.assertIn("mm counters", mem["source"])
         self.assertAlmostEqual(mem["peak_mb"], 151.5, delta=151.5 * 0.05, msg=mem)
@@ -18,7 +17,7 @@ class MemoryTest(unittest.TestCase):
         self.assertAlmostEqual(r.profile["aggregate_metrics"]["peak_memory_mb"], mem["peak_mb"])
 
     def test_leak_per_cycle(self):
-        r = common.record(["--cycle", "cycle_leak"], [fixture(), "leak", "10", "12"])
+        r = common.record(["--cycle", "cycle_leak"], [common.fixture("sched_fix"), "leak", "10", "12"])
         mem = r.profile["memory"]
         self.assertAlmostEqual(mem["growth_mb_per_cycle"], 10, delta=1, msg=mem)
         peaks = [c["rss_peak_mb"] for c in r.profile["cycles"]]

@@ -4,11 +4,9 @@ labelled stacks, side-data rows or process maps and counts them in lost,
 while the kernel's totals (stacks) go on; cycles, phase calls and trace
 events are spooled to disk, not held, so they are all kept. The fixture (tick_cycles) prints
 each cycle's index as it ends: the number of cycles run is its own count."""
-import os
 import unittest
 
 import common
-from test_schema import unknown_keys
 
 CYCLES, SPIN_MS, SLEEP_MS = 60, 5, 2
 
@@ -21,8 +19,7 @@ def run_cycles(rec):
 class MemoryBudgetTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        exe = common.build("tick_cycles", ["tick_cycles.c"],
-                           f"-I{os.path.join(common.ROOT, 'tests', 'fixtures')} -O1 -g")
+        exe = common.fixture("tick_cycles")
         cmd = [exe, str(CYCLES), str(SPIN_MS), str(SLEEP_MS)]
         # 1 MB: below any tracer's RSS, reached at the first tick
         cls.full = common.record(["--max-memory", "1", "--cycle", "run_cycle"], cmd, wall_split=None)
@@ -49,7 +46,7 @@ class MemoryBudgetTest(unittest.TestCase):
         # the kernel's totals go on: the fixture's spins are in the stacks
         spins = sum(c for s, c in r.folded().items() if "run_cycle" in s.split(";"))
         self.assertGreater(spins, 0)
-        self.assertEqual(unknown_keys(p), [])
+        self.assertEqual(common.unknown_keys(p), [])
 
     def test_default_budget_keeps_every_cycle(self):
         r, p = self.plain, self.plain.profile
@@ -61,7 +58,7 @@ class MemoryBudgetTest(unittest.TestCase):
         self.assertIsNone(b["reached_at_s"])
         self.assertEqual(b["times_reached"], 0)
         self.assertNotIn("--max-memory", r.stderr)
-        self.assertEqual(unknown_keys(p), [])
+        self.assertEqual(common.unknown_keys(p), [])
 
     def test_bad_budget_is_refused(self):
         for bad in ("0", "-5", "1.5", "2000000", "lots"):

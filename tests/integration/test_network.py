@@ -3,7 +3,6 @@
 and each cycle sends REQ bytes and reads RESP bytes back, so the bytes of
 each cycle are known exactly (bytes that send/recv returned: payload only,
 TCP/IP headers are not counted)."""
-import json
 import os
 import unittest
 
@@ -12,15 +11,11 @@ import common
 CYCLES, REQ, RESP = 6, 100000, 250000
 
 
-def fixture():
-    return common.build("tcp_exp", ["tcp_exp.c"], "-O1 -g")
-
-
 @common.need_root
 class NetworkTest(unittest.TestCase):
     def check(self, r, source):
         p = r.profile
-        out = json.loads(r.stdout.strip().splitlines()[-1])
+        out = common.truth_of(r)
         net = p["network"]
         self.assertEqual(net["source"], source)
         cycles = p["cycles"]
@@ -45,13 +40,14 @@ class NetworkTest(unittest.TestCase):
             self.assertLess(rtt["max"], 200000)  # loopback: well under 200 ms
 
     def test_bytes_per_cycle(self):
-        r = common.record(["--cycle", "run_cycle"], [fixture(), str(CYCLES), str(REQ), str(RESP)])
+        r = common.record(["--cycle", "run_cycle"], [common.fixture("tcp_exp"), str(CYCLES), str(REQ), str(RESP)])
         have = os.path.exists("/sys/kernel/tracing/events/sock/sock_send_length")
         self.check(r, "sock_tracepoints" if have else "syscalls")
 
     def test_syscalls_fallback(self):
         env = dict(os.environ, INFERTRACE_NET_SOURCE="syscalls")
-        r = common.record(["--cycle", "run_cycle"], [fixture(), str(CYCLES), str(REQ), str(RESP), "7000"], env=env)
+        r = common.record(["--cycle", "run_cycle"],
+                          [common.fixture("tcp_exp"), str(CYCLES), str(REQ), str(RESP), "7000"], env=env)
         self.check(r, "syscalls")
 
 

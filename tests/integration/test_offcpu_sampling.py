@@ -20,29 +20,15 @@ SLEEP_EVERY = 300
 SLEEP_US = 2000
 
 
-def fixture():
-    return common.build("pingpong", ["pingpong.c"], "-O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls")
-
-
-def truth_of(rec):
-    lines = [l for l in rec.stdout.splitlines() if l.startswith("{")]
-    assert lines, rec.stdout + rec.stderr
-    return json.loads(lines[-1])
-
-
-def weight_ms(folded, frame):
-    return sum(v for k, v in folded.items() if frame in k.split(";")) / 1e3
-
-
 @common.need_root
 class OffcpuSamplingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cmd = [fixture(), str(ROUNDS), str(SLEEP_EVERY), str(SLEEP_US)]
+        cmd = [common.fixture("pingpong"), str(ROUNDS), str(SLEEP_EVERY), str(SLEEP_US)]
         cls.rec = common.record(["--offcpu-sample-us", "1000"], cmd)
-        cls.truth = truth_of(cls.rec)
+        cls.truth = common.truth_of(cls.rec)
         cls.exact = common.record(["--offcpu-sample-us", "0"], cmd)
-        cls.exact_truth = truth_of(cls.exact)
+        cls.exact_truth = common.truth_of(cls.exact)
 
     def test_few_copies_all_blocked_time_in_stacks(self):
         p, t = self.rec.profile, self.truth
@@ -71,7 +57,7 @@ class OffcpuSamplingTest(unittest.TestCase):
         and no less than the sleeps asked (nanosleep blocks at least that
         long), by 10%."""
         t = self.truth
-        slept = weight_ms(self.rec.folded("offcpu.folded"), "pause_us")
+        slept = common.offcpu_ms(self.rec.folded("offcpu.folded"), "pause_us")
         self.assertLessEqual(slept, t["blocked_sleep_ms"] - t["sleep_cpu_ms"] + 0.5, t)
         self.assertGreaterEqual(slept, 0.9 * (ROUNDS // SLEEP_EVERY) * SLEEP_US / 1e3, (slept, t))
 
@@ -81,7 +67,7 @@ class OffcpuSamplingTest(unittest.TestCase):
         the sampling error of some hundreds of copies."""
         t = self.truth
         folded = self.rec.folded("offcpu.folded")
-        a, b = weight_ms(folded, "ping_a"), weight_ms(folded, "ping_b")
+        a, b = common.offcpu_ms(folded, "ping_a"), common.offcpu_ms(folded, "ping_b")
         self.assertGreater(a + b, 0)
         want = t["ping_b_ms"] / (t["ping_a_ms"] + t["ping_b_ms"])
         self.assertAlmostEqual(b / (a + b), want, delta=0.12, msg=(a, b, t))
@@ -96,7 +82,7 @@ class OffcpuSamplingTest(unittest.TestCase):
         # switches, by its own count); the child blocks as often
         self.assertGreaterEqual(d["sent"] + d["lost"], t["voluntary_switches"], (d, t))
         folded = self.exact.folded("offcpu.folded")
-        slept = weight_ms(folded, "pause_us")
+        slept = common.offcpu_ms(folded, "pause_us")
         self.assertLessEqual(slept, t["blocked_sleep_ms"] + 0.5, t)
 
     def test_default_period_and_slices_of_sampled_blocks(self):
@@ -105,8 +91,8 @@ class OffcpuSamplingTest(unittest.TestCase):
         own (a small record, no stack) inside pause_us's time, and all the
         blocked time is still in stacks."""
         rounds = 6000
-        rec = common.record([], [fixture(), str(rounds), str(SLEEP_EVERY), str(SLEEP_US)])
-        p, t = rec.profile, truth_of(rec)
+        rec = common.record([], [common.fixture("pingpong"), str(rounds), str(SLEEP_EVERY), str(SLEEP_US)])
+        p, t = rec.profile, common.truth_of(rec)
         q = p["offcpu"]["stack_quality"]
         self.assertEqual(p["config"]["offcpu_sample_us"], 10000)
         self.assertEqual(q["dwarf"]["sample_us"], 10000)

@@ -11,25 +11,6 @@ import unittest
 
 import common
 
-FLAGS = "-O2 -g -fno-optimize-sibling-calls -lpthread"
-
-
-def fixture(fp):
-    name = "offcpu_calls_fp" if fp else "offcpu_calls_nofp"
-    return common.build(name, ["offcpu_calls.c"],
-                        FLAGS + (" -fno-omit-frame-pointer" if fp else " -fomit-frame-pointer"))
-
-
-def truth_of(rec):
-    lines = [l for l in rec.stdout.splitlines() if l.startswith("{")]
-    assert lines, rec.stdout + rec.stderr
-    return json.loads(lines[-1])
-
-
-def weight_ms(folded, needle, pid_comm):
-    return sum(v for k, v in folded.items() if needle in k.split(";") and k.startswith(pid_comm)) / 1e3
-
-
 @common.need_root
 class OffcpuStacksTest(unittest.TestCase):
     def check_blocked_total(self, rec, truth, in_frame):
@@ -44,16 +25,16 @@ class OffcpuStacksTest(unittest.TestCase):
         programs there)."""
         p = rec.profile
         comm = os.path.basename(rec.proc.args[-4])[:15]
-        blocked = weight_ms(rec.folded("offcpu.folded"), in_frame, comm)
+        blocked = common.offcpu_ms(rec.folded("offcpu.folded"), in_frame, comm)
         self.assertLessEqual(blocked, truth["blocked_ms"] + truth["other_ms"] + 0.5, truth)
         self.assertGreaterEqual(blocked + p["sched"]["runq_wait_ms"] + truth["call_cpu_ms"] +
                                 0.1 * truth["cycles"] + 1.0, truth["blocked_ms"])
         return blocked
 
     def test_usleep_caller_kept_with_dwarf_lost_with_fp(self):
-        exe = fixture(fp=True)
+        exe = common.fixture("offcpu_calls_fp")
         rec = common.record([], [exe, "sleep", "30", "5"])
-        truth = truth_of(rec)
+        truth = common.truth_of(rec)
         folded = rec.folded("offcpu.folded")
         top = max(folded, key=folded.get)
         # the whole chain, through glibc's usleep/nanosleep wrappers
@@ -83,9 +64,9 @@ class OffcpuStacksTest(unittest.TestCase):
         self.assertEqual(rec.profile["offcpu"]["stack_quality"]["method"], "frame pointers")
 
     def test_read_without_frame_pointers(self):
-        exe = fixture(fp=False)
+        exe = common.fixture("offcpu_calls_nofp")
         rec = common.record([], [exe, "read", "30", "5"])
-        truth = truth_of(rec)
+        truth = common.truth_of(rec)
         folded = rec.folded("offcpu.folded")
         reads = {k: v for k, v in folded.items() if "ksys_read_[k]" in k}
         top = max(reads, key=reads.get)
@@ -109,11 +90,11 @@ class OffcpuStacksTest(unittest.TestCase):
         pipe and a unix socket in turn from one place (same pc and sp, the
         file descriptor differs): each read keeps its own kernel path, with
         the fixture's own time in it."""
-        exe = fixture(fp=False)
+        exe = common.fixture("offcpu_calls_nofp")
         # its ~2.5 ms blocks each with its own copy and exact time (under the
         # default 10 ms period they would be sampled)
         rec = common.record(["--offcpu-sample-us", "1000"], [exe, "fds", "40", "5"])
-        truth = truth_of(rec)
+        truth = common.truth_of(rec)
         folded = rec.folded("offcpu.folded")
         comm = os.path.basename(exe)[:15]
         slack = rec.profile["sched"]["runq_wait_ms"] + truth["call_cpu_ms"] + 0.1 * truth["cycles"] + 1.0
@@ -137,9 +118,9 @@ class OffcpuStacksTest(unittest.TestCase):
         log_write have frames of one size and block in runs of 40 at the
         same pc and sp: only their return addresses differ, so a reuse
         across the two would put one's time under the other."""
-        exe = fixture(fp=False)
+        exe = common.fixture("offcpu_calls_nofp")
         rec = common.record([], [exe, "twins", "240", "5", "40"])
-        truth = truth_of(rec)
+        truth = common.truth_of(rec)
         q = rec.profile["offcpu"]["stack_quality"]
         d = q["dwarf"]
         self.assertGreater(d["reused"], 0, q)
@@ -149,7 +130,7 @@ class OffcpuStacksTest(unittest.TestCase):
         comm = os.path.basename(exe)[:15]
         slack = rec.profile["sched"]["runq_wait_ms"] + truth["call_cpu_ms"] + 0.1 * truth["cycles"] + 1.0
         for frame, want in (("db_write", truth["blocked_ms"]), ("log_write", truth["log_ms"])):
-            got = weight_ms(folded, frame, comm)
+            got = common.offcpu_ms(folded, frame, comm)
             self.assertLessEqual(got, want + 0.5, (frame, got, truth, d))
             self.assertGreaterEqual(got + slack, want, (frame, got, truth, d))
         both = [k for k in folded if "db_write" in k.split(";") and "log_write" in k.split(";")]
@@ -159,7 +140,7 @@ class OffcpuStacksTest(unittest.TestCase):
         rec = common.record(["--offcpu-sample-us", "0"], [exe, "twins", "40", "5", "10"])
         d = rec.profile["offcpu"]["stack_quality"]["dwarf"]
         self.assertEqual(d["reused"], 0, d)
-        self.assertGreaterEqual(d["sent"], truth_of(rec)["blocking_calls"], d)
+        self.assertGreaterEqual(d["sent"], common.truth_of(rec)["blocking_calls"], d)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,7 @@ import re
 import sys
 import unittest
 
-from common import need_root, record
-from test_cycles import experiment, experiment_args
+from common import experiment_args, fixture, need_root, record
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import output_shape  # noqa: E402
@@ -37,7 +36,7 @@ class OutputShapeTest(unittest.TestCase):
     def setUpClass(cls):
         cls.rec = record(["--cycle", "run_cycle", "--phase", "llm_inference=inference",
                           "--phase", "database=database", "--phase", "mode=mode", "--count", "tokens=token"],
-                         [experiment()] + experiment_args(CYCLES, 20, 4, 8, 4))
+                         [fixture("experiment")] + experiment_args(CYCLES, 20, 4, 8, 4))
         cls.shape = output_shape.shape(cls.rec.dir)
 
     def test_files(self):

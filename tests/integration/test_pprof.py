@@ -6,26 +6,12 @@ own CPU clock) and sleeps DB ms in database(), so inference() holds
 INFER / (INFER + MODE) of the on-CPU samples by construction."""
 import os
 import re
-import shutil
 import subprocess
 import unittest
 
-from common import build, need_root, record
-from test_cycles import experiment, experiment_args
+from common import GO, experiment_args, fixture, need_root, pprof, record
 
 CYCLES, INFER, DB, MODE = 80, 30, 5, 10
-GO = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
-
-
-def pprof(path, *args):
-    env = dict(os.environ, HOME=os.environ.get("HOME", "/tmp"), PPROF_TMPDIR="/tmp")
-    p = subprocess.run([GO, "tool", "pprof", "-symbolize=none", *args, path], text=True,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, env=env)
-    if p.returncode != 0:
-        raise AssertionError(f"go tool pprof {' '.join(args)} failed: {p.stderr}")
-    return p.stdout
-
-
 def cum_percent(top, fn):
     """The cum% column of fn in `pprof -top` output."""
     for line in top.splitlines():
@@ -62,8 +48,7 @@ class PprofTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # fp stacks need frame pointers; dwarf unwinds either
-        cls.exes = {"dwarf": experiment(),
-                    "fp": build("experiment_fp", ["experiment.c"], "-O1 -g -fno-omit-frame-pointer -lpthread")}
+        cls.exes = {"dwarf": fixture("experiment"), "fp": fixture("experiment_fp")}
         # 999 Hz: about 3000 samples, so a share's sampling error is under 1 point
         cls.runs = {}
         for cg, exe in cls.exes.items():

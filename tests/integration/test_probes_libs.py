@@ -5,21 +5,15 @@ cycle marker and a count), on tests/fixtures/exp_shared.c."""
 import os
 import unittest
 
-from common import FIXTURE_BUILD, FIXTURES, build, need_root, record
-from test_cycles import ProbeTestCase, truth_of
+from common import ProbeTestCase, fixture, need_root, record, truth_of
 
 SDT = any(os.path.exists(p) for p in ("/usr/include/sys/sdt.h", "/usr/include/x86_64-linux-gnu/sys/sdt.h",
                                       "/usr/include/aarch64-linux-gnu/sys/sdt.h"))
 
 
 def fixtures():
-    inc = f"-I{FIXTURES} -O2 -g"
-    lib = build("libexpfix.so", ["exp_lib.c"], f"{inc} -shared -fPIC")
-    dl = build("libexpdl.so", ["exp_dl.c"], f"{inc} -shared -fPIC")
-    exe = build("exp_shared", ["exp_shared.c"],
-                f"{inc} -L{FIXTURE_BUILD} -lexpfix -Wl,-rpath,'$ORIGIN' -ldl")
-    # the library depends on exp_shared's build: rebuild it when the library is newer
-    return exe, lib, dl
+    """exp_shared (linked with libexpfix.so), libexpfix.so and libexpdl.so."""
+    return fixture("exp_shared"), fixture("libexpfix.so"), fixture("libexpdl.so")
 
 
 @need_root
@@ -116,10 +110,8 @@ class TestLibraries(ProbeTestCase):
         its score and closed, then another is opened and called at once. The
         probe placed in the first file does not cover the second: the
         process is held at the second mapping too, so every call counts."""
-        inc = f"-I{FIXTURES} -O1 -g"
-        first = build("libexpvar-first.so", ["exp_variant.c"], f"{inc} -shared -fPIC -DVARIANT=1")
-        second = build("libexpvar-second.so", ["exp_variant.c"], f"{inc} -shared -fPIC -DVARIANT=2")
-        exe = build("dl_variants", ["dl_variants.c"], f"{inc} -ldl")
+        first, second = fixture("libexpvar-first.so"), fixture("libexpvar-second.so")
+        exe = fixture("dl_variants")
         calls = 50
         rec = record(["--count", "work=libexpvar:variant_work"], [exe, str(calls), first, second])
         probe = rec.profile["probes"][0]

@@ -11,8 +11,7 @@ path."""
 import os
 import unittest
 
-from common import FIXTURES, build, need_root, record
-from test_cycles import ProbeTestCase, truth_of
+from common import FIXTURES, ProbeTestCase, fixture, need_root, record, truth_of
 
 PYTHON = "/usr/bin/python3.11"
 SQLITE = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0"
@@ -28,7 +27,7 @@ def have_sqlite_module():
 @unittest.skipUnless(have_sqlite_module(), "needs /usr/bin/python3.11 with the sqlite3 module")
 class TestPython(ProbeTestCase):
     def test_python_marker_ctypes_phase_and_sqlite_preset(self):
-        lib = build("libexppy.so", ["exp_pylib.c"], f"-I{FIXTURES} -O2 -g -shared -fPIC")
+        lib = fixture("libexppy.so")
         cycles, infer, tokens, rows = 6, 20, 4, 60000
         step_spec = f"{SQLITE}:sqlite3_step"
         rec = record(["--cycle-marker", f"{lib}:py_mark", "--phase", f"llm_inference={lib}:py_infer",
@@ -47,7 +46,11 @@ class TestPython(ProbeTestCase):
         prep = probes["libsqlite3:sqlite3_prepare_v2"]
         self.assertTrue(prep["from_preset"])
         self.assertTrue(any("libsqlite3.so" in f for f in prep["placed_in"]), prep)
-        self.assertNotIn("libsqlite3:sqlite3_step", probes)
+        # the preset's per-statement fallback (module-level code queried) is
+        # not placed on a function the user's own phase probes already
+        self.assertTrue(probes["libsqlite3:sqlite3_step"]["fallback"])
+        self.assertEqual(probes["libsqlite3:sqlite3_step"]["placed_in"], [])
+        self.assertIn("probe 'libsqlite3:sqlite3_step' is not placed: the function is already probed", rec.stderr)
         self.assertNotIn("timed as its Python callers", rec.stderr)
         for c in p["cycles"]:
             self.assertEqual(c["counts"]["tokens"], tokens)

@@ -4,12 +4,7 @@
 outermost calls only, and later cycles unharmed."""
 import unittest
 
-from common import FIXTURES, build, need_root, record
-from test_cycles import ProbeTestCase, truth_of
-
-
-def fixture(name):
-    return build(name, [name + ".c"], f"-I{FIXTURES} -O2 -g -lpthread")
+from common import ProbeTestCase, fixture, need_root, record, truth_of
 
 
 @need_root

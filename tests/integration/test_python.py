@@ -5,7 +5,6 @@ appear as `qualname (py_stacks.py)`, in call order, in place of the
 eval-loop frames; recursion, threads, an asyncio task and a C function
 calling back into Python keep their real stacks. An interpreter of an
 unsupported version gets a warning and native stacks."""
-import glob
 import json
 import os
 import re
@@ -13,34 +12,11 @@ import subprocess
 import tempfile
 import unittest
 
-from common import FIXTURES, INFERTRACE, build, need_root, record
+from common import FIXTURES, INFERTRACE, PYTHONS, fixture, need_root, record
 
 FIXTURE = os.path.join(FIXTURES, "py_stacks.py")
 EVAL = "_PyEval_EvalFrameDefault"
 PYFRAME = re.compile(r"^(.*) \(([^()]*)\)$")
-
-
-def pythons():
-    """{label: path} of the CPython 3.10+ interpreters present."""
-    found = {}
-    for p in sorted(glob.glob("/root/.pyenv/versions/3.*/bin/python3")):
-        found["pyenv-" + p.split("/")[-3]] = p
-    for p in sorted(glob.glob("/usr/bin/python3.[0-9]*")):
-        if re.fullmatch(r"python3\.\d+", os.path.basename(p)):
-            found["system-" + os.path.basename(p)] = p
-    out = {}
-    for label, p in found.items():
-        try:
-            v = subprocess.run([p, "-c", "import sys; print(sys.version_info[1])"], text=True,
-                               stdout=subprocess.PIPE, timeout=30).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if v.isdigit() and 10 <= int(v) <= 13:
-            out[label] = p
-    return out
-
-
-PYTHONS = pythons()
 
 
 def fixture_frames(stack):
@@ -217,7 +193,7 @@ def unwound_short_in_vdso(stack, last_py, vdso):
 @need_root
 class TestUnsupportedPython(unittest.TestCase):
     def test_warning_and_native_stacks(self):
-        fake = build("py_fake", ["py_fake.c"], "-O1 -g -fno-omit-frame-pointer")
+        fake = fixture("py_fake")
         rec = record([], [fake, "0.3"])
         self.assertEqual(rec.proc.returncode, 0)
         warn = [l for l in rec.stderr.splitlines() if "not supported" in l]

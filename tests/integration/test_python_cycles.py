@@ -17,8 +17,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import FIXTURES, need_root, record
-from test_python import PYTHONS
+from common import FIXTURES, PYTHONS, need_root, record
 
 LOOP_MAIN = os.path.join(FIXTURES, "py_loop_main.py")
 LOOP_MODULE = os.path.join(FIXTURES, "py_loop_module.py")

@@ -14,8 +14,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import FIXTURES, INFERTRACE, build, need_root, record
-from test_python import PYTHONS
+from common import FIXTURES, INFERTRACE, PYTHONS, fixture, need_root, record
 
 FIXTURE = os.path.join(FIXTURES, "py_sqlite.py")
 MODULE_FIXTURE = os.path.join(FIXTURES, "py_sqlite_module.py")
@@ -116,7 +115,7 @@ class TestSqlitePreset(unittest.TestCase):
         fires once per row (exactly ROWS, plus sqlite3_exec's own prepares)
         and is flagged over 2% of its phase, in record's last lines too."""
         rows = 3000
-        exe = build("sqlite_rows", ["sqlite_rows.c"], "-O1 -g -fno-omit-frame-pointer -lsqlite3")
+        exe = fixture("sqlite_rows")
         tmp = tempfile.mkdtemp(prefix="it-csql-")
         rec = record(["--preset", "sqlite"], [exe, os.path.join(tmp, "db.sqlite"), str(rows)])
         preset = {p["spec"]: p for p in rec.profile["probes_overhead"]["preset_probes"]}

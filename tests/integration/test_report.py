@@ -2,27 +2,22 @@
 """`infertrace report` on a real recording of the experiment fixture (counts
 and shape only), and `infertrace diff` on fixed profiles whose changes are
 known by construction (two live runs would compare the machine's load)."""
-import json
 import os
 import subprocess
 import tempfile
 import unittest
 
-from common import INFERTRACE, build, need_root, record
+from common import INFERTRACE, fixture, need_root, record, write_profile
 
 ARGS = ["--cycle", "run_cycle", "--phase", "llm_inference=inference", "--phase", "database=database",
         "--phase", "mode=mode", "--count", "tokens=token"]
-
-
-def experiment():
-    return build("experiment", ["experiment.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
 
 
 @need_root
 class TestReportDiff(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.base = record(ARGS, [experiment(), "5", "20", "4", "5", "2"])
+        cls.base = record(ARGS, [fixture("experiment"), "5", "20", "4", "5", "2"])
 
     def test_report_summarizes(self):
         p = subprocess.run([INFERTRACE, "report", self.base.dir], text=True, stdout=subprocess.PIPE,
@@ -74,12 +69,6 @@ def profile(avg_cycle_ms, phases, n=10, spread=0.02, cycle="run_cycle"):
 class TestDiffOnKnownProfiles(unittest.TestCase):
     """diff on fixed inputs whose changes are known: any machine, any load."""
 
-    def write(self, p):
-        d = tempfile.mkdtemp(prefix="it-diff-")
-        with open(os.path.join(d, "profile.json"), "w") as f:
-            json.dump(p, f)
-        return d
-
     def diff(self, *args):
         return subprocess.run([INFERTRACE, "diff", *args], text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
@@ -92,14 +81,14 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
         p["llama"] = {"prompt_tokens": 100, "generated_tokens": 80, "prefill_ms": 200.0, "decode_ms": 700.0,
                       "prefill_tokens_per_s": 500.0, "decode_tokens_per_s": 112.857,
                       "j_per_generated_token": 0.125}
-        r = subprocess.run([INFERTRACE, "report", self.write(p)], text=True, stdout=subprocess.PIPE,
+        r = subprocess.run([INFERTRACE, "report", write_profile(p)], text=True, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("llama.cpp: prompt 100 tokens in 200.0 ms (500.0 tok/s), generation 80 tokens in "
                       "700.0 ms (112.9 tok/s), 0.125 J per generated token", r.stdout)
         # without measured energy: no energy figure at all
         del p["llama"]["j_per_generated_token"]
-        r = subprocess.run([INFERTRACE, "report", self.write(p)], text=True, stdout=subprocess.PIPE)
+        r = subprocess.run([INFERTRACE, "report", write_profile(p)], text=True, stdout=subprocess.PIPE)
         self.assertNotIn("J per generated token", r.stdout)
         self.assertNotIn("nan", r.stdout)
 
@@ -110,7 +99,7 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
                                           "by_leaf_object": {"libfoo.so": {"samples": 100, "truncated_percent": 50.0}}}}
         for mode in ("fp", "dwarf"):
             p["samples"]["call_graph"] = mode
-            r = subprocess.run([INFERTRACE, "report", self.write(p)], text=True, stdout=subprocess.PIPE,
+            r = subprocess.run([INFERTRACE, "report", write_profile(p)], text=True, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
             self.assertEqual(r.returncode, 0, r.stderr)
             warning = self.line(r.stdout, "  warning: 50% of stacks in libfoo.so end early")
@@ -127,8 +116,8 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
         return float(lo.rstrip("%")), float(hi.rstrip("%"))
 
     def test_regression_and_speedup(self):
-        base = self.write(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
-        slow = self.write(profile(120.0, {"llm_inference": (400.0, 10), "database": (50.0, 10)}))
+        base = write_profile(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
+        slow = write_profile(profile(120.0, {"llm_inference": (400.0, 10), "database": (50.0, 10)}))
         p = self.diff(base, slow)
         self.assertEqual(p.returncode, 1, p.stdout)
         line = self.line(p.stdout, "phase llm_inference")
@@ -151,8 +140,8 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
     def test_same_distribution_is_no_regression(self):
         """+6% on the mean, beyond the 5% threshold, from 10 cycles spread
         +-30%: the interval holds zero, so no verdict and exit 0."""
-        base = self.write(profile(100.0, {}, spread=0.3))
-        noisy = self.write(profile(106.0, {}, spread=0.3))
+        base = write_profile(profile(100.0, {}, spread=0.3))
+        noisy = write_profile(profile(106.0, {}, spread=0.3))
         p = self.diff(base, noisy)
         self.assertEqual(p.returncode, 0, p.stdout)
         line = self.line(p.stdout, "avg_cycle_ms")
@@ -168,8 +157,8 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
     def test_one_cycle_against_ten_warns_and_gives_no_interval(self):
         """A whole-run recording (1 cycle) against 10 marked cycles: the
         speedup compares different spans, and says so; no verdict."""
-        whole = self.write(profile(1231.0, {}, n=1, cycle=None))
-        marked = self.write(profile(100.0, {}, n=10))
+        whole = write_profile(profile(1231.0, {}, n=1, cycle=None))
+        marked = write_profile(profile(100.0, {}, n=10))
         p = self.diff(whole, marked)
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("cycles: base 1 (whole run); new 10 (cycle 'run_cycle')", p.stdout)
@@ -179,23 +168,23 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
         self.assertIn("12.31x", line)
         self.assertIn("no interval", line)
         # the same definition, counts far apart: a warning of its own
-        p = self.diff(self.write(profile(100.0, {}, n=3)), marked)
+        p = self.diff(write_profile(profile(100.0, {}, n=3)), marked)
         self.assertNotIn("defined differently", p.stdout)
         self.assertIn("WARNING: the cycle counts differ", p.stdout)
 
     def test_power_mode_only_when_known(self):
         base = profile(100.0, {})
-        p = self.diff(self.write(base), self.write(base))
+        p = self.diff(write_profile(base), write_profile(base))
         self.assertNotIn("power mode", p.stdout)
         self.assertFalse(p.stdout.startswith("power mode: base unknown"))
         known = profile(100.0, {})
         known["system"] = {"power": {"governor": "performance"}}
-        p = self.diff(self.write(base), self.write(known))
+        p = self.diff(write_profile(base), write_profile(known))
         self.assertIn("power mode: base unknown; new governor performance", p.stdout)
 
     def test_missing_or_null_figure_fails_the_gate(self):
-        base = self.write(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
-        gone = self.write(profile(100.0, {"llm_inference": (200.0, 10)}))
+        base = write_profile(profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)}))
+        gone = write_profile(profile(100.0, {"llm_inference": (200.0, 10)}))
         p = self.diff(base, gone)
         self.assertEqual(p.returncode, 1, p.stdout)
         line = self.line(p.stdout, "phase database")
@@ -208,12 +197,12 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
         self.assertIn("MISSING in base", line)
         nul = profile(100.0, {"llm_inference": (200.0, 10), "database": (50.0, 10)})
         nul["aggregate_metrics"]["p95_cycle_ms"] = None
-        p = self.diff(base, self.write(nul))
+        p = self.diff(base, write_profile(nul))
         self.assertEqual(p.returncode, 1, p.stdout)
         self.assertIn("MISSING", self.line(p.stdout, "p95_cycle_ms"))
 
     def test_malformed_and_other_version(self):
-        base = self.write(profile(100.0, {}))
+        base = write_profile(profile(100.0, {}))
         bad = tempfile.mkdtemp(prefix="it-diff-")
         with open(os.path.join(bad, "profile.json"), "w") as f:
             f.write('{"cycles": [1, 2')
@@ -222,12 +211,12 @@ class TestDiffOnKnownProfiles(unittest.TestCase):
         self.assertIn(bad, p.stderr)
         other = profile(100.0, {})
         other["schema_version"] = "9.0"
-        p = self.diff(base, self.write(other))
+        p = self.diff(base, write_profile(other))
         self.assertEqual(p.returncode, 4)  # the input recording is unusable
         self.assertIn("schema_version 9.0", p.stderr)
         other = profile(100.0, {})
         other["cycles"] = {"not": "an array"}
-        p = self.diff(base, self.write(other))
+        p = self.diff(base, write_profile(other))
         self.assertEqual(p.returncode, 4)  # the input recording is unusable
         self.assertIn("cycles", p.stderr)
 

@@ -18,20 +18,10 @@ OUTPUT_NAMES = ["profile.json", "trace.json", "flamegraph.svg", "report.html",
                 "stacks.folded", "offcpu.folded", "write-check"]
 
 
-def experiment():
-    return common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
-
-
-def sticky_world_dir():
-    d = tempfile.mkdtemp(prefix="it-sticky-")
-    os.chmod(d, 0o1777)
-    return d
-
-
 @common.need_root
 class OutputFilesTest(unittest.TestCase):
     def test_planted_symlinks_do_not_redirect_writes(self):
-        d = sticky_world_dir()
+        d = common.sticky_world_dir()
         victim_dir = tempfile.mkdtemp(prefix="it-victim-")
         victim = os.path.join(victim_dir, "victim")
         with open(victim, "w") as f:
@@ -106,7 +96,7 @@ class OutputFilesTest(unittest.TestCase):
             try:
                 out = os.path.join(mnt, "out")
                 r = common.record(["--cycle", "run_cycle", "--phase", "llm_inference=inference"],
-                                  [experiment(), "4", "5", "3", "2", "1"], check=False, outdir=out,
+                                  [common.fixture("experiment"), "4", "5", "3", "2", "1"], check=False, outdir=out,
                                   wall_split=None)
                 self.assertEqual(r.proc.returncode, 6, r.stderr)
                 self.assertIn("No space left on device", r.stderr)
@@ -183,17 +173,12 @@ def wait_for(pred, timeout):
     return pred()
 
 
-def start_record(args, cmd):
-    """Starts `record` and waits for its announcement: all is attached."""
-    d = tempfile.mkdtemp(prefix="it-out-")
-    p = subprocess.Popen([common.INFERTRACE, "record", "-o", d] + args + ["--"] + cmd,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    lines = []
-    for line in p.stderr:
-        lines.append(line)
-        if "recording" in line or "error" in line:
-            break
-    return p, d, "".join(lines)
+def start_announced(args, cmd):
+    """Starts `record` and waits for its announcement (all is attached):
+    (process, output directory, what it wrote on stderr until then)."""
+    p, d = common.start_record(args, cmd)
+    head, _ = common.read_stderr_until(p, "recording|error")
+    return p, d, head
 
 
 def launched_child(tracer_pid):
@@ -211,7 +196,7 @@ class SignalsTest(unittest.TestCase):
     def test_sigkill_while_target_held_releases_it(self):
         # a pending preset probe (sqlite never loads) stops the target at every
         # executable mmap; each /bin/true exec maps its libraries
-        p, d, err = start_record(["--preset", "sqlite"],
+        p, d, err = start_announced(["--preset", "sqlite"],
                                  ["sh", "-c", "while :; do /bin/true; sleep 0.01; done"])
         self.assertIn("recording", err)
         child = launched_child(p.pid)
@@ -264,7 +249,7 @@ class SignalsTest(unittest.TestCase):
 
     def test_sighup_stops_like_sigterm_and_ends_the_group(self):
         tag = f"{os.getpid() % 1000}.{int(time.monotonic() * 1000) % 1000:03d}"
-        p, d, err = start_record([], ["sh", "-c", f"sleep 1{tag} & sleep 2{tag} & wait"])
+        p, d, err = start_announced([], ["sh", "-c", f"sleep 1{tag} & sleep 2{tag} & wait"])
         self.assertIn("recording", err)
         child = launched_child(p.pid)
         self.assertTrue(wait_for(lambda: len(group_members(child)) >= 3, 10))
@@ -301,9 +286,9 @@ class HostileFilesTest(unittest.TestCase):
 
     def test_fifo_in_place_of_mapped_file(self):
         d = tempfile.mkdtemp(prefix="it-fifo-")
-        lib = common.build("libhot_fifo.so", ["hot_lib.c"], "-O1 -g -fno-omit-frame-pointer -shared -fPIC",
-                           out=os.path.join(d, "libhot.so"))
-        exe = common.build("fifo_swap", ["fifo_swap.c"], "-O1 -g -fno-omit-frame-pointer -ldl")
+        lib = os.path.join(d, "libhot.so")  # the fixture swaps it for a FIFO in place
+        shutil.copy(common.fixture("libhotfix.so"), lib)
+        exe = common.fixture("fifo_swap")
         t = subprocess.Popen([exe, lib, "30"], stdout=subprocess.PIPE, text=True)
         try:
             self.assertEqual(t.stdout.readline().strip(), "ready")
@@ -318,7 +303,7 @@ class HostileFilesTest(unittest.TestCase):
             t.stdout.close()
 
     def test_corrupt_usdt_note(self):
-        exe = common.build("bad_usdt_note", ["bad_usdt_note.c"])
+        exe = common.fixture("bad_usdt_note")
         r = common.record(["--phase", f"p=usdt:{exe}:ab:x:y"], [exe], check=False, timeout=60)
         self.assertNotEqual(r.proc.returncode, 0)
         self.assertIn("USDT probe 'x' not found", r.stderr)
@@ -331,7 +316,7 @@ class HostileFilesTest(unittest.TestCase):
 @common.need_root
 class ForkStormTest(unittest.TestCase):
     def test_fifty_short_lived_children_with_dwarf_unwinding(self):
-        exe = common.build("fork_storm", ["fork_storm.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = common.fixture("fork_storm")
         # the crash depended on when processes came and went: a few rounds
         for _ in range(3):
             r = common.record(["-F", "499"], [exe, "50", "5"], timeout=180)
@@ -345,17 +330,13 @@ class ForkStormTest(unittest.TestCase):
             self.assertEqual(sum(1 for p in procs if p["exit_code"] == 0), 51)
 
 
-def churn():
-    return common.build("churn", ["churn.c"], "-O1 -g -fno-omit-frame-pointer -lpthread")
-
-
 @common.need_root
 class ChurnTest(unittest.TestCase):
     """Threads that come and go by the thousand, and an exec mid-trace."""
 
     def test_thousand_threads_each_counted(self):
         r = common.record(["--phase", "worker=thread_work", "--count", "steps=thread_step"],
-                          [churn(), "threads", "1000"])
+                          [common.fixture("churn"), "threads", "1000"])
         self.assertEqual(r.proc.stdout.strip(), "joined 1000") if r.proc.stdout else None
         self.assertEqual(r.profile["stop_reason"], "target exited")
         lost = r.profile["lost"]
@@ -373,7 +354,7 @@ class ChurnTest(unittest.TestCase):
     def test_exec_mid_trace_symbolizes_both_programs(self):
         # the program execs a copy of itself (another file): samples before the
         # exec resolve in the first, after it in the second
-        exe = churn()
+        exe = common.fixture("churn")
         copy = os.path.join(tempfile.mkdtemp(prefix="it-exec-"), "churn_after")
         shutil.copy(exe, copy)
         r = common.record(["-F", "199"], [exe, "exec", copy])
@@ -386,17 +367,13 @@ class ChurnTest(unittest.TestCase):
         self.assertGreater(after, 10, list(st)[:5])
 
 
-def probe_bench():
-    return common.build("probe_bench", ["probe_bench.c"], "-O2")
-
-
 @common.need_root
 class CallRateTest(unittest.TestCase):
     """A probed function called as fast as a loop can: every call counted or
     the loss counted, and the tracer still answers a signal."""
 
     def test_million_probed_calls_counted(self):
-        r = common.record(["--phase", "call=empty_call"], [probe_bench(), "1000000"],
+        r = common.record(["--phase", "call=empty_call"], [common.fixture("probe_bench"), "1000000"],
                           timeout=300, wall_split=None)
         self.assertEqual(r.profile["stop_reason"], "target exited")
         ph = r.profile["phases"]["call"]
@@ -411,7 +388,7 @@ class CallRateTest(unittest.TestCase):
     def test_sigint_acted_on_under_probe_load(self):
         # about a minute of probed calls; SIGINT after 2 s must end the run
         # promptly with outputs, and the target must not be left stopped
-        p, d, head = start_record(["--phase", "call=empty_call"], [probe_bench(), "50000000"])
+        p, d, head = start_announced(["--phase", "call=empty_call"], [common.fixture("probe_bench"), "50000000"])
         self.assertIn("recording", head)
         time.sleep(2)
         target = launched_child(p.pid)
@@ -433,7 +410,7 @@ class CallRateTest(unittest.TestCase):
 @common.need_root
 class OverflowTest(unittest.TestCase):
     def test_phases_nested_past_the_probe_stack_are_counted_lost(self):
-        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = common.fixture("nest12")
         rounds, depth, stack = 10, 12, 8  # stack: IT_PHASE_STACK
         args = []
         for i in range(1, depth + 1):
@@ -451,10 +428,6 @@ class OverflowTest(unittest.TestCase):
         self.assertIn("lost.probe_stack_overflow", r.stderr)
 
 
-def odd_comm():
-    return common.build("odd_comm", ["odd_comm.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
-
-
 @common.need_root
 class BadInputTest(unittest.TestCase):
     def check_outputs(self, r, named_at_start):
@@ -470,13 +443,13 @@ class BadInputTest(unittest.TestCase):
                         list(r.folded())[:3])
 
     def test_odd_comm_launched(self):
-        r = common.record([], [odd_comm(), "1.5"])
+        r = common.record([], [common.fixture("odd_comm"), "1.5"])
         self.assertEqual(r.profile["stop_reason"], "target exited")
         self.check_outputs(r, False)
 
     def test_odd_comm_crash_named(self):
         # the crash record carries the name too, made valid UTF-8 as everywhere
-        r = common.record([], [odd_comm(), "0.5", "segv"], check=False)
+        r = common.record([], [common.fixture("odd_comm"), "0.5", "segv"], check=False)
         with open(os.path.join(r.dir, "profile.json"), "rb") as f:
             json.loads(f.read().decode("utf-8"))  # strict UTF-8
         crashes = r.profile["crashes"]
@@ -486,7 +459,7 @@ class BadInputTest(unittest.TestCase):
 
     def test_thread_id_records_its_process_and_odd_comm_exit_is_seen(self):
         import types
-        t = subprocess.Popen([odd_comm(), "-1"], stdout=subprocess.PIPE, text=True)
+        t = subprocess.Popen([common.fixture("odd_comm"), "-1"], stdout=subprocess.PIPE, text=True)
         try:
             pid, tid = map(int, t.stdout.readline().split())
             self.assertNotEqual(pid, tid)
@@ -516,7 +489,7 @@ class BadInputTest(unittest.TestCase):
         self.check_outputs(r, True)
 
     def test_phase_names_unfit_for_file_names_refused(self):
-        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = common.fixture("nest12")
         for name in ["a/b", "../up", ".hidden", "x" * 65, "tab\there"]:
             r = common.record(["--phase", f"{name}=f1"], [exe, "1"], check=False, timeout=60)
             self.assertNotEqual(r.proc.returncode, 0, name)
@@ -533,7 +506,7 @@ class BadInputTest(unittest.TestCase):
 @unittest.skipUnless(shutil.which("unshare"), "needs unshare (util-linux)")
 class ContainerTest(unittest.TestCase):
     def test_probe_in_binary_only_in_a_private_mount_namespace(self):
-        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = common.fixture("nest12")
         d = tempfile.mkdtemp(prefix="it-ns-")  # empty here; a tmpfs with the binary there
         t = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c",
                               f"mount -t tmpfs none {d} && cp {exe} {d}/ && exec {d}/nest12 1000000"],

@@ -5,15 +5,11 @@ fixture (tick_cycles) prints each cycle's index as it ends, so the test knows
 by the fixture's own output how many cycles ran; the periods must hold each of
 them exactly once."""
 import gzip
-import json
 import os
 import subprocess
-import tempfile
 import unittest
 
-from common import INFERTRACE, ROOT, build, need_root
-from test_pprof import GO, pprof
-from test_schema import unknown_keys
+from common import GO, INFERTRACE, fixture, load_json, need_root, pprof, record, unknown_keys
 
 SPIN_MS, SLEEP_MS = 10, 5
 
@@ -39,21 +35,17 @@ def raw_samples(raw):
 class RotateTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.exe = build("tick_cycles", ["tick_cycles.c"], f"-I{os.path.join(ROOT, 'tests', 'fixtures')} -O1 -g")
+        cls.exe = fixture("tick_cycles")
 
-    def record(self, ncycles, *opts):
-        out = tempfile.mkdtemp(prefix="it-rotate-")
-        r = subprocess.run([INFERTRACE, "record", "-q", "-o", out, "--cycle", "run_cycle", *opts,
-                            "--", self.exe, str(ncycles), str(SPIN_MS), str(SLEEP_MS)],
-                           capture_output=True, text=True, timeout=300)
-        self.assertEqual(r.returncode, 0, r.stderr)
+    def record_ticks(self, ncycles, *opts):
+        r = record(["-q", "--cycle", "run_cycle", *opts], [self.exe, str(ncycles), str(SPIN_MS), str(SLEEP_MS)],
+                   timeout=300, wall_split=None)
         ticks = [int(x) for x in r.stdout.split()]
         self.assertEqual(ticks, list(range(ncycles)))  # the fixture's own count
-        return out, ncycles
+        return r.dir, ncycles
 
     def load(self, out, name):
-        with open(os.path.join(out, name, "profile.json")) as f:
-            return json.load(f)
+        return load_json(os.path.join(out, name, "profile.json"))
 
     def check_periods(self, out, ran):
         names = periods(out)
@@ -84,7 +76,7 @@ class RotateTest(unittest.TestCase):
         return names
 
     def test_periods_partition_cycles(self):
-        out, ran = self.record(300, "--checkpoint", "1", "--rotate", "1000")
+        out, ran = self.record_ticks(300, "--checkpoint", "1", "--rotate", "1000")
         names = self.check_periods(out, ran)
         # a period's stacks are that period's samples, not the run's so far
         samples = []
@@ -102,7 +94,7 @@ class RotateTest(unittest.TestCase):
                                                     "-sample_index=samples")) for n in names), sum(samples))
 
     def test_keep_bounds_directories(self):
-        out, ran = self.record(400, "--checkpoint", "1", "--rotate", "2")
+        out, ran = self.record_ticks(400, "--checkpoint", "1", "--rotate", "2")
         names = periods(out)
         self.assertEqual(len(names), 2, names)
         last = self.load(out, names[-1])
@@ -113,7 +105,7 @@ class RotateTest(unittest.TestCase):
             self.assertEqual(unknown_keys(self.load(out, name)), [])
 
     def test_stale_periods_removed(self):
-        out, _ = self.record(250, "--checkpoint", "1", "--rotate", "10")
+        out, _ = self.record_ticks(250, "--checkpoint", "1", "--rotate", "10")
         os.makedirs(os.path.join(out, "0099"))
         with open(os.path.join(out, "0099", "profile.json"), "w") as f:
             f.write("{}")

@@ -7,16 +7,6 @@ import unittest
 
 import common
 
-FIX = None
-
-
-def fixture():
-    global FIX
-    if FIX is None:
-        FIX = common.build("sched_fix", ["sched_fix.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
-    return FIX
-
-
 class Hog:
     """A busy process per CPU for the duration of a with-block: the machine is
     loaded, as a CI machine running other suites is."""
@@ -39,7 +29,7 @@ class SchedTest(unittest.TestCase):
         own CPU clock). record() checks that every cycle and the spin phase
         add up to their wall time."""
         r = common.record(["--cycle", "cycle_sleepspin", "--phase", "spin=spin_ms"],
-                          [fixture(), "sleepspin", "20"])
+                          [common.fixture("sched_fix"), "sleepspin", "20"])
         cycles = r.profile["cycles"]
         self.assertEqual(len(cycles), 20)
         self.assertEqual(r.split_checks, 40)
@@ -77,7 +67,7 @@ class SchedTest(unittest.TestCase):
         stacks still name their callers (main, cycle_sleepspin), on and off
         the CPU."""
         r = common.record(["--cycle", "cycle_sleepspin", "--phase", "spin=spin_ms"],
-                          [fixture(), "sleepspin", "10"])
+                          [common.fixture("sched_fix"), "sleepspin", "10"])
         for name in ("stacks.folded", "offcpu.folded"):
             stacks = r.folded(name)
             through = {k: v for k, v in stacks.items() if ";cycle_sleepspin;" in k}
@@ -91,7 +81,7 @@ class SchedTest(unittest.TestCase):
             self.assertIn(";main;cycle_sleepspin;spin_ms", k)
 
     def test_whole_run_and_offcpu_stack(self):
-        r = common.record([], [fixture(), "sleepspin", "30"])
+        r = common.record([], [common.fixture("sched_fix"), "sleepspin", "30"])
         (c,) = [c for c in r.profile["cycles"] if c["pid"] == r.profile["pids"][0]]
         # 30 spins of 20 ms of CPU time, 30 sleeps of at least 10 ms
         self.assertGreaterEqual(c["oncpu_ms"], 600 * 0.99)
@@ -118,7 +108,7 @@ class SchedTest(unittest.TestCase):
         taskset = "/usr/bin/taskset"
         if not os.path.exists(taskset):
             self.skipTest("taskset missing")
-        four = common.record([], [taskset, "-c", "0", fixture(), "threads", "4", "300"])
+        four = common.record([], [taskset, "-c", "0", common.fixture("sched_fix"), "threads", "4", "300"])
         p4 = [p for p in four.profile["sched"]["per_process"] if p["comm"] == "sched_fix"][0]
         self.assertGreater(p4["runq_share_percent"], 60, p4)
         # 4 x 300 ms of CPU time by the threads' own clocks, plus start-up

@@ -16,7 +16,7 @@ import common
 @common.need_root
 class SelfCostTest(unittest.TestCase):
     def test_bpf_runs_count_every_probe_hit(self):
-        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = common.fixture("nest12")
         calls = 25
         r = common.record(["--phase", "outer=f1"], [exe, str(calls)])
         self.assertEqual(r.profile["phases"]["outer"]["calls"], calls)
@@ -35,7 +35,7 @@ class SelfCostTest(unittest.TestCase):
         self.assertIn("BPF programs:", rep.stdout)
 
     def test_tracer_cpu_and_rss_against_wait4(self):
-        exe = common.build("threads", ["threads.c"], "-O1 -g -lpthread")
+        exe = common.fixture("threads")
         target = subprocess.Popen([exe, "1"], stdout=subprocess.PIPE, text=True)
         out = tempfile.mkdtemp(prefix="it-self-")
         try:
@@ -79,7 +79,7 @@ class SelfCostTest(unittest.TestCase):
         """self.parts: the parts within the tracer's CPU. The symbol cache: a second run reads back
         the tables the first wrote; a directory others may write to is
         refused, with a warning, and the run goes on."""
-        exe = common.build("nest12", ["nest12.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = common.fixture("nest12")
         cache = tempfile.mkdtemp(prefix="it-symcache-")  # root's, 0700
         self.addCleanup(shutil.rmtree, cache, True)
         env = dict(os.environ, INFERTRACE_CACHE_DIR=cache)

@@ -17,14 +17,6 @@ PLAN = [(50, 2000, 8000, 10), (55, 2000, 7000, 20), (85, 1200, 6000, 30),
         (86, 1100, 5000, 40), (60, 2000, 4000, 50), (52, 2000, 3000, 60)]
 
 
-def fixture():
-    return common.build("side_exp", ["side_exp.c"], "-O1 -g")
-
-
-def fake_nvml():
-    return common.build("libfake_nvml.so", ["fake_nvml.c"], "-shared -fPIC -O1")
-
-
 def write(root, rel, text):
     path = os.path.join(root, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -58,7 +50,7 @@ def run(env_extra, nvml_script="-", gpu="auto", args=(), tree=None, plan=PLAN, p
     try:
         opts = ["--side-period", str(period)] if period else []
         r = common.record(["--cycle", "run_cycle", "--gpu", gpu] + opts + list(args),
-                          [fixture(), root, nvml_script, str(gap_ms), str(cycle_ms)] + plan, env=env)
+                          [common.fixture("side_exp"), root, nvml_script, str(gap_ms), str(cycle_ms)] + plan, env=env)
     finally:
         if feeder:
             feeder.terminate()
@@ -89,7 +81,7 @@ def rapl_tree(root):
     # the MMIO interface repeats the package: not counted twice
     write(root, base + "intel-rapl-mmio:0/name", "package-0\n")
     write(root, base + "intel-rapl-mmio:0/energy_uj", "5\n")
-    feeder = subprocess.Popen([common.build("energy_feeder", ["energy_feeder.c"], "-O1 -pthread")] + spec,
+    feeder = subprocess.Popen([common.fixture("energy_feeder")] + spec,
                               stdout=subprocess.PIPE, text=True)
     assert feeder.stdout.readline().strip() == "ready"
     return feeder
@@ -114,13 +106,6 @@ def jetson_tree(mode):
         write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil\n")
         return None
     return tree
-
-
-def assert_schema(profile):
-    import json
-    import jsonschema
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "profile.schema.json")) as f:
-        jsonschema.validate(profile, json.load(f))
 
 
 def energy_source(p, name):
@@ -179,7 +164,7 @@ class SideTest(unittest.TestCase):
         self.assertAlmostEqual(p["host"]["mem_available_mb"]["min"], 3000, places=2)
 
     def test_fake_nvml(self):
-        lib = fake_nvml()
+        lib = common.fixture("libfake_nvml.so")
         d = tempfile.mkdtemp(prefix="it-nvml-")
         script = os.path.join(d, "nvml.script")
         with open(script, "w") as f:
@@ -212,7 +197,7 @@ class SideTest(unittest.TestCase):
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree,
                 args=["--phase", "work=cycle_body", "--count", "tokens=cycle_body"])
         p = r.profile
-        assert_schema(p)
+        common.assert_schema(p)
         e = p["energy"]
         self.assertEqual(sorted(s["name"] for s in e["sources"]), ["intel-rapl:0:0:dram", "intel-rapl:0:package-0"])
         pkg, dram = energy_source(p, "intel-rapl:0:package-0"), energy_source(p, "intel-rapl:0:0:dram")
@@ -297,7 +282,7 @@ class SideTest(unittest.TestCase):
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="none", tree=rapl_tree,
                 period=None, cycle_ms=150, gap_ms=30, plan=plan)
         p = r.profile
-        assert_schema(p)
+        common.assert_schema(p)
         e = p["energy"]
         self.assertEqual(p["config"]["side_period_s"], 1)
         self.assertEqual(len(p["cycles"]), len(plan))
@@ -314,7 +299,7 @@ class SideTest(unittest.TestCase):
         self.assertAlmostEqual(energy_source(p, "intel-rapl:0:package-0")["mean_w"], PKG_W, delta=PKG_W * 0.02)
 
     def test_nvml_energy_counter(self):
-        lib = fake_nvml()
+        lib = common.fixture("libfake_nvml.so")
         d = tempfile.mkdtemp(prefix="it-nvml-")
         script = os.path.join(d, "nvml.script")
         with open(script, "w") as f:
@@ -347,7 +332,7 @@ class SideTest(unittest.TestCase):
         env = {"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}
         a = run(env, gpu="jetson", tree=jetson_tree(2), plan=PLAN[:3])
         p = a.profile
-        assert_schema(p)
+        common.assert_schema(p)
         pw = p["system"]["power"]
         self.assertEqual(pw["nvpmodel"], {"id": 2, "name": "15W", "source": "/var/lib/nvpmodel/status"})
         self.assertAlmostEqual(pw["emc_mhz"], 3199, places=3)
@@ -380,7 +365,7 @@ class SideTest(unittest.TestCase):
         r = run({"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}, gpu="auto")
         self.assertEqual(r.proc.returncode, 0)
         # no energy source here: each domain named with its reason, no zero anywhere
-        assert_schema(r.profile)
+        common.assert_schema(r.profile)
         e = r.profile["energy"]
         self.assertEqual(e["sources"], [])
         self.assertEqual(e["cycles_measured"], 0)

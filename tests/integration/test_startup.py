@@ -2,7 +2,6 @@
 """Start-up and tear-down reported apart from the cycles; the verdicts read
 the cycles only. The fixture crowds its start-up with short-lived threads
 (more than the CPUs, all spinning) and then runs calm one-thread cycles."""
-import json
 import unittest
 
 import common
@@ -13,11 +12,11 @@ from common import need_root, record
 class StartupTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        fix = common.build("startup_storm", ["startup_storm.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+        fix = common.fixture("startup_storm")
         cls.rec = record(["--cycle", "run_cycle"],
                          [fix, "4", "8", "40", "20", "5", "15"])
         cls.p = cls.rec.profile
-        cls.fix = json.loads(cls.rec.stdout.strip().splitlines()[-1])
+        cls.fix = common.truth_of(cls.rec)
 
     def test_startup_and_teardown_apart(self):
         p, fix = self.p, self.fix

@@ -7,12 +7,7 @@ import os
 import subprocess
 import unittest
 
-from common import FIXTURES, INFERTRACE, build, need_root, record
-from test_python import PYTHONS
-
-
-def experiment():
-    return build("experiment", ["experiment.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+from common import FIXTURES, INFERTRACE, PYTHONS, fixture, need_root, record
 
 
 @need_root
@@ -44,7 +39,7 @@ class TestSuggestedCycle(unittest.TestCase):
         # runs on into the next one's in the timeline (one burst for two).
         # At 499 Hz each cycle has ~20 samples (at 99 Hz, ~4: a busy machine
         # left too few to see a period)
-        rec = record(["-F", "499"], [experiment(), str(cycles), "30", "5", "20", "10"])
+        rec = record(["-F", "499"], [fixture("experiment"), str(cycles), "30", "5", "20", "10"])
         self.check(rec, cycles, ("run_cycle", "run_cycle"), min_bursts=cycles // 2)
 
     def test_no_loop(self):
@@ -53,7 +48,7 @@ class TestSuggestedCycle(unittest.TestCase):
         self.assertNotIn("suggested cycle", rec.stderr)
 
     def test_not_with_a_cycle_spec(self):
-        rec = record(["--cycle", "run_cycle"], [experiment(), "6", "30", "5", "20", "10"])
+        rec = record(["--cycle", "run_cycle"], [fixture("experiment"), "6", "30", "5", "20", "10"])
         self.assertNotIn("suggested_cycle", rec.profile)
 
 

@@ -10,7 +10,6 @@ import subprocess
 import unittest
 
 import common
-from test_cycles import truth_of
 
 CYCLES, INFER, DB, MODE = 24, 2, 4, 1
 SLOW_DB, EXTRA_DB, SLOW_MODE, EXTRA_MODE = 7, 30, 12, 25
@@ -25,23 +24,22 @@ def cause(t, kind, name):
 
 
 @common.need_root
-class TailTest(unittest.TestCase):
+class TailTest(common.ProbeTestCase):
+    REL, ABS_MS = REL, 0.0  # assertClose: within REL of the fixture's excess
+
     @classmethod
     def setUpClass(cls):
-        exe = common.build("tail_exp", ["tail_exp.c"], "-O1 -g -fno-omit-frame-pointer")
+        exe = common.fixture("tail_exp")
         cls.rec = common.record(["-F", "999", "--cycle", "run_cycle", "--phase", "llm_inference=inference",
                                  "--phase", "database=database", "--phase", "mode=mode"],
                                 [exe, str(CYCLES), str(INFER), str(DB), str(MODE), str(SLOW_DB), str(EXTRA_DB),
                                  str(SLOW_MODE), str(EXTRA_MODE)])
-        cls.truth = truth_of(cls.rec)
+        cls.truth = common.truth_of(cls.rec)
         cls.tail = {t["cycle"]: t for t in cls.rec.profile["tail_cycles"]}
 
     def excess(self, key, i):
         v = self.truth[key]
         return v[i] - statistics.median(v)
-
-    def assertNear(self, got, want, what):
-        self.assertLessEqual(abs(got - want), REL * want, f"{what}: forensics {got:.2f} ms, fixture {want:.2f} ms")
 
     def test_names_exactly_the_slow_cycles(self):
         self.assertIn(SLOW_DB, self.tail)
@@ -55,17 +53,17 @@ class TailTest(unittest.TestCase):
                             f"cycle {i} named ({self.tail[i]['ms']:.2f} ms) but the fixture saw "
                             f"{calls[i]:.2f} ms (median {med:.2f}) and no preemption")
         for i in (SLOW_DB, SLOW_MODE):
-            self.assertNear(self.tail[i]["excess_ms"], self.excess("call_ms", i), f"cycle {i} excess")
+            self.assertClose(self.tail[i]["excess_ms"], self.excess("call_ms", i), f"cycle {i} excess")
 
     def test_sleep_in_database(self):
         t = self.tail[SLOW_DB]
         want = self.excess("database_wall_ms", SLOW_DB)
         ph = cause(t, "phase", "database")
         self.assertIsNotNone(ph, t["causes"])
-        self.assertNear(ph["excess_ms"], want, "database phase")
+        self.assertClose(ph["excess_ms"], want, "database phase")
         sl = cause(t, "blocked", "sleep")
         self.assertIsNotNone(sl, t["causes"])
-        self.assertNear(sl["excess_ms"], want, "blocked sleep")
+        self.assertClose(sl["excess_ms"], want, "blocked sleep")
         # the phase is the cycle's largest cause, and nothing on the CPU grew
         self.assertIn(t["causes"][0]["kind"], ("phase", "blocked"))
         self.assertIsNone(cause(t, "oncpu", "main_thread"))
@@ -83,17 +81,16 @@ class TailTest(unittest.TestCase):
         t = self.tail[SLOW_MODE]
         ph = cause(t, "phase", "mode")
         self.assertIsNotNone(ph, t["causes"])
-        self.assertNear(ph["excess_ms"], self.excess("mode_wall_ms", SLOW_MODE), "mode phase")
+        self.assertClose(ph["excess_ms"], self.excess("mode_wall_ms", SLOW_MODE), "mode phase")
         cpu = cause(t, "oncpu", "main_thread")
         self.assertIsNotNone(cpu, t["causes"])
-        self.assertNear(cpu["excess_ms"], self.excess("cpu_ms", SLOW_MODE), "on-CPU")
+        self.assertClose(cpu["excess_ms"], self.excess("cpu_ms", SLOW_MODE), "on-CPU")
         self.assertIsNone(cause(t, "phase", "database"))
         self.assertIsNone(cause(t, "blocked", "sleep"))
         self.assertTrue(any(s["kind"] == "oncpu" and "mode" in s["stack"] for s in ph["stacks"]), ph["stacks"])
 
     def test_schema(self):
-        from test_schema import unknown_keys
-        self.assertEqual(unknown_keys(self.rec.profile), [])
+        self.assertEqual(common.unknown_keys(self.rec.profile), [])
 
     def test_report_and_html_show_them(self):
         rep = subprocess.run([common.INFERTRACE, "report", self.rec.dir], text=True, stdout=subprocess.PIPE,

@@ -86,7 +86,7 @@ class TeardownTest(unittest.TestCase):
         uretprobe would still rewrite the next run's return addresses), as
         uprobe-multi links where the kernel has them (6.6+): perf-event
         uprobes detach one after another under a global mutex."""
-        exe = common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
+        exe = common.fixture("experiment")
         self.assertEqual(probe_links(), [], "probe links left by another recording")
         out = tempfile.mkdtemp(prefix="it-teardown-")
         p = subprocess.Popen([common.INFERTRACE, "record", "-q", "-o", out, "--cycle", "run_cycle", "--",

@@ -100,7 +100,7 @@ var ROWS = %(rows)s, ROOT = %(root)s;
 
 
 def fixture():
-    return common.build("timeline_exp", ["timeline_exp.c"], "-O1 -g -lpthread")
+    return common.fixture("timeline_exp")
 
 
 def ns_of(shown):

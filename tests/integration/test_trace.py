@@ -25,10 +25,6 @@ DB_MS = 3
 BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
 
 
-def experiment():
-    return common.build("experiment", ["experiment.c"], "-O1 -g -lpthread")
-
-
 @common.need_root
 class TraceTest(unittest.TestCase):
     @classmethod
@@ -38,7 +34,7 @@ class TraceTest(unittest.TestCase):
         # slice has none: test_offcpu_sampling)
         cls.rec = common.record(["--cycle", "run_cycle", "--phase", "llm_inference=inference",
                                  "--phase", "database=database", "--offcpu-sample-us", "1000"],
-                                [experiment(), str(CYCLES), "5", "3", str(DB_MS), "1", "2"])
+                                [common.fixture("experiment"), str(CYCLES), "5", "3", str(DB_MS), "1", "2"])
         cls.trace = common.load_json(cls.rec.dir + "/trace.json")
         cls.events = cls.trace["traceEvents"]
         cls.fixture = json.loads(cls.rec.stdout)

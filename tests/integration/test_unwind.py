@@ -5,13 +5,9 @@
 the leaf; profile.json's stack-quality figures say which."""
 import unittest
 
-from common import build, need_root, record, sh
+from common import fixture, need_root, record, sh
 
 CHAIN = ["main"] + [f"chain_{i}" for i in range(8, 0, -1)] + ["spin"]
-
-
-def fixture():
-    return build("deep_chain", ["deep_chain.c"], flags="-O2 -fomit-frame-pointer -g0")
 
 
 # the program's calls in nostart.c, root first: a stack's program frames
@@ -55,7 +51,7 @@ def has_chain(stack):
 class UnwindTest(unittest.TestCase):
     @need_root
     def test_dwarf_stacks_complete(self):
-        r = record(["--call-graph", "dwarf", "-F", "199"], [fixture(), "1.5"])
+        r = record(["--call-graph", "dwarf", "-F", "199"], [fixture("deep_chain"), "1.5"])
         s = r.profile["samples"]
         q = s["stack_quality"]
         self.assertEqual(s["call_graph"], "dwarf")
@@ -86,11 +82,10 @@ class UnwindTest(unittest.TestCase):
         like them without a name when no debug info is installed): no frame
         has a name, but the unwinder reached the outermost one, so its stacks
         are complete. The frames' names could not say so."""
-        flags = "-O1 -nostartfiles -g0"
-        exe = build("nostart", ["nostart.c"], flags=flags + " -s")
+        exe = fixture("nostart")
         # the same program unstripped (-s changes no address): it names the
         # stripped one's nostart+0x... frames for the checks
-        funcs = functions(build("nostart_syms", ["nostart.c"], flags=flags))
+        funcs = functions(fixture("nostart_syms"))
         r = record(["--call-graph", "dwarf", "-F", "199"], [exe, "1.0"])
         q = r.profile["samples"]["stack_quality"]
         obj = q["by_leaf_object"]["nostart"]
@@ -119,7 +114,7 @@ class UnwindTest(unittest.TestCase):
 
     @need_root
     def test_fp_stacks_truncated_and_reported(self):
-        r = record(["--call-graph", "fp", "-F", "199"], [fixture(), "1.0"])
+        r = record(["--call-graph", "fp", "-F", "199"], [fixture("deep_chain"), "1.0"])
         s = r.profile["samples"]
         q = s["stack_quality"]
         self.assertEqual(s["call_graph"], "fp")
@@ -136,7 +131,7 @@ class UnwindTest(unittest.TestCase):
     def test_small_copy_truncates(self):
         """A copy smaller than the chain's frames stops the unwinding; the
         figure reports the truncation rather than a false complete stack."""
-        r = record(["--call-graph", "dwarf,512", "-F", "199"], [fixture(), "0.8"])
+        r = record(["--call-graph", "dwarf,512", "-F", "199"], [fixture("deep_chain"), "0.8"])
         q = r.profile["samples"]["stack_quality"]
         self.assertLess(q["by_leaf_object"]["deep_chain"]["complete"],
                         q["by_leaf_object"]["deep_chain"]["samples"])

@@ -12,25 +12,22 @@ import statistics
 import unittest
 
 import common
-from test_cycles import truth_of
 
 CYCLES, WORK, SLOW, EXTRA, NAP = 16, 20, 9, 40, 5
 REL, ABS_MS = 0.10, 1.5
 
 
 @common.need_root
-class WakeupTest(unittest.TestCase):
+class WakeupTest(common.ProbeTestCase):
+    REL, ABS_MS = REL, ABS_MS  # assertClose's tolerance
+
     @classmethod
     def setUpClass(cls):
-        exe = common.build("wakeup_exp", ["wakeup_exp.c"], "-O1 -g -fno-omit-frame-pointer -pthread")
+        exe = common.fixture("wakeup_exp")
         cls.rec = common.record(["--cycle", "run_cycle", "--phase", "compute=compute", "--phase", "nap=nap"],
                                 [exe, str(CYCLES), str(WORK), str(SLOW), str(EXTRA), str(NAP)])
-        cls.truth = truth_of(cls.rec)
+        cls.truth = common.truth_of(cls.rec)
         cls.cycles = cls.rec.profile["cycles"]
-
-    def assertNear(self, got, want, what):
-        tol = max(REL * want, ABS_MS)
-        self.assertLessEqual(abs(got - want), tol, f"{what}: traced {got:.2f} ms, fixture {want:.2f} ms")
 
     def test_blocked_is_waiting_for_thread(self):
         self.assertEqual(len(self.cycles), CYCLES)
@@ -48,7 +45,7 @@ class WakeupTest(unittest.TestCase):
             for k in ("io", "lock", "other"):
                 self.assertLess(b[k], 0.5, f"cycle {i}: {k} {b[k]:.2f} ms")
             # the timer that ends the nap interrupts the spinning worker: still a sleep
-            self.assertNear(b["sleep"], NAP, f"cycle {i} sleep")
+            self.assertClose(b["sleep"], NAP, f"cycle {i} sleep")
             self.assertLess(c["phases"]["nap"]["blocked"]["waiting_for_thread"], 0.5)
 
     def test_waker_phase(self):
@@ -57,13 +54,13 @@ class WakeupTest(unittest.TestCase):
         blocked = sum(w - r for w, r in zip(self.truth["wait_ms"], self.truth["wait_runnable_ms"]))
         self.assertTrue(blocked - ABS_MS <= got <= sum(self.truth["wait_ms"]) + ABS_MS,
                         f"waited on compute {got:.2f} ms, the fixture blocked {blocked:.2f} ms")
-        self.assertNear(self.rec.profile["offcpu"]["blocked"]["waiting_for_thread"], w["total_ms"], "total")
+        self.assertClose(self.rec.profile["offcpu"]["blocked"]["waiting_for_thread"], w["total_ms"], "total")
 
     def test_wakeup_folded(self):
         st = self.rec.folded("wakeup.folded")
         done = sum(v for k, v in st.items() if "worker;compute;worker_done;" in k) / 1e3
         w = self.rec.profile["offcpu"]["waiting_for_thread"]
-        self.assertNear(done, w["by_waker_phase"]["compute"], "wakeup.folded under worker_done (ms)")
+        self.assertClose(done, w["by_waker_phase"]["compute"], "wakeup.folded under worker_done (ms)")
         blocked = sum(w - r for w, r in zip(self.truth["wait_ms"], self.truth["wait_runnable_ms"]))
         self.assertGreaterEqual(done, blocked - ABS_MS)
         self.assertFalse([k for k in st if "hrtimer" in k], "a timer's wake-up is no thread's")
@@ -76,7 +73,7 @@ class WakeupTest(unittest.TestCase):
         self.assertNotIn(("blocked", "io"), causes)
         # the blocked part of each wait, by the fixture's clock and schedstat
         waits = [w - r for w, r in zip(self.truth["wait_ms"], self.truth["wait_runnable_ms"])]
-        self.assertNear(causes[("blocked", "waiting_for_thread")], waits[SLOW] - statistics.median(waits),
+        self.assertClose(causes[("blocked", "waiting_for_thread")], waits[SLOW] - statistics.median(waits),
                         "slow cycle's excess wait")
 
 

@@ -717,6 +717,23 @@ static void place_pending(struct recording *rec, pid_t pid)
 	rec->tracer.skel->bss->pending_probes = lazy_pending(ps);
 }
 
+/* The spec of another probe on fallback p's function, in one of its
+ * files; NULL when none. */
+static const char *probed_as(const struct probes *ps, const struct probe *p)
+{
+	for (int i = 0; i < ps->n; i++) {
+		const struct probe *q = &ps->probes[i];
+
+		if (q->fallback || !q->spec.symbol || !p->spec.symbol || strcmp(q->spec.symbol, p->spec.symbol))
+			continue;
+		for (int j = 0; j < q->nfiles; j++)
+			for (int k = 0; k < p->nfiles; k++)
+				if (!strcmp(q->files[j], p->files[k]))
+					return q->spec.text;
+	}
+	return NULL;
+}
+
 void probes__wake_fallback(struct recording *rec, const char *why)
 {
 	struct probes *ps = rec->probes;
@@ -727,8 +744,16 @@ void probes__wake_fallback(struct recording *rec, const char *why)
 	for (int i = 0; i < ps->n; i++) {
 		struct probe *p = &ps->probes[i];
 
+		const char *named;
+
 		if (!p->dormant)
 			continue;
+		/* a function the user times already keeps its one probe */
+		if ((named = probed_as(ps, p))) {
+			fprintf(stderr, "infertrace: phase '%s': %s; probe '%s' is not placed: the function is "
+				"already probed (%s)\n", ps->names[0][p->id], why, p->spec.text, named);
+			continue;
+		}
 		p->dormant = false;
 		for (int j = 0; j < p->nfiles; j++) {
 			int err = attach_in_file(rec, p, p->files[j]);
