@@ -99,10 +99,6 @@ var ROWS = %(rows)s, ROOT = %(root)s;
 """
 
 
-def fixture():
-    return common.fixture("timeline_exp")
-
-
 def ns_of(shown):
     """speedscope's time text ("311.41ms", "1.32s", "850.00µs") in ns, and
     its unit in ns."""
@@ -124,7 +120,7 @@ def sandwich_total(text, frame):
 class TimelineTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.rec = common.record([], [fixture()])
+        cls.rec = common.record([], [common.fixture("timeline_exp")])
         cls.truth = json.loads(cls.rec.stdout)
         cls.path = os.path.join(cls.rec.dir, "timeline.speedscope.json")
         cls.doc = common.load_json(cls.path)
