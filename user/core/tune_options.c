@@ -345,12 +345,15 @@ static int take_record_option(struct tune_opts *o, struct record_opts *scratch, 
 	return 0;
 }
 
-static int take_tune_option(struct tune_opts *o, const struct tune_option *t, const char *val, const char ***baselines,
-			    int *nbaselines)
+static int take_tune_option(struct tune_opts *o, const struct tune_option *t, const char *given,
+			    const char ***baselines, int *nbaselines)
 {
+	const char *val = given ? given : "";
 	unsigned long v;
 	char err[256];
 
+	if (t->arg && !given)
+		return fail("--%s expects a value%s", t->name, "");
 	switch (tune_key(t)) {
 	case TK_HELP:
 		tune_opts__help(stdout);

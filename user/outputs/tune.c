@@ -56,27 +56,39 @@ static double now_s(void)
 
 /* ---- the table ---- */
 
-static const char *fig(char *buf, size_t len, double v)
+/* A figure with prec decimals, or a dash: never nan. */
+static const char *figp(char *buf, size_t len, double v, int prec, const char *unit)
 {
 	if (!isfinite(v))
 		snprintf(buf, len, "-");
-	else if (fabs(v) >= 100)
-		snprintf(buf, len, "%.1f", v);
 	else
-		snprintf(buf, len, "%.3f", v);
+		snprintf(buf, len, "%.*f%s", prec, v, unit);
 	return buf;
+}
+
+/* one precision for the whole table: 4 significant digits of its largest median */
+static int table_prec(const struct tune_result *t)
+{
+	double top = 0;
+
+	for (size_t i = 0; i < t->nsettings; i++)
+		if (isfinite(t->settings[i].row.median) && fabs(t->settings[i].row.median) > top)
+			top = fabs(t->settings[i].row.median);
+	return top >= 1000 ? 0 : top >= 100 ? 1 : top >= 10 ? 2 : 3;
 }
 
 static void print_evidence_change(FILE *f, const struct tune_evidence *b, const struct tune_evidence *c)
 {
 	char x[32], y[32];
 
-	fprintf(f, "evidence, baseline -> chosen: run-queue share %s%% -> %s%%", fig(x, sizeof(x), b->runq_share_pct),
-		fig(y, sizeof(y), c->runq_share_pct));
-	fprintf(f, "; on-CPU %s -> %s ms per cycle", fig(x, sizeof(x), b->oncpu_ms_per_cycle),
-		fig(y, sizeof(y), c->oncpu_ms_per_cycle));
-	fprintf(f, " (%s -> %s threads running)", fig(x, sizeof(x), b->cpus_busy), fig(y, sizeof(y), c->cpus_busy));
-	fprintf(f, "; GPU busy %s%% -> %s%%", fig(x, sizeof(x), b->gpu_busy_pct), fig(y, sizeof(y), c->gpu_busy_pct));
+	fprintf(f, "evidence, baseline -> chosen: run-queue share %s -> %s", figp(x, sizeof(x), b->runq_share_pct, 1, "%"),
+		figp(y, sizeof(y), c->runq_share_pct, 1, "%"));
+	fprintf(f, "; on-CPU %s -> %s per cycle", figp(x, sizeof(x), b->oncpu_ms_per_cycle, 1, " ms"),
+		figp(y, sizeof(y), c->oncpu_ms_per_cycle, 1, " ms"));
+	fprintf(f, " (%s -> %s threads running)", figp(x, sizeof(x), b->cpus_busy, 2, ""),
+		figp(y, sizeof(y), c->cpus_busy, 2, ""));
+	fprintf(f, "; GPU busy %s -> %s", figp(x, sizeof(x), b->gpu_busy_pct, 0, "%"),
+		figp(y, sizeof(y), c->gpu_busy_pct, 0, "%"));
 	fprintf(f, "; throttled runs %zu of %zu -> %zu of %zu\n", b->throttled_runs, b->runs, c->throttled_runs,
 		c->runs);
 }
@@ -87,6 +99,7 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 	const struct tune_metric *mt = &t->metric;
 	size_t width = 7, wlo = SIZE_MAX, whi = 0;
 	char a[32], b[32], c[32];
+	int prec = table_prec(t);
 
 	for (size_t i = 0; i < t->nsettings; i++) {
 		const struct tune_setting *s = &t->settings[i];
@@ -124,13 +137,14 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 		char ci[80] = "-", ch[80] = "-";
 
 		if (isfinite(r->lo))
-			snprintf(ci, sizeof(ci), "%s..%s", fig(a, sizeof(a), r->lo), fig(b, sizeof(b), r->hi));
+			snprintf(ci, sizeof(ci), "%s..%s", figp(a, sizeof(a), r->lo, prec, ""),
+				 figp(b, sizeof(b), r->hi, prec, ""));
 		if (isfinite(r->change_pct) && isfinite(r->change_lo))
 			snprintf(ch, sizeof(ch), "%+.1f%% (%+.1f..%+.1f)", r->change_pct, r->change_lo, r->change_hi);
 		else if (isfinite(r->change_pct))
 			snprintf(ch, sizeof(ch), "%+.1f%%", r->change_pct);
 		fprintf(f, "%-*s %5zu %7zu %12s %23s %25s  %s%s%s\n", (int)width, s->label, s->nruns, r->n,
-			fig(c, sizeof(c), r->median), ci, ch, tune_verdict__name(r->verdict),
+			figp(c, sizeof(c), r->median, prec, ""), ci, ch, tune_verdict__name(r->verdict),
 			t->best == (int)i ? ", best" : "", t->chosen == i && t->significant ? ", chosen" : "");
 	}
 	if (t->best < 0)
@@ -141,7 +155,8 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 
 		if (t->significant) {
 			fprintf(f, "chosen: %s: %s %s against %s at the baseline %s: %+.1f%% (95%% interval %+.1f%%..%+.1f%%)\n",
-				ch->label, mt->name, fig(a, sizeof(a), ch->row.median), fig(b, sizeof(b), base->row.median),
+				ch->label, mt->name, figp(a, sizeof(a), ch->row.median, prec, ""),
+				figp(b, sizeof(b), base->row.median, prec, ""),
 				base->label, ch->row.change_pct, ch->row.change_lo, ch->row.change_hi);
 		} else if (!isfinite(base->row.lo) || !isfinite(best->row.lo)) {
 			fprintf(f, "no verdict: %s has too few cycles for an interval of its median (%d or more are "
@@ -152,7 +167,8 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 		} else {
 			fprintf(f, "no significant difference: the best, %s (%s), and the baseline %s (%s) have "
 				"overlapping intervals; keeping the baseline\n", best->label,
-				fig(a, sizeof(a), best->row.median), base->label, fig(b, sizeof(b), base->row.median));
+				figp(a, sizeof(a), best->row.median, prec, ""), base->label,
+				figp(b, sizeof(b), base->row.median, prec, ""));
 		}
 		/* the settings the chosen one cannot be told from */
 		if (t->significant) {
@@ -309,7 +325,7 @@ static int run_one(struct tune_cmd *c, size_t si, unsigned int k)
 {
 	struct tune_setting *s = &c->t.settings[si];
 	struct tune_values v = {};
-	char name[160], run_dir[4096], log_path[4200], why[128];
+	char name[160], run_dir[4096], log_path[4200], why[128], note[4200];
 	char **argv = NULL, **envp = NULL;
 	int fd = -1, log_fd = -1, status, e;
 	double t0;
@@ -357,20 +373,16 @@ static int run_one(struct tune_cmd *c, size_t si, unsigned int k)
 	if (tune_run__stopped()) {
 		/* stopped part way: a normal run directory, but not a whole run */
 		c->stopped = true;
-		snprintf(why, sizeof(why), " (interrupted)");
-		e = push_str(&s->left, &s->nleft, run_dir) ? -1 : 0;
-		if (!e && s->nleft && (s->left[s->nleft - 1] = realloc(s->left[s->nleft - 1], strlen(run_dir) + 20)))
-			strcat(s->left[s->nleft - 1], why);
+		snprintf(note, sizeof(note), "%s (interrupted)", run_dir);
+		e = push_str(&s->left, &s->nleft, note) ? -1 : 0;
 		goto out;
 	}
 	if (status) {
 		fprintf(stderr, "infertrace: the run of %s failed (record exited with status %d); its log is %s\n",
 			s->label, status, log_path);
 		print_log_tail(log_path);
-		snprintf(why, sizeof(why), " (failed: status %d)", status);
-		if (!push_str(&s->left, &s->nleft, run_dir) &&
-		    (s->left[s->nleft - 1] = realloc(s->left[s->nleft - 1], strlen(run_dir) + 40)))
-			strcat(s->left[s->nleft - 1], why);
+		snprintf(note, sizeof(note), "%s (failed: status %d)", run_dir, status);
+		push_str(&s->left, &s->nleft, note);
 		c->fail_status = status > 0 && status <= IT_EXIT_UNMATCHED ? status : IT_EXIT_RUNTIME;
 		snprintf(c->t.stop_reason, sizeof(c->t.stop_reason), "a run of %.40s failed with status %d", s->label,
 			 status);
@@ -439,8 +451,11 @@ static int grid_settings(struct tune_cmd *c, size_t **set, size_t *n)
 	for (*n = 0; *n < total;) {
 		int si = tune_result__setting(&c->t, value), p;
 
-		if (si < 0)
+		if (si < 0) {
+			free(*set);
+			*set = NULL;
 			return -ENOMEM;
+		}
 		(*set)[(*n)++] = (size_t)si;
 		for (p = 0; p < c->opts.nparams; p++) {
 			value[p] = (value[p] + 1) % c->opts.params[p].nvalues;
