@@ -106,7 +106,7 @@ static void load_cycles(struct model *m, const double *ms, size_t n, bool last_o
 	}
 	json_object_set_new(json_object_get(p, "phases"), "infer", json_pack("{s:f,s:i}", "total_ms", 1.0, "calls", 1));
 	if (recs)
-		json_object_set(p, "recommendations", recs);
+		json_object_set_new(p, "recommendations", recs);
 	assert_int_equal(model__from_json(m, p, "test"), 0);
 	json_decref(p);
 }
