@@ -535,6 +535,16 @@ static void test_values_put_in(void **state)
 	assert_string_equal(e[3], "D=plain");
 	assert_true(tune_subst__where(&o, envp, "threads", as, sizeof(as)));
 	assert_string_equal(as, "--threads");
+	/* the option glued to its value, an option before it, the environment */
+	o.command[1] = "-t{threads}";
+	assert_true(tune_subst__where(&o, envp, "threads", as, sizeof(as)));
+	assert_string_equal(as, "-t");
+	o.command[1] = "x";
+	assert_true(tune_subst__where(&o, envp, "threads", as, sizeof(as)));
+	assert_string_equal(as, "-x");
+	o.command[3] = "y";
+	assert_true(tune_subst__where(&o, envp, "threads", as, sizeof(as)));
+	assert_string_equal(as, "env A");
 	tune_subst__free(a);
 	tune_subst__free(e);
 	tune_opts__free(&o);

@@ -134,8 +134,10 @@ bool tune_subst__where(const struct tune_opts *o, char *const *envp, const char 
 
 		if (!refers(a, o, p, false))
 			continue;
-		if (a[0] == '-' && eq && (size_t)(eq - a) < strcspn(a, "{"))
+		if (a[0] == '-' && eq && (size_t)(eq - a) < strcspn(a, "{$"))
 			snprintf(as, len, "%.*s", (int)(eq - a), a);
+		else if (a[0] == '-' && strcspn(a, "{") > 1) /* -t{threads} */
+			snprintf(as, len, "%.*s", (int)strcspn(a, "{"), a);
 		else if (i > 0 && o->command[i - 1][0] == '-' && o->command[i - 1][1] && !strchr(o->command[i - 1], '{'))
 			snprintf(as, len, "%s", o->command[i - 1]);
 		else
