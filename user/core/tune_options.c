@@ -482,18 +482,12 @@ int tune_opts__parse(struct tune_opts *o, int argc, char **argv)
 	free(baselines);
 	if (err)
 		return err;
-	if (i >= argc) {
-		fputs(usage_line, stderr);
-		fputs("infertrace: no COMMAND to tune: give it after --\n", stderr);
-		return -EINVAL;
-	}
+	if (i >= argc)
+		return fail("no COMMAND to tune: give it after -- (see 'infertrace tune --help')%s%s", "", "");
 	o->command = argv + i;
 	o->ncommand = argc - i;
-	if (!o->nparams && !o->from) {
-		fputs(usage_line, stderr);
-		fputs("infertrace: nothing to tune: give --param NAME=V1,V2,... or --from RUN_DIR\n", stderr);
-		return -EINVAL;
-	}
+	if (!o->nparams && !o->from)
+		return fail("nothing to tune: give --param NAME=V1,V2,... or --from RUN_DIR%s%s", "", "");
 	return 0;
 }
 
