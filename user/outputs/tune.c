@@ -311,8 +311,13 @@ static void progress(const struct tune_cmd *c, const struct tune_setting *s, uns
 		return;
 	tune_run__eta(eta, sizeof(eta), c->runs_timed ? c->run_s / c->runs_timed : 0,
 		      (unsigned int)(t->runs_planned - t->runs_done));
-	fprintf(stderr, "infertrace: run %zu/%zu: %s (run %u of %u); done:", t->runs_done + 1, t->runs_planned,
-		s->label, k, c->opts.runs);
+	/* a setting met again in a later stage has more runs than --runs */
+	if (k <= c->opts.runs)
+		fprintf(stderr, "infertrace: run %zu/%zu: %s (run %u of %u); runs done:", t->runs_done + 1,
+			t->runs_planned, s->label, k, c->opts.runs);
+	else
+		fprintf(stderr, "infertrace: run %zu/%zu: %s (run %u); runs done:", t->runs_done + 1, t->runs_planned,
+			s->label, k);
 	for (size_t i = 0; i < t->nsettings && i < 8; i++)
 		fprintf(stderr, "%s %s %zu", i ? "," : "", t->settings[i].label, t->settings[i].nruns);
 	if (t->nsettings > 8)
