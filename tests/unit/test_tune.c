@@ -336,6 +336,7 @@ static void test_table_names_the_choice(void **state)
 	assert_true(json_is_true(json_object_get(doc, "significant")));
 	assert_float_equal(json_real_value(json_object_get(json_object_get(doc, "margin"), "percent")), -50.0, 1e-9);
 	assert_int_equal(json_array_size(json_object_get(doc, "settings")), 4);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "evidence"), "versus")), "threads=2");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "settings"), 3),
 							      "verdict")), "worse");
 	json_decref(doc);
@@ -360,6 +361,30 @@ static void test_table_no_significant_difference(void **state)
 	text = table_of(&t);
 	assert_non_null(strstr(text, "no significant difference: the best, threads=2"));
 	assert_non_null(strstr(text, "keeping the baseline"));
+	assert_non_null(strstr(text, "evidence, baseline threads=1 -> best threads=2: "));
+	free(text);
+	tune_result__free(&t);
+	tune_opts__free(&o);
+}
+
+/* The baseline best: kept, and the evidence held against the next best */
+static void test_table_baseline_best(void **state)
+{
+	static const double mids[3] = { 50, 100, 70 };
+	struct tune_result t;
+	struct tune_opts o;
+	char *text;
+
+	(void)state;
+	result_of(&t, &o, mids, 3, 1);
+	tune_result__conclude(&t, false);
+	assert_int_equal(t.best, 0);
+	assert_int_equal(t.chosen, 0);
+	assert_int_equal(t.versus, 2);
+	assert_false(t.significant);
+	text = table_of(&t);
+	assert_non_null(strstr(text, "the baseline threads=1 is the best setting measured; keeping it"));
+	assert_non_null(strstr(text, "evidence, baseline threads=1 -> next best threads=4: "));
 	free(text);
 	tune_result__free(&t);
 	tune_opts__free(&o);
@@ -582,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_too_few_cycles_no_verdict),
 		cmocka_unit_test(test_table_names_the_choice),
 		cmocka_unit_test(test_table_no_significant_difference),
+		cmocka_unit_test(test_table_baseline_best),
 		cmocka_unit_test(test_platform_check),
 		cmocka_unit_test(test_from_llama_cli),
 		cmocka_unit_test(test_from_llama_server_env),

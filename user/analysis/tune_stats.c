@@ -342,6 +342,15 @@ void tune_result__conclude(struct tune_result *t, bool one_at_a_time)
 	for (size_t i = 0; i < n; i++)
 		t->settings[i].row = rows[i];
 	t->best = n ? tune_rows__best(rows, n, t->metric.higher_is_better) : -1;
+	t->versus = t->best;
+	if (t->best == (int)t->base) {
+		/* the baseline is best: what the runner-up did differently */
+		struct tune_row kept = rows[t->base];
+
+		rows[t->base].n = 0;
+		t->versus = tune_rows__best(rows, n, t->metric.higher_is_better);
+		rows[t->base] = kept;
+	}
 	if (!n) {
 		t->significant = false;
 	} else if (one_at_a_time) {

@@ -142,6 +142,8 @@ struct tune_result {
 	size_t nsettings, capsettings;
 	size_t base, chosen;
 	int best;                         /* -1: none measured */
+	int versus;                       /* the evidence's other side: the best, or when that is the
+					   * baseline the next best; -1: none */
 	bool significant;                 /* chosen != base, clear of its interval */
 	size_t runs_planned, runs_done;
 	bool complete;

@@ -219,8 +219,11 @@ json_t *settings__json(const struct tune_result *t, const json_t *platform, bool
 	json_object_set_new(doc, "target_platform", o->target_platform ? json_text(o->target_platform) : json_null());
 	json_object_set_new(doc, "target_platform_matches", o->target_platform ? json_boolean(platform_ok) : json_null());
 	json_object_set_new(doc, "forced", json_boolean(o->force && o->target_platform && !platform_ok));
-	json_object_set_new(doc, "evidence", b && c ? json_pack("{s:o,s:o}", "baseline", evidence_json(&b->ev), "chosen",
-							     evidence_json(&c->ev)) : json_null());
+	/* what changed from the baseline to the best (to the next best when the baseline is best) */
+	json_object_set_new(doc, "evidence", b && t->versus >= 0 ?
+			    json_pack("{s:o,s:o,s:o}", "baseline", evidence_json(&b->ev), "versus",
+				      json_text(t->settings[t->versus].label), "other",
+				      evidence_json(&t->settings[t->versus].ev)) : json_null());
 	for (size_t i = 0; i < t->nsettings; i++) {
 		json_array_append_new(settings, setting_json(t, i));
 		for (size_t k = 0; k < t->settings[i].nruns; k++)

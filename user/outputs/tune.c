@@ -77,11 +77,14 @@ static int table_prec(const struct tune_result *t)
 	return top >= 1000 ? 0 : top >= 100 ? 1 : top >= 10 ? 2 : 3;
 }
 
-static void print_evidence_change(FILE *f, const struct tune_evidence *b, const struct tune_evidence *c)
+static void print_evidence_change(FILE *f, const struct tune_result *t)
 {
+	const struct tune_setting *bs = &t->settings[t->base], *vs = &t->settings[t->versus];
+	const struct tune_evidence *b = &bs->ev, *c = &vs->ev;
 	char x[32], y[32];
 
-	fprintf(f, "evidence, baseline -> chosen: run-queue share %s -> %s", figp(x, sizeof(x), b->runq_share_pct, 1, "%"),
+	fprintf(f, "evidence, baseline %s -> %s %s: run-queue share %s -> %s", bs->label,
+		t->best == t->versus ? "best" : "next best", vs->label, figp(x, sizeof(x), b->runq_share_pct, 1, "%"),
 		figp(y, sizeof(y), c->runq_share_pct, 1, "%"));
 	fprintf(f, "; on-CPU %s -> %s per cycle", figp(x, sizeof(x), b->oncpu_ms_per_cycle, 1, " ms"),
 		figp(y, sizeof(y), c->oncpu_ms_per_cycle, 1, " ms"));
@@ -124,8 +127,10 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 		fprintf(f, "warm-up left out: %s", TUNE_WARMUP_RULE);
 	else
 		fprintf(f, "warm-up left out: the first %d cycles of each run (--warmup)", o->warmup);
-	if (whi)
-		fprintf(f, "; here %zu%s%zu per run", wlo, wlo == whi ? "" : "..", whi);
+	if (whi && wlo == whi)
+		fprintf(f, "; here %zu per run", wlo);
+	else if (whi)
+		fprintf(f, "; here %zu..%zu per run", wlo, whi);
 	if (o->cycles)
 		fprintf(f, "; then at most %u cycles per run (--cycles)", o->cycles);
 	fputs("\n", f);
@@ -182,7 +187,8 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 			if (any)
 				fputc('\n', f);
 		}
-		print_evidence_change(f, &base->ev, &ch->ev);
+		if (t->versus >= 0)
+			print_evidence_change(f, t);
 	}
 }
 
