@@ -126,7 +126,8 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 	if (o->warmup < 0)
 		fprintf(f, "warm-up left out: %s", TUNE_WARMUP_RULE);
 	else
-		fprintf(f, "warm-up left out: the first %d cycles of each run (--warmup)", o->warmup);
+		fprintf(f, "warm-up left out: the first %d cycle%s of each run (--warmup)", o->warmup,
+			o->warmup == 1 ? "" : "s");
 	if (whi && wlo == whi)
 		fprintf(f, "; here %zu per run", wlo);
 	else if (whi)
@@ -544,9 +545,10 @@ static int run_all(struct tune_cmd *c)
 		pick = tune_rows__choose(rows, n, stage_base, t->metric.higher_is_better, &sig);
 		cur[p] = (int)pick;
 		if (!o->quiet)
-			fprintf(stderr, "infertrace: %s: %s %s\n", o->params[p].name, o->params[p].values[cur[p]],
-				sig ? "(better, intervals clear of the current one's)" :
-				"(kept: no significant difference found)");
+			fprintf(stderr, "infertrace: %s: %s (%s)\n", o->params[p].name, o->params[p].values[cur[p]],
+				sig ? "better: its interval is clear of the current value's" :
+				tune_rows__best(rows, n, t->metric.higher_is_better) == (int)stage_base ?
+				"kept: the best measured" : "kept: no significant difference from the best");
 	}
 	free(set);
 	si = tune_result__setting(t, cur);
