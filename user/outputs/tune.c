@@ -764,8 +764,10 @@ int cmd_tune(int argc, char **argv)
 	int rc;
 
 	rc = tune_opts__parse(&c.opts, argc, argv);
-	if (rc)
+	if (rc) {
+		tune_opts__free(&c.opts); /* what was parsed before the mistake */
 		return rc > 0 ? IT_EXIT_OK : IT_EXIT_USAGE;
+	}
 	tune_run__catch_signals();
 	c.t.opts = &c.opts;
 	c.env = env_copy();
