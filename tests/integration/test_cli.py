@@ -23,7 +23,7 @@ def record_options():
 
 class TestHelp(unittest.TestCase):
     def test_help_on_every_subcommand(self):
-        for sub in ("record", "report", "diff"):
+        for sub in ("record", "report", "diff", "tune"):
             for flag in ("-h", "--help"):
                 with self.subTest(sub=sub, flag=flag):
                     p = infertrace(sub, flag)
@@ -85,6 +85,15 @@ class TestUsageErrors(unittest.TestCase):
         p = infertrace("report", "/nonexistent/x")
         self.assertEqual(p.returncode, TARGET)
         self.assertTrue(p.stderr.startswith("infertrace report: "), p.stderr)
+
+    def test_tune(self):
+        """tune's own mistakes and record's options checked before any run."""
+        self.check(["--", "x"], "nothing to tune", sub="tune")
+        self.check(["--param", "t=1,1", "--", "x", "{t}"], "given twice", sub="tune")
+        self.check(["--param", "t=1,2", "-F", "abc", "--", "x", "{t}"], "frequency", sub="tune")
+        self.check(["--param", "t=1,2", "-p", "1", "--", "x", "{t}"], "-p PID", sub="tune")
+        self.check(["--param", "t=1,2", "--metric", "speed", "--", "x", "{t}"], "metric", sub="tune")
+        self.check(["--param", "t=1,2", "-o", "OUT", "--", "x"], "appears nowhere", sub="tune")
 
 
 class TestExitClasses(unittest.TestCase):
@@ -175,6 +184,16 @@ class TestGenerated(unittest.TestCase):
         for o in opts:
             self.assertIn(f"--{o}", text)
         self.assertIn("EXIT STATUS", text)
+
+    def test_tune_options_everywhere(self):
+        """tune's options, from its table, in its help, the man page and the completion."""
+        opts = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z-]*)", run(["tune", "--help"]).stdout, re.M))
+        self.assertGreaterEqual(len(opts), 12)
+        man = run(["--man"]).stdout.replace("\\-", "-")
+        words = {w.strip("'") for w in run(["--completion", "bash"]).stdout.split()}
+        for o in opts:
+            self.assertIn(f"--{o}", man)
+            self.assertIn(f"--{o}", words)
 
     def test_bash_completion(self):
         p = infertrace("--completion", "bash")

@@ -7,121 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bootstrap.h"
 #include "diff.h"
 #include "llama_view.h"
 #include "model.h"
 #include "power_mode.h"
-#include "stats.h"
 
-/* ---- the interval ---- */
-
-/* splitmix64: small, and the same sequence everywhere for a seed */
-static uint64_t next_u64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static size_t draw(uint64_t *s, size_t n)
-{
-	return (size_t)(((unsigned __int128)next_u64(s) * n) >> 64);
-}
-
-/* One resample's statistic. For a percentile, x is sorted and counts (n
- * slots) receives how often each value was drawn: the resample sorted is x
- * with x[i] repeated counts[i] times, read as stats__percentile reads it. */
-static double resample(const double *x, const double *w, size_t n, struct diff_stat st, uint64_t *seed,
-		       uint32_t *counts)
-{
-	double sx = 0, sw = 0, rank, frac, at_lo = NAN;
-	size_t lo, seen = 0;
-
-	if (!st.percentile) {
-		for (size_t k = 0; k < n; k++) {
-			size_t i = draw(seed, n);
-
-			sx += x[i];
-			sw += w ? w[i] : 1;
-		}
-		return sw > 0 ? sx / sw : NAN;
-	}
-	memset(counts, 0, n * sizeof(*counts));
-	for (size_t k = 0; k < n; k++)
-		counts[draw(seed, n)]++;
-	rank = st.pct <= 0 ? 0 : st.pct >= 100 ? (double)(n - 1) : st.pct / 100.0 * (n - 1);
-	lo = (size_t)rank;
-	frac = rank - lo;
-	for (size_t i = 0; i < n; i++) {
-		seen += counts[i];
-		if (isnan(at_lo) && seen > lo) {
-			at_lo = x[i];
-			if (frac == 0 || seen > lo + 1)
-				return at_lo + frac * (x[i] - at_lo);
-		} else if (!isnan(at_lo) && counts[i]) {
-			return at_lo + frac * (x[i] - at_lo);
-		}
-	}
-	return at_lo;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
+/* ---- the interval: the shared bootstrap over the cycles ---- */
 
 bool diff__interval(const double *bx, const double *bw, size_t nb, const double *nx, const double *nw, size_t nn,
 		    struct diff_stat st, unsigned int reps, uint64_t seed, double *lo, double *hi)
 {
-	double *change = NULL, *bs = NULL, *ns = NULL;
-	uint32_t *counts = NULL;
-	bool ok = false;
+	const struct boot_sample b = { .x = bx, .w = bw, .n = nb }, n = { .x = nx, .w = nw, .n = nn };
 
-	*lo = *hi = NAN;
-	if (nb < 2 || nn < 2 || !reps)
-		return false;
-	if (st.percentile) {
-		double tail = fmin(st.pct, 100.0 - st.pct) / 100.0;
-
-		if (tail * (double)(nb < nn ? nb : nn) < DIFF_TAIL_MIN)
-			return false;
-	}
-	change = calloc(reps, sizeof(*change));
-	if (st.percentile) {
-		bs = malloc(nb * sizeof(*bs));
-		ns = malloc(nn * sizeof(*ns));
-		counts = calloc(nb > nn ? nb : nn, sizeof(*counts));
-	}
-	if (!change || (st.percentile && (!bs || !ns || !counts)))
-		goto out;
-	if (st.percentile) {
-		memcpy(bs, bx, nb * sizeof(*bs));
-		memcpy(ns, nx, nn * sizeof(*ns));
-		qsort(bs, nb, sizeof(*bs), cmp_double);
-		qsort(ns, nn, sizeof(*ns), cmp_double);
-		bx = bs;
-		nx = ns;
-	}
-	for (unsigned int r = 0; r < reps; r++) {
-		double b = resample(bx, bw, nb, st, &seed, counts), n = resample(nx, nw, nn, st, &seed, counts);
-
-		if (!(b > 0) || !isfinite(n))
-			goto out;
-		change[r] = 100.0 * (n - b) / b;
-	}
-	*lo = stats__percentile(change, reps, (100.0 - DIFF_LEVEL_PCT) / 2);
-	*hi = stats__percentile(change, reps, 100.0 - (100.0 - DIFF_LEVEL_PCT) / 2);
-	ok = true;
-out:
-	free(change);
-	free(bs);
-	free(ns);
-	free(counts);
-	return ok;
+	return bootstrap__change(&b, &n, (struct boot_stat){ st.percentile, st.pct }, DIFF_LEVEL_PCT, reps, seed, lo,
+				 hi);
 }
 
 int diff__verdict(double change_pct, double lo, double hi, bool higher_is_better, double threshold_pct)

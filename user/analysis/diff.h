@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* `infertrace diff BASE NEW`: each compared figure with the change from BASE
  * to NEW and its 95% interval, a percentile bootstrap over the cycles of
- * both runs (DIFF_BOOT_REPS resamples, a fixed seed: the same inputs give
- * the same interval). A regression is a change beyond the threshold whose
+ * both runs (bootstrap.h: DIFF_BOOT_REPS resamples, a fixed seed: the same
+ * inputs give the same interval). A regression is a change beyond the threshold whose
  * interval lies wholly on the worse side of zero; a figure on one side only
  * fails too. Figures with no interval (whole-run ones, fewer than 2 cycles
  * on a side) are shown without a verdict. */
@@ -13,13 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bootstrap.h"
+
 #define DIFF_BOOT_REPS 2000
 #define DIFF_BOOT_SEED 0x1f2e3d4c5b6a7988ull
 #define DIFF_LEVEL_PCT 95.0
 /* A percentile's interval needs this many cycles beyond it on each side
- * (a resample of 10 cycles has the same p95 nearly always: a bootstrap
- * there claims a certainty the data do not hold); the maximum gets none. */
-#define DIFF_TAIL_MIN 5
+ * (bootstrap.h); the maximum gets none. */
+#define DIFF_TAIL_MIN BOOT_TAIL_MIN
 
 struct model;
 

@@ -8,6 +8,7 @@
 #include "messages.h"
 #include "record.h"
 #include "report.h"
+#include "tune.h"
 
 static const char usage[] =
 "Usage: infertrace COMMAND [OPTIONS]\n"
@@ -23,6 +24,9 @@ static const char usage[] =
 "  report DIR|profile.json                 text summary of a recording\n"
 "  diff [--threshold PCT] [--flamegraph FILE] BASE NEW\n"
 "                                          compare two recordings; exit 1 on regression\n"
+"  tune [--param NAME=V1,V2..]... [OPTIONS] -- COMMAND ... {NAME} ...\n"
+"                                          run the command per setting, interleaved: a table\n"
+"                                          with intervals and settings.json\n"
 "\n"
 "Options:\n"
 "  -h, --help      this text ('infertrace COMMAND --help' for a command's options)\n"
@@ -35,6 +39,7 @@ static const char usage[] =
 "  infertrace record --preset llama.cpp -d 60 -p $(pidof llama-server)\n"
 "  infertrace report out\n"
 "  infertrace diff baseline/ out/\n"
+"  infertrace tune --param threads=1,2 --preset llama.cpp -- ./llama-cli -m m.gguf -t {threads}\n"
 "\n"
 "Outputs (in the record directory): profile.json, stacks.folded, offcpu.folded, wakeup.folded,\n"
 "trace.json, flamegraph.svg, report.html. See README.md.\n";
@@ -57,6 +62,7 @@ static const struct subcommand subcommands[] = {
 	{ "top", cmd_top },
 	{ "report", cmd_report },
 	{ "diff", cmd_diff },
+	{ "tune", cmd_tune },
 };
 
 int main(int argc, char **argv)

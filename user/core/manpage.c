@@ -6,6 +6,7 @@
 #include "exit_codes.h"
 #include "manpage.h"
 #include "options.h"
+#include "tune_options.h"
 
 /* roff text: backslashes and hyphens escaped, no control character first */
 static void roff(FILE *f, const char *s)
@@ -54,7 +55,9 @@ int manpage__write(FILE *f)
 	      ".B infertrace record\n[\\fIOPTIONS\\fR] \\-p \\fIPID\\fR[,\\fIPID\\fR...]\n.br\n"
 	      ".B infertrace top\n[\\fIOPTIONS\\fR] (\\-p \\fIPID\\fR | \\-\\- \\fICOMMAND\\fR [\\fIARGS\\fR...])\n.br\n"
 	      ".B infertrace report\n\\fIDIR\\fR|\\fIprofile.json\\fR\n.br\n"
-	      ".B infertrace diff\n[\\-\\-threshold \\fIPCT\\fR] [\\-\\-flamegraph \\fIFILE\\fR] \\fIBASE\\fR \\fINEW\\fR\n"
+	      ".B infertrace diff\n[\\-\\-threshold \\fIPCT\\fR] [\\-\\-flamegraph \\fIFILE\\fR] \\fIBASE\\fR \\fINEW\\fR\n.br\n"
+	      ".B infertrace tune\n[\\-\\-param \\fINAME\\fR=\\fIV1\\fR,\\fIV2\\fR...]... [\\fIOPTIONS\\fR] \\-\\- "
+	      "\\fICOMMAND\\fR ... {\\fINAME\\fR} ...\n"
 	      ".SH DESCRIPTION\n"
 	      "Traces an unmodified LLM\\-inference experiment with eBPF: per\\-cycle timings by named "
 	      "phase, on/off\\-CPU time, memory, thermal and GPU side data, bottlenecks, folded stacks "
@@ -98,7 +101,34 @@ int manpage__write(FILE *f)
 	      "and its interval excludes zero; \\fB\\-\\-flamegraph\\fR \\fIFILE\\fR also writes a differential flame graph "
 	      "of NEW's stacks (red: a frame's share grew, blue: it shrank). Both take \\fB\\-h\\fR, "
 	      "\\fB\\-\\-help\\fR.\n"
-	      ".SH EXIT STATUS\n", f);
+	      ".SH TUNE\n"
+	      "\\fBtune\\fR runs \\fICOMMAND\\fR once per setting of the parameters, {\\fINAME\\fR} in its "
+	      "arguments (or $\\fINAME\\fR in its environment) taking each value, every run traced by "
+	      "\\fBrecord\\fR with the record options given (all but \\fB\\-o\\fR and \\fB\\-p\\fR) into its "
+	      "own output directory, R runs of each setting interleaved run by run. It prints a table of "
+	      "the settings with the median per\\-cycle metric and its 95% interval (a bootstrap over the "
+	      "runs and their cycles, the warm\\-up cycles left out) and writes it to table.txt, with "
+	      "settings.json beside it. A setting is chosen only when its interval and the baseline's do "
+	      "not overlap; otherwise the table says \"no significant difference\". Ctrl\\-C keeps the "
+	      "runs completed and prints the table so far.\n"
+	      ".SH TUNE OPTIONS\n", f);
+	for (const struct tune_option *t = tune_options; t->name; t++) {
+		fputs(".TP\n", f);
+		if (t->key)
+			fprintf(f, "\\fB\\-%c\\fR, ", t->key);
+		fputs("\\fB\\-\\-", f);
+		roff(f, t->name);
+		fputs("\\fR", f);
+		if (t->arg) {
+			fputs(" \\fI", f);
+			roff(f, t->arg);
+			fputs("\\fR", f);
+		}
+		fputc('\n', f);
+		roff(f, t->doc);
+		fputs(".\n", f);
+	}
+	fputs(".SH EXIT STATUS\n", f);
 #define IT_EXIT_MAN(name, value, what) fprintf(f, ".TP\n.B %d\n", value), roff(f, what), fputc('\n', f);
 	IT_EXIT_CODES(IT_EXIT_MAN)
 #undef IT_EXIT_MAN
@@ -117,7 +147,7 @@ int completion__write_bash(FILE *f)
 	      "\tprev=${COMP_WORDS[COMP_CWORD-1]}\n"
 	      "\tsub=${COMP_WORDS[1]}\n"
 	      "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n"
-	      "\t\tCOMPREPLY=($(compgen -W 'record top report diff --help --version --man --completion' -- \"$cur\"))\n"
+	      "\t\tCOMPREPLY=($(compgen -W 'record top report diff tune --help --version --man --completion' -- \"$cur\"))\n"
 	      "\t\treturn\n"
 	      "\tfi\n"
 	      "\tcase $sub in\n"
@@ -142,7 +172,27 @@ int completion__write_bash(FILE *f)
 	}
 	fputs("' -- \"$cur\"))\n\t\t;;\n"
 	      "\treport) COMPREPLY=($(compgen -W '-h --help' -f -- \"$cur\")) ;;\n"
-	      "\tdiff) COMPREPLY=($(compgen -W '-h --help --threshold --flamegraph' -f -- \"$cur\")) ;;\n"
+	      "\tdiff) COMPREPLY=($(compgen -W '-h --help --threshold --flamegraph' -f -- \"$cur\")) ;;\n", f);
+	/* tune: its own options and record's */
+	fputs("\ttune)\n\t\tcase $prev in\n"
+	      "\t\t-o|--output|--from) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n"
+	      "\t\t--metric) COMPREPLY=($(compgen -W 'tokens_per_s cycle_ms joules_per_token phase:' -- \"$cur\")); return ;;\n"
+	      "\t\tesac\n\t\tCOMPREPLY=($(compgen -W '", f);
+	for (const struct tune_option *t = tune_options; t->name; t++) {
+		if (t->key)
+			fprintf(f, "-%c ", t->key);
+		fprintf(f, "--%s ", t->name);
+	}
+	for (const struct record_option *opt = record_options; opt->name; opt++) {
+		bool tunes = false;
+
+		for (const struct tune_option *t = tune_options; t->name; t++)
+			tunes |= !strcmp(t->name, opt->name);
+		/* -p: tune launches the command; help and the like are tune's own */
+		if (!tunes && opt->key != 'p' && opt->set)
+			fprintf(f, "--%s ", opt->name);
+	}
+	fputs("' -- \"$cur\"))\n\t\t;;\n"
 	      "\tesac\n}\n"
 	      "complete -o filenames -F _infertrace infertrace\n", f);
 	return ferror(f) ? -EIO : 0;

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bootstrap.h"
+#include "model.h"
+#include "tune_stats.h"
+#include "vec.h"
+
+/* ---- the metric ---- */
+
+int tune_metric__parse(const char *s, struct tune_metric *m, char *err, size_t errlen)
+{
+	memset(m, 0, sizeof(*m));
+	if (!strcmp(s, "tokens_per_s") || !strcmp(s, "tokens/s")) {
+		m->kind = TUNE_M_TOKENS_PER_S;
+		m->unit = "tokens/s";
+		m->higher_is_better = true;
+		snprintf(m->name, sizeof(m->name), "tokens_per_s");
+	} else if (!strcmp(s, "cycle_ms") || !strcmp(s, "cycle_time")) {
+		m->kind = TUNE_M_CYCLE_MS;
+		m->unit = "ms";
+		snprintf(m->name, sizeof(m->name), "cycle_ms");
+	} else if (!strcmp(s, "joules_per_token") || !strcmp(s, "J/token")) {
+		m->kind = TUNE_M_J_PER_TOKEN;
+		m->unit = "J/token";
+		snprintf(m->name, sizeof(m->name), "joules_per_token");
+	} else if (!strncmp(s, "phase:", 6) && s[6] && strlen(s + 6) < sizeof(m->phase)) {
+		m->kind = TUNE_M_PHASE_MS;
+		m->unit = "ms";
+		snprintf(m->phase, sizeof(m->phase), "%s", s + 6);
+		snprintf(m->name, sizeof(m->name), "phase:%s", m->phase);
+	} else {
+		snprintf(err, errlen, "invalid --metric '%s': expected tokens_per_s, cycle_ms, joules_per_token or "
+			 "phase:NAME", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void tune_metric__default(const struct model *m, struct tune_metric *out)
+{
+	char err[8];
+
+	for (size_t i = 0; i < m->ncycles; i++)
+		if (isfinite(m->cycles[i].tokens_per_second)) {
+			tune_metric__parse("tokens_per_s", out, err, sizeof(err));
+			return;
+		}
+	tune_metric__parse("cycle_ms", out, err, sizeof(err));
+}
+
+bool tune_metric__cycle(const struct model *m, const struct tune_metric *mt, const struct model_cycle *c, double *x)
+{
+	int ph;
+
+	switch (mt->kind) {
+	case TUNE_M_TOKENS_PER_S:
+		*x = c->tokens_per_second;
+		break;
+	case TUNE_M_CYCLE_MS:
+		*x = c->duration_ms;
+		break;
+	case TUNE_M_J_PER_TOKEN:
+		/* llama.cpp's generated tokens where it runs, else the tokens count */
+		*x = c->llama.present ? c->llama.j_per_generated_token :
+		     c->energy.present && c->energy.tokens_per_joule > 0 ? 1.0 / c->energy.tokens_per_joule : NAN;
+		break;
+	case TUNE_M_PHASE_MS:
+		ph = model__phase_id(m, mt->phase);
+		if (ph <= 0 || ph >= IT_MAX_PHASES || !c->phases[ph].present)
+			return false;
+		*x = c->phases[ph].ms;
+		break;
+	default:
+		return false;
+	}
+	return isfinite(*x);
+}
+
+/* ---- which cycles ---- */
+
+size_t tune__warmup(size_t n)
+{
+	if (n < 2)
+		return 0;
+	return n / 10 > 1 ? n / 10 : 1;
+}
+
+size_t tune__measured(const struct model *m, int warmup, unsigned int cap, size_t **idx, size_t *left_out)
+{
+	size_t complete = 0, skip, k = 0, seen = 0;
+
+	*idx = NULL;
+	for (size_t i = 0; i < m->ncycles; i++)
+		if (!m->cycles[i].open_at_end && !m->cycles[i].abandoned)
+			complete++;
+	skip = warmup < 0 ? tune__warmup(complete) : (size_t)warmup;
+	if (skip > complete)
+		skip = complete;
+	*left_out = skip;
+	*idx = calloc(complete - skip + 1, sizeof(**idx));
+	if (!*idx)
+		return (size_t)-1;
+	for (size_t i = 0; i < m->ncycles && (!cap || k < cap); i++) {
+		if (m->cycles[i].open_at_end || m->cycles[i].abandoned)
+			continue;
+		if (seen++ < skip)
+			continue;
+		(*idx)[k++] = i;
+	}
+	return k;
+}
+
+/* ---- the evidence ---- */
+
+void tune_evidence__init(struct tune_evidence *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->runq_share_pct = e->oncpu_ms_per_cycle = e->cpus_busy = e->gpu_busy_pct = e->max_temp_c = NAN;
+}
+
+void tune_evidence__add_run(struct tune_evidence *e, const struct model *m, const size_t *idx, size_t n)
+{
+	e->runs++;
+	e->cycles += n;
+	for (size_t k = 0; k < n; k++) {
+		const struct model_cycle *c = &m->cycles[idx[k]];
+
+		if (!c->has_all_threads || !isfinite(c->all_oncpu_ms) || !isfinite(c->all_runq_ms))
+			continue;
+		e->on_ms += c->all_oncpu_ms;
+		e->runq_ms += c->all_runq_ms;
+		e->wall_ms += c->duration_ms;
+		e->split_cycles++;
+	}
+	if (m->side.gpu_available && isfinite(m->side.gpu_util_avg_pct)) {
+		e->gpu_sum += m->side.gpu_util_avg_pct;
+		e->gpu_runs++;
+	}
+	if (m->side.throttled)
+		e->throttled_runs++;
+	if (isfinite(m->side.max_temp_c) && !(e->max_temp_c >= m->side.max_temp_c))
+		e->max_temp_c = m->side.max_temp_c;
+}
+
+void tune_evidence__finish(struct tune_evidence *e)
+{
+	if (e->split_cycles) {
+		e->runq_share_pct = e->on_ms + e->runq_ms > 0 ? 100.0 * e->runq_ms / (e->on_ms + e->runq_ms) : 0;
+		e->oncpu_ms_per_cycle = e->on_ms / e->split_cycles;
+		e->cpus_busy = e->wall_ms > 0 ? e->on_ms / e->wall_ms : NAN;
+	}
+	if (e->gpu_runs)
+		e->gpu_busy_pct = e->gpu_sum / e->gpu_runs;
+}
+
+/* ---- the rows ---- */
+
+const char *tune_verdict__name(enum tune_verdict v)
+{
+	switch (v) {
+	case TUNE_V_BASELINE:
+		return "baseline";
+	case TUNE_V_BETTER:
+		return "better";
+	case TUNE_V_WORSE:
+		return "worse";
+	case TUNE_V_SAME:
+		return "no significant difference";
+	case TUNE_V_NO_INTERVAL:
+		return "no interval";
+	default:
+		return "not measured";
+	}
+}
+
+int tune_row__add_run(struct tune_row *r, const double *x, size_t n)
+{
+	if (!n)
+		return 0;
+	/* vec__reserve grows by doubling: again until n more fit */
+	while (r->n + n > r->cap)
+		if (vec__reserve((void **)&r->x, &r->cap, r->cap, sizeof(*r->x), 64))
+			return -ENOMEM;
+	if (vec__reserve((void **)&r->run_end, &r->capruns, r->nruns, sizeof(*r->run_end), 8))
+		return -ENOMEM;
+	memcpy(r->x + r->n, x, n * sizeof(*x));
+	r->n += n;
+	r->run_end[r->nruns++] = r->n;
+	return 0;
+}
+
+void tune_row__free(struct tune_row *r)
+{
+	free(r->x);
+	free(r->run_end);
+	memset(r, 0, sizeof(*r));
+}
+
+static const struct boot_stat median = { true, 50 };
+
+static struct boot_sample sample_of(const struct tune_row *r)
+{
+	return (struct boot_sample){ .x = r->x, .n = r->n, .group_end = r->run_end, .ngroups = r->nruns };
+}
+
+void tune_row__figures(struct tune_row *r)
+{
+	struct boot_sample s = sample_of(r);
+
+	r->median = bootstrap__estimate(&s, median);
+	if (!bootstrap__interval(&s, median, TUNE_LEVEL_PCT, TUNE_BOOT_REPS, TUNE_BOOT_SEED, &r->lo, &r->hi))
+		r->lo = r->hi = NAN;
+	r->change_pct = r->change_lo = r->change_hi = NAN;
+	r->verdict = r->n ? TUNE_V_NO_INTERVAL : TUNE_V_NONE;
+}
+
+bool tune_row__overlap(const struct tune_row *a, const struct tune_row *b)
+{
+	if (!isfinite(a->lo) || !isfinite(a->hi) || !isfinite(b->lo) || !isfinite(b->hi))
+		return false;
+	return a->lo <= b->hi && b->lo <= a->hi;
+}
+
+static bool better(double a, double b, bool higher)
+{
+	return higher ? a > b : a < b;
+}
+
+void tune_rows__compare(struct tune_row *rows, size_t n, size_t base, bool higher)
+{
+	const struct tune_row *b = &rows[base];
+	struct boot_sample bs = sample_of(b);
+
+	for (size_t i = 0; i < n; i++) {
+		struct tune_row *r = &rows[i];
+		struct boot_sample rs = sample_of(r);
+
+		r->change_pct = r->change_lo = r->change_hi = NAN;
+		if (!r->n) {
+			r->verdict = TUNE_V_NONE;
+			continue;
+		}
+		if (i == base) {
+			r->verdict = TUNE_V_BASELINE;
+			continue;
+		}
+		if (b->median > 0 && isfinite(r->median))
+			r->change_pct = 100.0 * (r->median - b->median) / b->median;
+		bootstrap__change(&bs, &rs, median, TUNE_LEVEL_PCT, TUNE_BOOT_REPS, TUNE_BOOT_SEED, &r->change_lo,
+				  &r->change_hi);
+		if (!isfinite(r->lo) || !isfinite(b->lo))
+			r->verdict = TUNE_V_NO_INTERVAL;
+		else if (tune_row__overlap(r, b))
+			r->verdict = TUNE_V_SAME;
+		else
+			r->verdict = better(r->median, b->median, higher) ? TUNE_V_BETTER : TUNE_V_WORSE;
+	}
+}
+
+int tune_rows__best(const struct tune_row *rows, size_t n, bool higher)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].n && isfinite(rows[i].median) && (best < 0 || better(rows[i].median, rows[best].median, higher)))
+			best = (int)i;
+	return best;
+}
+
+size_t tune_rows__choose(const struct tune_row *rows, size_t n, size_t base, bool higher, bool *significant)
+{
+	int best = tune_rows__best(rows, n, higher);
+
+	*significant = false;
+	if (best < 0 || (size_t)best == base || !isfinite(rows[best].lo) || !isfinite(rows[base].lo) ||
+	    tune_row__overlap(&rows[best], &rows[base]))
+		return base;
+	*significant = true;
+	return (size_t)best;
+}
+
+/* ---- the whole tune ---- */
+
+static bool same_values(const int *a, const int *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+int tune_result__setting(struct tune_result *t, const int *value)
+{
+	const struct tune_opts *o = t->opts;
+	struct tune_setting *s;
+	char *label = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < t->nsettings; i++)
+		if (same_values(t->settings[i].value, value, o->nparams))
+			return (int)i;
+	if (vec__reserve((void **)&t->settings, &t->capsettings, t->nsettings, sizeof(*t->settings), 8))
+		return -1;
+	f = open_memstream(&label, &len);
+	if (!f)
+		return -1;
+	for (int p = 0; p < o->nparams; p++)
+		fprintf(f, "%s%s=%s", p ? " " : "", o->params[p].name, o->params[p].values[value[p]]);
+	if (fclose(f))
+		return -1;
+	s = &t->settings[t->nsettings];
+	memset(s, 0, sizeof(*s));
+	memcpy(s->value, value, sizeof(s->value));
+	s->label = label;
+	tune_evidence__init(&s->ev);
+	return (int)t->nsettings++;
+}
+
+void tune_result__conclude(struct tune_result *t, bool one_at_a_time)
+{
+	size_t n = t->nsettings;
+	struct tune_row *rows = calloc(n ? n : 1, sizeof(*rows));
+
+	if (!rows)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		tune_row__figures(&t->settings[i].row);
+		tune_evidence__finish(&t->settings[i].ev);
+	}
+	/* the rows side by side (they share their values with the settings'),
+	 * compared, and their figures put back */
+	for (size_t i = 0; i < n; i++)
+		rows[i] = t->settings[i].row;
+	if (n)
+		tune_rows__compare(rows, n, t->base, t->metric.higher_is_better);
+	for (size_t i = 0; i < n; i++)
+		t->settings[i].row = rows[i];
+	t->best = n ? tune_rows__best(rows, n, t->metric.higher_is_better) : -1;
+	t->versus = t->best;
+	if (t->best == (int)t->base) {
+		/* the baseline is best: what the runner-up did differently */
+		struct tune_row kept = rows[t->base];
+
+		rows[t->base].n = 0;
+		t->versus = tune_rows__best(rows, n, t->metric.higher_is_better);
+		rows[t->base] = kept;
+	}
+	if (!n) {
+		t->significant = false;
+	} else if (one_at_a_time) {
+		const struct tune_row *c = &rows[t->chosen], *b = &rows[t->base];
+
+		t->significant = t->chosen != t->base && isfinite(c->lo) && isfinite(b->lo) && !tune_row__overlap(c, b);
+		if (!t->significant)
+			t->chosen = t->base;
+	} else {
+		t->chosen = tune_rows__choose(rows, n, t->base, t->metric.higher_is_better, &t->significant);
+	}
+	free(rows);
+}
+
+void tune_result__free(struct tune_result *t)
+{
+	for (size_t i = 0; i < t->nsettings; i++) {
+		struct tune_setting *s = &t->settings[i];
+
+		free(s->label);
+		free(s->dir);
+		for (size_t k = 0; k < s->nruns; k++)
+			free(s->runs[k]);
+		free(s->runs);
+		for (size_t k = 0; k < s->nleft; k++)
+			free(s->left[k]);
+		free(s->left);
+		tune_row__free(&s->row);
+	}
+	free(t->settings);
+	json_decref(t->system);
+	json_decref(t->gpu);
+	memset(t, 0, sizeof(*t));
+}
