@@ -106,6 +106,8 @@ FIXTURE_RULES = {
     "jit_exp": Rule(("jit_exp.c",), "-O1 -fno-omit-frame-pointer -g"),
     # ticks: each cycle's index printed as it ends
     "tick_cycles": Rule(("tick_cycles.c",), "-O1 -g"),
+    # tune's fixture: fixed work split over T threads with a barrier
+    "tune_threads": Rule(("tune_threads.c",), "-O1 -g -lpthread"),
     # three threads named by the fixture, known functions in known windows
     "timeline_exp": Rule(("timeline_exp.c",), "-O1 -g -lpthread"),
     "many_cycles": Rule(("many_cycles.c",), "-O1 -g -fno-omit-frame-pointer"),
@@ -370,12 +372,13 @@ def strict_schema(schema):
     return schema
 
 
-def schema_errors(profile, strict=False):
-    """profile's departures from docs/profile.schema.json, one line each
-    ("path: message"); strict: from the schema made strict (strict_schema),
-    so any key the schema does not list is named."""
+def schema_errors(profile, strict=False, schema_path=SCHEMA):
+    """profile's departures from docs/profile.schema.json (or the schema at
+    schema_path), one line each ("path: message"); strict: from the schema
+    made strict (strict_schema), so any key the schema does not list is
+    named."""
     import jsonschema
-    schema = load_json(SCHEMA)
+    schema = load_json(schema_path)
     if strict:
         schema = strict_schema(schema)
     v = jsonschema.Draft202012Validator(schema)

@@ -20,27 +20,26 @@ import tempfile
 import time
 import unittest
 
-from common import BUILD, INFERTRACE, ROOT, build, need_root, record
-from test_llama import DEMO, driver_json, setup_demo
+from common import (BUILD, DEMO, INFERTRACE, ROOT, driver_json, fixture, need_root, record, remove_perf_maps,
+                    schema_errors, setup_demo)
+
+
+class Profile:
+    """A loaded profile.json where remove_perf_maps wants a recording."""
+
+    def __init__(self, profile):
+        self.profile = profile
 
 SETTINGS_SCHEMA = os.path.join(ROOT, "docs", "settings.schema.json")
 
 
-def fixture():
-    return build("tune_threads", ["tune_threads.c"], "-O1 -g -lpthread")
-
-
-def remove_perf_maps(run_dir):
+def remove_run_perf_maps(run_dir):
     """node leaves /tmp/perf-PID.map behind: PIDs are recycled."""
     try:
         with open(os.path.join(run_dir, "profile.json")) as f:
-            procs = json.load(f).get("processes") or []
+            remove_perf_maps(Profile(json.load(f)))
     except OSError:
         return
-    for p in procs:
-        path = f"/tmp/perf-{p.get('pid')}.map"
-        if os.path.exists(path):
-            os.unlink(path)
 
 
 class Tune:
@@ -56,7 +55,7 @@ class Tune:
         self.settings = load(os.path.join(self.out, "settings.json"))
         for s in (self.settings or {}).get("settings", []):
             for d in s["runs"]:
-                remove_perf_maps(d)
+                remove_run_perf_maps(d)
 
     def row(self, label):
         return next(s for s in self.settings["settings"] if s["setting"] == label)
@@ -85,36 +84,13 @@ def fixture_clock(setting):
     return ms
 
 
-def strict(schema):
-    if isinstance(schema, dict):
-        if "properties" in schema and schema.get("additionalProperties", True) is True:
-            schema["additionalProperties"] = False
-        for v in schema.values():
-            strict(v)
-    elif isinstance(schema, list):
-        for v in schema:
-            strict(v)
-    return schema
-
-
-def schema_errors(doc):
-    try:
-        import jsonschema
-    except ImportError:
-        return []
-    with open(SCHEMA_PATH) as f:
-        v = jsonschema.Draft202012Validator(strict(json.load(f)))
-    return ["/".join(map(str, e.absolute_path)) + ": " + e.message for e in v.iter_errors(doc)]
-
-
-SCHEMA_PATH = SETTINGS_SCHEMA
 
 
 @need_root
 class TuneFixtureTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.exe = fixture()
+        cls.exe = fixture("tune_threads")
 
     def test_threads_known_best(self):
         """threads=1,2,4,8 on this machine: tune's best is the fixture's own
@@ -128,7 +104,7 @@ class TuneFixtureTest(unittest.TestCase):
         self.addCleanup(t.cleanup)
         self.assertEqual(t.rc, 0, t.stderr)
         s = t.settings
-        self.assertEqual(schema_errors(s), [])
+        self.assertEqual(schema_errors(s, strict=True, schema_path=SETTINGS_SCHEMA), [])
         self.assertTrue(s["complete"])
         self.assertEqual(s["metric"]["name"], "cycle_ms")
         self.assertEqual(s["parameters"][0]["as"], "--threads")
@@ -183,7 +159,7 @@ class TuneFixtureTest(unittest.TestCase):
         self.addCleanup(t.cleanup)
         self.assertEqual(t.rc, 0, t.stderr)
         s = t.settings
-        self.assertEqual(schema_errors(s), [])
+        self.assertEqual(schema_errors(s, strict=True, schema_path=SETTINGS_SCHEMA), [])
         self.assertEqual(t.row("label=a")["cycles"], 22)  # 2 runs of 12, 1 of warm-up each
         self.assertEqual(t.row("label=b")["verdict"], "no significant difference")
         self.assertFalse(s["significant"])
@@ -237,7 +213,7 @@ class TuneFixtureTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, stderr)
         self.assertIn("INCOMPLETE (stopped by INT)", stdout)
         s = load(os.path.join(out, "settings.json"))
-        self.assertEqual(schema_errors(s), [])
+        self.assertEqual(schema_errors(s, strict=True, schema_path=SETTINGS_SCHEMA), [])
         self.assertFalse(s["complete"])
         self.assertEqual(s["runs_done"], 1)
         one, two = s["settings"]
@@ -279,7 +255,7 @@ class TuneDemoTest(unittest.TestCase):
         self.addCleanup(t.cleanup)
         self.assertEqual(t.rc, 0, t.stderr)
         s = t.settings
-        self.assertEqual(schema_errors(s), [])
+        self.assertEqual(schema_errors(s, strict=True, schema_path=SETTINGS_SCHEMA), [])
         self.assertEqual(s["metric"]["name"], "tokens_per_s")
         self.assertTrue(s["metric"]["higher_is_better"])
         for r in s["settings"]:
@@ -304,7 +280,7 @@ class TuneDemoTest(unittest.TestCase):
         fewer threads, and the proposed --param values hold the advised one."""
         n = 2 * len(os.sched_getaffinity(0))
         r = record(["--preset", "llama.cpp"], self.driver("tiny.gguf", n, 2, 4), timeout=300, wall_split=None)
-        remove_perf_maps(r.dir)
+        remove_run_perf_maps(r.dir)
         recs = [x for x in r.profile["recommendations"] if x.get("bottleneck") == "cpu_oversubscribed"]
         self.assertEqual(len(recs), 1, r.profile["recommendations"])
         advised = recs[0]["recommended_value"]
