@@ -19,15 +19,37 @@ def loaded_programs(name):
     return sum(1 for p in json.loads(out or "[]") if p.get("name") == name)
 
 
-def probe_links():
-    """The BPF links of the probe programs (it_uprobe, it_uretprobe): their
-    link types, by bpftool's name or number (12: uprobe_multi)."""
+def held_link_ids(pid):
+    """The ids of the BPF links process pid holds open (its fds' fdinfo)."""
+    ids = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith("link_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            continue
+    return ids
+
+
+def probe_links(pid=None):
+    """The BPF links of the probe programs (it_uprobe, it_uretprobe) as
+    {link id: link type, by bpftool's name or number (12: uprobe_multi)};
+    with pid, only those that process holds (other recordings on the
+    machine have their own)."""
     progs = json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], text=True, capture_output=True,
                                       check=True).stdout or "[]")
     ids = {p["id"] for p in progs if p.get("name") in ("it_uprobe", "it_uretprobe")}
     links = json.loads(subprocess.run(["bpftool", "link", "show", "-j"], text=True, capture_output=True,
                                       check=True).stdout or "[]")
-    return [str(l.get("type")) for l in links if l.get("prog_id") in ids]
+    held = held_link_ids(pid) if pid is not None else None
+    return {l["id"]: str(l.get("type")) for l in links
+            if l.get("prog_id") in ids and (held is None or l["id"] in held)}
 
 
 def kernel_at_least(major, minor):
@@ -87,25 +109,25 @@ class TeardownTest(unittest.TestCase):
         uprobe-multi links where the kernel has them (6.6+): perf-event
         uprobes detach one after another under a global mutex."""
         exe = common.fixture("experiment")
-        self.assertEqual(probe_links(), [], "probe links left by another recording")
         out = tempfile.mkdtemp(prefix="it-teardown-")
         p = subprocess.Popen([common.INFERTRACE, "record", "-q", "-o", out, "--cycle", "run_cycle", "--",
                               exe, "30", "5", "3", "90", "5"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        seen = []
+        seen = {}
         time.sleep(1.0)  # past start-up, whose probe-cost calibration places probes of its own
         deadline = time.monotonic() + 60
         while p.poll() is None and not seen and time.monotonic() < deadline:
             time.sleep(0.2)
-            seen = probe_links()
+            seen = probe_links(p.pid)
         _, stderr = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 0, stderr)
         self.assertEqual(len(seen), 2, f"entry and return links of --cycle run_cycle: {seen}")
         if kernel_at_least(6, 6):
-            self.assertTrue(all(t in ("uprobe_multi", "12") for t in seen), seen)
+            self.assertTrue(all(t in ("uprobe_multi", "12") for t in seen.values()), seen)
         else:
-            self.assertTrue(all(t == "perf_event" for t in seen), seen)
-        self.assertEqual(probe_links(), [], "probe links outlived record")
+            self.assertTrue(all(t == "perf_event" for t in seen.values()), seen)
+        # its own links, by id: other recordings on the machine keep theirs
+        self.assertEqual(set(seen) & set(probe_links()), set(), "probe links outlived record")
         prof = common.load_json(os.path.join(out, "profile.json"))
         self.assertEqual(len(prof["cycles"]), 30)
 
