@@ -149,29 +149,25 @@ def violations(root, layers, objdir=None):
         by_base.setdefault(os.path.basename(p), []).append(p)
     found, unknown = [], set()
     modules, folders = {}, {}
-    for src, text in sorted(files.items()):
-        for name in INCLUDE.findall(text):
-            dst = resolve(name, src, files, by_base)
-            if dst is None:
-                continue
-            fs, fd = folder(src), folder(dst)
-            for f in (fs, fd):
-                if f not in layers:
-                    unknown.add(f)
-            if module(src) != module(dst):
-                modules.setdefault(module(src), set()).add(module(dst))
-            if fs != fd:
-                folders.setdefault(fs, set()).add(fd)
-                if fs in layers and fd in layers and layers[fd] > layers[fs]:
-                    found.append(f"up a layer: {src} includes {dst} ({fs} is below {fd})")
-    for src, dst in symbol_uses(root, objdir) if objdir else []:
+
+    def depends(src, dst, how):
+        """src depends on dst (how: "includes", "uses")."""
         fs, fd = folder(src), folder(dst)
+        unknown.update(f for f in (fs, fd) if f not in layers)
         if module(src) != module(dst):
             modules.setdefault(module(src), set()).add(module(dst))
         if fs != fd:
             folders.setdefault(fs, set()).add(fd)
             if fs in layers and fd in layers and layers[fd] > layers[fs]:
-                found.append(f"up a layer: {src} uses {dst} ({fs} is below {fd})")
+                found.append(f"up a layer: {src} {how} {dst} ({fs} is below {fd})")
+
+    for src, text in sorted(files.items()):
+        for name in INCLUDE.findall(text):
+            dst = resolve(name, src, files, by_base)
+            if dst is not None:
+                depends(src, dst, "includes")
+    for src, dst in symbol_uses(root, objdir) if objdir else []:
+        depends(src, dst, "uses")
     found = sorted(set(found), key=found.index)
     for comp in sccs(folders):
         found.append("folder circle: " + " <-> ".join(comp))
