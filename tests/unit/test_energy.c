@@ -195,10 +195,12 @@ static void energy_model(struct model *m, double peak_w, double capped_ms)
 	model__init(m);
 	m->stage = MODEL_DERIVED;
 	m->agg.cycles_ms = 1000;
-	m->energy.peak_w = peak_w;
-	m->energy.capped_ms = capped_ms;
-	m->energy.detail = json_pack("{s:{s:f,s:[{s:s}]}}", "power_capped", "capped_ms", capped_ms, "episodes",
-				     "source", "cpu");
+	m->energy.present = true;
+	m->energy.side.peak_w = peak_w;
+	m->energy.side.capped_ms = capped_ms;
+	m->energy.side.capped.v = calloc(1, sizeof(*m->energy.side.capped.v));
+	m->energy.side.capped.n = m->energy.side.capped.cap = 1;
+	snprintf(m->energy.side.capped.v[0].source, sizeof(m->energy.side.capped.v[0].source), "cpu");
 }
 
 static int count_type(json_t *arr, const char *type)

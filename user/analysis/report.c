@@ -215,7 +215,7 @@ static void print_energy(const struct model *m)
 {
 	const struct model_energy_figures *ef = &m->energy;
 	const struct model_energy *e = &ef->cycles;
-	json_t *v, *pw = json_object_get(m->run.system, "power");
+	json_t *pw = json_object_get(m->run.system, "power");
 	size_t i;
 	char b[4][32], mode[200];
 
@@ -223,23 +223,22 @@ static void print_energy(const struct model *m)
 		power_mode__describe(pw, mode, sizeof(mode));
 		printf("\nPower mode: %s\n", mode);
 	}
-	if (!ef->detail)
+	if (!ef->present)
 		return;
 	if (e->present) {
 		printf("%sEnergy over %llu cycles (resolution %.0f ms; %llu shorter cycles left out):", json_object_size(pw) ? "" : "\n",
-		       (unsigned long long)ef->cycles_measured, ef->resolution_ms, (unsigned long long)ef->cycles_left_out);
+		       (unsigned long long)ef->cycles_measured, ef->side.resolution_ms, (unsigned long long)ef->cycles_left_out);
 		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
 			if (isfinite(e->j[d]))
 				printf("  %.*s %.2f J", (int)strlen(model_energy_keys[d]) - 2, model_energy_keys[d], e->j[d]);
 		printf("\n  total %s J, %s J per cycle, tokens/J %s, peak %s W\n", fmt_ms(b[0], 32, e->total_j, 0, 2),
 		       fmt_ms(b[1], 32, ef->cycles_measured ? e->total_j / ef->cycles_measured : NAN, 0, 3),
-		       fmt_ms(b[2], 32, e->tokens_per_joule, 0, 3), fmt_ms(b[3], 32, ef->peak_w, 0, 1));
+		       fmt_ms(b[2], 32, e->tokens_per_joule, 0, 3), fmt_ms(b[3], 32, ef->side.peak_w, 0, 1));
 	} else {
 		printf("%sEnergy: not measured per cycle\n", json_object_size(pw) ? "" : "\n");
 	}
-	json_array_foreach(json_object_get(ef->detail, "missing"), i, v)
-		printf("  no %s energy: %s\n", json_string_value(json_object_get(v, "domain")),
-		       json_string_value(json_object_get(v, "reason")));
+	for (i = 0; i < ef->side.missing.n; i++)
+		printf("  no %s energy: %s\n", ef->side.missing.v[i].domain, ef->side.missing.v[i].reason);
 }
 
 static void print_probe_overhead(const struct model *m)

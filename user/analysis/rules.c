@@ -10,6 +10,7 @@
 #include "model.h"
 #include "rules.h"
 #include "gguf.h"
+#include "profile_side.h"
 #include <inttypes.h>
 
 void rule_thresholds__defaults(struct rule_thresholds *t)
@@ -620,7 +621,7 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 		}
 	}
 	/* GPU offload only where a GPU was seen */
-	if (m->side.gpu_available) {
+	if (m->side.run.gpu.available) {
 		json_t *e = json_pack("{s:b,s:f}", "gpu_available", 1, "inference_percent_of_cycle", pct);
 
 		snprintf(cur, sizeof(cur), "inference takes %.0f%% of the cycle on the CPU", pct);
@@ -871,23 +872,25 @@ static void sched_rules(struct model *m, const struct rule_thresholds *t)
 
 static void side_rules(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *thermal = model__section(m, MODEL_SEC_THERMAL);
+	const struct side_thermal *thermal = &m->side.run.thermal;
+	const struct side_gpu *gpu = &m->side.run.gpu;
 	int inf = find_phase(m, "llm_inference", "inference");
 	int sync = find_phase(m, "gpu_sync", "gpu_sync");
 	double inf_pct = inf ? m->phases[inf].percent_of_cycle : NAN;
 	char current[160];
 
-	if (m->side.throttled) {
+	if (thermal->throttled) {
 		json_t *ev = json_object();
 
-		json_object_set_new(ev, "max_temp_c", json_real(m->side.max_temp_c));
-		json_object_set_new(ev, "episodes", json_deep_copy(json_object_get(thermal, "throttling")));
-		snprintf(current, sizeof(current), "%zu throttling episode(s), up to %.0f C",
-			 json_array_size(json_object_get(thermal, "throttling")), m->side.max_temp_c);
+		json_object_set_new(ev, "max_temp_c", json_real(thermal->max_temp_c));
+		json_object_set_new(ev, "episodes",
+				    profile_side__episodes_json(thermal->throttling.v, thermal->throttling.n, false));
+		snprintf(current, sizeof(current), "%zu throttling episode(s), up to %.0f C", thermal->throttling.n,
+			 thermal->max_temp_c);
 		add_finding(m, "thermal_throttling", "high", NAN, ev, thermal_advice, 2, current);
 	}
-	if (m->side.gpu_available && !isnan(inf_pct) && inf_pct > 50) {
-		double util = m->side.gpu_util_avg_pct;
+	if (gpu->available && !isnan(inf_pct) && inf_pct > 50) {
+		double util = gpu->devices.n ? gpu->devices.v[0].util_pct.avg : NAN;
 
 		if (!isnan(util) && util < t->gpu_util_pct) {
 			json_t *ev = json_object();
@@ -917,23 +920,24 @@ static void side_rules(struct model *m, const struct rule_thresholds *t)
  * spent in power-cap episodes, with the episodes as evidence. */
 static void power_rules(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *pc = json_object_get(m->energy.detail, "power_capped"), *ev;
+	const struct side_energy *se = &m->energy.side;
 	double base_ms = m->agg.cycles_ms > 0 ? m->agg.cycles_ms : m->run.duration_s * 1e3, pct;
 	char current[160];
+	json_t *ev;
 
-	if (!isfinite(m->energy.capped_ms) || m->energy.capped_ms <= 0 || !(base_ms > 0))
+	if (!isfinite(se->capped_ms) || se->capped_ms <= 0 || !(base_ms > 0))
 		return;
-	pct = 100.0 * m->energy.capped_ms / base_ms;
+	pct = 100.0 * se->capped_ms / base_ms;
 	if (pct > 100)
 		pct = 100;
 	if (pct < t->power_capped_pct)
 		return;
 	ev = json_object();
-	json_object_set_new(ev, "capped_ms", json_real(m->energy.capped_ms));
+	json_object_set_new(ev, "capped_ms", json_real(se->capped_ms));
 	json_object_set_new(ev, "capped_percent", json_real(pct));
 	json_object_set_new(ev, "threshold_percent", json_real(t->power_capped_pct));
-	json_object_set_new(ev, "episodes", json_deep_copy(json_object_get(pc, "episodes")));
-	snprintf(current, sizeof(current), "power-capped %.0f%% of the time (%.0f ms)", pct, m->energy.capped_ms);
+	json_object_set_new(ev, "episodes", profile_side__episodes_json(se->capped.v, se->capped.n, true));
+	snprintf(current, sizeof(current), "power-capped %.0f%% of the time (%.0f ms)", pct, se->capped_ms);
 	add_finding(m, "power_capped", severity(pct, t->power_capped_pct), pct, ev, power_cap_advice, 2, current);
 }
 
@@ -953,12 +957,12 @@ static void power_alert(struct model *m, const struct rule_thresholds *t)
 	}
 	json_decref(m->alerts);
 	m->alerts = kept;
-	if (!isfinite(m->energy.peak_w) || m->energy.peak_w * 1e3 <= t->power_mw)
+	if (!isfinite(m->energy.side.peak_w) || m->energy.side.peak_w * 1e3 <= t->power_mw)
 		return;
 	snprintf(desc, sizeof(desc), "peak power %.0f mW above the %.0f mW threshold (--threshold power_mw=)",
-		 m->energy.peak_w * 1e3, t->power_mw);
+		 m->energy.side.peak_w * 1e3, t->power_mw);
 	json_array_append_new(m->alerts, json_pack("{s:s,s:s,s:s,s:f,s:f}", "type", "power", "severity", "warning",
-						   "description", desc, "value_mw", m->energy.peak_w * 1e3,
+						   "description", desc, "value_mw", m->energy.side.peak_w * 1e3,
 						   "threshold_mw", t->power_mw));
 }
 

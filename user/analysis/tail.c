@@ -371,7 +371,7 @@ static size_t quantities(const struct model *m, struct quantity **out)
 			q->v[i] = m->cycles[i].has_all_threads ? (double)m->cycles[i].minflt : NAN;
 	if ((q = add_q(&qs, &n, nc, "throttling", "cpu_mhz", Q_MHZ, SF_NONE, 0)))
 		for (size_t i = 0; i < nc; i++)
-			q->v[i] = json_num(m->cycles[i].detail, "cpu_mhz");
+			q->v[i] = m->cycles[i].side.has_rows ? m->cycles[i].side.cpu_mhz : NAN;
 	*out = qs;
 	return n;
 }

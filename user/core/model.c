@@ -16,10 +16,6 @@ const char *const model_section_names[MODEL_NSECTIONS] = {
 	[MODEL_SEC_OFFCPU] = "offcpu",
 	[MODEL_SEC_SCHED] = "sched",
 	[MODEL_SEC_MEMORY] = "memory",
-	[MODEL_SEC_THERMAL] = "thermal",
-	[MODEL_SEC_GPU] = "gpu",
-	[MODEL_SEC_DISK] = "disk",
-	[MODEL_SEC_HOST] = "host",
 	[MODEL_SEC_NETWORK] = "network",
 	[MODEL_SEC_CRASHES] = "crashes",
 	[MODEL_SEC_PROBES] = "probes",
@@ -35,12 +31,11 @@ void model__init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->memory.growth_mb_per_cycle = NAN;
-	m->side.max_temp_c = NAN;
-	m->side.gpu_util_avg_pct = NAN;
+	side_summary__init(&m->side.run);
 	m->side.now_temp_c = m->side.now_cpu_mhz = m->side.now_gpu_util_pct = NAN;
 	m->side.now_gpu_temp_c = m->side.now_gpu_mhz = m->side.now_gpu_power_w = NAN;
 	m->memory.peak_mb = NAN;
-	m->energy.peak_w = m->energy.resolution_ms = m->energy.capped_ms = NAN;
+	side_energy__init(&m->energy.side);
 	/* the contract's two lost counters exist from the start */
 	model__add_lost(m, "samples", 0);
 	model__add_lost(m, "events", 0);
@@ -101,7 +96,7 @@ void model__free(struct model *m)
 		folded__free(&m->offcpu_us_by_phase[i]);
 	}
 	for (size_t i = 0; i < m->ncycles; i++)
-		json_decref(m->cycles[i].detail);
+		model__cycle_release(&m->cycles[i]);
 	free(m->cycles);
 	free(m->cycle_index);
 	free(m->calls);
@@ -113,7 +108,8 @@ void model__free(struct model *m)
 	free(m->lstacks);
 	free(m->frames);
 	free(m->mappings);
-	json_decref(m->trace_counters);
+	side_summary__free(&m->side.run);
+	side_series__free(&m->side.series);
 	for (size_t i = 0; i < m->nnames; i++)
 		free(m->names[i]);
 	free(m->names);
@@ -132,7 +128,7 @@ void model__free(struct model *m)
 	json_decref(m->tail_cycles);
 	json_decref(m->llama_facts);
 	json_decref(m->run_edges);
-	json_decref(m->energy.detail);
+	side_energy__free(&m->energy.side);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -200,8 +196,10 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
 	memset(dst->sections, 0, sizeof(dst->sections));
-	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = dst->run_edges = NULL;
-	dst->energy.detail = NULL;
+	dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = dst->run_edges = NULL;
+	memset(&dst->side.run, 0, sizeof(dst->side.run));
+	memset(&dst->side.series, 0, sizeof(dst->side.series));
+	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
 	dst->names = NULL;
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
@@ -248,10 +246,15 @@ int model__copy(struct model *dst, const struct model *src)
 		if (!dst->cycles)
 			goto nomem;
 		memcpy(dst->cycles, src->cycles, src->ncycles * sizeof(*dst->cycles));
-		for (size_t i = 0; i < src->ncycles; i++)
+		dst->ncycles = dst->capcycles = src->ncycles;
+		for (size_t i = 0; i < src->ncycles; i++) {
 			dst->cycles[i].detail = copy_json(src->cycles[i].detail);
+			if (side_window__copy(&dst->cycles[i].side, &src->cycles[i].side)) {
+				dst->ncycles = i + 1; /* the later ones still share the source's */
+				goto nomem;
+			}
+		}
 	}
-	dst->ncycles = dst->capcycles = src->ncycles;
 	if (copy_folded(&dst->oncpu, &src->oncpu) || copy_folded(&dst->offcpu_us, &src->offcpu_us) ||
 	    copy_folded(&dst->wakeup_us, &src->wakeup_us))
 		goto nomem;
@@ -270,7 +273,9 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->capframes = src->nframes;
 	COPY_ARRAY(dst, src, mappings, nmappings);
 	dst->capmappings = src->nmappings;
-	dst->trace_counters = copy_json(src->trace_counters);
+	if (side_summary__copy(&dst->side.run, &src->side.run) ||
+	    side_series__copy(&dst->side.series, &src->side.series))
+		goto nomem;
 	dst->names = NULL;
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
@@ -303,7 +308,8 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->tail_cycles = copy_json(src->tail_cycles);
 	dst->llama_facts = copy_json(src->llama_facts);
 	dst->run_edges = copy_json(src->run_edges);
-	dst->energy.detail = copy_json(src->energy.detail);
+	if (side_energy__copy(&dst->energy.side, &src->energy.side))
+		goto nomem;
 	return 0;
 nomem:
 	model__free(dst);
@@ -406,7 +412,16 @@ struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cy
 	c->rss_peak_mb = c->rss_end_mb = NAN;
 	c->tokens_per_second = c->tokens_per_second_wall = NAN;
 	split_init(&c->split);
+	side_window__init(&c->side);
+	side_cycle_power__init(&c->kernel_power);
 	return c;
+}
+
+void model__cycle_release(struct model_cycle *c)
+{
+	json_decref(c->detail);
+	c->detail = NULL;
+	side_window__free(&c->side);
 }
 
 static int cycle_key_cmp(pid_t pa, uint32_t ca, pid_t pb, uint32_t cb)

@@ -39,6 +39,7 @@
 #include "folded.h"
 #include "rules.h"
 #include "sched_logic.h"
+#include "side_summary.h"
 
 enum model_stage {
 	MODEL_EMPTY = 0,     /* run facts only */
@@ -54,10 +55,6 @@ enum model_section {
 	MODEL_SEC_OFFCPU,
 	MODEL_SEC_SCHED,
 	MODEL_SEC_MEMORY,
-	MODEL_SEC_THERMAL,
-	MODEL_SEC_GPU,
-	MODEL_SEC_DISK,
-	MODEL_SEC_HOST,
 	MODEL_SEC_NETWORK,
 	MODEL_SEC_CRASHES,
 	MODEL_SEC_PROBES,
@@ -126,7 +123,9 @@ struct model_cycle {
 	uint64_t minflt, majflt, nvcsw, nivcsw;
 	bool has_rss;
 	double rss_peak_mb, rss_end_mb;
-	json_t *detail;  /* per-cycle extras by concern: side data, network, cuda */
+	json_t *detail;  /* per-cycle extras by concern: network, cuda */
+	struct side_window side;       /* side: the sampler's averages over the cycle */
+	struct side_cycle_power kernel_power; /* side: thermal/power tracepoints in the cycle */
 	struct model_energy energy;    /* side: absent below the sampling period */
 	/* derived */
 	uint32_t index;
@@ -202,23 +201,28 @@ struct model_memory_figures {
 };
 
 struct model_side_figures {
-	bool throttled;
-	double max_temp_c;      /* NAN: no temperature seen */
-	bool gpu_available;
-	double gpu_util_avg_pct; /* NAN: no utilisation seen */
+	struct side_summary run;   /* thermal, gpu, disk, host over the run */
+	struct side_series series; /* every reading, for trace.json */
 	/* the last side period or two, for the live view and /metrics (NAN: none) */
 	double now_temp_c, now_cpu_mhz, now_gpu_util_pct, now_gpu_temp_c, now_gpu_mhz, now_gpu_power_w;
 };
 
+/* A phase's calls merged over threads into intervals; those of at least
+ * one sampling period measured, the shorter ones counted. */
+struct model_energy_phase {
+	bool present;
+	double j[MODEL_EN_NDOMAINS];   /* NAN: no source measured the domain */
+	uint64_t intervals_measured, intervals_left_out;
+	double measured_ms;
+};
+
 /* Energy over the cycles (side concern). */
 struct model_energy_figures {
+	bool present;                  /* a side sampler ran */
 	struct model_energy cycles;    /* summed over the cycles measured */
 	uint64_t cycles_measured, cycles_left_out;
-	double resolution_ms;          /* the side sampling period */
-	double peak_w;                 /* highest total power over one period, NAN: none */
-	double capped_ms;              /* power-cap episodes (clock drop at the limit) */
-	bool root_only;                /* a source is root-only (RAPL): owner-only files */
-	json_t *detail;                /* sources, missing, run, power_capped, phases */
+	struct side_energy side;       /* sources, the run's joules, peak power, power cap */
+	struct model_energy_phase phases[IT_MAX_PHASES];
 };
 
 /* One outermost phase call on one thread (for trace.json). */
@@ -360,7 +364,6 @@ struct model {
 	size_t nmappings, capmappings;
 	struct model_trace_sample *trace_samples;
 	size_t ntrace_samples, captrace_samples;
-	json_t *trace_counters;   /* side-data counter events for trace.json */
 	struct model_offcpu_interval *offcpu_intervals;
 	size_t noffcpu_intervals, capoffcpu_intervals;
 	/* interned frame names (trace samples' leaves) */
@@ -419,6 +422,8 @@ struct model_process *model__add_process(struct model *m, pid_t pid);
 const struct model_process *model__find_process(const struct model *m, pid_t pid);
 struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle,
 				     uint64_t start_ns, uint64_t end_ns);
+/* Frees what a cycle owns (its detail and side data), as a cycle is dropped. */
+void model__cycle_release(struct model_cycle *c);
 /* The cycle the kernel tagged (pid, bpf_cycle); NULL when none (e.g. a
  * marker cycle dropped as empty). */
 struct model_cycle *model__find_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle);

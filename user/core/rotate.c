@@ -247,7 +247,7 @@ int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t
 		if ((c->end_ns >= from || !c->observed) && (final || (c->end_ns < to && !c->open_at_end)))
 			marks[i].here = true, m->cycles[w++] = *c;
 		else
-			json_decref(c->detail);
+			model__cycle_release(c);
 	}
 	nmarks = m->ncycles;
 	m->ncycles = w;

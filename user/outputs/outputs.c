@@ -352,13 +352,60 @@ static void write_slices(const struct model *m, FILE *f, const char **sep, const
 	free(stack);
 }
 
+
+int outputs__side_counters(const struct side_series *sr, int pid, uint64_t base_ns, json_t *events)
+{
+	int added = 0;
+
+	for (size_t r = 0; r < sr->nrows; r++) {
+		double ts_us = ((double)sr->ts[r] - (double)base_ns) / 1000.0;
+
+		for (size_t c0 = 0, c1; c0 < sr->cols.n; c0 = c1) {
+			json_t *args = json_object(), *ev;
+
+			for (c1 = c0; c1 < sr->cols.n && !strcmp(sr->cols.v[c1].series, sr->cols.v[c0].series); c1++) {
+				double v = sr->v[r * sr->cols.n + c1];
+
+				if (!isnan(v)) /* three decimals, as the side sampler keeps them */
+					json_object_set_new(args, sr->cols.v[c1].name, json_real(round(v * 1000.0) / 1000.0));
+			}
+			if (!json_object_size(args)) {
+				json_decref(args);
+				continue;
+			}
+			ev = json_pack("{s:s, s:s, s:f, s:i, s:o}", "name", sr->cols.v[c0].series, "ph", "C", "ts", ts_us,
+				       "pid", pid, "args", args);
+			if (ev && !json_array_append_new(events, ev))
+				added++;
+		}
+	}
+	return added;
+}
+
+/* A reading from before the start (a baseline) has no place on the
+ * timeline. */
+static void write_side_counters(FILE *f, const struct model *m, const char **sep)
+{
+	json_t *events = json_array(), *ev;
+	size_t i;
+
+	outputs__side_counters(&m->side.series, m->nprocs ? m->procs[0].pid : 0, m->run.start_ns, events);
+	json_array_foreach(events, i, ev) {
+		if (json_number_value(json_object_get(ev, "ts")) < 0)
+			continue;
+		fputs(*sep, f);
+		json_dumpf(ev, f, JSON_COMPACT);
+		*sep = ",\n";
+	}
+	json_decref(events);
+}
+
 static int write_trace(const struct model *m, const char *dir)
 {
 	struct sf_tree sft = { .roots = -1 };
 	struct atomic_file *af = atomic_file__open(dir, "trace.json");
 	struct trace_cycle_key *keys;
 	const char *sep = "";
-	json_t *ev;
 	size_t i;
 	FILE *f;
 
@@ -420,15 +467,7 @@ static int write_trace(const struct model *m, const char *dir)
 		sep = ",\n";
 	}
 	/* side data (temperatures, clocks, load, GPU) as counter tracks */
-	json_array_foreach(m->trace_counters, i, ev) {
-		/* a reading from before the start (a baseline) has no place on
-		 * the timeline */
-		if (json_number_value(json_object_get(ev, "ts")) < 0)
-			continue;
-		fputs(sep, f);
-		json_dumpf(ev, f, JSON_COMPACT);
-		sep = ",\n";
-	}
+	write_side_counters(f, m, &sep);
 	free(keys);
 	fprintf(f, "\n]");
 	write_stack_frames(f, &sft);
@@ -650,7 +689,7 @@ static void html_energy(FILE *f, const struct model *m)
 	const char *k;
 	size_t i;
 
-	if (!ef->detail && !json_object_size(pw))
+	if (!ef->present && !json_object_size(pw))
 		return;
 	fprintf(f, "<h2>Energy and power mode</h2><table>\n");
 	json_object_foreach(pw, k, v) {
@@ -676,13 +715,13 @@ static void html_energy(FILE *f, const struct model *m)
 		row_num(f, "tokens per joule", ef->cycles.tokens_per_joule, "%.3f");
 		row_num(f, "cycles left out (shorter than the period)", (double)ef->cycles_left_out, "%.0f");
 	}
-	row_num(f, "resolution ms", ef->resolution_ms, "%.0f");
-	row_num(f, "peak W", ef->peak_w, "%.1f");
-	json_array_foreach(json_object_get(ef->detail, "missing"), i, v) {
+	row_num(f, "resolution ms", ef->side.resolution_ms, "%.0f");
+	row_num(f, "peak W", ef->side.peak_w, "%.1f");
+	for (i = 0; i < ef->side.missing.n; i++) {
 		fprintf(f, "<tr><th>no ");
-		h(f, json_string_value(json_object_get(v, "domain")));
+		h(f, ef->side.missing.v[i].domain);
 		fprintf(f, " energy</th><td>");
-		h(f, json_string_value(json_object_get(v, "reason")));
+		h(f, ef->side.missing.v[i].reason);
 		fprintf(f, "</td></tr>\n");
 	}
 	fprintf(f, "</table>\n");
@@ -852,7 +891,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 
 	if (!af)
 		return -errno;
-	if (m->energy.root_only && atomic_file__private(af)) {
+	if (side_energy__root_only(&m->energy.side) && atomic_file__private(af)) {
 		atomic_file__abort(af);
 		return -EIO;
 	}

@@ -17,6 +17,7 @@
 #include "json_text.h"
 #include "model.h"
 #include "profile.h"
+#include "profile_side.h"
 #include "stats.h"
 
 static uint64_t u64(json_t *o, const char *key);
@@ -48,69 +49,6 @@ void model__split_json(json_t *o, const struct model_split *s)
 		json_object_set_new(o, "unattributed_ms", json_real(s->unattributed_ms));
 		json_object_set_new(o, "unattributed_percent", json_real(s->unattributed_percent));
 	}
-}
-
-/* {cpu_j, dram_j, gpu_j, board_j, total_j, tokens_per_joule}: a domain no
- * source measures is left out, never written as zero. */
-static json_t *energy_json(const struct model_energy *e)
-{
-	json_t *o = json_object();
-
-	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
-		if (isfinite(e->j[d]))
-			json_object_set_new(o, model_energy_keys[d], json_real(e->j[d]));
-	if (isfinite(e->total_j))
-		json_object_set_new(o, "total_j", json_real(e->total_j));
-	if (isfinite(e->tokens_per_joule))
-		json_object_set_new(o, "tokens_per_joule", json_real(e->tokens_per_joule));
-	return o;
-}
-
-static void energy_load(struct model_energy *e, json_t *o)
-{
-	e->present = json_is_object(o);
-	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
-		e->j[d] = json_num(o, model_energy_keys[d]);
-	e->total_j = json_num(o, "total_j");
-	e->tokens_per_joule = json_num(o, "tokens_per_joule");
-}
-
-/* The top-level `energy`: the cycles' sums, then the sources and the rest. */
-static json_t *energy_section_json(const struct model *m)
-{
-	const struct model_energy_figures *ef = &m->energy;
-	json_t *o = energy_json(&ef->cycles);
-
-	json_object_set_new(o, "cycles_measured", json_integer(ef->cycles_measured));
-	json_object_set_new(o, "cycles_left_out", json_integer(ef->cycles_left_out));
-	json_object_set_new(o, "resolution_ms", real_or_null(ef->resolution_ms));
-	json_object_set_new(o, "peak_w", real_or_null(ef->peak_w));
-	json_object_update_missing(o, ef->detail);
-	return o;
-}
-
-static void energy_section_load(struct model *m, json_t *o)
-{
-	struct model_energy_figures *ef = &m->energy;
-	static const char *const typed[] = { "cpu_j", "dram_j", "gpu_j", "board_j", "total_j", "tokens_per_joule",
-					     "cycles_measured", "cycles_left_out", "resolution_ms", "peak_w" };
-	json_t *v;
-	size_t i;
-
-	if (!json_is_object(o))
-		return;
-	energy_load(&ef->cycles, o);
-	ef->cycles.present = ef->cycles.present && u64(o, "cycles_measured") > 0;
-	ef->cycles_measured = u64(o, "cycles_measured");
-	ef->cycles_left_out = u64(o, "cycles_left_out");
-	ef->resolution_ms = json_num(o, "resolution_ms");
-	ef->peak_w = json_num(o, "peak_w");
-	ef->capped_ms = json_num(json_object_get(o, "power_capped"), "capped_ms");
-	ef->detail = json_deep_copy(o);
-	json_array_foreach(json_object_get(o, "sources"), i, v)
-		ef->root_only |= json_is_true(json_object_get(v, "root_only"));
-	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
-		json_object_del(ef->detail, typed[i]);
 }
 
 static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
@@ -169,8 +107,7 @@ static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
 		json_object_set_new(o, "rss_peak_mb", json_real(c->rss_peak_mb));
 		json_object_set_new(o, "rss_end_mb", json_real(c->rss_end_mb));
 	}
-	if (c->energy.present)
-		json_object_set_new(o, "energy", energy_json(&c->energy));
+	profile_side__cycle_write(c, o);
 	json_object_foreach(c->detail, k, v)
 		json_object_set(o, k, v);
 	return o;
@@ -327,15 +264,8 @@ json_t *model__to_json(const struct model *m)
 								   "major", (json_int_t)m->sched.majflt));
 	}
 	json_object_set_new(p, "memory", v);
-	json_object_set_new(p, "thermal", section_or(m, MODEL_SEC_THERMAL, false));
-	v = section_or(m, MODEL_SEC_GPU, false);
-	if (m->cuda)
-		json_object_set(v, "cuda", m->cuda);
-	json_object_set_new(p, "gpu", v);
-	json_object_set_new(p, "disk", section_or(m, MODEL_SEC_DISK, false));
+	profile_side__write(m, p);
 	json_object_set_new(p, "network", section_or(m, MODEL_SEC_NETWORK, false));
-	if (m->energy.detail)
-		json_object_set_new(p, "energy", energy_section_json(m));
 	lost = json_object();
 	for (size_t i = 0; i < m->nlost; i++)
 		json_object_set_new(lost, m->lost[i].name, json_integer(m->lost[i].value));
@@ -373,8 +303,6 @@ json_t *model__to_json(const struct model *m)
 	json_object_set_new(p, "config", v);
 	if (model__section(m, MODEL_SEC_PROBES))
 		json_object_set_new(p, "probes", section_or(m, MODEL_SEC_PROBES, true));
-	if (model__section(m, MODEL_SEC_HOST))
-		json_object_set_new(p, "host", section_or(m, MODEL_SEC_HOST, false));
 	if (model__section(m, MODEL_SEC_PROBES_OVERHEAD))
 		json_object_set_new(p, "probes_overhead", section_or(m, MODEL_SEC_PROBES_OVERHEAD, false));
 	if (model__section(m, MODEL_SEC_SUGGESTED_CYCLE))
@@ -463,13 +391,13 @@ static bool typed_cycle_key(const char *k)
 		"index", "bpf_cycle", "pid", "start_ns", "end_ns", "duration_ms", "open_at_end", "abandoned",
 		"end", "samples", "phases", "tokens_per_second", "tokens_per_second_wall", "counts", "oncpu_ms",
 		"runq_wait_ms", "offcpu_ms", "blocked", "unattributed_ms", "unattributed_percent", "all_threads",
-		"page_faults", "context_switches", "rss_peak_mb", "rss_end_mb", "llama", "energy",
+		"page_faults", "context_switches", "rss_peak_mb", "rss_end_mb", "llama",
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(keys[i], k))
 			return true;
-	return false;
+	return profile_side__cycle_key(k);
 }
 
 static int cycle_load(struct model *m, json_t *c, size_t index)
@@ -533,8 +461,8 @@ static int cycle_load(struct model *m, json_t *c, size_t index)
 		mc->rss_peak_mb = json_num(c, "rss_peak_mb");
 		mc->rss_end_mb = json_num(c, "rss_end_mb");
 	}
-	if (json_is_object(json_object_get(c, "energy")))
-		energy_load(&mc->energy, json_object_get(c, "energy"));
+	if (profile_side__cycle_load(mc, c))
+		return -ENOMEM;
 	json_object_foreach(c, k, v)
 		if (!typed_cycle_key(k))
 			model__cycle_detail(mc, k, json_incref(v));
@@ -657,8 +585,7 @@ static void findings_load(struct model *m, json_t *bottlenecks, json_t *recs)
 /* Typed figures the rules read, from the detail sections. */
 static void figures_load(struct model *m)
 {
-	json_t *sched = model__section(m, MODEL_SEC_SCHED), *mem = model__section(m, MODEL_SEC_MEMORY);
-	json_t *thermal = model__section(m, MODEL_SEC_THERMAL), *gpu = model__section(m, MODEL_SEC_GPU), *c;
+	json_t *sched = model__section(m, MODEL_SEC_SCHED), *mem = model__section(m, MODEL_SEC_MEMORY), *c;
 	size_t i;
 
 	m->sched.available = json_is_number(json_object_get(sched, "runq_share_percent"));
@@ -680,10 +607,6 @@ static void figures_load(struct model *m)
 		json_object_del(mem, "growth_mb_per_cycle");
 		json_object_del(mem, "faults");
 	}
-	m->side.throttled = json_is_true(json_object_get(thermal, "throttled"));
-	m->side.max_temp_c = json_num(thermal, "max_temp_c");
-	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
-	m->side.gpu_util_avg_pct = json_num(json_object_get(gpu, "util_pct"), "avg");
 	json_array_foreach(model__section(m, MODEL_SEC_CRASHES), i, c)
 		if (json_is_string(json_object_get(c, "cause")) &&
 		    !strcmp(json_string_value(json_object_get(c, "cause")), "oom_kill"))
@@ -773,13 +696,9 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 		if (v && !json_is_null(v))
 			model__set_section(m, s, json_deep_copy(v));
 	}
-	v = model__section(m, MODEL_SEC_GPU);
-	if (json_is_object(json_object_get(v, "cuda"))) {
-		m->cuda = json_deep_copy(json_object_get(v, "cuda"));
-		json_object_del(v, "cuda");
-	}
 	figures_load(m);
-	energy_section_load(m, json_object_get(p, "energy"));
+	if (profile_side__load(m, p))
+		return -ENOMEM;
 	json_object_foreach(json_object_get(p, "lost"), k, v)
 		if (json_is_integer(v))
 			model__add_lost(m, k, (uint64_t)json_integer_value(v) - model__lost(m, k));
