@@ -108,7 +108,7 @@ static void test_every_kind(void **state)
 	push(&a.list, "second", NAN);
 	push(&a.map, "zone0", 50.25);
 	push(&a.values, "7", 512);
-	o = jf_object(&rec_table, &a);
+	o = jf_object(&rec_table, &a, NULL);
 	assert_non_null(o);
 	assert_float_equal(th_jnum(th_jget(o, "r", NULL)), 1.5, EPS);
 	assert_null(th_jget(o, "r_omit", NULL));            /* NAN, left out */
@@ -131,12 +131,12 @@ static void test_every_kind(void **state)
 
 	a.has_g = true;
 	json_decref(o);
-	o = jf_object(&rec_table, &a);
+	o = jf_object(&rec_table, &a, NULL);
 	assert_float_equal(th_jnum(th_jget(o, "gated", NULL)), 4, EPS);
 	assert_true(jf_claims(&rec_table, "n")); /* a merged object's key */
 	assert_false(jf_claims(&rec_table, "zone0"));
 
-	assert_int_equal(jf_read(&rec_table, &b, o), 0);
+	assert_int_equal(jf_read(&rec_table, &b, o, NULL), 0);
 	assert_num(b.r, 1.5);
 	assert_num(b.r_omit, NAN);
 	assert_num(b.r_null, NAN);
@@ -163,7 +163,7 @@ static void test_every_kind(void **state)
 	assert_int_equal(b.values.n, 1);
 	assert_string_equal(b.values.v[0].name, "7");
 	assert_num(b.values.v[0].v, 512);
-	o2 = jf_object(&rec_table, &b);
+	o2 = jf_object(&rec_table, &b, NULL);
 	assert_true(json_equal(o, o2));
 	json_decref(o2);
 	rec_free(&b);
@@ -173,7 +173,7 @@ static void test_every_kind(void **state)
 	json_object_set_new(o, "k", json_real(1e300));
 	json_object_set_new(o, "list", json_object());
 	json_object_del(o, "gated");
-	assert_int_equal(jf_read(&rec_table, &b, o), 0);
+	assert_int_equal(jf_read(&rec_table, &b, o, NULL), 0);
 	assert_int_equal(b.u, 0);
 	assert_int_equal(b.k, 0);
 	assert_int_equal(b.list.n, 0);
@@ -571,12 +571,245 @@ static void test_flat_gpu(void **state)
 	json_decref(p);
 }
 
+/* ---- the rest of the model, through profile.json and back ---- */
+
+static void fill_core(struct model *m)
+{
+	char *argv[] = { "exp", "--n", "2", NULL };
+	struct model_recommendation r = { .title = "Fewer threads", .description = "d", .current_value = "8",
+					  .recommended_value = "4", .bottleneck = "cpu_oversubscribed" };
+	struct model_process *p;
+	struct model_cycle *c;
+
+	assert_int_equal(model__set_command(m, argv), 0);
+	m->run.pids = calloc(2, sizeof(pid_t));
+	m->run.pids[0] = 100;
+	m->run.npids = 1;
+	m->run.started_at = strdup("2025-01-02T03:04:05.678Z");
+	m->run.stop_reason = strdup("target_exited");
+	m->run.duration_s = 2.5;
+	p = model__add_process(m, 100);
+	p->ppid = 1;
+	snprintf(p->comm, sizeof(p->comm), "exp");
+	p->root = true;
+	p->cpu_s = 1.25;
+	p->exited = true;
+	p->exit_status = 9; /* killed by SIGKILL */
+	p = model__add_process(m, 101);
+	p->ppid = 100;
+	p->cpu_s = NAN;
+	p->exited = true;
+	p->exit_status = 3 << 8; /* exit code 3 */
+	assert_int_equal(model__set_phase_name(m, 1, "llm_inference"), 0);
+	assert_int_equal(model__set_phase_name(m, 2, "database"), 0);
+	assert_int_equal(model__set_count_name(m, 1, "tokens"), 0);
+	m->phases[1] = (struct model_phase_summary){ .present = true, .total_ms = 120, .thread_ms = 130, .calls = 2,
+						     .percent_of_cycle = 60, .p50_ms = 60, .p95_ms = 61, .p99_ms = NAN,
+						     .percentiles_from = "calls", .outside_thread_ms = 5, .outside_calls = 1 };
+	m->phases[1].hist_us[16] = 2;
+	m->phases[1].hist_us[0] = 1;
+	m->phases[2] = (struct model_phase_summary){ .present = true, .total_ms = 10, .calls = 1,
+						     .p50_ms = NAN, .p95_ms = NAN, .p99_ms = NAN };
+	c = model__add_cycle(m, 100, 7, 1000 * MS, 1100 * MS);
+	c->duration_ms = 100;
+	c->samples = 12;
+	c->ended_at_last_phase = true;
+	c->phases[1] = (struct model_cycle_phase){ .present = true, .ms = 60, .thread_ms = 61, .calls = 1,
+						  .split = { .present = true, .oncpu_ms = 50, .runq_ms = 1, .offcpu_ms = 10,
+							     .blocked_ms = { [BLOCKED_IO] = 10 } } };
+	c->has_count[1] = true;
+	c->counts[1] = 16;
+	c->tokens_per_second = 160;
+	c->tokens_per_second_wall = NAN;
+	c->split = (struct model_split){ .present = true, .oncpu_ms = 70, .runq_ms = 5, .offcpu_ms = 25,
+					 .blocked_ms = { [BLOCKED_SLEEP] = 20, [BLOCKED_LOCK] = 5 }, .has_wall = true,
+					 .unattributed_ms = 0.5, .unattributed_percent = 0.5 };
+	c->has_all_threads = true;
+	c->all_oncpu_ms = 90;
+	c->all_runq_ms = 6;
+	c->all_offcpu_ms = 104;
+	c->minflt = 7;
+	c->majflt = 1;
+	c->nvcsw = 30;
+	c->nivcsw = 2;
+	c->has_rss = true;
+	c->rss_peak_mb = 101.5;
+	c->rss_end_mb = 100;
+	c->llama = (struct model_llama_cycle){ .present = true, .prompt_tokens = 8, .generated_tokens = 16,
+					       .generation_batches_tokens = 15, .prefill_ms = 20, .decode_ms = 70,
+					       .prefill_tokens_per_s = 400, .decode_tokens_per_s = NAN,
+					       .j_per_generated_token = NAN };
+	model__cycle_detail(c, "network", json_pack("{s:i}", "sends", 3));
+	c = model__add_cycle(m, 100, 8, 1100 * MS, 0);
+	c->index = 1;
+	c->duration_ms = 50;
+	c->open_at_end = true;
+	m->agg = (struct model_aggregates){ .total_cycles = 2, .cycles_source = "cycle", .empty_marker_cycles_dropped = 1,
+					    .avg_cycle_ms = 75, .p50_cycle_ms = 75, .p95_cycle_ms = 99, .p99_cycle_ms = 100,
+					    .max_cycle_ms = 100, .avg_tokens_per_second = 160,
+					    .avg_tokens_per_second_wall = NAN, .peak_memory_mb = NAN };
+	m->llama = (struct model_llama_cycle){ .present = true, .prompt_tokens = 8, .generated_tokens = 16,
+					       .prefill_ms = 20, .decode_ms = 70, .prefill_tokens_per_s = 400,
+					       .decode_tokens_per_s = 214, .j_per_generated_token = 0.25 };
+	m->llama_facts = json_pack("{s:{s:s},s:{s:i}}", "model", "arch", "llama", "context", "n_ctx", 4096);
+	assert_int_equal(model__add_finding(m, "llm_inference", "high", 60, json_pack("{s:f}", "percent", 60.0)), 0);
+	assert_int_equal(model__add_finding(m, "thermal_throttling", "medium", NAN, NULL), 0);
+	r.evidence = json_pack("{s:i}", "threads", 8);
+	assert_int_equal(model__add_recommendation(m, &r), 0);
+	rule_thresholds__defaults(&m->thresholds);
+	m->thresholds.power_mw = 2500;
+	m->have_thresholds = true;
+	m->run.config = json_pack("{s:s}", "cycle", "run_cycle");
+	assert_int_equal(model__add_lost(m, "samples", 3), 0);
+	assert_int_equal(model__add_lost(m, "ringbuf_events", 2), 0);
+	m->memory.available = true;
+	m->memory.peak_mb = 101.5;
+	m->memory.growth_mb_per_cycle = 0.25;
+	model__set_section(m, MODEL_SEC_MEMORY, json_pack("{s:f}", "peak_mb", 101.5));
+}
+
+static void assert_split(const struct model_split *a, const struct model_split *b)
+{
+	assert_int_equal(b->present, a->present);
+	assert_num(b->oncpu_ms, a->oncpu_ms);
+	assert_num(b->runq_ms, a->runq_ms);
+	assert_num(b->offcpu_ms, a->offcpu_ms);
+	assert_memory_equal(b->blocked_ms, a->blocked_ms, sizeof(a->blocked_ms));
+	assert_int_equal(b->has_wall, a->has_wall);
+	if (a->has_wall)
+		assert_num(b->unattributed_percent, a->unattributed_percent);
+}
+
+static void assert_llama(const struct model_llama_cycle *a, const struct model_llama_cycle *b)
+{
+	assert_true(b->present);
+	assert_int_equal(b->prompt_tokens, a->prompt_tokens);
+	assert_int_equal(b->generated_tokens, a->generated_tokens);
+	assert_int_equal(b->generation_batches_tokens, a->generated_tokens - 1);
+	assert_num(b->prefill_ms, a->prefill_ms);
+	assert_num(b->decode_ms, a->decode_ms);
+	assert_num(b->prefill_tokens_per_s, a->prefill_tokens_per_s);
+	assert_num(b->decode_tokens_per_s, a->decode_tokens_per_s);
+	assert_num(b->j_per_generated_token, a->j_per_generated_token);
+}
+
+static void test_core_round_trip(void **state)
+{
+	struct model m, back;
+	const struct model_cycle *a, *b;
+	json_t *p, *p2;
+
+	(void)state;
+	model__init(&m);
+	fill_core(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_non_null(p);
+	assert_string_equal(json_string_value(th_jget(json_array_get(th_jget(p, "cycles", NULL), 0), "end", NULL)),
+			    "last_phase_call");
+	assert_int_equal(json_integer_value(th_jget(json_array_get(th_jget(p, "processes", NULL), 0),
+						    "killed_by_signal", NULL)), 9);
+	assert_int_equal(json_integer_value(th_jget(json_array_get(th_jget(p, "processes", NULL), 1), "exit_code", NULL)), 3);
+	assert_float_equal(th_jnum(th_jget(p, "config", "thresholds", "power_mw", NULL)), 2500, EPS);
+	assert_float_equal(th_jnum(th_jget(p, "memory", "growth_mb_per_cycle", NULL)), 0.25, EPS);
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_int_equal(back.stage, MODEL_ANALYSED);
+	assert_string_equal(back.run.command[2], "2");
+	assert_null(back.run.command[3]);
+	assert_int_equal(back.run.npids, 1);
+	assert_string_equal(back.run.started_at, m.run.started_at);
+	assert_string_equal(back.run.stop_reason, "target_exited");
+	assert_num(back.run.duration_s, 2.5);
+	assert_int_equal(back.nprocs, 2);
+	assert_int_equal(back.procs[0].exit_status, 9);
+	assert_int_equal(back.procs[1].exit_status, 3 << 8);
+	assert_int_equal(back.procs[1].ppid, 100);
+	assert_num(back.procs[1].cpu_s, NAN);
+	assert_string_equal(back.phase_names[1], "llm_inference");
+	assert_string_equal(back.count_names[1], "tokens");
+	assert_num(back.phases[1].thread_ms, 130);
+	assert_num(back.phases[1].percent_of_cycle, 60);
+	assert_num(back.phases[1].p99_ms, NAN);
+	assert_string_equal(back.phases[1].percentiles_from, "calls");
+	assert_memory_equal(back.phases[1].hist_us, m.phases[1].hist_us, sizeof(m.phases[1].hist_us));
+	assert_num(back.phases[1].outside_thread_ms, 5);
+	assert_int_equal(back.phases[1].outside_calls, 1);
+	assert_null(back.phases[2].percentiles_from);
+	assert_int_equal(back.ncycles, 2);
+	a = &m.cycles[0];
+	b = &back.cycles[0];
+	assert_int_equal(b->pid, 100);
+	assert_int_equal(b->bpf_cycle, 7);
+	assert_true(b->start_ns == a->start_ns && b->end_ns == a->end_ns);
+	assert_true(b->ended_at_last_phase);
+	assert_int_equal(b->samples, 12);
+	assert_true(b->phases[1].present);
+	assert_false(b->phases[2].present);
+	assert_num(b->phases[1].thread_ms, 61);
+	assert_split(&a->phases[1].split, &b->phases[1].split);
+	assert_true(b->has_count[1]);
+	assert_int_equal(b->counts[1], 16);
+	assert_num(b->tokens_per_second, 160);
+	assert_num(b->tokens_per_second_wall, NAN);
+	assert_split(&a->split, &b->split);
+	assert_true(b->has_all_threads);
+	assert_num(b->all_offcpu_ms, 104);
+	assert_int_equal(b->majflt, 1);
+	assert_int_equal(b->nivcsw, 2);
+	assert_true(b->has_rss);
+	assert_num(b->rss_peak_mb, 101.5);
+	assert_llama(&a->llama, &b->llama);
+	assert_int_equal(json_integer_value(th_jget(b->detail, "network", "sends", NULL)), 3);
+	assert_true(back.cycles[1].open_at_end);
+	assert_false(back.cycles[1].split.present);
+	assert_false(back.cycles[1].llama.present);
+	assert_int_equal(back.agg.total_cycles, 2);
+	assert_string_equal(back.agg.cycles_source, "cycle");
+	assert_int_equal(back.agg.empty_marker_cycles_dropped, 1);
+	assert_num(back.agg.p95_cycle_ms, 99);
+	assert_num(back.agg.avg_tokens_per_second_wall, NAN);
+	assert_num(back.agg.peak_memory_mb, NAN);
+	assert_num(back.agg.cycles_ms, 150);
+	assert_llama(&m.llama, &back.llama);
+	assert_true(json_equal(back.llama_facts, m.llama_facts));
+	assert_int_equal(back.nfindings, 2);
+	assert_string_equal(back.findings[0].type, "llm_inference");
+	assert_num(back.findings[0].percentage_of_cycle, 60);
+	assert_num(back.findings[1].percentage_of_cycle, NAN);
+	assert_true(json_equal(back.findings[0].evidence, m.findings[0].evidence));
+	assert_int_equal(back.nrecs, 1);
+	assert_string_equal(back.recs[0].title, "Fewer threads");
+	assert_string_equal(back.recs[0].priority, "medium"); /* the default, written */
+	assert_string_equal(back.recs[0].bottleneck, "cpu_oversubscribed");
+	assert_true(json_equal(back.recs[0].evidence, m.recs[0].evidence));
+	assert_true(back.have_thresholds);
+	assert_num(back.thresholds.power_mw, 2500);
+	assert_num(back.thresholds.inference_pct, m.thresholds.inference_pct);
+	assert_int_equal(model__lost(&back, "samples"), 3);
+	assert_int_equal(model__lost(&back, "ringbuf_events"), 2);
+	assert_true(back.memory.available);
+	assert_num(back.memory.growth_mb_per_cycle, 0.25);
+	assert_null(json_object_get(model__section(&back, MODEL_SEC_MEMORY), "growth_mb_per_cycle"));
+
+	p2 = model__to_json(&back);
+	assert_non_null(p2);
+	json_object_del(p, "system");
+	json_object_del(p2, "system");
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_kind),
 		cmocka_unit_test(test_side_round_trip),
 		cmocka_unit_test(test_flat_gpu),
+		cmocka_unit_test(test_core_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,20 +15,16 @@
 
 void rule_thresholds__defaults(struct rule_thresholds *t)
 {
-	*t = (struct rule_thresholds){
-		.inference_pct = 60, .database_pct = 15, .mode_pct = 10, .memory_pct = 80,
-		.runq_pct = 20, .offcpu_pct = 50, .gpu_util_pct = 70, .gpu_sync_pct = 30,
-		.leak_mb_per_cycle = 1, .spin_pct = 10, .power_mw = 1000, .power_capped_pct = 5,
-	};
+#define DEFAULT(name, def) .name = def,
+	*t = (struct rule_thresholds){ RULE_THRESHOLDS(DEFAULT) };
+#undef DEFAULT
 }
 
 int rule_thresholds__set(struct rule_thresholds *t, const char *name, double v)
 {
 	static const struct { const char *name; size_t off; } fields[] = {
-#define F(x) { #x, offsetof(struct rule_thresholds, x) }
-		F(inference_pct), F(database_pct), F(mode_pct), F(memory_pct), F(runq_pct),
-		F(offcpu_pct), F(gpu_util_pct), F(gpu_sync_pct), F(leak_mb_per_cycle), F(spin_pct), F(power_mw),
-		F(power_capped_pct),
+#define F(x, def) { #x, offsetof(struct rule_thresholds, x) },
+		RULE_THRESHOLDS(F)
 #undef F
 	};
 

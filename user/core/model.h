@@ -455,17 +455,13 @@ int model__derive(struct model *m);
 /* record's last lines: preset probes over 2% of their phase (probes_overhead.preset_probes). */
 void model__warn_preset_probes(const struct model *m);
 /* llama.cpp's per-cycle and aggregate figures (analysis/llama.c), part of
- * model__derive; and their JSON. */
+ * model__derive. */
 void llama__derive(struct model *m);
 /* Start-up and tear-down apart from the cycles (user/analysis/edges.c). */
 void edges__derive(struct model *m);
 /* Joules per generated token, per cycle and over the cycles whose energy
  * was measured (part of llama__derive; NAN where none was). */
 void llama__energy(struct model *m);
-json_t *llama__cycle_json(const struct model_llama_cycle *l);
-void llama__cycle_load(struct model_llama_cycle *l, json_t *o);
-json_t *llama__json(const struct model *m);
-void llama__load(struct model *m, json_t *o);
 
 /* profile.json ↔ model (outputs/profile_json.c). */
 /* A split's keys (oncpu_ms, runq_wait_ms, offcpu_ms, blocked, unattributed_*)

@@ -44,6 +44,8 @@ static bool value_empty(const struct jf_field *f, const void *p)
 		return !isfinite(*(const double *)p);
 	case JF_U64:
 		return !*(const uint64_t *)p;
+	case JF_U32:
+		return !*(const uint32_t *)p;
 	case JF_I64:
 		return !*(const int64_t *)p;
 	case JF_INT:
@@ -54,6 +56,8 @@ static bool value_empty(const struct jf_field *f, const void *p)
 		return !*(const char *)p;
 	case JF_STR:
 		return !*(char *const *)p || !**(char *const *)p;
+	case JF_JSON:
+		return !*(json_t *const *)p;
 	case JF_OBJ:
 		return empty(f->sub, p);
 	case JF_VEC:
@@ -85,10 +89,10 @@ static json_t *string_value(const char *s, unsigned flags)
 	return flags & JF_NULL ? json_null() : json_string("");
 }
 
-static json_t *element_json(const struct jf_table *t, const void *e);
+static json_t *element_json(const struct jf_table *t, const void *e, const void *ctx);
 
 /* The value of a field; NULL: left out (or ENOMEM, *err set). */
-static json_t *value_json(const struct jf_field *f, const void *p, int *err)
+static json_t *value_json(const struct jf_field *f, const void *p, int *err, const void *ctx)
 {
 	json_t *o = NULL;
 
@@ -102,6 +106,8 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err)
 	}
 	case JF_U64:
 		return json_integer((json_int_t) * (const uint64_t *)p);
+	case JF_U32:
+		return json_integer(*(const uint32_t *)p);
 	case JF_I64:
 		return json_integer((json_int_t) * (const int64_t *)p);
 	case JF_INT:
@@ -112,9 +118,11 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err)
 		return string_value(p, f->flags);
 	case JF_STR:
 		return string_value(*(char *const *)p, f->flags);
+	case JF_JSON:
+		return *(json_t *const *)p ? json_incref(*(json_t *const *)p) : json_null();
 	case JF_OBJ:
 		o = json_object();
-		if (!o || jf_write(f->sub, p, o))
+		if (!o || jf_write(f->sub, p, o, ctx))
 			goto nomem;
 		return o;
 	case JF_VEC: {
@@ -123,7 +131,7 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err)
 		if (!(o = json_array()))
 			goto nomem;
 		for (size_t i = 0; i < v->n; i++) {
-			json_t *e = element_json(f->sub, CAT(v->v, i * f->sub->size));
+			json_t *e = element_json(f->sub, CAT(v->v, i * f->sub->size), ctx);
 
 			if (!e || json_array_append_new(o, e))
 				goto nomem;
@@ -141,7 +149,7 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err)
 			goto nomem;
 		for (size_t i = 0; i < v->n; i++) {
 			const char *e = CAT(v->v, i * f->sub->size);
-			json_t *x = element_json(f->sub, e);
+			json_t *x = element_json(f->sub, e, ctx);
 
 			if (!x || json_object_set_new(o, (const char *)CAT(e, key->off), x))
 				json_decref(x); /* a key that is not UTF-8 is left out */
@@ -157,20 +165,20 @@ nomem:
 	return NULL;
 }
 
-static json_t *element_json(const struct jf_table *t, const void *e)
+static json_t *element_json(const struct jf_table *t, const void *e, const void *ctx)
 {
 	const struct jf_field *b = bare(t);
 	int err = 0;
 
 	if (b) {
-		json_t *v = value_json(b, CAT(e, b->off), &err);
+		json_t *v = value_json(b, CAT(e, b->off), &err, ctx);
 
 		return v ? v : err ? NULL : json_null();
 	}
-	return jf_object(t, e);
+	return jf_object(t, e, ctx);
 }
 
-int jf_write(const struct jf_table *t, const void *base, json_t *o)
+int jf_write(const struct jf_table *t, const void *base, json_t *o, const void *ctx)
 {
 	int err = 0;
 
@@ -182,26 +190,26 @@ int jf_write(const struct jf_table *t, const void *base, json_t *o)
 			continue;
 		if (f->kind == JF_FN) {
 			if (f->write)
-				err = f->write(base, f->key, o);
+				err = f->write(base, f->key, o, ctx);
 			continue;
 		}
 		if (!f->key) {
 			if (f->kind == JF_OBJ)
-				err = jf_write(f->sub, CAT(base, f->off), o);
+				err = jf_write(f->sub, CAT(base, f->off), o, ctx);
 			continue;
 		}
-		v = value_json(f, CAT(base, f->off), &err);
+		v = value_json(f, CAT(base, f->off), &err, ctx);
 		if (v)
 			json_object_set_new(o, f->key, v);
 	}
 	return err;
 }
 
-json_t *jf_object(const struct jf_table *t, const void *base)
+json_t *jf_object(const struct jf_table *t, const void *base, const void *ctx)
 {
 	json_t *o = json_object();
 
-	if (o && jf_write(t, base, o)) {
+	if (o && jf_write(t, base, o, ctx)) {
 		json_decref(o);
 		return NULL;
 	}
@@ -217,7 +225,7 @@ static void init_fields(const struct jf_table *t, void *base)
 		const struct jf_field *f = &t->f[i];
 
 		if (f->kind == JF_REAL)
-			*(double *)AT(base, f->off) = NAN;
+			*(double *)AT(base, f->off) = f->flags & JF_ZERO ? 0 : NAN;
 		else if (f->kind == JF_OBJ)
 			init_fields(f->sub, AT(base, f->off));
 	}
@@ -234,24 +242,24 @@ static bool any_key(const struct jf_table *t, json_t *o)
 	return false;
 }
 
-static int read_fields(const struct jf_table *t, void *base, json_t *o);
+static int read_fields(const struct jf_table *t, void *base, json_t *o, void *ctx);
 
-static int read_value(const struct jf_field *f, void *p, json_t *v);
+static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx);
 
-static int read_element(const struct jf_table *t, void *e, json_t *v)
+static int read_element(const struct jf_table *t, void *e, json_t *v, void *ctx)
 {
 	const struct jf_field *b = bare(t);
 
 	memset(e, 0, t->size);
 	init_fields(t, e);
-	return b ? read_value(b, AT(e, b->off), v) : read_fields(t, e, v);
+	return b ? read_value(b, AT(e, b->off), v, ctx) : read_fields(t, e, v, ctx);
 }
 
-static int read_value(const struct jf_field *f, void *p, json_t *v)
+static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx)
 {
 	switch (f->kind) {
 	case JF_REAL:
-		*(double *)p = json_is_number(v) ? json_number_value(v) : NAN;
+		*(double *)p = json_is_number(v) ? json_number_value(v) : f->flags & JF_ZERO ? 0 : NAN;
 		return 0;
 	case JF_U64:
 		/* a real out of uint64_t's range would make the cast undefined */
@@ -259,6 +267,12 @@ static int read_value(const struct jf_field *f, void *p, json_t *v)
 				 json_is_real(v) && json_real_value(v) > 0 && json_real_value(v) < 0x1p64 ?
 				 (uint64_t)json_real_value(v) : 0;
 		return 0;
+	case JF_U32: {
+		double d = json_is_number(v) ? json_number_value(v) : NAN;
+
+		*(uint32_t *)p = d > 0 && d <= UINT32_MAX ? (uint32_t)d : 0;
+		return 0;
+	}
 	case JF_I64:
 		*(int64_t *)p = json_is_integer(v) ? (int64_t)json_integer_value(v) :
 				json_is_real(v) && fabs(json_real_value(v)) < 0x1p63 ? (int64_t)json_real_value(v) : 0;
@@ -279,8 +293,12 @@ static int read_value(const struct jf_field *f, void *p, json_t *v)
 		free(*(char **)p);
 		*(char **)p = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
 		return json_is_string(v) && !*(char **)p ? -ENOMEM : 0;
+	case JF_JSON:
+		json_decref(*(json_t **)p);
+		*(json_t **)p = v ? json_deep_copy(v) : NULL;
+		return v && !*(json_t **)p ? -ENOMEM : 0;
 	case JF_OBJ:
-		return read_fields(f->sub, p, v);
+		return read_fields(f->sub, p, v, ctx);
 	case JF_VEC: {
 		struct jf_vec *vec = p;
 		json_t *x;
@@ -298,7 +316,7 @@ static int read_value(const struct jf_field *f, void *p, json_t *v)
 				vec->v = nv;
 				vec->cap = cap;
 			}
-			err = read_element(f->sub, AT(vec->v, vec->n++ * f->sub->size), x);
+			err = read_element(f->sub, AT(vec->v, vec->n++ * f->sub->size), x, ctx);
 			if (err)
 				return err;
 		}
@@ -329,7 +347,7 @@ static int read_value(const struct jf_field *f, void *p, json_t *v)
 				vec->cap = cap;
 			}
 			e = AT(vec->v, vec->n++ * f->sub->size);
-			err = read_element(f->sub, e, x);
+			err = read_element(f->sub, e, x, ctx);
 			snprintf((char *)AT(e, key->off), key->size, "%s", k);
 			if (err)
 				return err;
@@ -341,18 +359,19 @@ static int read_value(const struct jf_field *f, void *p, json_t *v)
 	}
 }
 
-static int read_fields(const struct jf_table *t, void *base, json_t *o)
+static int read_fields(const struct jf_table *t, void *base, json_t *o, void *ctx)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		const struct jf_field *f = &t->f[i];
 		json_t *v = f->key ? json_object_get(o, f->key) : o;
 		int err;
 
-		if (f->kind == JF_KEY)
+		if (f->kind == JF_KEY || ((f->flags & JF_KEEP) && !v))
 			continue;
 		if (f->kind == JF_FN) {
-			if (f->read)
-				f->read(base, f->key, o);
+			err = f->read ? f->read(base, f->key, o, ctx) : 0;
+			if (err)
+				return err;
 			continue;
 		}
 		if (f->when) {
@@ -360,23 +379,23 @@ static int read_fields(const struct jf_table *t, void *base, json_t *o)
 				continue;
 			*(bool *)AT(base, f->when - 1) = true;
 		}
-		err = read_value(f, AT(base, f->off), v);
+		err = read_value(f, AT(base, f->off), v, ctx);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int jf_read(const struct jf_table *t, void *base, json_t *o)
+int jf_read(const struct jf_table *t, void *base, json_t *o, void *ctx)
 {
 	memset(base, 0, t->size);
 	init_fields(t, base);
-	return read_fields(t, base, json_is_object(o) ? o : NULL);
+	return read_fields(t, base, json_is_object(o) ? o : NULL, ctx);
 }
 
-int jf_read_into(const struct jf_table *t, void *base, json_t *o)
+int jf_read_into(const struct jf_table *t, void *base, json_t *o, void *ctx)
 {
-	return read_fields(t, base, json_is_object(o) ? o : NULL);
+	return read_fields(t, base, json_is_object(o) ? o : NULL, ctx);
 }
 
 bool jf_claims(const struct jf_table *t, const char *key)

@@ -23,11 +23,13 @@
 enum jf_kind {
 	JF_REAL,   /* double; NAN and infinities as null */
 	JF_U64,    /* uint64_t */
+	JF_U32,    /* uint32_t */
 	JF_I64,    /* int64_t */
 	JF_INT,    /* int */
 	JF_BOOL,   /* bool */
 	JF_CHARS,  /* char[N]: a string */
 	JF_STR,    /* char *, owned (strdup) */
+	JF_JSON,   /* json_t *, owned: a document kept as it is (a finding's evidence) */
 	JF_OBJ,    /* a struct (sub); with no key, its keys go into this object */
 	JF_VEC,    /* an array: SIDE_VEC-like { T *v; size_t n, cap; } of sub */
 	JF_MAP,    /* an object of elements of sub keyed by their JF_KEY member */
@@ -37,6 +39,8 @@ enum jf_kind {
 
 #define JF_OMIT 1u  /* left out when empty: NAN, 0, false, "", no element, an object of nothing */
 #define JF_NULL 2u  /* a string: "" (or a NULL JF_STR) written as null */
+#define JF_ZERO 4u  /* a JF_REAL missing (or not a number) reads as 0, not NAN */
+#define JF_KEEP 8u  /* missing: the value is left as it was (a default set before) */
 
 struct jf_table;
 
@@ -51,9 +55,10 @@ struct jf_field {
 				      * (and set when the key is read); 0: always */
 	const struct jf_table *sub;  /* JF_OBJ, JF_VEC, JF_MAP */
 	/* JF_FN: adds key (or keys) to o / reads them from o; base is the
-	 * struct the table describes */
-	int (*write)(const void *base, const char *key, json_t *o);
-	void (*read)(void *base, const char *key, json_t *o);
+	 * struct the table describes, ctx what the caller passed along (the
+	 * model, whose phase names a cycle's table needs) */
+	int (*write)(const void *base, const char *key, json_t *o, const void *ctx);
+	int (*read)(void *base, const char *key, json_t *o, void *ctx); /* 0 or -errno: reading stops */
 };
 
 struct jf_table {
@@ -66,6 +71,8 @@ struct jf_table {
 	{ .key = (key_), .kind = (kind_), .off = offsetof(JF_T, member),                                \
 	  .size = sizeof(((JF_T *)0)->member), __VA_ARGS__ }
 #define JF_WHEN(member) .when = offsetof(JF_T, member) + 1
+/* An object whose fields are the same struct's (a group of its members). */
+#define JF_GROUP(key_, t, ...) { .key = (key_), .kind = JF_OBJ, .off = 0, .sub = &(t), __VA_ARGS__ }
 #define JF_FNS(key_, w, r) { .key = (key_), .kind = JF_FN, .write = (w), .read = (r) }
 #define JF_TABLE(name, ...)                                                                             \
 	static const struct jf_field name##__f[] = { __VA_ARGS__ };                                      \
@@ -75,18 +82,18 @@ struct jf_table {
 	static const struct jf_field name##__f[] = { __VA_ARGS__ };                                      \
 	const struct jf_table name = { name##__f, sizeof(name##__f) / sizeof(name##__f[0]), sizeof(JF_T) }
 
-/* Adds the table's keys to o. 0 or -ENOMEM. */
-int jf_write(const struct jf_table *t, const void *base, json_t *o);
+/* Adds the table's keys to o (ctx: handed to JF_FN fields). 0 or -ENOMEM. */
+int jf_write(const struct jf_table *t, const void *base, json_t *o, const void *ctx);
 /* A new object of the table's keys; NULL on ENOMEM. */
-json_t *jf_object(const struct jf_table *t, const void *base);
+json_t *jf_object(const struct jf_table *t, const void *base, const void *ctx);
 /* base emptied (zeroes, NAN for JF_REAL), then read from o (NULL: nothing
  * there). base must own nothing. 0 or -ENOMEM (base then holds what was
  * read, to be freed as usual). */
-int jf_read(const struct jf_table *t, void *base, json_t *o);
+int jf_read(const struct jf_table *t, void *base, json_t *o, void *ctx);
 /* Reads o into base as it is: what o lacks keeps the value base has, except
  * that a field written always reads as empty (NAN, 0, ...) when missing.
  * For tables over a larger struct (the model) initialised by its owner. */
-int jf_read_into(const struct jf_table *t, void *base, json_t *o);
+int jf_read_into(const struct jf_table *t, void *base, json_t *o, void *ctx);
 /* Whether the table (with the objects it merges) writes key. */
 bool jf_claims(const struct jf_table *t, const char *key);
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* profile.json's side data: `thermal`, `gpu`, `disk`, `host`, `energy`
- * and each cycle's side keys, as tables over the side sampler's typed
- * results (side/side_summary.h) and the model's energy figures. The keys
- * are documented in docs/side-data.md and docs/profile.schema.json. */
+/* profile.json's side data: the tables of `thermal`, `gpu`, `disk`, `host`,
+ * `energy` and of each cycle's side keys, over the side sampler's typed
+ * results (side/side_summary.h) and the model's energy figures. The profile
+ * writer and loader (profile_json.c) walk them. The keys are documented in
+ * docs/side-data.md and docs/profile.schema.json. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,10 +49,11 @@ JF_TABLE(cpufreq_table, JF(NULL, JF_KEY, name), JF("min_mhz", JF_REAL, min_mhz),
 
 /* ---- throttling and power-cap episodes ---- */
 
-static int episode_ms(const void *base, const char *key, json_t *o)
+static int episode_ms(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct throttle_episode *e = base;
 
+	(void)ctx;
 	return json_object_set_new(o, key, json_real((e->end_ns - e->start_ns) / 1e6)) ? -ENOMEM : 0;
 }
 
@@ -94,7 +96,7 @@ JF_TABLE(kernel_events_table, JF("attached", JF_VEC, attached, .sub = &name_tabl
 #undef JF_T
 
 #define JF_T struct side_cycle_power
-JF_TABLE(cycle_power_table, JF(NULL, JF_OBJ, counts, .sub = &power_counts_seen_table),
+JF_TABLE_PUBLIC(profile_cycle_power_table, JF(NULL, JF_OBJ, counts, .sub = &power_counts_seen_table),
 	 JF("min_cpu_mhz", JF_REAL, min_cpu_mhz, .flags = JF_OMIT),
 	 JF("max_temp_c", JF_REAL, max_temp_c, .flags = JF_OMIT));
 #undef JF_T
@@ -116,13 +118,14 @@ JF_TABLE_PUBLIC(profile_thermal_table, JF("zones", JF_MAP, zones, .sub = &named_
 #undef JF_T
 
 /* NVML's throttle reasons: the names of the bits seen. */
-static int reasons_write(const void *base, const char *key, json_t *o)
+static int reasons_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct side_gpu_device *d = base;
 	json_t *a = json_array();
 	const char *name;
 	uint64_t bit;
 
+	(void)ctx;
 	if (!a)
 		return -ENOMEM;
 	for (size_t i = 0; (name = throttle_nvml_reason(i, &bit)); i++)
@@ -131,7 +134,7 @@ static int reasons_write(const void *base, const char *key, json_t *o)
 	return json_object_set_new(o, key, a) ? -ENOMEM : 0;
 }
 
-static void reasons_read(void *base, const char *key, json_t *o)
+static int reasons_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct side_gpu_device *d = base;
 	json_t *a = json_object_get(o, key), *v;
@@ -139,11 +142,13 @@ static void reasons_read(void *base, const char *key, json_t *o)
 	uint64_t bit;
 	size_t j;
 
+	(void)ctx;
 	d->has_reasons = a != NULL;
 	json_array_foreach(a, j, v)
 		for (size_t i = 0; (name = throttle_nvml_reason(i, &bit)); i++)
 			if (json_is_string(v) && !strcmp(json_string_value(v), name))
 				d->throttle_reasons |= bit;
+	return 0;
 }
 
 #define JF_T struct side_gpu_device
@@ -167,30 +172,31 @@ JF_TABLE(gpu_device_table, JF("index", JF_INT, index), JF("name", JF_CHARS, name
 /* Device 0's figures at the top level: the common single-GPU case reads
  * flat. A profile with no `devices` (written by hand) has them read as
  * device 0. */
-static int gpu_flat_write(const void *base, const char *key, json_t *o)
+static int gpu_flat_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct side_gpu *g = base;
 
 	(void)key;
-	return g->devices.n ? jf_write(&gpu_figures_table, &g->devices.v[0], o) : 0;
+	return g->devices.n ? jf_write(&gpu_figures_table, &g->devices.v[0], o, ctx) : 0;
 }
 
-static void gpu_flat_read(void *base, const char *key, json_t *o)
+static int gpu_flat_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct side_gpu *g = base;
 	struct side_gpu_device d;
 
 	(void)key;
 	if (json_object_get(o, "devices") || g->devices.n)
-		return;
-	if (jf_read(&gpu_figures_table, &d, o) ||
+		return 0;
+	if (jf_read(&gpu_figures_table, &d, o, ctx) ||
 	    (!isfinite(d.util_pct.avg) && !isfinite(d.temp_c.avg) && !isfinite(d.mem_total_mb) && !d.has_reasons) ||
 	    VEC_RESERVE(g->devices.v, g->devices.cap, g->devices.n, 1)) {
 		free(d.process_mem_mb.v);
-		return;
+		return 0;
 	}
 	snprintf(d.name, sizeof(d.name), "%s", g->device);
 	g->devices.v[g->devices.n++] = d;
+	return 0;
 }
 
 #define JF_T struct side_gpu
@@ -244,15 +250,11 @@ JF_TABLE_PUBLIC(profile_window_table, JF("side_samples", JF_U64, samples, JF_WHE
 	 JF("throttled_ms", JF_REAL, throttled_ms, JF_WHEN(present)));
 #undef JF_T
 
-#define JF_T struct model_cycle
-JF_TABLE(cycle_side_table, JF(NULL, JF_OBJ, side, .sub = &profile_window_table),
-	 JF("kernel_power", JF_OBJ, kernel_power, .sub = &cycle_power_table, JF_WHEN(kernel_power.present)));
-#undef JF_T
-
 /* ---- energy ---- */
 
-/* {cpu_j, dram_j, gpu_j, board_j, total_j, tokens_per_joule}: a domain no
- * source measures is left out, never written as zero. */
+/* {cpu_j, dram_j, gpu_j, board_j, total_j, tokens_per_joule} of a cycle or
+ * of the cycles: a domain no source measures is left out, never written as
+ * zero. */
 #define JF_T struct model_energy
 JF_TABLE_PUBLIC(profile_energy_table, JF("cpu_j", JF_REAL, j[MODEL_EN_CPU], .flags = JF_OMIT),
 	 JF("dram_j", JF_REAL, j[MODEL_EN_DRAM], .flags = JF_OMIT), JF("gpu_j", JF_REAL, j[MODEL_EN_GPU], .flags = JF_OMIT),
@@ -290,7 +292,7 @@ JF_TABLE(energy_phase_table, JF("cpu_j", JF_REAL, j[MODEL_EN_CPU], .flags = JF_O
 #undef JF_T
 
 /* energy.phases: {phase name: its intervals' joules}. */
-static int energy_phases_write(const void *base, const char *key, json_t *o)
+static int energy_phases_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = base;
 	json_t *ph;
@@ -304,7 +306,7 @@ static int energy_phases_write(const void *base, const char *key, json_t *o)
 
 		if (!m->energy.phases[i].present || !m->phase_names[i])
 			continue;
-		if (!(v = jf_object(&energy_phase_table, &m->energy.phases[i]))) {
+		if (!(v = jf_object(&energy_phase_table, &m->energy.phases[i], ctx))) {
 			json_decref(ph);
 			return -ENOMEM;
 		}
@@ -313,7 +315,7 @@ static int energy_phases_write(const void *base, const char *key, json_t *o)
 	return json_object_set_new(o, key, ph) ? -ENOMEM : 0;
 }
 
-static void energy_phases_read(void *base, const char *key, json_t *o)
+static int energy_phases_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct model *m = base;
 	const char *name;
@@ -322,112 +324,55 @@ static void energy_phases_read(void *base, const char *key, json_t *o)
 	json_object_foreach(json_object_get(o, key), name, v) {
 		int ph = model__phase_id(m, name);
 
-		if (ph > 0 && !jf_read(&energy_phase_table, &m->energy.phases[ph], v))
+		if (ph > 0 && !jf_read(&energy_phase_table, &m->energy.phases[ph], v, ctx))
 			m->energy.phases[ph].present = true;
 	}
+	return 0;
+}
+
+/* The cycles' sums count as measured when a cycle was. */
+static int energy_cycles_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+
+	(void)key, (void)o, (void)ctx;
+	m->energy.cycles.present = m->energy.cycles_measured > 0;
+	return 0;
 }
 
 #define JF_T struct model
-JF_TABLE(energy_section_table, JF(NULL, JF_OBJ, energy.cycles, .sub = &profile_energy_table),
+JF_TABLE_PUBLIC(profile_energy_section_table, JF(NULL, JF_OBJ, energy.cycles, .sub = &profile_energy_table),
 	 JF("cycles_measured", JF_U64, energy.cycles_measured), JF("cycles_left_out", JF_U64, energy.cycles_left_out),
 	 JF("resolution_ms", JF_REAL, energy.side.resolution_ms), JF("peak_w", JF_REAL, energy.side.peak_w),
 	 JF("sources", JF_VEC, energy.side.sources, .sub = &energy_source_table),
 	 JF("missing", JF_VEC, energy.side.missing, .sub = &energy_missing_table),
 	 JF("run", JF_OBJ, energy.side, .sub = &energy_run_table),
 	 JF("power_capped", JF_OBJ, energy.side, .sub = &energy_capped_table),
-	 JF_FNS("phases", energy_phases_write, energy_phases_read));
+	 JF_FNS("phases", energy_phases_write, energy_phases_read), JF_FNS(NULL, NULL, energy_cycles_read));
 #undef JF_T
 
-/* ---- the sections ---- */
-
-int profile_side__write(const struct model *m, json_t *p)
-{
-	json_t *gpu = jf_object(&profile_gpu_table, &m->side.run.gpu);
-	int err = 0;
-
-	if (gpu && m->cuda)
-		json_object_set(gpu, "cuda", m->cuda);
-	err |= json_object_set_new(p, "thermal", jf_object(&profile_thermal_table, &m->side.run.thermal));
-	err |= json_object_set_new(p, "gpu", gpu);
-	err |= json_object_set_new(p, "disk", jf_object(&profile_disk_table, &m->side.run.disk));
-	if (m->side.run.host.present)
-		err |= json_object_set_new(p, "host", jf_object(&profile_host_table, &m->side.run.host));
-	if (m->energy.present)
-		err |= json_object_set_new(p, "energy", profile_side__energy_json(m));
-	return err ? -ENOMEM : 0;
-}
-
-json_t *profile_side__energy_json(const struct model *m)
-{
-	return jf_object(&energy_section_table, m);
-}
-
-int profile_side__load(struct model *m, json_t *p)
-{
-	struct side_summary *s = &m->side.run;
-	json_t *e = json_object_get(p, "energy");
-	int err = 0;
-
-	err |= jf_read(&profile_thermal_table, &s->thermal, json_object_get(p, "thermal"));
-	err |= jf_read(&profile_gpu_table, &s->gpu, json_object_get(p, "gpu"));
-	err |= jf_read(&profile_disk_table, &s->disk, json_object_get(p, "disk"));
-	err |= jf_read(&profile_host_table, &s->host, json_object_get(p, "host"));
-	if (json_is_object(json_object_get(json_object_get(p, "gpu"), "cuda")))
-		m->cuda = json_deep_copy(json_object_get(json_object_get(p, "gpu"), "cuda"));
-	if (json_is_object(e)) {
-		struct model_energy_figures *ef = &m->energy;
-
-		ef->present = true;
-		err |= jf_read_into(&energy_section_table, m, e);
-		ef->cycles.present = ef->cycles_measured > 0;
-	}
-	return err ? -ENOMEM : 0;
-}
-
-int profile_side__cycle_write(const struct model_cycle *c, json_t *o)
-{
-	int err = jf_write(&cycle_side_table, c, o);
-
-	if (!err && c->energy.present)
-		err = json_object_set_new(o, "energy", jf_object(&profile_energy_table, &c->energy)) ? -ENOMEM : 0;
-	return err;
-}
-
-int profile_side__cycle_load(struct model_cycle *c, json_t *o)
-{
-	json_t *e = json_object_get(o, "energy");
-
-	if (json_is_object(e)) {
-		jf_read(&profile_energy_table, &c->energy, e);
-		c->energy.present = true;
-	}
-	return jf_read_into(&cycle_side_table, c, o);
-}
-
-bool profile_side__cycle_key(const char *key)
-{
-	return !strcmp(key, "energy") || jf_claims(&cycle_side_table, key);
-}
+/* ---- pieces in their profile.json shape ---- */
 
 json_t *profile_side__episodes_json(const struct throttle_episode *v, size_t n, bool power_cap)
 {
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < n; i++)
-		json_array_append_new(a, jf_object(power_cap ? &cap_episode_table : &episode_table, &v[i]));
+		json_array_append_new(a, jf_object(power_cap ? &cap_episode_table : &episode_table, &v[i], NULL));
 	return a;
 }
 
 json_t *profile_side__summary_json(const struct side_summary *s)
 {
-	return json_pack("{s:o,s:o,s:o,s:o}", "thermal", jf_object(&profile_thermal_table, &s->thermal), "gpu",
-			 jf_object(&profile_gpu_table, &s->gpu), "disk", jf_object(&profile_disk_table, &s->disk),
-			 "host", jf_object(&profile_host_table, &s->host));
+	return json_pack("{s:o,s:o,s:o,s:o}", "thermal", jf_object(&profile_thermal_table, &s->thermal, NULL), "gpu",
+			 jf_object(&profile_gpu_table, &s->gpu, NULL), "disk",
+			 jf_object(&profile_disk_table, &s->disk, NULL), "host",
+			 jf_object(&profile_host_table, &s->host, NULL));
 }
 
 json_t *profile_side__window_json(const struct side_window *w)
 {
-	return jf_object(&profile_window_table, w);
+	return jf_object(&profile_window_table, w, NULL);
 }
 
 json_t *profile_side__reasons_json(uint64_t reasons)
@@ -435,7 +380,7 @@ json_t *profile_side__reasons_json(uint64_t reasons)
 	struct side_gpu_device d = { .throttle_reasons = reasons };
 	json_t *o = json_object(), *a;
 
-	if (!o || reasons_write(&d, "r", o)) {
+	if (!o || reasons_write(&d, "r", o, NULL)) {
 		json_decref(o);
 		return NULL;
 	}
