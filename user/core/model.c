@@ -125,7 +125,7 @@ void model__free(struct model *m)
 	free(m->findings);
 	free(m->recs);
 	json_decref(m->alerts);
-	json_decref(m->tail_cycles);
+	model__clear_tail(m);
 	json_decref(m->llama_facts);
 	json_decref(m->run_edges);
 	side_energy__free(&m->energy.side);
@@ -149,6 +149,63 @@ static int copy_folded(struct folded *dst, const struct folded *src)
 		if (folded__add(dst, src->entries[i].stack, src->entries[i].count))
 			return -ENOMEM;
 	dst->total = src->total;
+	return 0;
+}
+
+void model__clear_tail(struct model *m)
+{
+	for (size_t i = 0; i < m->tail.n; i++) {
+		for (size_t k = 0; k < m->tail.v[i].causes.n; k++)
+			free(m->tail.v[i].causes.v[k].stacks.v);
+		free(m->tail.v[i].causes.v);
+	}
+	free(m->tail.v);
+	m->tail.v = NULL;
+	m->tail.n = m->tail.cap = 0;
+	m->have_tail = false;
+}
+
+/* Replaces *v (the source's) by a copy of its n elements; NULL when n is 0. */
+static void *dup_elems(const void *v, size_t n, size_t elem)
+{
+	void *p = n ? malloc(n * elem) : NULL;
+
+	if (p)
+		memcpy(p, v, n * elem);
+	return p;
+}
+
+static int copy_tail(struct model *dst, const struct model *src)
+{
+	dst->have_tail = src->have_tail;
+	if (!src->tail.n)
+		return 0;
+	if (!(dst->tail.v = dup_elems(src->tail.v, src->tail.n, sizeof(*src->tail.v))))
+		return -ENOMEM;
+	dst->tail.n = dst->tail.cap = src->tail.n;
+	for (size_t i = 0; i < dst->tail.n; i++) {
+		struct model_tail_cycle *t = &dst->tail.v[i];
+
+		t->causes.v = dup_elems(t->causes.v, t->causes.n, sizeof(*t->causes.v));
+		if (t->causes.n && !t->causes.v) {
+			t->causes.n = t->causes.cap = 0;
+			dst->tail.n = i + 1; /* the later ones still share the source's */
+			return -ENOMEM;
+		}
+		t->causes.cap = t->causes.n;
+		for (size_t k = 0; k < t->causes.n; k++) {
+			struct model_tail_cause *c = &t->causes.v[k];
+
+			c->stacks.v = dup_elems(c->stacks.v, c->stacks.n, sizeof(*c->stacks.v));
+			c->stacks.cap = c->stacks.n;
+			if (c->stacks.n && !c->stacks.v) {
+				c->stacks.n = c->stacks.cap = 0;
+				t->causes.n = k + 1;
+				dst->tail.n = i + 1;
+				return -ENOMEM;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -196,7 +253,9 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
 	memset(dst->sections, 0, sizeof(dst->sections));
-	dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = dst->run_edges = NULL;
+	dst->tail.v = NULL;
+	dst->tail.n = dst->tail.cap = 0;
+	dst->self = dst->alerts = dst->cuda = dst->llama_facts = dst->run_edges = NULL;
 	memset(&dst->side.run, 0, sizeof(dst->side.run));
 	memset(&dst->side.series, 0, sizeof(dst->side.series));
 	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
@@ -305,7 +364,8 @@ int model__copy(struct model *dst, const struct model *src)
 		}
 	}
 	dst->alerts = copy_json(src->alerts);
-	dst->tail_cycles = copy_json(src->tail_cycles);
+	if (copy_tail(dst, src))
+		goto nomem;
 	dst->llama_facts = copy_json(src->llama_facts);
 	dst->run_edges = copy_json(src->run_edges);
 	if (side_energy__copy(&dst->energy.side, &src->energy.side))

@@ -40,6 +40,7 @@
 #include "rules.h"
 #include "sched_logic.h"
 #include "side_summary.h"
+#include "vec.h"
 
 enum model_stage {
 	MODEL_EMPTY = 0,     /* run facts only */
@@ -300,6 +301,30 @@ struct model_mapping {
 	bool kernel;
 };
 
+/* Tail-cycle forensics (analysis/tail.c): a cycle well above typical and
+ * what grew in it against the median cycle. Kinds, names and stacks are
+ * in model.names. */
+struct model_tail_stack {
+	int32_t stack;         /* frames root first */
+	bool oncpu;            /* else off-CPU */
+	double ms, excess_ms;
+};
+
+struct model_tail_cause {
+	int32_t kind, name;    /* "phase" and its name, "blocked" and the reason ... */
+	bool timed, count, mhz; /* what it measures: ms, a count, a clock */
+	double excess, value, median;
+	bool has_stacks;
+	VEC_OF(struct model_tail_stack) stacks;
+};
+
+struct model_tail_cycle {
+	uint32_t cycle;        /* cycles[].index */
+	pid_t pid;
+	double ms, median_ms, excess_ms;
+	VEC_OF(struct model_tail_cause) causes;
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -393,7 +418,8 @@ struct model {
 	struct model_recommendation *recs;
 	size_t nrecs, caprecs;
 	json_t *alerts;
-	json_t *tail_cycles;
+	bool have_tail;            /* enough cycles to judge a tail */
+	VEC_OF(struct model_tail_cycle) tail;
 	/* llama.cpp: the model and context the process showed (llama concern),
 	 * {model: {...}, context: {...}}; NULL when none */
 	json_t *llama_facts;
@@ -448,6 +474,8 @@ int model__add_finding(struct model *m, const char *type, const char *severity, 
 		       json_t *evidence);
 int model__add_recommendation(struct model *m, const struct model_recommendation *r);
 void model__clear_findings(struct model *m);
+/* Frees the tail cycles; none judged. */
+void model__clear_tail(struct model *m);
 int model__set_command(struct model *m, char *const *argv);
 
 /* Derived figures (analysis/derive.c): a plain function of the model. */

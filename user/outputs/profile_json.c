@@ -20,6 +20,7 @@
 #include "model.h"
 #include "profile.h"
 #include "profile_side.h"
+#include "profile_tail.h"
 #include "stats.h"
 
 /* The id of a phase or count name, added when new; -E2BIG past the
@@ -943,22 +944,6 @@ static int alerts_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
-static int tail_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	(void)ctx;
-	return json_member_write(((const struct model *)base)->tail_cycles, key, o);
-}
-
-static int tail_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-
-	(void)ctx;
-	if (json_is_array(json_object_get(o, key)))
-		m->tail_cycles = json_deep_copy(json_object_get(o, key));
-	return 0;
-}
-
 /* llama: the cycles' figures over the run, with the model and context the
  * process showed */
 static int llama_write(const void *base, const char *key, json_t *o, const void *ctx)
@@ -1053,7 +1038,7 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF("host", JF_OBJ, side.run.host, .sub = &profile_host_table, JF_WHEN(side.run.host.present)),
 	 JF_FNS("probes_overhead", section_if_write, section_read),
 	 JF_FNS("suggested_cycle", section_if_write, section_read), JF_FNS("self", self_write, self_read),
-	 JF_FNS("tail_cycles", tail_write, tail_read), JF_FNS("llama", llama_write, llama_read),
+	 JF_FNS("tail_cycles", profile_tail__write, profile_tail__read), JF_FNS("llama", llama_write, llama_read),
 	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
 	 JF_FNS(NULL, NULL, loaded_read));
 #undef JF_T
