@@ -137,24 +137,20 @@ static void print_samples(const struct model *m)
 /* Start-up and tear-down, outside the cycles: not in the verdicts. */
 static void print_edges(const struct model *m)
 {
-	static const char *const keys[] = { "startup", "teardown" }, *const labels[] = { "Start-up", "Tear-down" };
+	const struct model_edge *edges[] = { &m->edges.startup, &m->edges.teardown };
+	static const char *const labels[] = { "Start-up", "Tear-down" };
 
-	for (int i = 0; i < 2; i++) {
-		json_t *e = json_object_get(m->run_edges, keys[i]), *f;
-		double rq = json_number_value(json_object_get(e, "runq_wait_ms"));
-		size_t j;
+	for (int i = 0; i < 2 && m->edges.present; i++) {
+		const struct model_edge *e = edges[i];
 
-		if (!json_is_object(e))
-			continue;
-		printf("%s (outside the cycles): %.1f ms, %lld samples", labels[i],
-		       json_number_value(json_object_get(e, "ms")),
-		       (long long)json_integer_value(json_object_get(e, "samples")));
-		if (json_is_number(json_object_get(e, "runq_wait_ms")))
-			printf(", %.1f ms waiting for a CPU (%.0f%% of runnable time)", rq,
-			       json_number_value(json_object_get(e, "runq_share_percent")));
-		json_array_foreach(json_object_get(e, "top_functions"), j, f)
-			printf("%s%s %.0f%%", j ? ", " : "; top: ", json_string_value(json_object_get(f, "name")),
-			       json_number_value(json_object_get(f, "percent")));
+		printf("%s (outside the cycles): %.1f ms, %llu samples", labels[i], e->ms, (unsigned long long)e->samples);
+		if (e->has_split)
+			printf(", %.1f ms waiting for a CPU (%.0f%% of runnable time)", e->runq_wait_ms,
+			       e->runq_share_percent);
+		for (size_t j = 0; j < e->ntop; j++)
+			printf("%s%s %.0f%%", j ? ", " : "; top: ",
+			       e->top[j].name >= 0 && (size_t)e->top[j].name < m->nnames ? m->names[e->top[j].name] : "?",
+			       e->top[j].percent);
 		printf("\n");
 	}
 }

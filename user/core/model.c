@@ -127,7 +127,6 @@ void model__free(struct model *m)
 	json_decref(m->alerts);
 	model__clear_tail(m);
 	json_decref(m->llama_facts);
-	json_decref(m->run_edges);
 	side_energy__free(&m->energy.side);
 	memset(m, 0, sizeof(*m));
 }
@@ -255,7 +254,7 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->sections, 0, sizeof(dst->sections));
 	dst->tail.v = NULL;
 	dst->tail.n = dst->tail.cap = 0;
-	dst->self = dst->alerts = dst->cuda = dst->llama_facts = dst->run_edges = NULL;
+	dst->self = dst->alerts = dst->cuda = dst->llama_facts = NULL;
 	memset(&dst->side.run, 0, sizeof(dst->side.run));
 	memset(&dst->side.series, 0, sizeof(dst->side.series));
 	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
@@ -367,7 +366,6 @@ int model__copy(struct model *dst, const struct model *src)
 	if (copy_tail(dst, src))
 		goto nomem;
 	dst->llama_facts = copy_json(src->llama_facts);
-	dst->run_edges = copy_json(src->run_edges);
 	if (side_energy__copy(&dst->energy.side, &src->energy.side))
 		goto nomem;
 	return 0;

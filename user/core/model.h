@@ -325,6 +325,29 @@ struct model_tail_cycle {
 	VEC_OF(struct model_tail_cause) causes;
 };
 
+/* Start-up (before the first cycle) or tear-down (after the last), apart
+ * from the cycles and their verdicts (analysis/edges.c). */
+#define MODEL_EDGE_TOP 5
+struct model_edge_top {
+	int32_t name;          /* the leaf function, in model.names */
+	uint64_t samples;
+	double percent;
+};
+
+struct model_edge {
+	double ms;
+	uint64_t samples;
+	bool has_split;        /* start-up: its scheduler split */
+	double oncpu_ms, runq_wait_ms, runq_share_percent;
+	size_t ntop;
+	struct model_edge_top top[MODEL_EDGE_TOP];
+};
+
+struct model_edges {
+	bool present;
+	struct model_edge startup, teardown;
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -424,7 +447,7 @@ struct model {
 	 * {model: {...}, context: {...}}; NULL when none */
 	json_t *llama_facts;
 	struct model_llama_cycle llama;   /* derived: over the cycles */
-	json_t *run_edges;  /* derived: {startup, teardown} outside the cycles (edges.c) */
+	struct model_edges edges; /* derived: outside the cycles (edges.c) */
 };
 
 void model__init(struct model *m);
@@ -477,6 +500,10 @@ void model__clear_findings(struct model *m);
 /* Frees the tail cycles; none judged. */
 void model__clear_tail(struct model *m);
 int model__set_command(struct model *m, char *const *argv);
+
+/* One top-level key of profile.json as its writer writes it (NULL when it
+ * writes none): for views and tests that show a part alone. */
+json_t *model__section_json(const struct model *m, const char *key);
 
 /* Derived figures (analysis/derive.c): a plain function of the model. */
 int model__derive(struct model *m);

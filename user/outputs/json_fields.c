@@ -36,6 +36,12 @@ static const struct jf_field *bare(const struct jf_table *t)
 }
 
 static bool empty(const struct jf_table *t, const void *base);
+/* A JF_ARRAY's count (the field's base is p - off). */
+static size_t *array_count(const struct jf_field *f, const void *p)
+{
+	return (size_t *)AT((char *)p - f->off, f->count);
+}
+
 
 static bool value_empty(const struct jf_field *f, const void *p)
 {
@@ -63,10 +69,13 @@ static bool value_empty(const struct jf_field *f, const void *p)
 	case JF_VEC:
 	case JF_MAP:
 		return !((const struct jf_vec *)p)->n;
+	case JF_ARRAY:
+		return !*array_count(f, p);
 	default:
 		return false;
 	}
 }
+
 
 /* Every field empty (or not written): an object of nothing. */
 static bool empty(const struct jf_table *t, const void *base)
@@ -132,6 +141,19 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err, con
 			goto nomem;
 		for (size_t i = 0; i < v->n; i++) {
 			json_t *e = element_json(f->sub, CAT(v->v, i * f->sub->size), ctx);
+
+			if (!e || json_array_append_new(o, e))
+				goto nomem;
+		}
+		return o;
+	}
+	case JF_ARRAY: {
+		size_t n = *array_count(f, p);
+
+		if (!(o = json_array()))
+			goto nomem;
+		for (size_t i = 0; i < n && i < f->size / f->sub->size; i++) {
+			json_t *e = element_json(f->sub, CAT(p, i * f->sub->size), ctx);
 
 			if (!e || json_array_append_new(o, e))
 				goto nomem;
@@ -317,6 +339,22 @@ static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx)
 				vec->cap = cap;
 			}
 			err = read_element(f->sub, AT(vec->v, vec->n++ * f->sub->size), x, ctx);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	case JF_ARRAY: {
+		size_t *n = array_count(f, p);
+		json_t *x;
+		size_t i;
+
+		json_array_foreach(v, i, x) {
+			int err;
+
+			if (*n >= f->size / f->sub->size)
+				break;
+			err = read_element(f->sub, AT(p, (*n)++ * f->sub->size), x, ctx);
 			if (err)
 				return err;
 		}

@@ -32,6 +32,7 @@ enum jf_kind {
 	JF_JSON,   /* json_t *, owned: a document kept as it is (a finding's evidence) */
 	JF_OBJ,    /* a struct (sub); with no key, its keys go into this object */
 	JF_VEC,    /* an array: SIDE_VEC-like { T *v; size_t n, cap; } of sub */
+	JF_ARRAY,  /* an array: a fixed T member[N] of sub, its count in a size_t (count) */
 	JF_MAP,    /* an object of elements of sub keyed by their JF_KEY member */
 	JF_KEY,    /* in a JF_MAP element: the char[N] member holding its key */
 	JF_FN,     /* written and read by functions of the containing struct */
@@ -53,6 +54,7 @@ struct jf_field {
 	size_t off, size;            /* the member (JF_CHARS: its buffer) */
 	size_t when;                 /* 1 + the offset of a bool: written only when it is true
 				      * (and set when the key is read); 0: always */
+	size_t count;                /* JF_ARRAY: the offset of its size_t count */
 	const struct jf_table *sub;  /* JF_OBJ, JF_VEC, JF_MAP */
 	/* JF_FN: adds key (or keys) to o / reads them from o; base is the
 	 * struct the table describes, ctx what the caller passed along (the
@@ -71,6 +73,9 @@ struct jf_table {
 	{ .key = (key_), .kind = (kind_), .off = offsetof(JF_T, member),                                \
 	  .size = sizeof(((JF_T *)0)->member), __VA_ARGS__ }
 #define JF_WHEN(member) .when = offsetof(JF_T, member) + 1
+/* A fixed array member with its count member. */
+#define JF_ARR(key_, member, n_member, t, ...)                                                         \
+	JF(key_, JF_ARRAY, member, .count = offsetof(JF_T, n_member), .sub = &(t), __VA_ARGS__)
 /* An object whose fields are the same struct's (a group of its members). */
 #define JF_GROUP(key_, t, ...) { .key = (key_), .kind = JF_OBJ, .off = 0, .sub = &(t), __VA_ARGS__ }
 #define JF_FNS(key_, w, r) { .key = (key_), .kind = JF_FN, .write = (w), .read = (r) }

@@ -921,11 +921,6 @@ static int self_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
-static int json_member_write(json_t *v, const char *key, json_t *o)
-{
-	return v ? set_new(o, key, json_incref(v)) : 0;
-}
-
 static int alerts_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = base;
@@ -981,21 +976,57 @@ static int llama_read(void *base, const char *key, json_t *o, void *ctx)
 }
 
 /* startup and teardown: the run outside its cycles */
-static int edge_write(const void *base, const char *key, json_t *o, const void *ctx)
+static int edge_name_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
-	(void)ctx;
-	return json_member_write(json_object_get(((const struct model *)base)->run_edges, key), key, o);
+	const struct model *m = ctx;
+	int32_t i = ((const struct model_edge_top *)base)->name;
+
+	return set_new(o, key, json_text(i >= 0 && (size_t)i < m->nnames ? m->names[i] : "[unknown]"));
 }
 
+static int edge_name_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	int32_t *i = &((struct model_edge_top *)base)->name;
+
+	return (*i = model__intern(ctx, v ? v : "[unknown]")) < 0 ? -ENOMEM : 0;
+}
+
+#define JF_T struct model_edge_top
+JF_TABLE(edge_top_table, JF_FNS("name", edge_name_write, edge_name_read), JF("samples", JF_U64, samples),
+	 JF("percent", JF_REAL, percent, .flags = JF_OMIT));
+#undef JF_T
+
+#define JF_T struct model_edge
+JF_TABLE(edge_table, JF("ms", JF_REAL, ms, .flags = JF_OMIT), JF("samples", JF_U64, samples),
+	 JF_ARR("top_functions", top, ntop, edge_top_table),
+	 JF("oncpu_ms", JF_REAL, oncpu_ms, .flags = JF_OMIT, JF_WHEN(has_split)),
+	 JF("runq_wait_ms", JF_REAL, runq_wait_ms, .flags = JF_OMIT, JF_WHEN(has_split)),
+	 JF("runq_share_percent", JF_REAL, runq_share_percent, .flags = JF_OMIT, JF_WHEN(has_split)));
+#undef JF_T
+
+static int edge_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+
+	(void)ctx;
+	if (!m->edges.present)
+		return 0;
+	return set_new(o, key, jf_object(&edge_table, strcmp(key, "startup") ? &m->edges.teardown : &m->edges.startup, m));
+}
+
+/* both or neither */
 static int edges_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct model *m = base;
+	json_t *st = json_object_get(o, "startup"), *td = json_object_get(o, "teardown");
 
 	(void)key, (void)ctx;
-	if (json_is_object(json_object_get(o, "startup")) && json_is_object(json_object_get(o, "teardown")))
-		m->run_edges = json_pack("{s:O,s:O}", "startup", json_object_get(o, "startup"), "teardown",
-					 json_object_get(o, "teardown"));
-	return 0;
+	if (!json_is_object(st) || !json_is_object(td))
+		return 0;
+	m->edges.present = true;
+	return jf_read(&edge_table, &m->edges.startup, st, m) || jf_read(&edge_table, &m->edges.teardown, td, m) ?
+	       -ENOMEM : 0;
 }
 
 /* Figures over what was loaded: the aggregates' cycle time. */
@@ -1043,6 +1074,19 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS(NULL, NULL, loaded_read));
 #undef JF_T
 #undef SECTION
+
+json_t *model__section_json(const struct model *m, const char *key)
+{
+	json_t *o = json_object(), *v;
+
+	for (size_t i = 0; o && i < profile_table.n; i++)
+		if (profile_table.f[i].key && !strcmp(profile_table.f[i].key, key) &&
+		    jf_write(&(struct jf_table){ &profile_table.f[i], 1, profile_table.size }, m, o, m))
+			break;
+	v = json_incref(json_object_get(o, key));
+	json_decref(o);
+	return v;
+}
 
 json_t *model__to_json(const struct model *m)
 {
