@@ -264,26 +264,22 @@ static void print_probe_overhead(const struct model *m)
  * which the traced tasks paid. */
 static void print_self_cost(const struct model *m)
 {
-	json_t *s = m->self, *bpf = json_object_get(s, "bpf"), *top;
+	const struct model_self *s = &m->self;
+	const struct model_bpf_prog *top = s->bpf.programs.n ? &s->bpf.programs.v[0] : NULL;
 
-	if (!json_is_object(s))
+	if (!s->present)
 		return;
 	printf("\nTracer cost: %s s CPU (%s s start-up, %s%% of one CPU while recording), "
-	       "peak RSS %s MB, %s wake-ups/s\n", FIG(json_num(s, "cpu_s"), 2), FIG(json_num(s, "startup_cpu_s"), 2),
-	       FIG(json_num(s, "percent_of_one_cpu"), 1), FIG(json_num(s, "max_rss_mb"), 1),
-	       FIG(json_num(s, "wakeups_per_s"), 0));
-	if (!json_is_true(json_object_get(bpf, "available"))) {
-		json_t *why = json_object_get(bpf, "reason");
-
-		printf("  BPF programs: run time not measured (%s)\n", json_is_string(why) ? json_string_value(why) : "?");
+	       "peak RSS %s MB, %s wake-ups/s\n", FIG(s->cpu_s, 2), FIG(s->startup_cpu_s, 2),
+	       FIG(s->percent_of_one_cpu, 1), FIG(s->max_rss_mb, 1), FIG(s->wakeups_per_s, 0));
+	if (!s->bpf.available) {
+		printf("  BPF programs: run time not measured (%s)\n", s->bpf.reason[0] ? s->bpf.reason : "?");
 		return;
 	}
-	top = json_array_get(json_object_get(bpf, "programs"), 0);
-	printf("  BPF programs: %s s in the traced tasks (%s%% of one CPU), %s runs",
-	       FIG(json_num(bpf, "cpu_s"), 3), FIG(json_num(bpf, "percent_of_one_cpu"), 2), FIG(json_num(bpf, "runs"), 0));
-	if (json_is_object(top))
-		printf("; most: %s, %s runs of %s us", json_string_value(json_object_get(top, "name")),
-		       FIG(json_num(top, "runs"), 0), FIG(json_num(top, "ns_per_run") / 1e3, 2));
+	printf("  BPF programs: %s s in the traced tasks (%s%% of one CPU), %s runs", FIG(s->bpf.cpu_s, 3),
+	       FIG(s->bpf.percent_of_one_cpu, 2), FIG((double)s->bpf.runs, 0));
+	if (top)
+		printf("; most: %s, %s runs of %s us", top->name, FIG((double)top->runs, 0), FIG(top->ns_per_run / 1e3, 2));
 	printf("\n");
 }
 

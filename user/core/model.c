@@ -36,6 +36,7 @@ void model__init(struct model *m)
 	m->side.now_gpu_temp_c = m->side.now_gpu_mhz = m->side.now_gpu_power_w = NAN;
 	m->memory.peak_mb = NAN;
 	side_energy__init(&m->energy.side);
+	m->self.memory_budget.reached_at_s = m->self.probe_cost_ns_per_hit = NAN;
 	/* the contract's two lost counters exist from the start */
 	model__add_lost(m, "samples", 0);
 	model__add_lost(m, "events", 0);
@@ -120,7 +121,7 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->nlost; i++)
 		free(m->lost[i].name);
 	free(m->lost);
-	json_decref(m->self);
+	free(m->self.bpf.programs.v);
 	free_findings(m);
 	free(m->findings);
 	free(m->recs);
@@ -254,7 +255,9 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->sections, 0, sizeof(dst->sections));
 	dst->tail.v = NULL;
 	dst->tail.n = dst->tail.cap = 0;
-	dst->self = dst->alerts = dst->cuda = dst->llama_facts = NULL;
+	dst->self.bpf.programs.v = NULL;
+	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
+	dst->alerts = dst->cuda = dst->llama_facts = NULL;
 	memset(&dst->side.run, 0, sizeof(dst->side.run));
 	memset(&dst->side.series, 0, sizeof(dst->side.series));
 	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
@@ -346,7 +349,13 @@ int model__copy(struct model *dst, const struct model *src)
 	for (size_t i = 0; i < src->nlost; i++)
 		if (model__add_lost(dst, src->lost[i].name, src->lost[i].value))
 			goto nomem;
-	dst->self = copy_json(src->self);
+	if (src->self.bpf.programs.n) {
+		dst->self.bpf.programs.v = dup_elems(src->self.bpf.programs.v, src->self.bpf.programs.n,
+						     sizeof(*src->self.bpf.programs.v));
+		if (!dst->self.bpf.programs.v)
+			goto nomem;
+		dst->self.bpf.programs.n = dst->self.bpf.programs.cap = src->self.bpf.programs.n;
+	}
 	for (size_t i = 0; i < src->nfindings; i++) {
 		const struct model_finding *f = &src->findings[i];
 

@@ -348,6 +348,37 @@ struct model_edges {
 	struct model_edge startup, teardown;
 };
 
+/* What the tracer itself cost (self_cost concern). */
+struct model_bpf_prog {
+	char name[64];
+	uint64_t runs;
+	double run_time_ms, ns_per_run;
+	uint64_t recursion_misses, verified_insns;
+};
+
+struct model_self {
+	bool present;
+	double cpu_s, startup_cpu_s, recording_cpu_s, percent_of_one_cpu, max_rss_mb, wakeups_per_s;
+	uint64_t wakeups, involuntary_switches, target_stops;
+	double target_stopped_ms, target_stop_max_ms;
+	struct {
+		bool available;
+		char reason[256];          /* why not: the kernel refused the stats */
+		double cpu_s, percent_of_one_cpu;
+		uint64_t runs, recursion_misses;
+		bool stats_were_on;
+		VEC_OF(struct model_bpf_prog) programs; /* most run time first */
+	} bpf;
+	bool has_budget;
+	struct {
+		int max_mb;
+		double reached_at_s;       /* NAN: never */
+		uint64_t times_reached;
+		double recording_peak_rss_mb;
+	} memory_budget;
+	double probe_cost_ns_per_hit;  /* as loaded; a recording's is probe_cost's */
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -432,7 +463,7 @@ struct model {
 
 	struct model_counter *lost;
 	size_t nlost, caplost;
-	json_t *self;             /* the tracer's own cost */
+	struct model_self self;   /* the tracer's own cost */
 
 	struct rule_thresholds thresholds; /* the rules' thresholds (config.thresholds) */
 	bool have_thresholds;
