@@ -237,27 +237,34 @@ static void print_energy(const struct model *m)
 		printf("  no %s energy: %s\n", ef->side.missing.v[i].domain, ef->side.missing.v[i].reason);
 }
 
+static const char *name_of(const struct model *m, int32_t i)
+{
+	return i >= 0 && (size_t)i < m->nnames ? m->names[i] : "?";
+}
+
 static void print_probe_overhead(const struct model *m)
 {
-	json_t *o = model__section(m, MODEL_SEC_PROBES_OVERHEAD), *phases = json_object_get(o, "phases"), *v;
-	const char *key;
-	size_t i;
+	const struct model_probe_cost *pc = &m->probe_cost;
 
-	if (!json_is_object(o) || isnan(json_num(o, "cost_ns_per_hit")))
+	if (!pc->derived || isnan(pc->cost_ns))
 		return;
-	printf("\nProbe cost: %.1f us per hit (measured at start-up)", json_num(o, "cost_ns_per_hit") / 1e3);
-	json_object_foreach(phases, key, v)
-		printf("; %s ~%s ms (%s%%)", key, FIG(json_num(v, "estimated_ms"), 2), FIG(json_num(v, "percent"), 1));
-	printf("; cycles ~%s%%\n", FIG(json_num(json_object_get(o, "cycles"), "percent"), 1));
-	json_array_foreach(json_object_get(o, "preset_probes"), i, v)
-		if (json_is_true(json_object_get(v, "over_limit")))
+	printf("\nProbe cost: %.1f us per hit (measured at start-up)", pc->cost_ns / 1e3);
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+		if (pc->phases[ph].present && m->phase_names[ph])
+			printf("; %s ~%s ms (%s%%)", m->phase_names[ph], FIG(pc->phases[ph].estimated_ms, 2),
+			       FIG(pc->phases[ph].percent, 1));
+	printf("; cycles ~%s%%\n", FIG(pc->cycles.present ? pc->cycles.percent : NAN, 1));
+	for (size_t i = 0; i < pc->preset_probes.n; i++) {
+		const struct model_preset_probe_cost *v = &pc->preset_probes.v[i];
+
+		if (v->over_limit)
 			printf("WARNING: preset probe %s costs ~%s%% of phase %s (%s hits; a preset's limit is 2%%); "
-			       "time the phase by its callers instead (docs/probes.md)\n",
-			       json_string_value(json_object_get(v, "spec")), FIG(json_num(v, "percent_of_phase"), 1),
-			       json_string_value(json_object_get(v, "phase")), FIG(json_num(v, "hits"), 0));
-	if (json_num(o, "max_percent") > 5.0)
+			       "time the phase by its callers instead (docs/probes.md)\n", name_of(m, v->spec),
+			       FIG(v->percent_of_phase, 1), name_of(m, v->phase), FIG(v->hits, 0));
+	}
+	if (pc->max_percent > 5.0)
 		printf("WARNING: the probes themselves inflate phase times by up to %.1f%%; "
-		       "probe fewer or coarser functions\n", json_num(o, "max_percent"));
+		       "probe fewer or coarser functions\n", pc->max_percent);
 }
 
 /* What the tracer cost: its own process, and its BPF programs' run time,
@@ -286,17 +293,14 @@ static void print_self_cost(const struct model *m)
 /* `py:` specs: how finely their edges are placed (docs/python.md). */
 static void print_py_resolution(const struct model *m)
 {
-	json_t *probes = model__section(m, MODEL_SEC_PROBES), *p, *py;
-	size_t i;
+	for (size_t i = 0; i < m->probes.n; i++) {
+		const struct model_probe_python *py = &m->probes.v[i].python;
 
-	json_array_foreach(probes, i, p) {
-		py = json_object_get(p, "python");
-		if (!json_is_object(py))
+		if (!m->probes.v[i].has_python)
 			continue;
-		printf("\nPython phases (py: specs): %lld observations; edges placed between two observations "
-		       "within %s ms on average, %s ms at most\n",
-		       (long long)json_integer_value(json_object_get(py, "observations")),
-		       FIG(json_num(py, "resolution_ms_mean"), 2), FIG(json_num(py, "resolution_ms_max"), 2));
+		printf("\nPython phases (py: specs): %llu observations; edges placed between two observations "
+		       "within %s ms on average, %s ms at most\n", (unsigned long long)py->observations,
+		       FIG(py->resolution_ms_mean, 2), FIG(py->resolution_ms_max, 2));
 		return;
 	}
 }

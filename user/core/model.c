@@ -18,8 +18,6 @@ const char *const model_section_names[MODEL_NSECTIONS] = {
 	[MODEL_SEC_MEMORY] = "memory",
 	[MODEL_SEC_NETWORK] = "network",
 	[MODEL_SEC_CRASHES] = "crashes",
-	[MODEL_SEC_PROBES] = "probes",
-	[MODEL_SEC_PROBES_OVERHEAD] = "probes_overhead",
 	[MODEL_SEC_SUGGESTED_CYCLE] = "suggested_cycle",
 };
 
@@ -122,6 +120,9 @@ void model__free(struct model *m)
 		free(m->lost[i].name);
 	free(m->lost);
 	free(m->self.bpf.programs.v);
+	free(m->probe_cost.preset_probes.v);
+	model__clear_probes(m);
+	free(m->probes.v);
 	free_findings(m);
 	free(m->findings);
 	free(m->recs);
@@ -209,6 +210,63 @@ static int copy_tail(struct model *dst, const struct model *src)
 	return 0;
 }
 
+static int copy_probes(struct model *dst, const struct model *src)
+{
+	const struct model_probe_cost *pc = &src->probe_cost;
+
+	if (pc->preset_probes.n) {
+		dst->probe_cost.preset_probes.v = dup_elems(pc->preset_probes.v, pc->preset_probes.n,
+							    sizeof(*pc->preset_probes.v));
+		if (!dst->probe_cost.preset_probes.v)
+			return -ENOMEM;
+		dst->probe_cost.preset_probes.n = dst->probe_cost.preset_probes.cap = pc->preset_probes.n;
+	}
+	if (!src->probes.n)
+		return 0;
+	if (!(dst->probes.v = dup_elems(src->probes.v, src->probes.n, sizeof(*src->probes.v))))
+		return -ENOMEM;
+	dst->probes.n = dst->probes.cap = src->probes.n;
+	for (size_t i = 0; i < dst->probes.n; i++) {
+		struct model_probe *p = &dst->probes.v[i];
+
+		p->placed_in.v = dup_elems(p->placed_in.v, p->placed_in.n, sizeof(*p->placed_in.v));
+		p->callers.v = dup_elems(p->callers.v, p->callers.n, sizeof(*p->callers.v));
+		p->placed_in.cap = p->placed_in.n;
+		p->callers.cap = p->callers.n;
+		if ((p->placed_in.n && !p->placed_in.v) || (p->callers.n && !p->callers.v)) {
+			if (!p->placed_in.v)
+				p->placed_in.n = p->placed_in.cap = 0;
+			if (!p->callers.v)
+				p->callers.n = p->callers.cap = 0;
+			dst->probes.n = i + 1; /* the later ones still share the source's */
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void model__clear_probes(struct model *m)
+{
+	for (size_t i = 0; i < m->probes.n; i++) {
+		free(m->probes.v[i].placed_in.v);
+		free(m->probes.v[i].callers.v);
+	}
+	m->probes.n = 0;
+	m->have_probes = false;
+}
+
+struct model_probe *model__add_probe(struct model *m)
+{
+	struct model_probe *p;
+
+	if (VEC_RESERVE(m->probes.v, m->probes.cap, m->probes.n, 16))
+		return NULL;
+	p = &m->probes.v[m->probes.n++];
+	*p = (struct model_probe){ .spec = -1, .phase = -1, .count = -1, .not_placed = -1, .warning = -1 };
+	p->python.resolution_ms_mean = p->python.resolution_ms_max = NAN;
+	return p;
+}
+
 #define COPY_ARRAY(dst, src, field, n)                                                   \
 	do {                                                                             \
 		(dst)->field = NULL;                                                     \
@@ -255,6 +313,8 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->sections, 0, sizeof(dst->sections));
 	dst->tail.v = NULL;
 	dst->tail.n = dst->tail.cap = 0;
+	memset(&dst->probe_cost.preset_probes, 0, sizeof(dst->probe_cost.preset_probes));
+	memset(&dst->probes, 0, sizeof(dst->probes));
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
 	dst->alerts = dst->cuda = dst->llama_facts = NULL;
@@ -349,6 +409,8 @@ int model__copy(struct model *dst, const struct model *src)
 	for (size_t i = 0; i < src->nlost; i++)
 		if (model__add_lost(dst, src->lost[i].name, src->lost[i].value))
 			goto nomem;
+	if (copy_probes(dst, src))
+		goto nomem;
 	if (src->self.bpf.programs.n) {
 		dst->self.bpf.programs.v = dup_elems(src->self.bpf.programs.v, src->self.bpf.programs.n,
 						     sizeof(*src->self.bpf.programs.v));

@@ -58,8 +58,6 @@ enum model_section {
 	MODEL_SEC_MEMORY,
 	MODEL_SEC_NETWORK,
 	MODEL_SEC_CRASHES,
-	MODEL_SEC_PROBES,
-	MODEL_SEC_PROBES_OVERHEAD,
 	MODEL_SEC_SUGGESTED_CYCLE,
 	MODEL_NSECTIONS
 };
@@ -235,17 +233,58 @@ struct model_phase_call {
 
 /* What the probes cost: measured per hit at start-up (overhead concern),
  * hits counted by the probes concern, shares derived. */
+struct model_probe_estimate {
+	bool present;
+	double hits, estimated_ms, percent;
+};
+
+/* A preset's probe: its hits' cost as a share of its phase. */
+struct model_preset_probe_cost {
+	int32_t spec, phase;       /* in model.names */
+	double hits, estimated_ms, percent_of_phase;
+	bool over_limit;           /* over a preset's 2% */
+};
+
 struct model_probe_cost {
 	bool present;
 	double cost_ns;            /* per hit; NAN: not measured */
 	int calibration_calls;
-	const char *error;         /* static string */
+	char error[160];           /* why it was not measured */
 	double warn_percent;
 	uint64_t timed_hits;       /* entry + return of cycle and phase probes */
 	uint64_t point_hits;       /* markers and counts */
-	/* derived */
+	/* derived: profile.json's probes_overhead */
+	bool derived;
+	struct model_probe_estimate phases[IT_MAX_PHASES], cycles;
+	VEC_OF(struct model_preset_probe_cost) preset_probes;
 	double max_percent;
 	bool warning;
+};
+
+/* A probe spec as placed and hit (the probes concern; py: and js: specs
+ * too). Strings are in model.names; -1: none. */
+struct model_probe_python {
+	uint64_t observations, edges_between_observations;
+	double resolution_ms_mean, resolution_ms_max;
+	bool has_edges;            /* a kernel edge: deferred and lost */
+	uint64_t deferred, lost;
+};
+
+struct model_probe {
+	int32_t spec;
+	char role[16];             /* "cycle", "phase" ...; "" none */
+	int32_t phase, count;
+	VEC_OF(int32_t) placed_in; /* the files it was placed in */
+	uint64_t hits;
+	bool from_preset;
+	int32_t not_placed;        /* why not */
+	bool sampled;              /* js: observed in the samples' stacks */
+	uint64_t samples;
+	int32_t warning;
+	bool has_callers;          /* py:@callers */
+	VEC_OF(int32_t) callers;
+	bool has_python;
+	struct model_probe_python python;
 };
 
 struct model_trace_sample {
@@ -452,6 +491,8 @@ struct model {
 	size_t name_cap;
 
 	struct model_probe_cost probe_cost;
+	bool have_probes;
+	VEC_OF(struct model_probe) probes;
 	struct model_sched_figures sched;
 	struct model_memory_figures memory;
 	struct model_side_figures side;
@@ -530,6 +571,10 @@ int model__add_recommendation(struct model *m, const struct model_recommendation
 void model__clear_findings(struct model *m);
 /* Frees the tail cycles; none judged. */
 void model__clear_tail(struct model *m);
+/* Forgets the probes (a collect lists them again). */
+void model__clear_probes(struct model *m);
+/* A probe with no strings yet (names -1), added; NULL on ENOMEM. */
+struct model_probe *model__add_probe(struct model *m);
 int model__set_command(struct model *m, char *const *argv);
 
 /* One top-level key of profile.json as its writer writes it (NULL when it

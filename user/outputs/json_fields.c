@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json_fields.h"
+#include "json_text.h"
 
 /* The layout of every JF_VEC and JF_MAP member. */
 struct jf_vec {
@@ -64,6 +65,8 @@ static bool value_empty(const struct jf_field *f, const void *p)
 		return !*(char *const *)p || !**(char *const *)p;
 	case JF_JSON:
 		return !*(json_t *const *)p;
+	case JF_NAME:
+		return *(const int32_t *)p < 0;
 	case JF_OBJ:
 		return empty(f->sub, p);
 	case JF_VEC:
@@ -129,6 +132,11 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err, con
 		return string_value(*(char *const *)p, f->flags);
 	case JF_JSON:
 		return *(json_t *const *)p ? json_incref(*(json_t *const *)p) : json_null();
+	case JF_NAME: {
+		const char *n = *(const int32_t *)p >= 0 ? f->names->name(ctx, *(const int32_t *)p) : NULL;
+
+		return n ? json_text(n) : json_null();
+	}
 	case JF_OBJ:
 		o = json_object();
 		if (!o || jf_write(f->sub, p, o, ctx))
@@ -248,6 +256,8 @@ static void init_fields(const struct jf_table *t, void *base)
 
 		if (f->kind == JF_REAL)
 			*(double *)AT(base, f->off) = f->flags & JF_ZERO ? 0 : NAN;
+		else if (f->kind == JF_NAME)
+			*(int32_t *)AT(base, f->off) = -1;
 		else if (f->kind == JF_OBJ)
 			init_fields(f->sub, AT(base, f->off));
 	}
@@ -315,6 +325,9 @@ static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx)
 		free(*(char **)p);
 		*(char **)p = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
 		return json_is_string(v) && !*(char **)p ? -ENOMEM : 0;
+	case JF_NAME:
+		*(int32_t *)p = json_is_string(v) ? f->names->intern(ctx, json_string_value(v)) : -1;
+		return json_is_string(v) && *(int32_t *)p < 0 ? -ENOMEM : 0;
 	case JF_JSON:
 		json_decref(*(json_t **)p);
 		*(json_t **)p = v ? json_deep_copy(v) : NULL;

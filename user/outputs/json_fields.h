@@ -30,6 +30,7 @@ enum jf_kind {
 	JF_CHARS,  /* char[N]: a string */
 	JF_STR,    /* char *, owned (strdup) */
 	JF_JSON,   /* json_t *, owned: a document kept as it is (a finding's evidence) */
+	JF_NAME,   /* int32_t: a string in a table of names (names), -1 none */
 	JF_OBJ,    /* a struct (sub); with no key, its keys go into this object */
 	JF_VEC,    /* an array: SIDE_VEC-like { T *v; size_t n, cap; } of sub */
 	JF_ARRAY,  /* an array: a fixed T member[N] of sub, its count in a size_t (count) */
@@ -45,6 +46,12 @@ enum jf_kind {
 
 struct jf_table;
 
+/* Where JF_NAME fields keep their strings (ctx: what the caller passed). */
+struct jf_names {
+	const char *(*name)(const void *ctx, int32_t i); /* NULL: none */
+	int32_t (*intern)(void *ctx, const char *s);     /* -1 on ENOMEM */
+};
+
 struct jf_field {
 	/* NULL: for JF_OBJ, its fields are this object's; in the element
 	 * table of a JF_VEC or JF_MAP, the element is this one value */
@@ -56,6 +63,7 @@ struct jf_field {
 				      * (and set when the key is read); 0: always */
 	size_t count;                /* JF_ARRAY: the offset of its size_t count */
 	const struct jf_table *sub;  /* JF_OBJ, JF_VEC, JF_MAP */
+	const struct jf_names *names; /* JF_NAME */
 	/* JF_FN: adds key (or keys) to o / reads them from o; base is the
 	 * struct the table describes, ctx what the caller passed along (the
 	 * model, whose phase names a cycle's table needs) */

@@ -621,7 +621,7 @@ static void row_num(FILE *f, const char *name, double v, const char *fmt)
 
 static void html_phases(FILE *f, const struct model *m)
 {
-	json_t *po = json_object_get(model__section(m, MODEL_SEC_PROBES_OVERHEAD), "phases");
+	const struct model_probe_cost *pc = &m->probe_cost;
 	bool any = false;
 
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
@@ -646,7 +646,7 @@ static void html_phases(FILE *f, const struct model *m)
 		outputs__html_num_cell(f, v->p50_ms, "%.3f");
 		outputs__html_num_cell(f, v->p95_ms, "%.3f");
 		outputs__html_num_cell(f, v->p99_ms, "%.3f");
-		outputs__html_num_cell(f, json_num(json_object_get(po, m->phase_names[ph]), "percent"), "%.2f");
+		outputs__html_num_cell(f, pc->derived && pc->phases[ph].present ? pc->phases[ph].percent : NAN, "%.2f");
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n");
@@ -886,7 +886,6 @@ static void html_outputs(FILE *f, const struct out_log *lg)
 static int write_html(const struct model *m, const char *dir, const struct out_log *lg)
 {
 	struct atomic_file *af = atomic_file__open(dir, "report.html");
-	json_t *po = model__section(m, MODEL_SEC_PROBES_OVERHEAD);
 	FILE *f;
 
 	if (!af)
@@ -914,7 +913,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "
 			"of a phase at most%s</p>\n", m->probe_cost.warning ? " class=\"warn\"" : "",
-			m->probe_cost.cost_ns / 1e3, json_num(po, "max_percent"),
+			m->probe_cost.cost_ns / 1e3, m->probe_cost.derived ? m->probe_cost.max_percent : NAN,
 			m->probe_cost.warning ? ": phase times are inflated" : ".");
 	}
 	html_findings(f, m);

@@ -53,6 +53,21 @@ static int set_new(json_t *o, const char *key, json_t *v)
 	return v && !json_object_set_new(o, key, v) ? 0 : -ENOMEM;
 }
 
+/* Strings kept in model.names (ctx: the model). */
+static const char *model_name(const void *ctx, int32_t i)
+{
+	const struct model *m = ctx;
+
+	return i >= 0 && (size_t)i < m->nnames ? m->names[i] : NULL;
+}
+
+static int32_t model_intern(void *ctx, const char *s)
+{
+	return model__intern(ctx, s);
+}
+
+static const struct jf_names model_names = { model_name, model_intern };
+
 /* ---- the scheduler's split of a wall interval ---- */
 
 static int blocked_write(const void *base, const char *key, json_t *o, const void *ctx)
@@ -763,6 +778,154 @@ static int config_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
+/* ---- probes: where they were placed, what they cost ---- */
+
+#define JF_T int32_t
+JF_TABLE(name_list_table, { .kind = JF_NAME, .names = &model_names });
+#undef JF_T
+
+static int method_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	(void)ctx;
+	return ((const struct model_probe *)base)->sampled ? set_new(o, key, json_string("sampled")) : 0;
+}
+
+static int method_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	(void)ctx;
+	((struct model_probe *)base)->sampled = v && !strcmp(v, "sampled");
+	return 0;
+}
+
+#define JF_T struct model_probe_python
+JF_TABLE(probe_python_table, JF("observations", JF_U64, observations),
+	 JF("edges_between_observations", JF_U64, edges_between_observations),
+	 JF("resolution_ms_mean", JF_REAL, resolution_ms_mean, .flags = JF_OMIT),
+	 JF("resolution_ms_max", JF_REAL, resolution_ms_max, .flags = JF_OMIT),
+	 JF("deferred", JF_U64, deferred, JF_WHEN(has_edges)), JF("lost", JF_U64, lost, JF_WHEN(has_edges)));
+#undef JF_T
+
+/* a probe of the probes concern; py: and js: specs too (ctx: the model) */
+#define JF_T struct model_probe
+JF_TABLE(probe_table, JF("spec", JF_NAME, spec, .names = &model_names), JF("role", JF_CHARS, role, .flags = JF_OMIT),
+	 JF("phase", JF_NAME, phase, .names = &model_names, .flags = JF_OMIT),
+	 JF("count", JF_NAME, count, .names = &model_names, .flags = JF_OMIT),
+	 JF("placed_in", JF_VEC, placed_in, .sub = &name_list_table), JF("hits", JF_U64, hits),
+	 JF("from_preset", JF_BOOL, from_preset),
+	 JF("not_placed", JF_NAME, not_placed, .names = &model_names, .flags = JF_OMIT),
+	 JF_FNS("method", method_write, method_read), JF("samples", JF_U64, samples, JF_WHEN(sampled)),
+	 JF("warning", JF_NAME, warning, .names = &model_names, .flags = JF_OMIT),
+	 JF("callers", JF_VEC, callers, .sub = &name_list_table, JF_WHEN(has_callers)),
+	 JF("python", JF_OBJ, python, .sub = &probe_python_table, JF_WHEN(has_python)));
+#undef JF_T
+
+#define JF_T struct model_probe_estimate
+JF_TABLE(estimate_table, JF("hits", JF_REAL, hits, .flags = JF_OMIT),
+	 JF("estimated_ms", JF_REAL, estimated_ms, .flags = JF_OMIT), JF("percent", JF_REAL, percent, .flags = JF_OMIT));
+#undef JF_T
+
+#define JF_T struct model_preset_probe_cost
+JF_TABLE(preset_cost_table, JF("spec", JF_NAME, spec, .names = &model_names),
+	 JF("phase", JF_NAME, phase, .names = &model_names), JF("hits", JF_REAL, hits, .flags = JF_OMIT),
+	 JF("estimated_ms", JF_REAL, estimated_ms, .flags = JF_OMIT),
+	 JF("percent_of_phase", JF_REAL, percent_of_phase, .flags = JF_OMIT), JF("over_limit", JF_BOOL, over_limit));
+#undef JF_T
+
+/* {phase name: its estimate} */
+static int estimates_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = ctx;
+	const struct model_probe_cost *pc = base;
+	json_t *per = json_object();
+
+	for (int ph = 1; per && ph < IT_MAX_PHASES; ph++)
+		if (pc->phases[ph].present && m->phase_names[ph] &&
+		    set_new(per, m->phase_names[ph], jf_object(&estimate_table, &pc->phases[ph], ctx)))
+			break;
+	return set_new(o, key, per);
+}
+
+static int estimates_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_probe_cost *pc = base;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(o, key), k, v) {
+		int ph = model__phase_id(ctx, k);
+
+		if (ph > 0) {
+			jf_read(&estimate_table, &pc->phases[ph], v, ctx);
+			pc->phases[ph].present = true;
+		}
+	}
+	return 0;
+}
+
+#define JF_T struct model_probe_cost
+JF_TABLE(probe_cost_table, JF("cost_ns_per_hit", JF_REAL, cost_ns),
+	 JF("calibration_calls", JF_INT, calibration_calls), JF("error", JF_CHARS, error, .flags = JF_OMIT),
+	 JF_FNS("phases", estimates_write, estimates_read),
+	 JF("cycles", JF_OBJ, cycles, .sub = &estimate_table, JF_WHEN(cycles.present)),
+	 JF("preset_probes", JF_VEC, preset_probes, .sub = &preset_cost_table),
+	 JF("max_percent", JF_REAL, max_percent, .flags = JF_OMIT), JF("warning", JF_BOOL, warning));
+#undef JF_T
+
+static int probes_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *arr;
+
+	(void)ctx;
+	if (!m->have_probes)
+		return 0;
+	arr = json_array();
+	for (size_t i = 0; arr && i < m->probes.n; i++)
+		json_array_append_new(arr, jf_object(&probe_table, &m->probes.v[i], m));
+	return set_new(o, key, arr);
+}
+
+static int probes_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *v;
+	size_t i;
+
+	(void)ctx;
+	if (!json_is_array(json_object_get(o, key)))
+		return 0;
+	m->have_probes = true;
+	json_array_foreach(json_object_get(o, key), i, v) {
+		struct model_probe *p = model__add_probe(m);
+
+		if (!p || jf_read(&probe_table, p, v, m))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int probes_overhead_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+
+	(void)ctx;
+	return m->probe_cost.derived ? set_new(o, key, jf_object(&probe_cost_table, &m->probe_cost, m)) : 0;
+}
+
+static int probes_overhead_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *v = json_object_get(o, key);
+
+	(void)ctx;
+	if (!json_is_object(v))
+		return 0;
+	m->probe_cost.derived = true;
+	return jf_read_into(&probe_cost_table, &m->probe_cost, v, m);
+}
+
 /* ---- the concerns' detail documents ---- */
 
 static enum model_section section_of(const char *key)
@@ -1090,9 +1253,9 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("started_at", started_at_write, started_at_read),
 	 JF("duration_s", JF_REAL, run.duration_s, .flags = JF_OMIT),
 	 JF_FNS("stop_reason", stop_reason_write, stop_reason_read),
-	 JF_FNS("config", config_write, config_read), JF_FNS("probes", section_if_write, section_read),
+	 JF_FNS("config", config_write, config_read), JF_FNS("probes", probes_write, probes_read),
 	 JF("host", JF_OBJ, side.run.host, .sub = &profile_host_table, JF_WHEN(side.run.host.present)),
-	 JF_FNS("probes_overhead", section_if_write, section_read),
+	 JF_FNS("probes_overhead", probes_overhead_write, probes_overhead_read),
 	 JF_FNS("suggested_cycle", section_if_write, section_read), JF_GROUP("self", self_table, JF_WHEN(self.present)),
 	 JF_FNS("tail_cycles", profile_tail__write, profile_tail__read), JF_FNS("llama", llama_write, llama_read),
 	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
