@@ -665,7 +665,13 @@ static void fill_core(struct model *m)
 	m->memory.available = true;
 	m->memory.peak_mb = 101.5;
 	m->memory.growth_mb_per_cycle = 0.25;
-	model__set_section(m, MODEL_SEC_MEMORY, json_pack("{s:f}", "peak_mb", 101.5));
+	snprintf(m->memory.source, sizeof(m->memory.source), "mm counters");
+	m->memory.per_process.v = calloc(1, sizeof(*m->memory.per_process.v));
+	m->memory.per_process.v[0] = (struct model_memory_proc){ .pid = 100, .comm = "exp", .peak_mb = 101.5,
+								  .last_mb = 100 };
+	m->memory.per_process.n = m->memory.per_process.cap = 1;
+	m->sched.has_faults = true;
+	m->sched.minflt = 12;
 }
 
 static void assert_split(const struct model_split *a, const struct model_split *b)
@@ -790,7 +796,12 @@ static void test_core_round_trip(void **state)
 	assert_int_equal(model__lost(&back, "ringbuf_events"), 2);
 	assert_true(back.memory.available);
 	assert_num(back.memory.growth_mb_per_cycle, 0.25);
-	assert_null(json_object_get(model__section(&back, MODEL_SEC_MEMORY), "growth_mb_per_cycle"));
+	assert_string_equal(back.memory.source, "mm counters");
+	assert_int_equal(back.memory.per_process.n, 1);
+	assert_num(back.memory.per_process.v[0].last_mb, 100);
+	assert_num(model__rss_now_mb(&back), 100);
+	assert_true(back.sched.has_faults);
+	assert_int_equal(back.sched.minflt, 12);
 
 	p2 = model__to_json(&back);
 	assert_non_null(p2);

@@ -15,7 +15,6 @@ const char *const model_section_names[MODEL_NSECTIONS] = {
 	[MODEL_SEC_SAMPLES] = "samples",
 	[MODEL_SEC_OFFCPU] = "offcpu",
 	[MODEL_SEC_SCHED] = "sched",
-	[MODEL_SEC_MEMORY] = "memory",
 	[MODEL_SEC_NETWORK] = "network",
 	[MODEL_SEC_CRASHES] = "crashes",
 	[MODEL_SEC_SUGGESTED_CYCLE] = "suggested_cycle",
@@ -121,6 +120,8 @@ void model__free(struct model *m)
 	free(m->lost);
 	free(m->self.bpf.programs.v);
 	free(m->probe_cost.preset_probes.v);
+	free(m->memory.per_process.v);
+	free(m->memory.timeline.v);
 	model__clear_probes(m);
 	free(m->probes.v);
 	free_findings(m);
@@ -245,6 +246,16 @@ static int copy_probes(struct model *dst, const struct model *src)
 	return 0;
 }
 
+double model__rss_now_mb(const struct model *m)
+{
+	double rss = NAN;
+
+	for (size_t i = 0; i < m->memory.per_process.n; i++)
+		if (!isnan(m->memory.per_process.v[i].last_mb))
+			rss = (isnan(rss) ? 0 : rss) + m->memory.per_process.v[i].last_mb;
+	return rss;
+}
+
 void model__clear_probes(struct model *m)
 {
 	for (size_t i = 0; i < m->probes.n; i++) {
@@ -315,6 +326,8 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->tail.n = dst->tail.cap = 0;
 	memset(&dst->probe_cost.preset_probes, 0, sizeof(dst->probe_cost.preset_probes));
 	memset(&dst->probes, 0, sizeof(dst->probes));
+	memset(&dst->memory.per_process, 0, sizeof(dst->memory.per_process));
+	memset(&dst->memory.timeline, 0, sizeof(dst->memory.timeline));
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
 	dst->alerts = dst->cuda = dst->llama_facts = NULL;
@@ -411,6 +424,18 @@ int model__copy(struct model *dst, const struct model *src)
 			goto nomem;
 	if (copy_probes(dst, src))
 		goto nomem;
+	if (src->memory.per_process.n) {
+		if (!(dst->memory.per_process.v = dup_elems(src->memory.per_process.v, src->memory.per_process.n,
+							    sizeof(*src->memory.per_process.v))))
+			goto nomem;
+		dst->memory.per_process.n = dst->memory.per_process.cap = src->memory.per_process.n;
+	}
+	if (src->memory.timeline.n) {
+		if (!(dst->memory.timeline.v = dup_elems(src->memory.timeline.v, src->memory.timeline.n,
+							 sizeof(*src->memory.timeline.v))))
+			goto nomem;
+		dst->memory.timeline.n = dst->memory.timeline.cap = src->memory.timeline.n;
+	}
 	if (src->self.bpf.programs.n) {
 		dst->self.bpf.programs.v = dup_elems(src->self.bpf.programs.v, src->self.bpf.programs.n,
 						     sizeof(*src->self.bpf.programs.v));

@@ -55,7 +55,6 @@ enum model_section {
 	MODEL_SEC_SAMPLES = 0,
 	MODEL_SEC_OFFCPU,
 	MODEL_SEC_SCHED,
-	MODEL_SEC_MEMORY,
 	MODEL_SEC_NETWORK,
 	MODEL_SEC_CRASHES,
 	MODEL_SEC_SUGGESTED_CYCLE,
@@ -193,10 +192,25 @@ struct model_sched_figures {
 	uint64_t minflt, majflt;
 };
 
+struct model_memory_proc {
+	pid_t pid;
+	char comm[IT_COMM_LEN];
+	double peak_mb, last_mb;
+};
+
+struct model_memory_point {
+	double t_s, rss_mb;
+};
+
+/* The memory concern's RSS figures. */
 struct model_memory_figures {
 	bool available;
+	char source[96];            /* how RSS was read */
 	double peak_mb;
-	double growth_mb_per_cycle; /* NAN: fewer than two cycles with RSS */
+	VEC_OF(struct model_memory_proc) per_process;
+	VEC_OF(struct model_memory_point) timeline; /* the targets' RSS, reduced */
+	uint64_t timeline_max_points;
+	double growth_mb_per_cycle; /* derived; NAN: fewer than two cycles with RSS */
 };
 
 struct model_side_figures {
@@ -569,6 +583,8 @@ int model__add_finding(struct model *m, const char *type, const char *severity, 
 		       json_t *evidence);
 int model__add_recommendation(struct model *m, const struct model_recommendation *r);
 void model__clear_findings(struct model *m);
+/* The targets' RSS last seen, summed (NAN: none read): top and /metrics. */
+double model__rss_now_mb(const struct model *m);
 /* Frees the tail cycles; none judged. */
 void model__clear_tail(struct model *m);
 /* Forgets the probes (a collect lists them again). */

@@ -259,9 +259,8 @@ static double json_number(const json_t *o, const char *key)
 
 static void samples_lost_memory(struct expo *e, const struct model *m)
 {
-	json_t *samples = model__section(m, MODEL_SEC_SAMPLES), *mem = model__section(m, MODEL_SEC_MEMORY);
-	double total = json_number(samples, "total"), rss = NAN;
-	json_t *per = json_object_get(mem, "per_process"), *p;
+	json_t *samples = model__section(m, MODEL_SEC_SAMPLES);
+	double total = json_number(samples, "total"), rss = model__rss_now_mb(m);
 	size_t i;
 
 	if (!isnan(total)) {
@@ -272,12 +271,6 @@ static void samples_lost_memory(struct expo *e, const struct model *m)
 	     "Samples, events and other records lost (profile.json lost); non-zero: figures are incomplete");
 	for (i = 0; i < m->nlost; i++)
 		sample(e, "infertrace_lost_total", "kind", m->lost[i].name, m->lost[i].value);
-	json_array_foreach(per, i, p) {
-		double mb = json_number(p, "last_mb");
-
-		if (!isnan(mb))
-			rss = (isnan(rss) ? 0 : rss) + mb;
-	}
 	gauge(e, "infertrace_rss_bytes", "Resident set size of the traced processes, last seen",
 	      rss * 1048576.0);
 	if (m->memory.available)

@@ -981,48 +981,28 @@ static int sched_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
-/* memory: the memory concern's section, with the growth the derivation
- * computed and the faults the scheduler counted. */
-static int memory_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = base;
-	json_t *v = model__section(m, MODEL_SEC_MEMORY);
+/* memory: the memory concern's figures, with the growth the derivation
+ * computed and the faults the scheduler counted */
+#define JF_T struct model_memory_proc
+JF_TABLE(memory_proc_table, JF("pid", JF_INT, pid), JF("comm", JF_CHARS, comm),
+	 JF("peak_mb", JF_REAL, peak_mb, .flags = JF_OMIT), JF("last_mb", JF_REAL, last_mb, .flags = JF_OMIT));
+#undef JF_T
 
-	(void)ctx;
-	v = v ? json_deep_copy(v) : json_object();
-	if (v && m->memory.available) {
-		json_object_set_new(v, "growth_mb_per_cycle", isfinite(m->memory.growth_mb_per_cycle) ?
-				    json_real(m->memory.growth_mb_per_cycle) : json_null());
-		if (m->sched.has_faults)
-			json_object_set_new(v, "faults", json_pack("{s:I,s:I}", "minor", (json_int_t)m->sched.minflt,
-								   "major", (json_int_t)m->sched.majflt));
-	}
-	return set_new(o, key, v);
-}
+#define JF_T struct model_memory_point
+JF_TABLE(memory_point_table, JF("t_s", JF_REAL, t_s, .flags = JF_OMIT), JF("rss_mb", JF_REAL, rss_mb, .flags = JF_OMIT));
+#undef JF_T
 
-static int memory_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	json_t *mem = json_object_get(o, key), *faults = json_object_get(mem, "faults");
-
-	(void)ctx;
-	m->memory.available = json_is_object(mem) && json_object_size(mem);
-	m->memory.peak_mb = json_num(mem, "peak_mb");
-	m->memory.growth_mb_per_cycle = json_num(mem, "growth_mb_per_cycle");
-	if (json_is_object(faults)) {
-		m->sched.has_faults = true;
-		m->sched.minflt = u64_of(faults, "minor");
-		m->sched.majflt = u64_of(faults, "major");
-	}
-	if (json_is_object(mem)) {
-		json_t *rest = json_deep_copy(mem); /* the typed keys are written from the figures */
-
-		json_object_del(rest, "growth_mb_per_cycle");
-		json_object_del(rest, "faults");
-		model__set_section(m, MODEL_SEC_MEMORY, rest);
-	}
-	return 0;
-}
+#define JF_T struct model
+JF_TABLE(model_faults_table, JF("minor", JF_U64, sched.minflt), JF("major", JF_U64, sched.majflt));
+JF_TABLE(memory_fields_table, JF("source", JF_CHARS, memory.source),
+	 JF("peak_mb", JF_REAL, memory.peak_mb, .flags = JF_OMIT),
+	 JF("per_process", JF_VEC, memory.per_process, .sub = &memory_proc_table),
+	 JF("timeline", JF_VEC, memory.timeline, .sub = &memory_point_table),
+	 JF("timeline_max_points", JF_U64, memory.timeline_max_points),
+	 JF("growth_mb_per_cycle", JF_REAL, memory.growth_mb_per_cycle),
+	 JF_GROUP("faults", model_faults_table, JF_WHEN(sched.has_faults)));
+JF_TABLE(memory_table, JF_GROUP(NULL, memory_fields_table, JF_WHEN(memory.available)));
+#undef JF_T
 
 static int crashes_read(void *base, const char *key, json_t *o, void *ctx)
 {
@@ -1241,7 +1221,7 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("system", system_write, system_read), JF_FNS("phases", phases_write, phases_read),
 	 JF_GROUP("aggregate_metrics", aggregates_table),
 	 SECTION("samples"), SECTION("offcpu"), JF_FNS("sched", section_write, sched_read),
-	 JF_FNS("memory", memory_write, memory_read),
+	 JF_GROUP("memory", memory_table),
 	 JF("thermal", JF_OBJ, side.run.thermal, .sub = &profile_thermal_table), JF_FNS("gpu", gpu_write, gpu_read),
 	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), SECTION("network"),
 	 JF_GROUP("energy", profile_energy_section_table, JF_WHEN(energy.present)),
