@@ -104,30 +104,30 @@ static void print_fate(const struct model *m)
 
 static void print_samples(const struct model *m)
 {
-	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
-	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
-	const char *key, *cg = json_string_value(json_object_get(s, "call_graph"));
-	bool dwarf = cg && !strcmp(cg, "dwarf");
+	const struct model_samples *s = &m->samples;
+	bool dwarf = !strcmp(s->call_graph, "dwarf");
 
-	if (!json_is_object(s) || !isfinite(json_num(s, "total"))) {
+	if (!s->present) {
 		printf("Samples: none recorded\n");
 		return;
 	}
 	printf("Samples: %s at %s Hz requested, %s Hz achieved over %s s of target CPU time\n",
-	       FIG(json_num(s, "total"), 0), FIG(json_num(s, "requested_hz"), 0), FIG(json_num(s, "achieved_hz"), 1),
-	       FIG(json_num(s, "target_cpu_seconds"), 2));
-	printf("Stacks: %s%% complete (reach main/thread start)\n", FIG(json_num(q, "complete_percent"), 1));
-	json_object_foreach(objs, key, v) {
-		if (json_num(v, "truncated_percent") <= 20 || json_num(v, "samples") < 10)
+	       FIG((double)s->total, 0), FIG((double)s->requested_hz, 0), FIG(s->achieved_hz, 1),
+	       FIG(s->target_cpu_seconds, 2));
+	printf("Stacks: %s%% complete (reach main/thread start)\n", FIG(s->stack_quality.complete_percent, 1));
+	for (size_t i = 0; i < s->stack_quality.by_leaf_object.n; i++) {
+		const struct model_leaf_object *v = &s->stack_quality.by_leaf_object.v[i];
+
+		if (v->truncated_percent <= 20 || v->samples < 10)
 			continue;
 		/* the hint follows the mode the recording used */
 		if (dwarf)
 			printf("  warning: %.0f%% of stacks in %s end early with --call-graph dwarf (no CFI for the "
 			       "code, or a stack deeper than the copy: try a larger --call-graph dwarf,SIZE)\n",
-			       json_num(v, "truncated_percent"), key);
+			       v->truncated_percent, v->name);
 		else
 			printf("  warning: %.0f%% of stacks in %s end early (no frame pointers?); "
-			       "try --call-graph dwarf\n", json_num(v, "truncated_percent"), key);
+			       "try --call-graph dwarf\n", v->truncated_percent, v->name);
 	}
 	if (model__lost(m, "samples") || model__lost(m, "events"))
 		printf("WARNING: %llu samples and %llu events were lost: numbers are incomplete\n",

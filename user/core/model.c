@@ -12,7 +12,6 @@
 const char *const model_energy_keys[MODEL_EN_NDOMAINS] = { "cpu_j", "dram_j", "gpu_j", "board_j" };
 
 const char *const model_section_names[MODEL_NSECTIONS] = {
-	[MODEL_SEC_SAMPLES] = "samples",
 	[MODEL_SEC_OFFCPU] = "offcpu",
 	[MODEL_SEC_SCHED] = "sched",
 	[MODEL_SEC_NETWORK] = "network",
@@ -121,6 +120,8 @@ void model__free(struct model *m)
 	free(m->self.bpf.programs.v);
 	free(m->probe_cost.preset_probes.v);
 	free(m->memory.per_process.v);
+	free(m->samples.per_process.v);
+	free(m->samples.stack_quality.by_leaf_object.v);
 	free(m->memory.timeline.v);
 	model__clear_probes(m);
 	free(m->probes.v);
@@ -327,6 +328,8 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(&dst->probe_cost.preset_probes, 0, sizeof(dst->probe_cost.preset_probes));
 	memset(&dst->probes, 0, sizeof(dst->probes));
 	memset(&dst->memory.per_process, 0, sizeof(dst->memory.per_process));
+	memset(&dst->samples.per_process, 0, sizeof(dst->samples.per_process));
+	memset(&dst->samples.stack_quality.by_leaf_object, 0, sizeof(dst->samples.stack_quality.by_leaf_object));
 	memset(&dst->memory.timeline, 0, sizeof(dst->memory.timeline));
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
@@ -429,6 +432,21 @@ int model__copy(struct model *dst, const struct model *src)
 							    sizeof(*src->memory.per_process.v))))
 			goto nomem;
 		dst->memory.per_process.n = dst->memory.per_process.cap = src->memory.per_process.n;
+	}
+	if (src->samples.per_process.n) {
+		if (!(dst->samples.per_process.v = dup_elems(src->samples.per_process.v, src->samples.per_process.n,
+							     sizeof(*src->samples.per_process.v))))
+			goto nomem;
+		dst->samples.per_process.n = dst->samples.per_process.cap = src->samples.per_process.n;
+	}
+	if (src->samples.stack_quality.by_leaf_object.n) {
+		const size_t n = src->samples.stack_quality.by_leaf_object.n;
+
+		if (!(dst->samples.stack_quality.by_leaf_object.v =
+			      dup_elems(src->samples.stack_quality.by_leaf_object.v, n,
+					sizeof(*src->samples.stack_quality.by_leaf_object.v))))
+			goto nomem;
+		dst->samples.stack_quality.by_leaf_object.n = dst->samples.stack_quality.by_leaf_object.cap = n;
 	}
 	if (src->memory.timeline.n) {
 		if (!(dst->memory.timeline.v = dup_elems(src->memory.timeline.v, src->memory.timeline.n,

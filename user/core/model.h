@@ -52,8 +52,7 @@ enum model_stage {
 
 /* Detail documents, one per concern, written into profile.json as given. */
 enum model_section {
-	MODEL_SEC_SAMPLES = 0,
-	MODEL_SEC_OFFCPU,
+	MODEL_SEC_OFFCPU = 0,
 	MODEL_SEC_SCHED,
 	MODEL_SEC_NETWORK,
 	MODEL_SEC_CRASHES,
@@ -190,6 +189,49 @@ struct model_sched_figures {
 	bool has_startup;         /* the threads' time while no cycle was open yet */
 	double startup_oncpu_ms, startup_runq_ms;
 	uint64_t minflt, majflt;
+};
+
+/* The sampling concern's account of its samples (profile.json's samples). */
+struct model_samples_proc {
+	pid_t pid;
+	char comm[IT_COMM_LEN];
+	uint64_t samples;
+};
+
+struct model_leaf_object {
+	char name[128];           /* the object the leaf frame is in */
+	uint64_t samples, complete, truncated;
+	double truncated_percent;
+};
+
+struct model_unwind {
+	char method[64];
+	uint64_t stack_bytes, records, copy_failed, copy_short, lost, bad_records, unwind_ended_with_error,
+		unwind_too_deep, unwind_no_modules, unwind_failed, module_rebuilds, jit_leaf_callers_restored;
+	double avg_frames, avg_unwind_us, max_unwind_us;
+};
+
+struct model_samples {
+	bool present;
+	uint64_t total;
+	char event[16];
+	int requested_hz, sampling_cpus;
+	double target_cpu_seconds, achieved_hz; /* NAN: no CPU time */
+	char call_graph[8];                     /* "fp" or "dwarf" */
+	VEC_OF(struct model_samples_proc) per_process;
+	struct {
+		bool present;
+		uint64_t samples;
+		double percent;
+	} by_phase[IT_MAX_PHASES];
+	struct {
+		uint64_t stacks, complete, user_stack_missing, distinct_stacks;
+		double complete_percent;
+		VEC_OF(struct model_leaf_object) by_leaf_object;
+	} stack_quality;
+	bool has_unwind;                        /* --call-graph dwarf */
+	struct model_unwind unwind;
+	uint64_t stack_collisions;
 };
 
 struct model_memory_proc {
@@ -509,6 +551,7 @@ struct model {
 	VEC_OF(struct model_probe) probes;
 	struct model_sched_figures sched;
 	struct model_memory_figures memory;
+	struct model_samples samples;
 	struct model_side_figures side;
 	struct model_energy_figures energy;
 	uint64_t oom_kills;

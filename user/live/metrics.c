@@ -250,17 +250,9 @@ static void phases_and_counts(struct expo *e, const struct model *m)
 	}
 }
 
-static double json_number(const json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static void samples_lost_memory(struct expo *e, const struct model *m)
 {
-	json_t *samples = model__section(m, MODEL_SEC_SAMPLES);
-	double total = json_number(samples, "total"), rss = model__rss_now_mb(m);
+	double total = m->samples.present ? (double)m->samples.total : NAN, rss = model__rss_now_mb(m);
 	size_t i;
 
 	if (!isnan(total)) {

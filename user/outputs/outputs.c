@@ -757,27 +757,27 @@ static void html_findings(FILE *f, const struct model *m)
 
 static void html_samples(FILE *f, const struct model *m, const struct folded *st)
 {
-	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
-	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
+	const struct model_samples *s = &m->samples;
 	struct folded leaf = {};
-	const char *name;
 
 	fprintf(f, "<h2>Samples</h2><table>\n");
-	row_num(f, "samples", json_num(s, "total"), "%.0f");
-	row_num(f, "requested Hz", json_num(s, "requested_hz"), "%.0f");
-	row_num(f, "achieved Hz", json_num(s, "achieved_hz"), "%.1f");
+	row_num(f, "samples", s->present ? (double)s->total : NAN, "%.0f");
+	row_num(f, "requested Hz", s->present ? (double)s->requested_hz : NAN, "%.0f");
+	row_num(f, "achieved Hz", s->present ? s->achieved_hz : NAN, "%.1f");
 	fprintf(f, "<tr><th>call graph</th><td>");
-	h(f, json_string_value(json_object_get(s, "call_graph")));
+	h(f, s->present ? s->call_graph : NULL);
 	fprintf(f, "</td></tr>\n");
-	row_num(f, "complete stacks %", json_num(q, "complete_percent"), "%.1f");
+	row_num(f, "complete stacks %", s->present ? s->stack_quality.complete_percent : NAN, "%.1f");
 	row_num(f, "lost samples", (double)model__lost(m, "samples"), "%.0f");
 	row_num(f, "lost events", (double)model__lost(m, "events"), "%.0f");
 	fprintf(f, "</table>\n<h3>Stack quality by leaf object</h3><table><tr><th>object</th><th>samples</th>"
 		"<th>truncated %%</th></tr>\n");
-	json_object_foreach(objs, name, v) {
+	for (size_t i = 0; i < s->stack_quality.by_leaf_object.n; i++) {
+		const struct model_leaf_object *v = &s->stack_quality.by_leaf_object.v[i];
+
 		fprintf(f, "<tr><td>");
-		h(f, name);
-		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", json_num(v, "samples"), json_num(v, "truncated_percent"));
+		h(f, v->name);
+		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", (double)v->samples, v->truncated_percent);
 	}
 	fprintf(f, "</table>\n");
 	folded__leaves(st, &leaf);

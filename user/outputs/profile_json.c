@@ -19,6 +19,7 @@
 #include "json_text.h"
 #include "model.h"
 #include "profile.h"
+#include "profile_samples.h"
 #include "profile_side.h"
 #include "profile_tail.h"
 #include "stats.h"
@@ -1220,7 +1221,7 @@ static int loaded_read(void *base, const char *key, json_t *o, void *ctx)
 JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_FNS("tool", tool_write, tool_read),
 	 JF_FNS("system", system_write, system_read), JF_FNS("phases", phases_write, phases_read),
 	 JF_GROUP("aggregate_metrics", aggregates_table),
-	 SECTION("samples"), SECTION("offcpu"), JF_FNS("sched", section_write, sched_read),
+	 JF_FNS("samples", profile_samples__write, profile_samples__read), SECTION("offcpu"), JF_FNS("sched", section_write, sched_read),
 	 JF_GROUP("memory", memory_table),
 	 JF("thermal", JF_OBJ, side.run.thermal, .sub = &profile_thermal_table), JF_FNS("gpu", gpu_write, gpu_read),
 	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), SECTION("network"),
