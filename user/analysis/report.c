@@ -307,11 +307,10 @@ static void print_py_resolution(const struct model *m)
 
 static void print_findings(const struct model *m)
 {
-	json_t *sg = model__section(m, MODEL_SEC_SUGGESTED_CYCLE);
-	const char *noun = suggest__noun(json_string_value(json_object_get(sg, "option")));
+	const struct model_suggestion *sg = &m->suggested_cycle;
 
-	if (json_is_string(json_object_get(sg, "text")))
-		printf("\nSuggested %s: %s\n", noun, json_string_value(json_object_get(sg, "text")));
+	if (sg->present)
+		printf("\nSuggested %s: %s\n", suggest__noun(sg->option), sg->text);
 	if (m->nfindings)
 		printf("\nBottlenecks:\n");
 	for (size_t i = 0; i < m->nfindings; i++)
@@ -326,17 +325,13 @@ static void print_findings(const struct model *m)
 
 static void print_alerts(const struct model *m)
 {
-	json_t *v;
-	size_t i;
-
-	if (!json_array_size(m->alerts))
+	if (!m->alerts.n)
 		return;
 	printf("\nAlerts:\n");
-	json_array_foreach(m->alerts, i, v) {
-		json_t *t = json_object_get(v, "type"), *d = json_object_get(v, "description");
+	for (size_t i = 0; i < m->alerts.n; i++) {
+		const struct model_alert *a = &m->alerts.v[i];
 
-		printf("  - %s%s%s\n", json_is_string(t) ? json_string_value(t) : "?", json_is_string(d) ? ": " : "",
-		       json_is_string(d) ? json_string_value(d) : "");
+		printf("  - %s%s%s\n", a->type[0] ? a->type : "?", a->description[0] ? ": " : "", a->description);
 	}
 }
 

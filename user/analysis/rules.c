@@ -941,25 +941,22 @@ static void power_rules(struct model *m, const struct rule_thresholds *t)
  * over one sampling period above the threshold. Replaces an earlier one. */
 static void power_alert(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *kept = json_array(), *v;
-	size_t i;
-	char desc[200];
+	struct model_alert *a;
+	size_t w = 0;
 
-	json_array_foreach(m->alerts, i, v) {
-		const char *type = json_string_value(json_object_get(v, "type"));
-
-		if (!type || strcmp(type, "power"))
-			json_array_append(kept, v);
-	}
-	json_decref(m->alerts);
-	m->alerts = kept;
+	for (size_t i = 0; i < m->alerts.n; i++)
+		if (strcmp(m->alerts.v[i].type, "power"))
+			m->alerts.v[w++] = m->alerts.v[i];
+	m->alerts.n = w;
 	if (!isfinite(m->energy.side.peak_w) || m->energy.side.peak_w * 1e3 <= t->power_mw)
 		return;
-	snprintf(desc, sizeof(desc), "peak power %.0f mW above the %.0f mW threshold (--threshold power_mw=)",
-		 m->energy.side.peak_w * 1e3, t->power_mw);
-	json_array_append_new(m->alerts, json_pack("{s:s,s:s,s:s,s:f,s:f}", "type", "power", "severity", "warning",
-						   "description", desc, "value_mw", m->energy.side.peak_w * 1e3,
-						   "threshold_mw", t->power_mw));
+	if (VEC_RESERVE(m->alerts.v, m->alerts.cap, m->alerts.n, 4))
+		return;
+	a = &m->alerts.v[m->alerts.n++];
+	*a = (struct model_alert){ .type = "power", .severity = "warning", .value_mw = m->energy.side.peak_w * 1e3,
+				   .threshold_mw = t->power_mw };
+	snprintf(a->description, sizeof(a->description),
+		 "peak power %.0f mW above the %.0f mW threshold (--threshold power_mw=)", a->value_mw, t->power_mw);
 }
 
 int rules__evaluate(struct model *m, const struct rule_thresholds *t)

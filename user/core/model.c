@@ -16,7 +16,6 @@ const char *const model_section_names[MODEL_NSECTIONS] = {
 	[MODEL_SEC_SCHED] = "sched",
 	[MODEL_SEC_NETWORK] = "network",
 	[MODEL_SEC_CRASHES] = "crashes",
-	[MODEL_SEC_SUGGESTED_CYCLE] = "suggested_cycle",
 };
 
 static const char *const stage_names[] = {
@@ -128,7 +127,7 @@ void model__free(struct model *m)
 	free_findings(m);
 	free(m->findings);
 	free(m->recs);
-	json_decref(m->alerts);
+	free(m->alerts.v);
 	model__clear_tail(m);
 	json_decref(m->llama_facts);
 	side_energy__free(&m->energy.side);
@@ -333,7 +332,8 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(&dst->memory.timeline, 0, sizeof(dst->memory.timeline));
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
-	dst->alerts = dst->cuda = dst->llama_facts = NULL;
+	memset(&dst->alerts, 0, sizeof(dst->alerts));
+	dst->cuda = dst->llama_facts = NULL;
 	memset(&dst->side.run, 0, sizeof(dst->side.run));
 	memset(&dst->side.series, 0, sizeof(dst->side.series));
 	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
@@ -476,7 +476,11 @@ int model__copy(struct model *dst, const struct model *src)
 			goto nomem;
 		}
 	}
-	dst->alerts = copy_json(src->alerts);
+	if (src->alerts.n) {
+		if (!(dst->alerts.v = dup_elems(src->alerts.v, src->alerts.n, sizeof(*src->alerts.v))))
+			goto nomem;
+		dst->alerts.n = dst->alerts.cap = src->alerts.n;
+	}
 	if (copy_tail(dst, src))
 		goto nomem;
 	dst->llama_facts = copy_json(src->llama_facts);

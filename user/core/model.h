@@ -56,7 +56,6 @@ enum model_section {
 	MODEL_SEC_SCHED,
 	MODEL_SEC_NETWORK,
 	MODEL_SEC_CRASHES,
-	MODEL_SEC_SUGGESTED_CYCLE,
 	MODEL_NSECTIONS
 };
 extern const char *const model_section_names[MODEL_NSECTIONS];
@@ -474,6 +473,24 @@ struct model_self {
 	double probe_cost_ns_per_hit;  /* as loaded; a recording's is probe_cost's */
 };
 
+/* An alert of the rules (e.g. power above --threshold power_mw). */
+struct model_alert {
+	char type[32], severity[16];
+	char description[256];     /* "" none */
+	double value_mw, threshold_mw; /* NAN: not a power alert */
+};
+
+/* A recording without a cycle spec whose stacks show a loop: the likely
+ * option (python and sampling concerns). */
+struct model_suggestion {
+	bool present;
+	char option[16];           /* "--cycle", "--cycle-marker", "--phase" */
+	char function[256];
+	char text[512];
+	uint64_t bursts;
+	double period_ms;
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -569,7 +586,8 @@ struct model {
 	size_t nfindings, capfindings;
 	struct model_recommendation *recs;
 	size_t nrecs, caprecs;
-	json_t *alerts;
+	VEC_OF(struct model_alert) alerts;
+	struct model_suggestion suggested_cycle;
 	bool have_tail;            /* enough cycles to judge a tail */
 	VEC_OF(struct model_tail_cycle) tail;
 	/* llama.cpp: the model and context the process showed (llama concern),

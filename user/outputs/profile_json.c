@@ -948,12 +948,6 @@ static int section_write(const void *base, const char *key, json_t *o, const voi
 	return set_new(o, key, v ? json_deep_copy(v) : !strcmp(key, "crashes") ? json_array() : json_object());
 }
 
-/* Only where there is one. */
-static int section_if_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	return model__section(base, section_of(key)) ? section_write(base, key, o, ctx) : 0;
-}
-
 static int section_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	json_t *v = json_object_get(o, key);
@@ -1090,23 +1084,16 @@ JF_TABLE(self_table, JF("cpu_s", JF_REAL, self.cpu_s, .flags = JF_OMIT),
 	 JF_FNS("probe_cost_ns_per_hit", probe_cost_write, probe_cost_read));
 #undef JF_T
 
-static int alerts_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = base;
+#define JF_T struct model_alert
+JF_TABLE(alert_table, JF("type", JF_CHARS, type), JF("severity", JF_CHARS, severity, .flags = JF_OMIT),
+	 JF("description", JF_CHARS, description, .flags = JF_OMIT), JF("value_mw", JF_REAL, value_mw, .flags = JF_OMIT),
+	 JF("threshold_mw", JF_REAL, threshold_mw, .flags = JF_OMIT));
+#undef JF_T
 
-	(void)ctx;
-	return set_new(o, key, m->alerts ? json_deep_copy(m->alerts) : json_array());
-}
-
-static int alerts_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-
-	(void)ctx;
-	if (json_is_array(json_object_get(o, key)))
-		m->alerts = json_deep_copy(json_object_get(o, key));
-	return 0;
-}
+#define JF_T struct model_suggestion
+JF_TABLE(suggestion_table, JF("option", JF_CHARS, option), JF("function", JF_CHARS, function),
+	 JF("text", JF_CHARS, text), JF("bursts", JF_U64, bursts), JF("period_ms", JF_REAL, period_ms, .flags = JF_OMIT));
+#undef JF_T
 
 /* llama: the cycles' figures over the run, with the model and context the
  * process showed */
@@ -1228,7 +1215,7 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_GROUP("energy", profile_energy_section_table, JF_WHEN(energy.present)),
 	 JF_FNS("lost", lost_write, lost_read), JF_FNS("cycles", cycles_write, cycles_read),
 	 JF_FNS("crashes", section_write, crashes_read), JF_FNS("bottlenecks", findings_write, findings_read),
-	 JF_FNS("recommendations", recs_write, recs_read), JF_FNS("alerts", alerts_write, alerts_read),
+	 JF_FNS("recommendations", recs_write, recs_read), JF("alerts", JF_VEC, alerts, .sub = &alert_table),
 	 JF_FNS("command", command_write, command_read), JF_FNS("pids", pids_write, pids_read),
 	 JF_FNS("processes", processes_write, processes_read),
 	 JF_FNS("started_at", started_at_write, started_at_read),
@@ -1237,7 +1224,7 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("config", config_write, config_read), JF_FNS("probes", probes_write, probes_read),
 	 JF("host", JF_OBJ, side.run.host, .sub = &profile_host_table, JF_WHEN(side.run.host.present)),
 	 JF_FNS("probes_overhead", probes_overhead_write, probes_overhead_read),
-	 JF_FNS("suggested_cycle", section_if_write, section_read), JF_GROUP("self", self_table, JF_WHEN(self.present)),
+	 JF("suggested_cycle", JF_OBJ, suggested_cycle, .sub = &suggestion_table, JF_WHEN(suggested_cycle.present)), JF_GROUP("self", self_table, JF_WHEN(self.present)),
 	 JF_FNS("tail_cycles", profile_tail__write, profile_tail__read), JF_FNS("llama", llama_write, llama_read),
 	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
 	 JF_FNS(NULL, NULL, loaded_read));
