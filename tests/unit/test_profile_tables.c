@@ -651,7 +651,20 @@ static void fill_core(struct model *m)
 	m->llama = (struct model_llama_cycle){ .present = true, .prompt_tokens = 8, .generated_tokens = 16,
 					       .prefill_ms = 20, .decode_ms = 70, .prefill_tokens_per_s = 400,
 					       .decode_tokens_per_s = 214, .j_per_generated_token = 0.25 };
-	m->llama_facts = json_pack("{s:{s:s},s:{s:i}}", "model", "arch", "llama", "context", "n_ctx", 4096);
+	m->llama_facts.present = m->llama_facts.has_model = m->llama_facts.has_context = true;
+	m->llama_facts.pid = 100;
+	snprintf(m->llama_facts.model.path, sizeof(m->llama_facts.model.path), "/m/tiny.gguf");
+	snprintf(m->llama_facts.model.arch, sizeof(m->llama_facts.model.arch), "llama");
+	m->llama_facts.model.read = true;
+	m->llama_facts.model.n_params = 1000000;
+	m->llama_facts.model.file_type_id = 0;
+	snprintf(m->llama_facts.model.file_type, sizeof(m->llama_facts.model.file_type), "F32");
+	m->llama_facts.model.n_layer = 4;
+	m->llama_facts.context.n_ctx = 4096;
+	m->llama_facts.context.threads_used[MODEL_LLAMA_GENERATION] = 3;
+	m->llama_facts.context.has_calls = true;
+	m->llama_facts.context.calls[MODEL_LLAMA_GENERATION][3] = 9;
+	m->llama_facts.context.calls[MODEL_LLAMA_GENERATION][0] = 1; /* 64 threads or more */
 	assert_int_equal(model__add_finding(m, "llm_inference", "high", 60, json_pack("{s:f}", "percent", 60.0)), 0);
 	assert_int_equal(model__add_finding(m, "thermal_throttling", "medium", NAN, NULL), 0);
 	r.evidence = json_pack("{s:i}", "threads", 8);
@@ -778,7 +791,18 @@ static void test_core_round_trip(void **state)
 	assert_num(back.agg.peak_memory_mb, NAN);
 	assert_num(back.agg.cycles_ms, 150);
 	assert_llama(&m.llama, &back.llama);
-	assert_true(json_equal(back.llama_facts, m.llama_facts));
+	assert_true(back.llama_facts.present);
+	assert_int_equal(back.llama_facts.pid, 100);
+	assert_string_equal(back.llama_facts.model.path, "/m/tiny.gguf");
+	assert_string_equal(back.llama_facts.model.file_type, "F32");
+	assert_int_equal(back.llama_facts.model.file_type_id, 0);
+	assert_int_equal(back.llama_facts.model.n_layer, 4);
+	assert_int_equal(back.llama_facts.model.n_embd, -1);
+	assert_int_equal(back.llama_facts.context.n_ctx, 4096);
+	assert_int_equal(back.llama_facts.context.n_batch, -1);
+	assert_int_equal(back.llama_facts.context.threads_used[MODEL_LLAMA_GENERATION], 3);
+	assert_int_equal(back.llama_facts.context.threads_used[MODEL_LLAMA_PROMPT], -1);
+	assert_memory_equal(back.llama_facts.context.calls, m.llama_facts.context.calls, sizeof(m.llama_facts.context.calls));
 	assert_int_equal(back.nfindings, 2);
 	assert_string_equal(back.findings[0].type, "llm_inference");
 	assert_num(back.findings[0].percentage_of_cycle, 60);

@@ -545,7 +545,7 @@ static double inference_share(const struct model *m, double *ms, const char **na
  * run's figures support it, with a value computed from them. */
 static void inference_rule(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *model = json_object_get(m->llama_facts, "model"), *ctx = json_object_get(m->llama_facts, "context");
+	const struct model_llama_facts *lf = &m->llama_facts;
 	double ms = 0, pct;
 	const char *name = NULL;
 	char cur[160], recd[96];
@@ -568,7 +568,7 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 	model__add_finding(m, "llm_inference", severity(pct, t->inference_pct), pct, ev);
 
 	/* context: the tokens a cycle used against n_ctx */
-	double n_ctx = json_num(ctx, "n_ctx");
+	double n_ctx = lf->has_context && lf->context.n_ctx >= 0 ? (double)lf->context.n_ctx : NAN;
 	uint64_t used = 0;
 
 	for (size_t i = 0; i < m->ncycles; i++) {
@@ -593,11 +593,11 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 		}
 	}
 	/* quantization: from the model file's type */
-	json_t *ftid = json_object_get(model, "file_type_id");
-	double n_params = json_num(model, "n_params"), size = json_num(model, "size_bytes");
+	double n_params = lf->has_model && lf->model.read ? (double)lf->model.n_params : NAN;
+	double size = lf->has_model && lf->model.read ? (double)lf->model.size_bytes : NAN;
 
-	if (json_is_integer(ftid) && isfinite(n_params) && n_params > 0) {
-		uint32_t ft = (uint32_t)json_integer_value(ftid);
+	if (lf->has_model && lf->model.file_type_id >= 0 && isfinite(n_params) && n_params > 0) {
+		uint32_t ft = (uint32_t)lf->model.file_type_id;
 		double bits = gguf__file_type_bits(ft), to_bits = gguf__file_type_bits(15 /* Q4_K_M */);
 
 		if (bits >= 6) {
@@ -695,15 +695,17 @@ static bool cycles_runq(const struct model *m, double *share, double *runnable, 
  * wait for each other), else those the process set; *src says which. */
 static int llama_threads(const struct model *m, const char **src)
 {
-	json_t *ctx = json_object_get(m->llama_facts, "context");
-	json_t *used = json_object_get(ctx, "n_threads_used");
-	double p = json_num(used, "prompt"), g = json_num(used, "generation"), n;
+	const struct model_llama_facts *lf = &m->llama_facts;
+	double p = lf->context.threads_used[MODEL_LLAMA_PROMPT] >= 0 ? (double)lf->context.threads_used[MODEL_LLAMA_PROMPT] : NAN;
+	double g = lf->context.threads_used[MODEL_LLAMA_GENERATION] >= 0 ?
+		   (double)lf->context.threads_used[MODEL_LLAMA_GENERATION] : NAN;
+	double n;
 
 	n = isfinite(p) && (!isfinite(g) || p > g) ? p : g;
 	*src = "n_threads_used";
 	if (isfinite(n) && n > 0)
 		return (int)n;
-	n = json_num(ctx, "n_threads");
+	n = lf->context.n_threads >= 0 ? (double)lf->context.n_threads : NAN;
 	*src = "n_threads";
 	return isfinite(n) && n > 0 ? (int)n : -1;
 }

@@ -31,6 +31,7 @@ void model__init(struct model *m)
 	m->side.now_gpu_temp_c = m->side.now_gpu_mhz = m->side.now_gpu_power_w = NAN;
 	m->memory.peak_mb = NAN;
 	side_energy__init(&m->energy.side);
+	model__llama_facts_init(&m->llama_facts);
 	m->self.memory_budget.reached_at_s = m->self.probe_cost_ns_per_hit = NAN;
 	/* the contract's two lost counters exist from the start */
 	model__add_lost(m, "samples", 0);
@@ -129,7 +130,6 @@ void model__free(struct model *m)
 	free(m->recs);
 	free(m->alerts.v);
 	model__clear_tail(m);
-	json_decref(m->llama_facts);
 	side_energy__free(&m->energy.side);
 	memset(m, 0, sizeof(*m));
 }
@@ -246,6 +246,16 @@ static int copy_probes(struct model *dst, const struct model *src)
 	return 0;
 }
 
+void model__llama_facts_init(struct model_llama_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->model.file_type_id = f->model.n_layer = f->model.n_embd = f->model.n_ctx_train = -1;
+	f->context.n_ctx = f->context.n_batch = f->context.n_ubatch = f->context.n_seq_max = -1;
+	f->context.n_threads = f->context.n_threads_batch = -1;
+	for (int r = 0; r < MODEL_LLAMA_ROWS; r++)
+		f->context.threads_used[r] = -1;
+}
+
 double model__rss_now_mb(const struct model *m)
 {
 	double rss = NAN;
@@ -333,7 +343,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
 	memset(&dst->alerts, 0, sizeof(dst->alerts));
-	dst->cuda = dst->llama_facts = NULL;
+	dst->cuda = NULL;
 	memset(&dst->side.run, 0, sizeof(dst->side.run));
 	memset(&dst->side.series, 0, sizeof(dst->side.series));
 	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
@@ -483,7 +493,6 @@ int model__copy(struct model *dst, const struct model *src)
 	}
 	if (copy_tail(dst, src))
 		goto nomem;
-	dst->llama_facts = copy_json(src->llama_facts);
 	if (side_energy__copy(&dst->energy.side, &src->energy.side))
 		goto nomem;
 	return 0;

@@ -473,6 +473,34 @@ struct model_self {
 	double probe_cost_ns_per_hit;  /* as loaded; a recording's is probe_cost's */
 };
 
+/* llama.cpp: the model file and the context the process showed (llama
+ * concern); only what it showed, never guessed. Integers: -1 not shown. */
+enum { MODEL_LLAMA_PROMPT = 0, MODEL_LLAMA_GENERATION, MODEL_LLAMA_OTHER, MODEL_LLAMA_ROWS };
+#define MODEL_LLAMA_THREAD_SLOTS 64   /* counts 1..63; the last slot holds 64 and more */
+
+struct model_llama_facts {
+	bool present;
+	int pid;
+	bool has_model;
+	struct {
+		char path[256];
+		char error[512];               /* why the file was not read; "" read */
+		char arch[64];
+		bool read;                     /* n_params and size_bytes */
+		uint64_t n_params, size_bytes;
+		char file_type[32];            /* its name, "" unknown */
+		int64_t file_type_id;
+		int64_t n_layer, n_embd, n_ctx_train;
+	} model;
+	bool has_context;
+	struct {
+		int64_t n_ctx, n_batch, n_ubatch, n_seq_max, n_threads, n_threads_batch;
+		int64_t threads_used[MODEL_LLAMA_ROWS]; /* the count most graph computations were given */
+		bool has_calls;                /* every count seen, with its calls */
+		uint32_t calls[MODEL_LLAMA_ROWS][MODEL_LLAMA_THREAD_SLOTS];
+	} context;
+};
+
 /* An alert of the rules (e.g. power above --threshold power_mw). */
 struct model_alert {
 	char type[32], severity[16];
@@ -590,9 +618,7 @@ struct model {
 	struct model_suggestion suggested_cycle;
 	bool have_tail;            /* enough cycles to judge a tail */
 	VEC_OF(struct model_tail_cycle) tail;
-	/* llama.cpp: the model and context the process showed (llama concern),
-	 * {model: {...}, context: {...}}; NULL when none */
-	json_t *llama_facts;
+	struct model_llama_facts llama_facts; /* llama concern */
 	struct model_llama_cycle llama;   /* derived: over the cycles */
 	struct model_edges edges; /* derived: outside the cycles (edges.c) */
 };
@@ -644,6 +670,8 @@ int model__add_finding(struct model *m, const char *type, const char *severity, 
 		       json_t *evidence);
 int model__add_recommendation(struct model *m, const struct model_recommendation *r);
 void model__clear_findings(struct model *m);
+/* No facts: integers -1 (not shown). */
+void model__llama_facts_init(struct model_llama_facts *f);
 /* The targets' RSS last seen, summed (NAN: none read): top and /metrics. */
 double model__rss_now_mb(const struct model *m);
 /* Frees the tail cycles; none judged. */

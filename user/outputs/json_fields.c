@@ -54,7 +54,7 @@ static bool value_empty(const struct jf_field *f, const void *p)
 	case JF_U32:
 		return !*(const uint32_t *)p;
 	case JF_I64:
-		return !*(const int64_t *)p;
+		return f->flags & JF_NEG ? *(const int64_t *)p < 0 : !*(const int64_t *)p;
 	case JF_INT:
 		return !*(const int *)p;
 	case JF_BOOL:
@@ -258,6 +258,8 @@ static void init_fields(const struct jf_table *t, void *base)
 			*(double *)AT(base, f->off) = f->flags & JF_ZERO ? 0 : NAN;
 		else if (f->kind == JF_NAME)
 			*(int32_t *)AT(base, f->off) = -1;
+		else if (f->kind == JF_I64 && (f->flags & JF_NEG))
+			*(int64_t *)AT(base, f->off) = -1;
 		else if (f->kind == JF_OBJ)
 			init_fields(f->sub, AT(base, f->off));
 	}
@@ -307,7 +309,8 @@ static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx)
 	}
 	case JF_I64:
 		*(int64_t *)p = json_is_integer(v) ? (int64_t)json_integer_value(v) :
-				json_is_real(v) && fabs(json_real_value(v)) < 0x1p63 ? (int64_t)json_real_value(v) : 0;
+				json_is_real(v) && fabs(json_real_value(v)) < 0x1p63 ? (int64_t)json_real_value(v) :
+				f->flags & JF_NEG ? -1 : 0;
 		return 0;
 	case JF_INT: {
 		double d = json_is_number(v) ? json_number_value(v) : NAN;
@@ -420,6 +423,8 @@ static int read_fields(const struct jf_table *t, void *base, json_t *o, void *ct
 		if (f->kind == JF_KEY || ((f->flags & JF_KEEP) && !v))
 			continue;
 		if (f->kind == JF_FN) {
+			if (f->when && f->key && v) /* written only when..., so it was */
+				*(bool *)AT(base, f->when - 1) = true;
 			err = f->read ? f->read(base, f->key, o, ctx) : 0;
 			if (err)
 				return err;

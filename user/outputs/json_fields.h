@@ -43,6 +43,7 @@ enum jf_kind {
 #define JF_NULL 2u  /* a string: "" (or a NULL JF_STR) written as null */
 #define JF_ZERO 4u  /* a JF_REAL missing (or not a number) reads as 0, not NAN */
 #define JF_KEEP 8u  /* missing: the value is left as it was (a default set before) */
+#define JF_NEG 16u  /* a JF_I64 below 0 is none: left out with JF_OMIT, read as -1 when missing */
 
 struct jf_table;
 

@@ -1097,24 +1097,117 @@ JF_TABLE(suggestion_table, JF("option", JF_CHARS, option), JF("function", JF_CHA
 
 /* llama: the cycles' figures over the run, with the model and context the
  * process showed */
+static const char *const llama_rows[MODEL_LLAMA_ROWS] = { "prompt", "generation", "other" };
+
+/* its name, or its number where the name is unknown */
+static int file_type_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_llama_facts *f = base;
+
+	(void)ctx;
+	if (f->model.file_type[0])
+		return set_new(o, key, json_string(f->model.file_type));
+	return f->model.file_type_id >= 0 ? set_new(o, key, json_integer(f->model.file_type_id)) : 0;
+}
+
+static int file_type_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_llama_facts *f = base;
+	json_t *v = json_object_get(o, key);
+
+	(void)ctx;
+	if (json_is_string(v))
+		snprintf(f->model.file_type, sizeof(f->model.file_type), "%s", json_string_value(v));
+	else if (json_is_integer(v) && f->model.file_type_id < 0)
+		f->model.file_type_id = json_integer_value(v);
+	return 0;
+}
+
+/* {row: {"N": calls, ..., ">=64": calls}} */
+static int calls_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_llama_facts *f = base;
+	json_t *calls = json_object();
+
+	(void)ctx;
+	for (int r = 0; calls && r < MODEL_LLAMA_ROWS; r++) {
+		json_t *dist = json_object();
+
+		for (int n = 1; dist && n <= MODEL_LLAMA_THREAD_SLOTS; n++) {
+			uint32_t c = f->context.calls[r][n % MODEL_LLAMA_THREAD_SLOTS];
+			char k[16];
+
+			if (!c)
+				continue;
+			snprintf(k, sizeof(k), n < MODEL_LLAMA_THREAD_SLOTS ? "%d" : ">=%d", n);
+			json_object_set_new(dist, k, json_integer(c));
+		}
+		if (json_object_size(dist))
+			json_object_set_new(calls, llama_rows[r], dist);
+		else
+			json_decref(dist);
+	}
+	return set_new(o, key, calls);
+}
+
+static int calls_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_llama_facts *f = base;
+	json_t *calls = json_object_get(o, key), *v;
+	const char *k;
+
+	(void)ctx;
+	for (int r = 0; r < MODEL_LLAMA_ROWS; r++)
+		json_object_foreach(json_object_get(calls, llama_rows[r]), k, v) {
+			int n = atoi(k[0] == '>' ? k + 2 : k);
+
+			if (n > 0 && n <= MODEL_LLAMA_THREAD_SLOTS && json_is_integer(v) && json_integer_value(v) > 0)
+				f->context.calls[r][n % MODEL_LLAMA_THREAD_SLOTS] = (uint32_t)json_integer_value(v);
+		}
+	return 0;
+}
+
+#define SHOWN(key, member) JF(key, JF_I64, member, .flags = JF_OMIT | JF_NEG)
+#define JF_T struct model_llama_facts
+JF_TABLE(llama_model_table, JF("path", JF_CHARS, model.path), JF("error", JF_CHARS, model.error, .flags = JF_OMIT),
+	 JF("arch", JF_CHARS, model.arch, .flags = JF_OMIT), JF("n_params", JF_U64, model.n_params, JF_WHEN(model.read)),
+	 JF_FNS("file_type", file_type_write, file_type_read), SHOWN("file_type_id", model.file_type_id),
+	 SHOWN("n_layer", model.n_layer), SHOWN("n_embd", model.n_embd), SHOWN("n_ctx_train", model.n_ctx_train),
+	 JF("size_bytes", JF_U64, model.size_bytes, JF_WHEN(model.read)));
+JF_TABLE(threads_used_table, SHOWN("prompt", context.threads_used[MODEL_LLAMA_PROMPT]),
+	 SHOWN("generation", context.threads_used[MODEL_LLAMA_GENERATION]),
+	 SHOWN("other", context.threads_used[MODEL_LLAMA_OTHER]));
+JF_TABLE(llama_context_table, SHOWN("n_ctx", context.n_ctx), SHOWN("n_batch", context.n_batch),
+	 SHOWN("n_ubatch", context.n_ubatch), SHOWN("n_seq_max", context.n_seq_max),
+	 SHOWN("n_threads", context.n_threads), SHOWN("n_threads_batch", context.n_threads_batch),
+	 JF_GROUP("n_threads_used", threads_used_table, .flags = JF_OMIT),
+	 { .key = "n_threads_used_calls", .kind = JF_FN, .write = calls_write, .read = calls_read,
+	   JF_WHEN(context.has_calls) });
+JF_TABLE(llama_facts_table, JF("pid", JF_INT, pid), JF_GROUP("model", llama_model_table, JF_WHEN(has_model)),
+	 JF_GROUP("context", llama_context_table, JF_WHEN(has_context)));
+#undef JF_T
+#undef SHOWN
+
 static int llama_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = base;
-	json_t *v, *x;
-	const char *k;
+	json_t *v;
 
-	if (!m->llama.present && !m->llama_facts)
+	if (!m->llama.present && !m->llama_facts.present)
 		return 0;
 	v = m->llama.present ? jf_object(&llama_cycle_table, &m->llama, ctx) : json_object();
-	json_object_foreach(m->llama_facts, k, x)
-		json_object_set(v, k, x);
+	if (v && m->llama_facts.present && jf_write(&llama_facts_table, &m->llama_facts, v, ctx)) {
+		json_decref(v);
+		v = NULL;
+	}
 	return set_new(o, key, v);
 }
 
 static int llama_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct model *m = base;
-	json_t *l = json_object_get(o, key), *facts;
+	struct model_llama_facts *f = &m->llama_facts;
+	json_t *l = json_object_get(o, key);
 
 	if (!json_is_object(l))
 		return 0;
@@ -1122,12 +1215,9 @@ static int llama_read(void *base, const char *key, json_t *o, void *ctx)
 		jf_read(&llama_cycle_table, &m->llama, l, ctx);
 		m->llama.present = true;
 	}
-	facts = json_object();
-	if (json_is_object(json_object_get(l, "model")))
-		json_object_set(facts, "model", json_object_get(l, "model"));
-	if (json_is_object(json_object_get(l, "context")))
-		json_object_set(facts, "context", json_object_get(l, "context"));
-	m->llama_facts = json_object_size(facts) ? facts : (json_decref(facts), NULL);
+	model__llama_facts_init(f);
+	jf_read_into(&llama_facts_table, f, l, ctx);
+	f->present = f->has_model || f->has_context;
 	return 0;
 }
 
