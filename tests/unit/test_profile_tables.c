@@ -17,6 +17,7 @@
 #include "test_helpers.h"
 #include "json_fields.h"
 #include "model.h"
+#include "options.h"
 #include "profile_side.h"
 
 #define EPS 1e-9
@@ -672,7 +673,9 @@ static void fill_core(struct model *m)
 	rule_thresholds__defaults(&m->thresholds);
 	m->thresholds.power_mw = 2500;
 	m->have_thresholds = true;
-	m->run.config = json_pack("{s:s}", "cycle", "run_cycle");
+	m->run.config = json_pack("{s:s,s:i,s:[s],s:{s:s}}", "cycle", "run_cycle", "frequency", 199, "presets", "sqlite",
+				  "phases", "database", "db:sqlite3_step");
+	assert_int_equal(record_opts__asked(m->run.config, m), 0);
 	assert_int_equal(model__add_lost(m, "samples", 3), 0);
 	assert_int_equal(model__add_lost(m, "ringbuf_events", 2), 0);
 	m->memory.available = true;
@@ -813,6 +816,13 @@ static void test_core_round_trip(void **state)
 	assert_string_equal(back.recs[0].priority, "medium"); /* the default, written */
 	assert_string_equal(back.recs[0].bottleneck, "cpu_oversubscribed");
 	assert_true(json_equal(back.recs[0].evidence, m.recs[0].evidence));
+	assert_int_equal(back.run.asked.frequency, 199);
+	assert_string_equal(model__name(&back, back.run.asked.cycle), "run_cycle");
+	assert_int_equal(back.run.asked.cycle_marker, -1);
+	assert_int_equal(back.run.asked.presets.n, 1);
+	assert_string_equal(model__name(&back, back.run.asked.presets.v[0]), "sqlite");
+	assert_int_equal(back.run.asked.phases.n, 1);
+	assert_string_equal(model__name(&back, back.run.asked.phases.v[0].spec), "db:sqlite3_step");
 	assert_true(back.have_thresholds);
 	assert_num(back.thresholds.power_mw, 2500);
 	assert_num(back.thresholds.inference_pct, m.thresholds.inference_pct);

@@ -233,17 +233,19 @@ struct phase_acts {
 	double fsyncs_per_cycle;       /* a count probed at fsync/fdatasync (NAN: none) */
 };
 
-/* A config object's spec for name (a string or an array of strings)
- * contains needle. */
-static bool spec_has(json_t *specs, const char *name, const char *needle)
+/* Whether a spec asked for name (a phase's or a count's) contains needle. */
+static bool spec_has(const struct model *m, const struct model_specs *v, const char *name, const char *needle)
 {
-	json_t *v = json_object_get(specs, name), *e;
-	size_t i;
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(model__name(m, v->v[i].name), name) && strstr(model__name(m, v->v[i].spec), needle))
+			return true;
+	return false;
+}
 
-	if (json_is_string(v))
-		return strstr(json_string_value(v), needle) != NULL;
-	json_array_foreach(v, i, e)
-		if (json_is_string(e) && strstr(json_string_value(e), needle))
+static bool asked_for(const struct model *m, const struct model_specs *v, const char *name)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(model__name(m, v->v[i].name), name))
 			return true;
 	return false;
 }
@@ -252,14 +254,13 @@ static bool spec_has(json_t *specs, const char *name, const char *needle)
  * functions, or it is the sqlite preset's phase. */
 static bool probed_at_sqlite(const struct model *m, int ph)
 {
-	json_t *cfg = m->run.config, *presets = json_object_get(cfg, "presets"), *v;
-	size_t i;
+	const struct model_asked *a = &m->run.asked;
 
-	if (spec_has(json_object_get(cfg, "phases"), m->phase_names[ph], "sqlite3_"))
+	if (spec_has(m, &a->phases, m->phase_names[ph], "sqlite3_"))
 		return true;
-	json_array_foreach(presets, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), "sqlite") && !strcmp(m->phase_names[ph], "database") &&
-		    !json_object_get(json_object_get(cfg, "phases"), "database"))
+	for (size_t i = 0; i < a->presets.n; i++)
+		if (!strcmp(model__name(m, a->presets.v[i]), "sqlite") && !strcmp(m->phase_names[ph], "database") &&
+		    !asked_for(m, &a->phases, "database"))
 			return true;
 	return false;
 }
@@ -267,7 +268,7 @@ static bool probed_at_sqlite(const struct model *m, int ph)
 static void phase_acts(struct model *m, int ph, struct phase_acts *a)
 {
 	const struct folded *off = &m->offcpu_us_by_phase[ph], *on = &m->oncpu_by_phase[ph];
-	json_t *counts = json_object_get(m->run.config, "counts");
+	const struct model_asked *asked = &m->run.asked;
 	uint64_t calls = 0;
 	double fs = 0;
 	unsigned int fs_cycles = 0;
@@ -275,8 +276,8 @@ static void phase_acts(struct model *m, int ph, struct phase_acts *a)
 
 	memset(a, 0, sizeof(*a));
 	for (int c = 1; c < IT_MAX_PHASES && fs_id < 0; c++)
-		if (m->count_names[c] && (spec_has(counts, m->count_names[c], "fsync") ||
-					  spec_has(counts, m->count_names[c], "fdatasync")))
+		if (m->count_names[c] && (spec_has(m, &asked->counts, m->count_names[c], "fsync") ||
+					  spec_has(m, &asked->counts, m->count_names[c], "fdatasync")))
 			fs_id = c;
 	for (size_t i = 0; i < m->ncycles; i++) {
 		const struct model_cycle *c = &m->cycles[i];

@@ -472,10 +472,8 @@ void tail__derive(struct model *m)
 	struct tail_pick *picks = NULL;
 	double *durs = NULL, *medians = NULL, median, mad;
 	size_t n = 0, nq = 0, npicks = 0;
-	json_t *freq = json_object_get(m->run.config, "frequency");
-
 	model__clear_tail(m);
-	x.period_ms = 1000.0 / (json_is_integer(freq) && json_integer_value(freq) > 0 ? json_integer_value(freq) : 99);
+	x.period_ms = 1000.0 / (m->run.asked.frequency > 0 ? m->run.asked.frequency : 99);
 	durs = calloc(m->ncycles + 1, sizeof(double));
 	x.scratch = calloc(m->ncycles + 1, sizeof(double));
 	picks = calloc(m->ncycles + 1, sizeof(*picks));

@@ -32,6 +32,7 @@ void model__init(struct model *m)
 	m->memory.peak_mb = NAN;
 	side_energy__init(&m->energy.side);
 	model__llama_facts_init(&m->llama_facts);
+	m->run.asked.cycle = m->run.asked.cycle_marker = -1;
 	m->self.memory_budget.reached_at_s = m->self.probe_cost_ns_per_hit = NAN;
 	/* the contract's two lost counters exist from the start */
 	model__add_lost(m, "samples", 0);
@@ -83,6 +84,7 @@ void model__free(struct model *m)
 	free(m->run.schema_version);
 	free(m->run.output_dir);
 	json_decref(m->run.config);
+	model__clear_asked(&m->run.asked);
 	json_decref(m->run.system);
 	free(m->procs);
 	for (int i = 0; i < IT_MAX_PHASES; i++) {
@@ -246,6 +248,19 @@ static int copy_probes(struct model *dst, const struct model *src)
 	return 0;
 }
 
+void model__clear_asked(struct model_asked *a)
+{
+	free(a->presets.v);
+	free(a->phases.v);
+	free(a->counts.v);
+	*a = (struct model_asked){ .cycle = -1, .cycle_marker = -1 };
+}
+
+const char *model__name(const struct model *m, int32_t i)
+{
+	return i >= 0 && (size_t)i < m->nnames ? m->names[i] : NULL;
+}
+
 void model__llama_facts_init(struct model_llama_facts *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -371,6 +386,22 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->run.schema_version = dup_or_null(src->run.schema_version);
 	dst->run.output_dir = dup_or_null(src->run.output_dir);
 	dst->run.config = copy_json(src->run.config);
+	dst->run.asked = (struct model_asked){ .frequency = src->run.asked.frequency, .cycle = src->run.asked.cycle,
+					       .cycle_marker = src->run.asked.cycle_marker,
+					       .kernel_addresses = src->run.asked.kernel_addresses };
+	if ((src->run.asked.presets.n &&
+	     !(dst->run.asked.presets.v = dup_elems(src->run.asked.presets.v, src->run.asked.presets.n,
+						    sizeof(*src->run.asked.presets.v)))) ||
+	    (src->run.asked.phases.n &&
+	     !(dst->run.asked.phases.v = dup_elems(src->run.asked.phases.v, src->run.asked.phases.n,
+						   sizeof(*src->run.asked.phases.v)))) ||
+	    (src->run.asked.counts.n &&
+	     !(dst->run.asked.counts.v = dup_elems(src->run.asked.counts.v, src->run.asked.counts.n,
+						   sizeof(*src->run.asked.counts.v)))))
+		goto nomem;
+	dst->run.asked.presets.n = dst->run.asked.presets.cap = dst->run.asked.presets.v ? src->run.asked.presets.n : 0;
+	dst->run.asked.phases.n = dst->run.asked.phases.cap = dst->run.asked.phases.v ? src->run.asked.phases.n : 0;
+	dst->run.asked.counts.n = dst->run.asked.counts.cap = dst->run.asked.counts.v ? src->run.asked.counts.n : 0;
 	dst->run.system = copy_json(src->run.system);
 	COPY_ARRAY(dst, src, procs, nprocs);
 	dst->capprocs = src->nprocs;

@@ -519,6 +519,26 @@ struct model_suggestion {
 	double period_ms;
 };
 
+/* What was asked that the analysis reads; run.config holds all of it, as
+ * given, and record_opts__asked fills this from it. Strings are in
+ * model.names; -1: not asked. */
+struct model_spec {
+	int32_t name, spec;        /* a phase or count, and one of its specs */
+};
+
+struct model_specs {
+	struct model_spec *v;
+	size_t n, cap;
+};
+
+struct model_asked {
+	int frequency;             /* Hz; 0: not given */
+	int32_t cycle, cycle_marker;
+	VEC_OF(int32_t) presets;
+	struct model_specs phases, counts;
+	bool kernel_addresses;
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -529,6 +549,7 @@ struct model_run {
 	double duration_s;
 	char *stop_reason;
 	json_t *config;          /* what was asked */
+	struct model_asked asked; /* the part of it the analysis reads */
 	json_t *system;
 	char *tool_version;
 	char *schema_version;
@@ -670,6 +691,10 @@ int model__add_finding(struct model *m, const char *type, const char *severity, 
 		       json_t *evidence);
 int model__add_recommendation(struct model *m, const struct model_recommendation *r);
 void model__clear_findings(struct model *m);
+/* Frees what was asked and leaves nothing asked. */
+void model__clear_asked(struct model_asked *a);
+/* Name i of model.names; NULL when none. */
+const char *model__name(const struct model *m, int32_t i);
 /* No facts: integers -1 (not shown). */
 void model__llama_facts_init(struct model_llama_facts *f);
 /* The targets' RSS last seen, summed (NAN: none read): top and /metrics. */
