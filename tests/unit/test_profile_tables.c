@@ -17,7 +17,7 @@
 #include "test_helpers.h"
 #include "json_fields.h"
 #include "model.h"
-#include "options.h"
+#include "config_file.h"
 #include "profile_side.h"
 
 #define EPS 1e-9
@@ -675,7 +675,7 @@ static void fill_core(struct model *m)
 	m->have_thresholds = true;
 	m->run.config = json_pack("{s:s,s:i,s:[s],s:{s:s}}", "cycle", "run_cycle", "frequency", 199, "presets", "sqlite",
 				  "phases", "database", "db:sqlite3_step");
-	assert_int_equal(record_opts__asked(m->run.config, m), 0);
+	assert_int_equal(config_file__asked(m->run.config, m), 0);
 	assert_int_equal(model__add_lost(m, "samples", 3), 0);
 	assert_int_equal(model__add_lost(m, "ringbuf_events", 2), 0);
 	m->memory.available = true;

@@ -12,7 +12,6 @@
 #include "config_file.h"
 #include "exit_codes.h"
 #include "metrics.h"
-#include "model.h"
 #include "json_text.h"
 #include "options.h"
 #include "sysfs_readers.h"
@@ -905,56 +904,4 @@ json_t *record_opts__json(const struct record_opts *o)
 	json_object_set_new(c, "share_outputs", json_boolean(o->share_outputs));
 	json_object_set_new(c, "kernel_addresses", json_boolean(o->kernel_addresses));
 	return c;
-}
-
-/* name: its spec, or [specs] (a hand-written profile) */
-static int asked_specs(struct model *m, json_t *named, struct model_specs *out)
-{
-	const char *name;
-	json_t *v, *e;
-	size_t i;
-
-	json_object_foreach(named, name, v) {
-		json_t *one = json_is_array(v) ? NULL : v;
-
-		for (i = 0; one || i < json_array_size(v); i++) {
-			e = one ? one : json_array_get(v, i);
-			if (json_is_string(e)) {
-				if (VEC_RESERVE(out->v, out->cap, out->n, 8))
-					return -ENOMEM;
-				out->v[out->n++] = (struct model_spec){ model__intern(m, name),
-									model__intern(m, json_string_value(e)) };
-			}
-			if (one)
-				break;
-		}
-	}
-	return 0;
-}
-
-int record_opts__asked(json_t *config, struct model *m)
-{
-	struct model_asked *a = &m->run.asked;
-	json_t *freq = json_object_get(config, "frequency"), *v;
-	size_t i;
-
-	model__clear_asked(a);
-	a->frequency = json_is_integer(freq) && json_integer_value(freq) > 0 && json_integer_value(freq) <= INT_MAX ?
-		       (int)json_integer_value(freq) : 0;
-	v = json_object_get(config, "cycle");
-	a->cycle = json_is_string(v) ? model__intern(m, json_string_value(v)) : -1;
-	v = json_object_get(config, "cycle_marker");
-	a->cycle_marker = json_is_string(v) ? model__intern(m, json_string_value(v)) : -1;
-	json_array_foreach(json_object_get(config, "presets"), i, v) {
-		if (!json_is_string(v))
-			continue;
-		if (VEC_RESERVE(a->presets.v, a->presets.cap, a->presets.n, 4))
-			return -ENOMEM;
-		a->presets.v[a->presets.n++] = model__intern(m, json_string_value(v));
-	}
-	a->kernel_addresses = json_is_true(json_object_get(config, "kernel_addresses"));
-	if (asked_specs(m, json_object_get(config, "phases"), &a->phases) ||
-	    asked_specs(m, json_object_get(config, "counts"), &a->counts))
-		return -ENOMEM;
-	return 0;
 }

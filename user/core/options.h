@@ -135,10 +135,5 @@ int record_opts__parse(struct record_opts *opts, int argc, char **argv);
 void record_opts__free(struct record_opts *opts);
 /* profile.json's `config`: what was asked. */
 json_t *record_opts__json(const struct record_opts *opts);
-/* The part of a `config` document the analysis reads, into m->run.asked
- * (its strings into model.names): at recording from record_opts__json's
- * document, and from a loaded profile's. 0 or -ENOMEM. */
-struct model;
-int record_opts__asked(json_t *config, struct model *m);
 
 #endif

@@ -22,7 +22,7 @@
 #include "comm.h"
 #include "outdir.h"
 #include "spool.h"
-#include "options.h"
+#include "config_file.h"
 #include "outputs.h"
 #include "processes.h"
 #include "profile.h"
@@ -445,7 +445,7 @@ static int model_start(struct recording *rec)
 	m->run.start_ns = rec->start_ns;
 	m->run.start_wall_s = rec->start_wall_s;
 	m->run.config = record_opts__json(&rec->opts);
-	err = err ? err : record_opts__asked(m->run.config, m);
+	err = err ? err : config_file__asked(m->run.config, m);
 	m->run.system = profile__system_json();
 	m->run.output_dir = strdup(rec->opts.output_dir);
 	for (int i = 1; i < IT_MAX_PHASES && !err; i++) {

@@ -18,7 +18,7 @@
 #include "json_num.h"
 #include "json_text.h"
 #include "model.h"
-#include "options.h"
+#include "config_file.h"
 #include "profile.h"
 #include "profile_samples.h"
 #include "profile_side.h"
@@ -772,7 +772,7 @@ static int config_read(void *base, const char *key, json_t *o, void *ctx)
 	json_t *cfg = json_object_get(o, key), *t = json_object_get(cfg, "thresholds");
 
 	m->run.config = json_deep_copy(cfg);
-	if (record_opts__asked(cfg, m))
+	if (config_file__asked(cfg, m))
 		return -ENOMEM;
 	if (json_is_object(t)) {
 		rule_thresholds__defaults(&m->thresholds);
