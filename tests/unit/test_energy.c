@@ -13,6 +13,7 @@
 #include "energy.h"
 #include "model.h"
 #include "power_mode.h"
+#include "profile.h"
 #include "rules.h"
 
 #define MS 1000000ULL
@@ -155,6 +156,7 @@ static void test_powercap_discovery(void **state)
 static void test_power_mode(void **state)
 {
 	char *root = fx_root_new(), line[200];
+	struct power_mode pa, pb;
 	json_t *a, *b;
 
 	(void)state;
@@ -168,22 +170,26 @@ static void test_power_mode(void **state)
 		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/cpufreq/energy_performance_preference", c);
 		fx_write(root, p, "balance_power");
 	}
-	a = power_mode__json();
+	assert_int_equal(power_mode__read(&pa), 0);
+	a = profile__power_mode_json(&pa); /* as profile.json shows it */
 	assert_string_equal(json_string_value(json_object_get(a, "governor")), "mixed");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(a, "governor_by_cpus"), "powersave")), 2);
 	assert_string_equal(json_string_value(json_object_get(a, "energy_performance_preference")), "balance_power");
 	assert_null(json_object_get(a, "nvpmodel"));
 	fx_write(root, "var/lib/nvpmodel/status", "pmode:0001 fmode:cool");
 	fx_write(root, "etc/nvpmodel.conf", "< POWER_MODEL ID=0 NAME=MAXN >\n< POWER_MODEL ID=1 NAME=MODE_10W >");
-	b = power_mode__json();
+	assert_int_equal(power_mode__read(&pb), 0);
+	b = profile__power_mode_json(&pb);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "nvpmodel"), "id")), 1);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(b, "nvpmodel"), "name")), "MODE_10W");
-	power_mode__describe(b, line, sizeof(line));
+	power_mode__describe(&pb, line, sizeof(line));
 	assert_string_equal(line, "nvpmodel 1 (MODE_10W), governor mixed, epp balance_power");
-	assert_true(power_mode__differs(a, b));
-	assert_false(power_mode__differs(b, b));
+	assert_true(power_mode__differs(&pa, &pb));
+	assert_false(power_mode__differs(&pb, &pb));
 	json_decref(a);
 	json_decref(b);
+	power_mode__free(&pa);
+	power_mode__free(&pb);
 	fx_rm(root);
 	free(root);
 	unsetenv("INFERTRACE_SYSFS_ROOT");

@@ -59,8 +59,9 @@ static void start(struct model *m)
 	assert_int_equal(model__set_command(m, argv), 0);
 	m->run.start_ns = 1000 * MS;
 	m->run.start_wall_s = 1.7e9;
-	m->run.system = json_pack("{s:s,s:i,s:f,s:s}", "kernel", "6.1", "cpus", 2, "mem_total_mb", 1000.0,
-				  "hostname", "test");
+	m->run.system = (struct model_system){ .present = true, .kernel = "6.1", .cpus = 2, .mem_total_mb = 1000.0,
+					       .hostname = "test" };
+	power_mode__init(&m->run.system.power);
 	m->run.config = json_object();
 	assert_int_equal(model__set_phase_name(m, INFER, "llm_inference"), 0);
 	assert_int_equal(model__set_phase_name(m, DB, "database"), 0);

@@ -82,7 +82,8 @@ static void build(struct model *m, uint32_t ncycles)
 	model__init(m);
 	m->run.config = json_pack("{s:i}", "frequency", 1000);
 	assert_int_equal(config_file__asked(m->run.config, m), 0);
-	m->run.system = json_pack("{s:i}", "cpus", 2);
+	m->run.system.present = true;
+	m->run.system.cpus = 2;
 	assert_int_equal(model__set_phase_name(m, INFER, "llm_inference"), 0);
 	assert_int_equal(model__set_phase_name(m, DB, "database"), 0);
 	assert_int_equal(model__set_phase_name(m, MODE, "mode"), 0);

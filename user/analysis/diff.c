@@ -316,7 +316,7 @@ static bool cycles_differ(const struct model *b, const struct model *n)
 
 static void print_header(const struct model *b, const struct model *n)
 {
-	json_t *bp = json_object_get(b->run.system, "power"), *np = json_object_get(n->run.system, "power");
+	const struct power_mode *bp = &b->run.system.power, *np = &n->run.system.power;
 	size_t bc = b->ncycles, nc = n->ncycles;
 	char bm[200], nm[200];
 

@@ -211,18 +211,18 @@ static void print_energy(const struct model *m)
 {
 	const struct model_energy_figures *ef = &m->energy;
 	const struct model_energy *e = &ef->cycles;
-	json_t *pw = json_object_get(m->run.system, "power");
+	bool pw = m->run.system.has_power && power_mode__any(&m->run.system.power);
 	size_t i;
 	char b[4][32], mode[200];
 
-	if (json_object_size(pw)) {
-		power_mode__describe(pw, mode, sizeof(mode));
+	if (pw) {
+		power_mode__describe(&m->run.system.power, mode, sizeof(mode));
 		printf("\nPower mode: %s\n", mode);
 	}
 	if (!ef->present)
 		return;
 	if (e->present) {
-		printf("%sEnergy over %llu cycles (resolution %.0f ms; %llu shorter cycles left out):", json_object_size(pw) ? "" : "\n",
+		printf("%sEnergy over %llu cycles (resolution %.0f ms; %llu shorter cycles left out):", pw ? "" : "\n",
 		       (unsigned long long)ef->cycles_measured, ef->side.resolution_ms, (unsigned long long)ef->cycles_left_out);
 		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
 			if (isfinite(e->j[d]))
@@ -231,7 +231,7 @@ static void print_energy(const struct model *m)
 		       fmt_ms(b[1], 32, ef->cycles_measured ? e->total_j / ef->cycles_measured : NAN, 0, 3),
 		       fmt_ms(b[2], 32, e->tokens_per_joule, 0, 3), fmt_ms(b[3], 32, ef->side.peak_w, 0, 1));
 	} else {
-		printf("%sEnergy: not measured per cycle\n", json_object_size(pw) ? "" : "\n");
+		printf("%sEnergy: not measured per cycle\n", pw ? "" : "\n");
 	}
 	for (i = 0; i < ef->side.missing.n; i++)
 		printf("  no %s energy: %s\n", ef->side.missing.v[i].domain, ef->side.missing.v[i].reason);

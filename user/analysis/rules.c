@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_num.h"
 #include "folded.h"
 #include "model.h"
 #include "rules.h"
@@ -629,7 +628,7 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 
 static void memory_rules(struct model *m, const struct rule_thresholds *t)
 {
-	double peak = m->memory.peak_mb, total = json_num(m->run.system, "mem_total_mb");
+	double peak = m->memory.peak_mb, total = m->run.system.mem_total_mb;
 	double growth = m->memory.growth_mb_per_cycle;
 	uint64_t ooms = m->oom_kills;
 	char current[128];
@@ -733,7 +732,7 @@ static void spin_rule(struct model *m, const struct rule_thresholds *t, double s
 {
 	struct folded leaves = {}, in = {};
 	uint64_t spin = 0;
-	int cpus = m->sched.cpus > 0 ? m->sched.cpus : (int)json_num(m->run.system, "cpus");
+	int cpus = m->sched.cpus > 0 ? m->sched.cpus : m->run.system.cpus;
 	const char *src;
 	int threads = llama_threads(m, &src), rec;
 	double pct;

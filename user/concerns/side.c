@@ -48,7 +48,8 @@ struct side_state {
 	uint64_t ev_dropped;            /* beyond POWER_EVENTS_MAX */
 	uint64_t ev_count[NPOWER];
 	char cwd[PATH_MAX], outdir[PATH_MAX];
-	json_t *power_mode;             /* system.power, read as the run starts */
+	struct power_mode power_mode;   /* system.power, read as the run starts */
+	bool power_read;
 	/* the cycles' pace for the energy reads: cycles seen since pace_t0 */
 	uint64_t pace_t0, start_ns;
 	size_t pace_n0;
@@ -161,7 +162,8 @@ static int side_attach(struct recording *rec)
 		.ndisk_paths = ndisks,
 	};
 
-	ss->power_mode = power_mode__json();
+	power_mode__read(&ss->power_mode);
+	ss->power_read = true;
 	ss->sampler = side_sampler__start(&cfg);
 	if (!ss->sampler)
 		fprintf(stderr, "infertrace: warning: side data sampler not started: %s; no thermal, GPU or "
@@ -497,8 +499,12 @@ static int side_collect(struct recording *rec, struct model *m)
 		side_series__free(&m->side.series);
 		side_sampler__series(ss->sampler, &m->side.series);
 	}
-	if (ss->power_mode && json_is_object(m->run.system))
-		json_object_set(m->run.system, "power", ss->power_mode);
+	if (ss->power_read) {
+		power_mode__free(&m->run.system.power);
+		if (power_mode__copy(&m->run.system.power, &ss->power_mode))
+			return -ENOMEM;
+		m->run.system.has_power = true;
+	}
 	kernel_events(rec, &th->kernel_events);
 	if (ss->sampler)
 		side_now(ss, m, rec->opts.side_period_s);
@@ -527,7 +533,7 @@ static void side_cleanup(struct recording *rec)
 	if (!ss)
 		return;
 	side_sampler__free(ss->sampler);
-	json_decref(ss->power_mode);
+	power_mode__free(&ss->power_mode);
 	free(ss->ev);
 	free(ss);
 	rec->side = NULL;

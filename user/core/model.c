@@ -33,6 +33,8 @@ void model__init(struct model *m)
 	side_energy__init(&m->energy.side);
 	model__llama_facts_init(&m->llama_facts);
 	m->run.asked.cycle = m->run.asked.cycle_marker = -1;
+	m->run.system.mem_total_mb = NAN;
+	power_mode__init(&m->run.system.power);
 	m->self.memory_budget.reached_at_s = m->self.probe_cost_ns_per_hit = NAN;
 	/* the contract's two lost counters exist from the start */
 	model__add_lost(m, "samples", 0);
@@ -85,7 +87,7 @@ void model__free(struct model *m)
 	free(m->run.output_dir);
 	json_decref(m->run.config);
 	model__clear_asked(&m->run.asked);
-	json_decref(m->run.system);
+	power_mode__free(&m->run.system.power);
 	free(m->procs);
 	for (int i = 0; i < IT_MAX_PHASES; i++) {
 		free(m->phase_names[i]);
@@ -402,7 +404,9 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->run.asked.presets.n = dst->run.asked.presets.cap = dst->run.asked.presets.v ? src->run.asked.presets.n : 0;
 	dst->run.asked.phases.n = dst->run.asked.phases.cap = dst->run.asked.phases.v ? src->run.asked.phases.n : 0;
 	dst->run.asked.counts.n = dst->run.asked.counts.cap = dst->run.asked.counts.v ? src->run.asked.counts.n : 0;
-	dst->run.system = copy_json(src->run.system);
+	dst->run.system = src->run.system;
+	if (power_mode__copy(&dst->run.system.power, &src->run.system.power))
+		goto nomem;
 	COPY_ARRAY(dst, src, procs, nprocs);
 	dst->capprocs = src->nprocs;
 	for (int i = 0; i < IT_MAX_PHASES; i++) {

@@ -39,6 +39,7 @@
 #include "folded.h"
 #include "rules.h"
 #include "sched_logic.h"
+#include "power_mode.h"
 #include "side_summary.h"
 #include "vec.h"
 
@@ -539,6 +540,17 @@ struct model_asked {
 	bool kernel_addresses;
 };
 
+/* The machine the recording ran on. */
+struct model_system {
+	bool present;
+	char kernel[128], arch[72];   /* "" unknown */
+	int cpus;
+	double mem_total_mb;          /* NAN unknown */
+	char hostname[256];
+	bool has_power;               /* the side concern read the power mode */
+	struct power_mode power;
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -550,7 +562,7 @@ struct model_run {
 	char *stop_reason;
 	json_t *config;          /* what was asked */
 	struct model_asked asked; /* the part of it the analysis reads */
-	json_t *system;
+	struct model_system system;
 	char *tool_version;
 	char *schema_version;
 	char *output_dir;        /* NULL when loaded from a file */

@@ -23,6 +23,7 @@
 #include "outdir.h"
 #include "spool.h"
 #include "config_file.h"
+#include "system_facts.h"
 #include "outputs.h"
 #include "processes.h"
 #include "profile.h"
@@ -446,7 +447,7 @@ static int model_start(struct recording *rec)
 	m->run.start_wall_s = rec->start_wall_s;
 	m->run.config = record_opts__json(&rec->opts);
 	err = err ? err : config_file__asked(m->run.config, m);
-	m->run.system = profile__system_json();
+	system_facts__read(&m->run.system);
 	m->run.output_dir = strdup(rec->opts.output_dir);
 	for (int i = 1; i < IT_MAX_PHASES && !err; i++) {
 		err = model__set_phase_name(m, i, rec->phase_names[i]);

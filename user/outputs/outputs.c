@@ -682,29 +682,44 @@ static void html_cycles(FILE *f, const struct model *m)
 	fprintf(f, "</table></details>\n");
 }
 
+static void power_str_row(FILE *f, const char *name, const char *v)
+{
+	if (!v[0])
+		return;
+	fprintf(f, "<tr><th>%s</th><td>", name);
+	h(f, v);
+	fprintf(f, "</td></tr>\n");
+}
+
+static void power_num_row(FILE *f, const char *name, double v)
+{
+	if (!isnan(v))
+		fprintf(f, "<tr><th>%s</th><td>%.1f</td></tr>\n", name, v);
+}
+
 static void html_energy(FILE *f, const struct model *m)
 {
 	const struct model_energy_figures *ef = &m->energy;
-	json_t *pw = json_object_get(m->run.system, "power"), *v;
-	const char *k;
+	const struct power_mode *pw = &m->run.system.power;
+	bool any = m->run.system.has_power && power_mode__any(pw);
 	size_t i;
 
-	if (!ef->present && !json_object_size(pw))
+	if (!ef->present && !any)
 		return;
 	fprintf(f, "<h2>Energy and power mode</h2><table>\n");
-	json_object_foreach(pw, k, v) {
-		fprintf(f, "<tr><th>");
-		h(f, k);
-		fprintf(f, "</th><td>");
-		if (json_is_string(v))
-			h(f, json_string_value(v));
-		else if (json_is_number(v))
-			fprintf(f, "%.1f", json_number_value(v));
-		else if (json_is_object(v)) { /* nvpmodel */
-			fprintf(f, "%lld ", json_integer_value(json_object_get(v, "id")));
-			h(f, json_string_value(json_object_get(v, "name")));
+	if (any) {
+		power_str_row(f, "governor", pw->governor);
+		power_str_row(f, "energy_performance_preference", pw->epp);
+		power_str_row(f, "scaling_driver", pw->driver);
+		if (pw->has_nvpmodel) {
+			fprintf(f, "<tr><th>nvpmodel</th><td>%d ", pw->nvpmodel_id);
+			h(f, pw->nvpmodel_name);
+			fprintf(f, "</td></tr>\n");
 		}
-		fprintf(f, "</td></tr>\n");
+		power_num_row(f, "emc_mhz", pw->emc_mhz);
+		power_num_row(f, "emc_max_mhz", pw->emc_max_mhz);
+		power_num_row(f, "gpu_mhz", pw->gpu_mhz);
+		power_num_row(f, "gpu_max_mhz", pw->gpu_max_mhz);
 	}
 	if (ef->cycles.present) {
 		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)

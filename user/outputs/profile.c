@@ -3,38 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
 #include "profile.h"
-#include "procfs.h"
-
-static long mem_total_kb(void)
-{
-	char buf[16384];
-
-	return procfs__read("/proc/meminfo", buf, sizeof(buf)) < 0 ? -1 : procfs__meminfo_kb(buf, "MemTotal");
-}
-
-json_t *profile__system_json(void)
-{
-	json_t *s = json_object();
-	struct utsname u;
-	char host[256] = "";
-	long kb = mem_total_kb();
-
-	if (uname(&u) == 0) {
-		json_object_set_new(s, "kernel", json_string(u.release));
-		json_object_set_new(s, "arch", json_string(u.machine));
-	}
-	json_object_set_new(s, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-	json_object_set_new(s, "mem_total_mb", kb > 0 ? json_real(kb / 1024.0) : json_null());
-	gethostname(host, sizeof(host) - 1);
-	json_object_set_new(s, "hostname", json_string(host));
-	return s;
-}
 
 int profile__write(json_t *profile, const char *dir)
 {
