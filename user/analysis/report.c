@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 
 #include "diff.h"
-#include "json_num.h"
 #include "exit_codes.h"
 #include "folded.h"
 #include "llama_view.h"

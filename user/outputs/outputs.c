@@ -22,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json_num.h"
 #include "atomic_file.h"
 #include "llama_view.h"
 #include "model.h"
