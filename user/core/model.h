@@ -8,9 +8,12 @@
  *   cycle and phase splits .... sched          samples per cycle ... sampling
  *   cycle memory .............. memory         cycle side data .... side
  *   stacks .................... sampling (on-CPU), sched (off-CPU)
- *   sections .................. one detail document per concern (e.g.
- *                               `network`, `thermal`), written as given
- *   lost, self ................ every concern adds its own counters
+ *   side, energy, samples, memory, probes, llama facts, self ... their
+ *                               concern, as typed structs
+ *   sections .................. the detail documents still kept as JSON
+ *                               (`sched`, `offcpu`, `network`, `crashes`,
+ *                               gpu.cuda), written as given
+ *   lost ...................... every concern adds its own counters
  *   derived figures ........... model__derive (analysis/derive.c)
  *   findings .................. rules__evaluate (analysis/rules.c)
  *
@@ -23,7 +26,8 @@
  *
  * Writers (profile.json, folded files, trace.json, SVG, HTML) read only the
  * model; `report` and `diff` load profile.json back into it
- * (model__from_json). A snapshot (model__snapshot) is a deep copy taken at
+ * (model__from_json). profile.json's keys are named once, in the tables of
+ * outputs/profile_*.c that both write and load them. A snapshot (model__snapshot) is a deep copy taken at
  * any moment while recording, for the live view, /metrics and checkpoints. */
 #ifndef INFERTRACE_MODEL_H
 #define INFERTRACE_MODEL_H
