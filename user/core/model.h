@@ -745,8 +745,8 @@ void llama__energy(struct model *m);
  * added to o, as every section that shows one writes them. */
 void model__split_json(json_t *o, const struct model_split *s);
 json_t *model__to_json(const struct model *m);
-/* A model at MODEL_ANALYSED from a parsed profile.json. 0 or -EINVAL with a
- * message naming what is wrong. */
+/* A model at MODEL_ANALYSED from a parsed profile.json. 0, -EINVAL or
+ * -E2BIG with a message naming what is wrong, or -ENOMEM. */
 int model__from_json(struct model *m, json_t *profile, const char *source);
 
 #endif

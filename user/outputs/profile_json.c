@@ -1386,6 +1386,7 @@ json_t *model__to_json(const struct model *m)
 int model__from_json(struct model *m, json_t *p, const char *source)
 {
 	json_t *v, *cycles, *phases;
+	int err;
 
 	model__init(m);
 	if (!json_is_object(p)) {
@@ -1404,8 +1405,9 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 		fprintf(stderr, "infertrace: %s: `cycles` must be an array and `phases` an object\n", source);
 		return -EINVAL;
 	}
-	if (jf_read_into(&profile_table, m, p, (void *)source))
-		return -EINVAL;
+	err = jf_read_into(&profile_table, m, p, (void *)source);
+	if (err)
+		return err;
 	m->stage = MODEL_ANALYSED;
 	return 0;
 }
