@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "model.h"
+#include "profile_tables.h"
 #include "config_file.h"
-#include "profile_tail.h"
 #include "tail.h"
 
 #define MS 1000000ull

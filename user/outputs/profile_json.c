@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* profile.json ↔ the model: one table (profile_table, at the end) names
  * every top-level key with its writer and its reader, the sections' own
- * tables name their fields (json_fields.h). model__to_json walks it to
+ * tables name their fields (json_fields.h): here the run, cycles, phases,
+ * findings and the documents kept as JSON; side data, samples, tail,
+ * probes, system, self and llama in profile_*.c (profile_tables.h). model__to_json walks it to
  * write; model__from_json walks the same table to load a profile back
  * (for `report` and `diff`), so that they read the same typed figures the
  * recording computed. The contract: docs/profile-json.md and
@@ -20,11 +22,9 @@
 #include "model.h"
 #include "config_file.h"
 #include "profile.h"
-#include "profile_samples.h"
+#include "profile_tables.h"
 #include "profile_side.h"
-#include "profile_tail.h"
 #include "stats.h"
-#include "system_facts.h"
 
 /* The id of a phase or count name, added when new; -E2BIG past the
  * IT_MAX_PHASES - 1 names the model holds (the kernel's per-thread slots). */
@@ -51,7 +51,7 @@ static uint64_t u64_of(json_t *o, const char *key)
 	       (uint64_t)json_real_value(v) : 0;
 }
 
-static int set_new(json_t *o, const char *key, json_t *v)
+int profile__set(json_t *o, const char *key, json_t *v)
 {
 	return v && !json_object_set_new(o, key, v) ? 0 : -ENOMEM;
 }
@@ -69,7 +69,7 @@ static int32_t model_intern(void *ctx, const char *s)
 	return model__intern(ctx, s);
 }
 
-static const struct jf_names model_names = { model_name, model_intern };
+const struct jf_names profile_model_names = { model_name, model_intern };
 
 /* ---- the scheduler's split of a wall interval ---- */
 
@@ -81,7 +81,7 @@ static int blocked_write(const void *base, const char *key, json_t *o, const voi
 	(void)ctx;
 	for (int i = 0; b && i < BLOCKED_NCLASSES; i++)
 		json_object_set_new(b, blocked_class_names[i], json_real(s->blocked_ms[i]));
-	return set_new(o, key, b);
+	return profile__set(o, key, b);
 }
 
 static int blocked_read(void *base, const char *key, json_t *o, void *ctx)
@@ -115,26 +115,6 @@ void model__split_json(json_t *o, const struct model_split *s)
 
 /* ---- cycles ---- */
 
-#define JF_T struct model_llama_cycle
-static int llama_batches_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_llama_cycle *l = base;
-
-	(void)key, (void)o, (void)ctx;
-	l->generation_batches_tokens = l->generated_tokens ? l->generated_tokens - 1 : 0;
-	return 0;
-}
-
-/* j_per_generated_token only where measured: no zero or null stands for a
- * missing energy */
-JF_TABLE(llama_cycle_table, JF("prompt_tokens", JF_U64, prompt_tokens),
-	 JF("generated_tokens", JF_U64, generated_tokens), JF("prefill_ms", JF_REAL, prefill_ms, .flags = JF_OMIT),
-	 JF("decode_ms", JF_REAL, decode_ms, .flags = JF_OMIT), JF("prefill_tokens_per_s", JF_REAL, prefill_tokens_per_s),
-	 JF("decode_tokens_per_s", JF_REAL, decode_tokens_per_s),
-	 JF("j_per_generated_token", JF_REAL, j_per_generated_token, .flags = JF_OMIT),
-	 JF_FNS(NULL, NULL, llama_batches_read));
-#undef JF_T
-
 #define JF_T struct model_cycle_phase
 JF_TABLE(cycle_phase_table, JF("ms", JF_REAL, ms, .flags = JF_OMIT), JF("calls", JF_U64, calls),
 	 JF("thread_ms", JF_REAL, thread_ms, .flags = JF_OMIT), JF(NULL, JF_OBJ, split, .sub = &split_table));
@@ -143,7 +123,7 @@ JF_TABLE(cycle_phase_table, JF("ms", JF_REAL, ms, .flags = JF_OMIT), JF("calls",
 static int cycle_end_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	(void)ctx;
-	return ((const struct model_cycle *)base)->ended_at_last_phase ? set_new(o, key, json_string("last_phase_call")) : 0;
+	return ((const struct model_cycle *)base)->ended_at_last_phase ? profile__set(o, key, json_string("last_phase_call")) : 0;
 }
 
 static int cycle_end_read(void *base, const char *key, json_t *o, void *ctx)
@@ -162,9 +142,9 @@ static int cycle_phases_write(const void *base, const char *key, json_t *o, cons
 
 	for (int ph = 1; phases && ph < IT_MAX_PHASES; ph++)
 		if (c->phases[ph].present && m->phase_names[ph] &&
-		    set_new(phases, m->phase_names[ph], jf_object(&cycle_phase_table, &c->phases[ph], ctx)))
+		    profile__set(phases, m->phase_names[ph], jf_object(&cycle_phase_table, &c->phases[ph], ctx)))
 			break;
-	return set_new(o, key, phases);
+	return profile__set(o, key, phases);
 }
 
 static int cycle_phases_read(void *base, const char *key, json_t *o, void *ctx)
@@ -194,7 +174,7 @@ static int cycle_tps_write(const void *base, const char *key, json_t *o, const v
 
 	if (!(tok > 0 && c->has_count[tok]) && !c->llama.present)
 		return 0;
-	return set_new(o, key, isfinite(v) ? json_real(v) : json_null());
+	return profile__set(o, key, isfinite(v) ? json_real(v) : json_null());
 }
 
 static int cycle_tps_read(void *base, const char *key, json_t *o, void *ctx)
@@ -215,7 +195,7 @@ static int cycle_counts_write(const void *base, const char *key, json_t *o, cons
 	for (int id = 1; counts && id < IT_MAX_PHASES; id++)
 		if (m->count_names[id] && c->has_count[id])
 			json_object_set_new(counts, m->count_names[id], json_integer((json_int_t)c->counts[id]));
-	return set_new(o, key, counts);
+	return profile__set(o, key, counts);
 }
 
 static int cycle_counts_read(void *base, const char *key, json_t *o, void *ctx)
@@ -254,7 +234,7 @@ JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cy
 	 JF_FNS("tokens_per_second", cycle_tps_write, cycle_tps_read),
 	 JF_FNS("tokens_per_second_wall", cycle_tps_write, cycle_tps_read),
 	 JF_FNS("counts", cycle_counts_write, cycle_counts_read),
-	 JF("llama", JF_OBJ, llama, .sub = &llama_cycle_table, JF_WHEN(llama.present)),
+	 JF("llama", JF_OBJ, llama, .sub = &profile_llama_cycle_table, JF_WHEN(llama.present)),
 	 JF(NULL, JF_OBJ, split, .sub = &split_table),
 	 JF_GROUP("all_threads", all_threads_table, JF_WHEN(has_all_threads)),
 	 JF_GROUP("page_faults", faults_table, JF_WHEN(has_all_threads)),
@@ -279,7 +259,7 @@ static int cycles_write(const void *base, const char *key, json_t *o, const void
 		json_object_foreach(m->cycles[i].detail, k, v)
 			json_object_set(c, k, v);
 	}
-	return set_new(o, key, arr);
+	return profile__set(o, key, arr);
 }
 
 static int too_many_names(const char *source)
@@ -321,7 +301,7 @@ static int cycles_read(void *base, const char *key, json_t *o, void *ctx)
 static int hist_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	(void)ctx;
-	return set_new(o, key, stats__log2_hist_json(((const struct model_phase_summary *)base)->hist_us,
+	return profile__set(o, key, stats__log2_hist_json(((const struct model_phase_summary *)base)->hist_us,
 						     IT_HIST_SLOTS, "us"));
 }
 
@@ -348,7 +328,7 @@ static int percentiles_from_write(const void *base, const char *key, json_t *o, 
 	const char *from = ((const struct model_phase_summary *)base)->percentiles_from;
 
 	(void)ctx;
-	return from ? set_new(o, key, json_string(from)) : 0;
+	return from ? profile__set(o, key, json_string(from)) : 0;
 }
 
 /* "calls" or "histogram": static strings */
@@ -380,9 +360,9 @@ static int phases_write(const void *base, const char *key, json_t *o, const void
 
 	for (int ph = 1; phases && ph < IT_MAX_PHASES; ph++)
 		if (m->phases[ph].present &&
-		    set_new(phases, m->phase_names[ph], jf_object(&phase_summary_table, &m->phases[ph], ctx)))
+		    profile__set(phases, m->phase_names[ph], jf_object(&phase_summary_table, &m->phases[ph], ctx)))
 			break;
-	return set_new(o, key, phases);
+	return profile__set(o, key, phases);
 }
 
 /* First of the names: the phases' ids follow the summary's order. */
@@ -414,7 +394,7 @@ static int cycles_source_write(const void *base, const char *key, json_t *o, con
 	const char *src = ((const struct model *)base)->agg.cycles_source;
 
 	(void)ctx;
-	return src ? set_new(o, key, json_string(src)) : 0;
+	return src ? profile__set(o, key, json_string(src)) : 0;
 }
 
 /* one of the static names the probes concern uses */
@@ -463,7 +443,7 @@ static int processes_write(const void *base, const char *key, json_t *o, const v
 		}
 		json_array_append_new(arr, po);
 	}
-	return set_new(o, key, arr);
+	return profile__set(o, key, arr);
 }
 
 /* exit statuses back in wait(2) form */
@@ -515,7 +495,7 @@ static int findings_write(const void *base, const char *key, json_t *o, const vo
 
 	for (size_t i = 0; arr && i < m->nfindings; i++)
 		json_array_append_new(arr, jf_object(&finding_table, &m->findings[i], ctx));
-	return set_new(o, key, arr);
+	return profile__set(o, key, arr);
 }
 
 /* a finding without a type is left out; severity low unless given */
@@ -553,7 +533,7 @@ static int recs_write(const void *base, const char *key, json_t *o, const void *
 		r.priority = r.priority ? r.priority : "medium";
 		json_array_append_new(arr, jf_object(&rec_table, &r, ctx));
 	}
-	return set_new(o, key, arr);
+	return profile__set(o, key, arr);
 }
 
 static int recs_read(void *base, const char *key, json_t *o, void *ctx)
@@ -589,7 +569,7 @@ static int lost_write(const void *base, const char *key, json_t *o, const void *
 	(void)ctx;
 	for (size_t i = 0; lost && i < m->nlost; i++)
 		json_object_set_new(lost, m->lost[i].name, json_integer((json_int_t)m->lost[i].value));
-	return set_new(o, key, lost);
+	return profile__set(o, key, lost);
 }
 
 static int lost_read(void *base, const char *key, json_t *o, void *ctx)
@@ -617,7 +597,7 @@ static int run_str_read(char **dst, const char *key, json_t *o)
 static int schema_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	(void)base, (void)ctx;
-	return set_new(o, key, json_string(PROFILE_SCHEMA_VERSION));
+	return profile__set(o, key, json_string(PROFILE_SCHEMA_VERSION));
 }
 
 static int schema_read(void *base, const char *key, json_t *o, void *ctx)
@@ -631,7 +611,7 @@ static int tool_write(const void *base, const char *key, json_t *o, const void *
 	const struct model *m = base;
 
 	(void)ctx;
-	return set_new(o, key, json_pack("{s:s,s:s}", "name", "infertrace", "version",
+	return profile__set(o, key, json_pack("{s:s,s:s}", "name", "infertrace", "version",
 					 m->run.tool_version ? m->run.tool_version : INFERTRACE_VERSION));
 }
 
@@ -644,61 +624,6 @@ static int tool_read(void *base, const char *key, json_t *o, void *ctx)
 	return v && !(m->run.tool_version = strdup(v)) ? -ENOMEM : 0;
 }
 
-/* system: the machine, with the power mode that decides its figures */
-#define JF_T struct power_mode_count
-JF_TABLE(power_count_table, JF(NULL, JF_KEY, value), JF(NULL, JF_U64, cpus));
-#undef JF_T
-
-#define JF_T struct power_mode
-JF_TABLE(nvpmodel_table, JF("id", JF_INT, nvpmodel_id), JF("name", JF_CHARS, nvpmodel_name, .flags = JF_OMIT),
-	 JF("source", JF_CHARS, nvpmodel_source));
-JF_TABLE_PUBLIC(profile_power_table, JF("governor", JF_CHARS, governor, .flags = JF_OMIT),
-	 JF("governor_by_cpus", JF_MAP, governor_by_cpus, .sub = &power_count_table, .flags = JF_OMIT),
-	 JF("energy_performance_preference", JF_CHARS, epp, .flags = JF_OMIT),
-	 JF("energy_performance_preference_by_cpus", JF_MAP, epp_by_cpus, .sub = &power_count_table, .flags = JF_OMIT),
-	 JF("scaling_driver", JF_CHARS, driver, .flags = JF_OMIT),
-	 JF("scaling_driver_by_cpus", JF_MAP, driver_by_cpus, .sub = &power_count_table, .flags = JF_OMIT),
-	 JF_GROUP("nvpmodel", nvpmodel_table, JF_WHEN(has_nvpmodel)),
-	 JF("emc_mhz", JF_REAL, emc_mhz, .flags = JF_OMIT), JF("emc_max_mhz", JF_REAL, emc_max_mhz, .flags = JF_OMIT),
-	 JF("gpu_mhz", JF_REAL, gpu_mhz, .flags = JF_OMIT), JF("gpu_max_mhz", JF_REAL, gpu_max_mhz, .flags = JF_OMIT));
-#undef JF_T
-
-#define JF_T struct model_system
-JF_TABLE(system_table, JF("kernel", JF_CHARS, kernel, .flags = JF_OMIT), JF("arch", JF_CHARS, arch, .flags = JF_OMIT),
-	 JF("cpus", JF_INT, cpus), JF("mem_total_mb", JF_REAL, mem_total_mb), JF("hostname", JF_CHARS, hostname),
-	 JF("power", JF_OBJ, power, .sub = &profile_power_table, JF_WHEN(has_power)));
-#undef JF_T
-
-/* a model that has none (built by hand) gets this machine's */
-static int system_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = base;
-	struct model_system here = { .mem_total_mb = NAN };
-
-	if (!m->run.system.present)
-		system_facts__read(&here);
-	return set_new(o, key, jf_object(&system_table, m->run.system.present ? &m->run.system : &here, ctx));
-}
-
-static int system_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_system *s = &((struct model *)base)->run.system;
-	json_t *v = json_object_get(o, key);
-
-	if (!json_is_object(v))
-		return 0;
-	power_mode__free(&s->power);
-	if (jf_read(&system_table, s, v, ctx))
-		return -ENOMEM;
-	s->present = true;
-	return 0;
-}
-
-json_t *profile__power_mode_json(const struct power_mode *p)
-{
-	return jf_object(&profile_power_table, p, NULL);
-}
-
 static int command_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = base;
@@ -706,11 +631,11 @@ static int command_write(const void *base, const char *key, json_t *o, const voi
 
 	(void)ctx;
 	if (!m->run.command)
-		return set_new(o, key, json_null());
+		return profile__set(o, key, json_null());
 	cmd = json_array();
 	for (char **a = m->run.command; cmd && *a; a++)
 		json_array_append_new(cmd, json_text(*a));
-	return set_new(o, key, cmd);
+	return profile__set(o, key, cmd);
 }
 
 static int command_read(void *base, const char *key, json_t *o, void *ctx)
@@ -739,7 +664,7 @@ static int pids_write(const void *base, const char *key, json_t *o, const void *
 	(void)ctx;
 	for (size_t i = 0; pids && i < m->run.npids; i++)
 		json_array_append_new(pids, json_integer(m->run.pids[i]));
-	return set_new(o, key, pids);
+	return profile__set(o, key, pids);
 }
 
 static int pids_read(void *base, const char *key, json_t *o, void *ctx)
@@ -764,7 +689,7 @@ static int started_at_write(const void *base, const char *key, json_t *o, const 
 	char when[64];
 
 	(void)ctx;
-	return set_new(o, key, json_string(m->run.started_at ? m->run.started_at :
+	return profile__set(o, key, json_string(m->run.started_at ? m->run.started_at :
 					   profile__iso_time(m->run.start_wall_s, when, sizeof(when))));
 }
 
@@ -779,7 +704,7 @@ static int stop_reason_write(const void *base, const char *key, json_t *o, const
 	const struct model *m = base;
 
 	(void)ctx;
-	return set_new(o, key, json_string(m->run.stop_reason ? m->run.stop_reason : "unknown"));
+	return profile__set(o, key, json_string(m->run.stop_reason ? m->run.stop_reason : "unknown"));
 }
 
 static int stop_reason_read(void *base, const char *key, json_t *o, void *ctx)
@@ -802,7 +727,7 @@ static int config_write(const void *base, const char *key, json_t *o, const void
 
 	if (v && m->have_thresholds)
 		json_object_set_new(v, "thresholds", jf_object(&thresholds_table, &m->thresholds, ctx));
-	return set_new(o, key, v);
+	return profile__set(o, key, v);
 }
 
 static int config_read(void *base, const char *key, json_t *o, void *ctx)
@@ -819,154 +744,6 @@ static int config_read(void *base, const char *key, json_t *o, void *ctx)
 		m->have_thresholds = true;
 	}
 	return 0;
-}
-
-/* ---- probes: where they were placed, what they cost ---- */
-
-#define JF_T int32_t
-JF_TABLE(name_list_table, { .kind = JF_NAME, .names = &model_names });
-#undef JF_T
-
-static int method_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	(void)ctx;
-	return ((const struct model_probe *)base)->sampled ? set_new(o, key, json_string("sampled")) : 0;
-}
-
-static int method_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	const char *v = json_string_value(json_object_get(o, key));
-
-	(void)ctx;
-	((struct model_probe *)base)->sampled = v && !strcmp(v, "sampled");
-	return 0;
-}
-
-#define JF_T struct model_probe_python
-JF_TABLE(probe_python_table, JF("observations", JF_U64, observations),
-	 JF("edges_between_observations", JF_U64, edges_between_observations),
-	 JF("resolution_ms_mean", JF_REAL, resolution_ms_mean, .flags = JF_OMIT),
-	 JF("resolution_ms_max", JF_REAL, resolution_ms_max, .flags = JF_OMIT),
-	 JF("deferred", JF_U64, deferred, JF_WHEN(has_edges)), JF("lost", JF_U64, lost, JF_WHEN(has_edges)));
-#undef JF_T
-
-/* a probe of the probes concern; py: and js: specs too (ctx: the model) */
-#define JF_T struct model_probe
-JF_TABLE(probe_table, JF("spec", JF_NAME, spec, .names = &model_names), JF("role", JF_CHARS, role, .flags = JF_OMIT),
-	 JF("phase", JF_NAME, phase, .names = &model_names, .flags = JF_OMIT),
-	 JF("count", JF_NAME, count, .names = &model_names, .flags = JF_OMIT),
-	 JF("placed_in", JF_VEC, placed_in, .sub = &name_list_table), JF("hits", JF_U64, hits),
-	 JF("from_preset", JF_BOOL, from_preset),
-	 JF("not_placed", JF_NAME, not_placed, .names = &model_names, .flags = JF_OMIT),
-	 JF_FNS("method", method_write, method_read), JF("samples", JF_U64, samples, JF_WHEN(sampled)),
-	 JF("warning", JF_NAME, warning, .names = &model_names, .flags = JF_OMIT),
-	 JF("callers", JF_VEC, callers, .sub = &name_list_table, JF_WHEN(has_callers)),
-	 JF("python", JF_OBJ, python, .sub = &probe_python_table, JF_WHEN(has_python)));
-#undef JF_T
-
-#define JF_T struct model_probe_estimate
-JF_TABLE(estimate_table, JF("hits", JF_REAL, hits, .flags = JF_OMIT),
-	 JF("estimated_ms", JF_REAL, estimated_ms, .flags = JF_OMIT), JF("percent", JF_REAL, percent, .flags = JF_OMIT));
-#undef JF_T
-
-#define JF_T struct model_preset_probe_cost
-JF_TABLE(preset_cost_table, JF("spec", JF_NAME, spec, .names = &model_names),
-	 JF("phase", JF_NAME, phase, .names = &model_names), JF("hits", JF_REAL, hits, .flags = JF_OMIT),
-	 JF("estimated_ms", JF_REAL, estimated_ms, .flags = JF_OMIT),
-	 JF("percent_of_phase", JF_REAL, percent_of_phase, .flags = JF_OMIT), JF("over_limit", JF_BOOL, over_limit));
-#undef JF_T
-
-/* {phase name: its estimate} */
-static int estimates_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = ctx;
-	const struct model_probe_cost *pc = base;
-	json_t *per = json_object();
-
-	for (int ph = 1; per && ph < IT_MAX_PHASES; ph++)
-		if (pc->phases[ph].present && m->phase_names[ph] &&
-		    set_new(per, m->phase_names[ph], jf_object(&estimate_table, &pc->phases[ph], ctx)))
-			break;
-	return set_new(o, key, per);
-}
-
-static int estimates_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_probe_cost *pc = base;
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(json_object_get(o, key), k, v) {
-		int ph = model__phase_id(ctx, k);
-
-		if (ph > 0) {
-			jf_read(&estimate_table, &pc->phases[ph], v, ctx);
-			pc->phases[ph].present = true;
-		}
-	}
-	return 0;
-}
-
-#define JF_T struct model_probe_cost
-JF_TABLE(probe_cost_table, JF("cost_ns_per_hit", JF_REAL, cost_ns),
-	 JF("calibration_calls", JF_INT, calibration_calls), JF("error", JF_CHARS, error, .flags = JF_OMIT),
-	 JF_FNS("phases", estimates_write, estimates_read),
-	 JF("cycles", JF_OBJ, cycles, .sub = &estimate_table, JF_WHEN(cycles.present)),
-	 JF("preset_probes", JF_VEC, preset_probes, .sub = &preset_cost_table),
-	 JF("max_percent", JF_REAL, max_percent, .flags = JF_OMIT), JF("warning", JF_BOOL, warning));
-#undef JF_T
-
-static int probes_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = base;
-	json_t *arr;
-
-	(void)ctx;
-	if (!m->have_probes)
-		return 0;
-	arr = json_array();
-	for (size_t i = 0; arr && i < m->probes.n; i++)
-		json_array_append_new(arr, jf_object(&probe_table, &m->probes.v[i], m));
-	return set_new(o, key, arr);
-}
-
-static int probes_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	json_t *v;
-	size_t i;
-
-	(void)ctx;
-	if (!json_is_array(json_object_get(o, key)))
-		return 0;
-	m->have_probes = true;
-	json_array_foreach(json_object_get(o, key), i, v) {
-		struct model_probe *p = model__add_probe(m);
-
-		if (!p || jf_read(&probe_table, p, v, m))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static int probes_overhead_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = base;
-
-	(void)ctx;
-	return m->probe_cost.derived ? set_new(o, key, jf_object(&probe_cost_table, &m->probe_cost, m)) : 0;
-}
-
-static int probes_overhead_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	json_t *v = json_object_get(o, key);
-
-	(void)ctx;
-	if (!json_is_object(v))
-		return 0;
-	m->probe_cost.derived = true;
-	return jf_read_into(&probe_cost_table, &m->probe_cost, v, m);
 }
 
 /* ---- the concerns' detail documents ---- */
@@ -987,7 +764,7 @@ static int section_write(const void *base, const char *key, json_t *o, const voi
 	json_t *v = model__section(base, section_of(key));
 
 	(void)ctx;
-	return set_new(o, key, v ? json_deep_copy(v) : !strcmp(key, "crashes") ? json_array() : json_object());
+	return profile__set(o, key, v ? json_deep_copy(v) : !strcmp(key, "crashes") ? json_array() : json_object());
 }
 
 static int section_read(void *base, const char *key, json_t *o, void *ctx)
@@ -1063,7 +840,7 @@ static int gpu_write(const void *base, const char *key, json_t *o, const void *c
 
 	if (gpu && m->cuda)
 		json_object_set(gpu, "cuda", m->cuda);
-	return set_new(o, key, gpu);
+	return profile__set(o, key, gpu);
 }
 
 static int gpu_read(void *base, const char *key, json_t *o, void *ctx)
@@ -1076,56 +853,6 @@ static int gpu_read(void *base, const char *key, json_t *o, void *ctx)
 	return jf_read(&profile_gpu_table, &m->side.run.gpu, gpu, ctx);
 }
 
-/* self: the tracer's own cost, with the probes' measured cost per hit */
-#define JF_T struct model_bpf_prog
-JF_TABLE(bpf_prog_table, JF("name", JF_CHARS, name), JF("runs", JF_U64, runs),
-	 JF("run_time_ms", JF_REAL, run_time_ms, .flags = JF_OMIT), JF("ns_per_run", JF_REAL, ns_per_run, .flags = JF_OMIT),
-	 JF("recursion_misses", JF_U64, recursion_misses), JF("verified_insns", JF_U64, verified_insns));
-#undef JF_T
-
-static int probe_cost_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = base;
-	double v = m->probe_cost.present && isfinite(m->probe_cost.cost_ns) ? m->probe_cost.cost_ns :
-		   m->self.probe_cost_ns_per_hit;
-
-	(void)ctx;
-	return isfinite(v) ? set_new(o, key, json_real(v)) : 0;
-}
-
-static int probe_cost_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	(void)ctx;
-	((struct model *)base)->self.probe_cost_ns_per_hit = json_num(o, key);
-	return 0;
-}
-
-#define JF_T struct model
-JF_TABLE(bpf_table, JF("available", JF_BOOL, self.bpf.available),
-	 JF("reason", JF_CHARS, self.bpf.reason, .flags = JF_OMIT),
-	 JF("cpu_s", JF_REAL, self.bpf.cpu_s, .flags = JF_OMIT, JF_WHEN(self.bpf.available)),
-	 JF("percent_of_one_cpu", JF_REAL, self.bpf.percent_of_one_cpu, .flags = JF_OMIT, JF_WHEN(self.bpf.available)),
-	 JF("runs", JF_U64, self.bpf.runs, JF_WHEN(self.bpf.available)),
-	 JF("recursion_misses", JF_U64, self.bpf.recursion_misses, JF_WHEN(self.bpf.available)),
-	 JF("stats_were_on", JF_BOOL, self.bpf.stats_were_on, JF_WHEN(self.bpf.available)),
-	 JF("programs", JF_VEC, self.bpf.programs, .sub = &bpf_prog_table, JF_WHEN(self.bpf.available)));
-JF_TABLE(budget_table, JF("max_mb", JF_INT, self.memory_budget.max_mb),
-	 JF("reached_at_s", JF_REAL, self.memory_budget.reached_at_s),
-	 JF("times_reached", JF_U64, self.memory_budget.times_reached),
-	 JF("recording_peak_rss_mb", JF_REAL, self.memory_budget.recording_peak_rss_mb, .flags = JF_OMIT));
-JF_TABLE(self_table, JF("cpu_s", JF_REAL, self.cpu_s, .flags = JF_OMIT),
-	 JF("startup_cpu_s", JF_REAL, self.startup_cpu_s, .flags = JF_OMIT),
-	 JF("recording_cpu_s", JF_REAL, self.recording_cpu_s, .flags = JF_OMIT),
-	 JF("percent_of_one_cpu", JF_REAL, self.percent_of_one_cpu, .flags = JF_OMIT),
-	 JF("max_rss_mb", JF_REAL, self.max_rss_mb, .flags = JF_OMIT),
-	 JF("wakeups_per_s", JF_REAL, self.wakeups_per_s, .flags = JF_OMIT), JF("wakeups", JF_U64, self.wakeups),
-	 JF("involuntary_switches", JF_U64, self.involuntary_switches), JF("target_stops", JF_U64, self.target_stops),
-	 JF("target_stopped_ms", JF_REAL, self.target_stopped_ms, .flags = JF_OMIT),
-	 JF("target_stop_max_ms", JF_REAL, self.target_stop_max_ms, .flags = JF_OMIT), JF_GROUP("bpf", bpf_table),
-	 JF_GROUP("memory_budget", budget_table, JF_WHEN(self.has_budget)),
-	 JF_FNS("probe_cost_ns_per_hit", probe_cost_write, probe_cost_read));
-#undef JF_T
-
 #define JF_T struct model_alert
 JF_TABLE(alert_table, JF("type", JF_CHARS, type), JF("severity", JF_CHARS, severity, .flags = JF_OMIT),
 	 JF("description", JF_CHARS, description, .flags = JF_OMIT), JF("value_mw", JF_REAL, value_mw, .flags = JF_OMIT),
@@ -1137,139 +864,13 @@ JF_TABLE(suggestion_table, JF("option", JF_CHARS, option), JF("function", JF_CHA
 	 JF("text", JF_CHARS, text), JF("bursts", JF_U64, bursts), JF("period_ms", JF_REAL, period_ms, .flags = JF_OMIT));
 #undef JF_T
 
-/* llama: the cycles' figures over the run, with the model and context the
- * process showed */
-static const char *const llama_rows[MODEL_LLAMA_ROWS] = { "prompt", "generation", "other" };
-
-/* its name, or its number where the name is unknown */
-static int file_type_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model_llama_facts *f = base;
-
-	(void)ctx;
-	if (f->model.file_type[0])
-		return set_new(o, key, json_string(f->model.file_type));
-	return f->model.file_type_id >= 0 ? set_new(o, key, json_integer(f->model.file_type_id)) : 0;
-}
-
-static int file_type_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_llama_facts *f = base;
-	json_t *v = json_object_get(o, key);
-
-	(void)ctx;
-	if (json_is_string(v))
-		snprintf(f->model.file_type, sizeof(f->model.file_type), "%s", json_string_value(v));
-	else if (json_is_integer(v) && f->model.file_type_id < 0)
-		f->model.file_type_id = json_integer_value(v);
-	return 0;
-}
-
-/* {row: {"N": calls, ..., ">=64": calls}} */
-static int calls_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model_llama_facts *f = base;
-	json_t *calls = json_object();
-
-	(void)ctx;
-	for (int r = 0; calls && r < MODEL_LLAMA_ROWS; r++) {
-		json_t *dist = json_object();
-
-		for (int n = 1; dist && n <= MODEL_LLAMA_THREAD_SLOTS; n++) {
-			uint32_t c = f->context.calls[r][n % MODEL_LLAMA_THREAD_SLOTS];
-			char k[16];
-
-			if (!c)
-				continue;
-			snprintf(k, sizeof(k), n < MODEL_LLAMA_THREAD_SLOTS ? "%d" : ">=%d", n);
-			json_object_set_new(dist, k, json_integer(c));
-		}
-		if (json_object_size(dist))
-			json_object_set_new(calls, llama_rows[r], dist);
-		else
-			json_decref(dist);
-	}
-	return set_new(o, key, calls);
-}
-
-static int calls_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_llama_facts *f = base;
-	json_t *calls = json_object_get(o, key), *v;
-	const char *k;
-
-	(void)ctx;
-	for (int r = 0; r < MODEL_LLAMA_ROWS; r++)
-		json_object_foreach(json_object_get(calls, llama_rows[r]), k, v) {
-			int n = atoi(k[0] == '>' ? k + 2 : k);
-
-			if (n > 0 && n <= MODEL_LLAMA_THREAD_SLOTS && json_is_integer(v) && json_integer_value(v) > 0)
-				f->context.calls[r][n % MODEL_LLAMA_THREAD_SLOTS] = (uint32_t)json_integer_value(v);
-		}
-	return 0;
-}
-
-#define SHOWN(key, member) JF(key, JF_I64, member, .flags = JF_OMIT | JF_NEG)
-#define JF_T struct model_llama_facts
-JF_TABLE(llama_model_table, JF("path", JF_CHARS, model.path), JF("error", JF_CHARS, model.error, .flags = JF_OMIT),
-	 JF("arch", JF_CHARS, model.arch, .flags = JF_OMIT), JF("n_params", JF_U64, model.n_params, JF_WHEN(model.read)),
-	 JF_FNS("file_type", file_type_write, file_type_read), SHOWN("file_type_id", model.file_type_id),
-	 SHOWN("n_layer", model.n_layer), SHOWN("n_embd", model.n_embd), SHOWN("n_ctx_train", model.n_ctx_train),
-	 JF("size_bytes", JF_U64, model.size_bytes, JF_WHEN(model.read)));
-JF_TABLE(threads_used_table, SHOWN("prompt", context.threads_used[MODEL_LLAMA_PROMPT]),
-	 SHOWN("generation", context.threads_used[MODEL_LLAMA_GENERATION]),
-	 SHOWN("other", context.threads_used[MODEL_LLAMA_OTHER]));
-JF_TABLE(llama_context_table, SHOWN("n_ctx", context.n_ctx), SHOWN("n_batch", context.n_batch),
-	 SHOWN("n_ubatch", context.n_ubatch), SHOWN("n_seq_max", context.n_seq_max),
-	 SHOWN("n_threads", context.n_threads), SHOWN("n_threads_batch", context.n_threads_batch),
-	 JF_GROUP("n_threads_used", threads_used_table, .flags = JF_OMIT),
-	 { .key = "n_threads_used_calls", .kind = JF_FN, .write = calls_write, .read = calls_read,
-	   JF_WHEN(context.has_calls) });
-JF_TABLE(llama_facts_table, JF("pid", JF_INT, pid), JF_GROUP("model", llama_model_table, JF_WHEN(has_model)),
-	 JF_GROUP("context", llama_context_table, JF_WHEN(has_context)));
-#undef JF_T
-#undef SHOWN
-
-static int llama_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model *m = base;
-	json_t *v;
-
-	if (!m->llama.present && !m->llama_facts.present)
-		return 0;
-	v = m->llama.present ? jf_object(&llama_cycle_table, &m->llama, ctx) : json_object();
-	if (v && m->llama_facts.present && jf_write(&llama_facts_table, &m->llama_facts, v, ctx)) {
-		json_decref(v);
-		v = NULL;
-	}
-	return set_new(o, key, v);
-}
-
-static int llama_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	struct model_llama_facts *f = &m->llama_facts;
-	json_t *l = json_object_get(o, key);
-
-	if (!json_is_object(l))
-		return 0;
-	if (json_is_number(json_object_get(l, "prompt_tokens"))) {
-		jf_read(&llama_cycle_table, &m->llama, l, ctx);
-		m->llama.present = true;
-	}
-	model__llama_facts_init(f);
-	jf_read_into(&llama_facts_table, f, l, ctx);
-	f->present = f->has_model || f->has_context;
-	return 0;
-}
-
 /* startup and teardown: the run outside its cycles */
 static int edge_name_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = ctx;
 	int32_t i = ((const struct model_edge_top *)base)->name;
 
-	return set_new(o, key, json_text(i >= 0 && (size_t)i < m->nnames ? m->names[i] : "[unknown]"));
+	return profile__set(o, key, json_text(i >= 0 && (size_t)i < m->nnames ? m->names[i] : "[unknown]"));
 }
 
 static int edge_name_read(void *base, const char *key, json_t *o, void *ctx)
@@ -1300,7 +901,7 @@ static int edge_write(const void *base, const char *key, json_t *o, const void *
 	(void)ctx;
 	if (!m->edges.present)
 		return 0;
-	return set_new(o, key, jf_object(&edge_table, strcmp(key, "startup") ? &m->edges.teardown : &m->edges.startup, m));
+	return profile__set(o, key, jf_object(&edge_table, strcmp(key, "startup") ? &m->edges.teardown : &m->edges.startup, m));
 }
 
 /* both or neither */
@@ -1338,7 +939,7 @@ static int loaded_read(void *base, const char *key, json_t *o, void *ctx)
 #define SECTION(key) JF_FNS(key, section_write, section_read)
 #define JF_T struct model
 JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_FNS("tool", tool_write, tool_read),
-	 JF_FNS("system", system_write, system_read), JF_FNS("phases", phases_write, phases_read),
+	 JF_FNS("system", profile_system__write, profile_system__read), JF_FNS("phases", phases_write, phases_read),
 	 JF_GROUP("aggregate_metrics", aggregates_table),
 	 JF_FNS("samples", profile_samples__write, profile_samples__read), SECTION("offcpu"), JF_FNS("sched", section_write, sched_read),
 	 JF_GROUP("memory", memory_table),
@@ -1353,11 +954,11 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("started_at", started_at_write, started_at_read),
 	 JF("duration_s", JF_REAL, run.duration_s, .flags = JF_OMIT),
 	 JF_FNS("stop_reason", stop_reason_write, stop_reason_read),
-	 JF_FNS("config", config_write, config_read), JF_FNS("probes", probes_write, probes_read),
+	 JF_FNS("config", config_write, config_read), JF_FNS("probes", profile_probes__write, profile_probes__read),
 	 JF("host", JF_OBJ, side.run.host, .sub = &profile_host_table, JF_WHEN(side.run.host.present)),
-	 JF_FNS("probes_overhead", probes_overhead_write, probes_overhead_read),
-	 JF("suggested_cycle", JF_OBJ, suggested_cycle, .sub = &suggestion_table, JF_WHEN(suggested_cycle.present)), JF_GROUP("self", self_table, JF_WHEN(self.present)),
-	 JF_FNS("tail_cycles", profile_tail__write, profile_tail__read), JF_FNS("llama", llama_write, llama_read),
+	 JF_FNS("probes_overhead", profile_overhead__write, profile_overhead__read),
+	 JF("suggested_cycle", JF_OBJ, suggested_cycle, .sub = &suggestion_table, JF_WHEN(suggested_cycle.present)), JF_GROUP("self", profile_self_table, JF_WHEN(self.present)),
+	 JF_FNS("tail_cycles", profile_tail__write, profile_tail__read), JF_FNS("llama", profile_llama__write, profile_llama__read),
 	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
 	 JF_FNS(NULL, NULL, loaded_read));
 #undef JF_T

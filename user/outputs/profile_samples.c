@@ -7,7 +7,7 @@
 
 #include "json_fields.h"
 #include "model.h"
-#include "profile_samples.h"
+#include "profile_tables.h"
 
 #define JF_T struct model_samples_proc
 JF_TABLE(samples_proc_table, JF("pid", JF_INT, pid), JF("comm", JF_CHARS, comm), JF("samples", JF_U64, samples));

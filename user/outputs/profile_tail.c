@@ -8,7 +8,7 @@
 #include "json_fields.h"
 #include "json_text.h"
 #include "model.h"
-#include "profile_tail.h"
+#include "profile_tables.h"
 
 static int set_name(json_t *o, const char *key, const struct model *m, int32_t i)
 {
