@@ -13,6 +13,7 @@
 #include "energy.h"
 #include "model.h"
 #include "power_mode.h"
+#include "profile.h"
 #include "rules.h"
 
 #define MS 1000000ULL
@@ -155,6 +156,7 @@ static void test_powercap_discovery(void **state)
 static void test_power_mode(void **state)
 {
 	char *root = fx_root_new(), line[200];
+	struct power_mode pa, pb;
 	json_t *a, *b;
 
 	(void)state;
@@ -168,22 +170,26 @@ static void test_power_mode(void **state)
 		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/cpufreq/energy_performance_preference", c);
 		fx_write(root, p, "balance_power");
 	}
-	a = power_mode__json();
+	assert_int_equal(power_mode__read(&pa), 0);
+	a = profile__power_mode_json(&pa); /* as profile.json shows it */
 	assert_string_equal(json_string_value(json_object_get(a, "governor")), "mixed");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(a, "governor_by_cpus"), "powersave")), 2);
 	assert_string_equal(json_string_value(json_object_get(a, "energy_performance_preference")), "balance_power");
 	assert_null(json_object_get(a, "nvpmodel"));
 	fx_write(root, "var/lib/nvpmodel/status", "pmode:0001 fmode:cool");
 	fx_write(root, "etc/nvpmodel.conf", "< POWER_MODEL ID=0 NAME=MAXN >\n< POWER_MODEL ID=1 NAME=MODE_10W >");
-	b = power_mode__json();
+	assert_int_equal(power_mode__read(&pb), 0);
+	b = profile__power_mode_json(&pb);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "nvpmodel"), "id")), 1);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(b, "nvpmodel"), "name")), "MODE_10W");
-	power_mode__describe(b, line, sizeof(line));
+	power_mode__describe(&pb, line, sizeof(line));
 	assert_string_equal(line, "nvpmodel 1 (MODE_10W), governor mixed, epp balance_power");
-	assert_true(power_mode__differs(a, b));
-	assert_false(power_mode__differs(b, b));
+	assert_true(power_mode__differs(&pa, &pb));
+	assert_false(power_mode__differs(&pb, &pb));
 	json_decref(a);
 	json_decref(b);
+	power_mode__free(&pa);
+	power_mode__free(&pb);
 	fx_rm(root);
 	free(root);
 	unsetenv("INFERTRACE_SYSFS_ROOT");
@@ -195,10 +201,21 @@ static void energy_model(struct model *m, double peak_w, double capped_ms)
 	model__init(m);
 	m->stage = MODEL_DERIVED;
 	m->agg.cycles_ms = 1000;
-	m->energy.peak_w = peak_w;
-	m->energy.capped_ms = capped_ms;
-	m->energy.detail = json_pack("{s:{s:f,s:[{s:s}]}}", "power_capped", "capped_ms", capped_ms, "episodes",
-				     "source", "cpu");
+	m->energy.present = true;
+	m->energy.side.peak_w = peak_w;
+	m->energy.side.capped_ms = capped_ms;
+	m->energy.side.capped.v = calloc(1, sizeof(*m->energy.side.capped.v));
+	m->energy.side.capped.n = m->energy.side.capped.cap = 1;
+	snprintf(m->energy.side.capped.v[0].source, sizeof(m->energy.side.capped.v[0].source), "cpu");
+}
+
+/* The model's alerts as profile.json shows them (the last one kept, to free). */
+static json_t *alerts_json;
+
+static json_t *alerts_of(const struct model *m)
+{
+	json_decref(alerts_json);
+	return alerts_json = model__section_json(m, "alerts");
 }
 
 static int count_type(json_t *arr, const char *type)
@@ -222,28 +239,30 @@ static void test_power_alert_and_cap_rule(void **state)
 	assert_float_equal(t.power_mw, 1000, 0);
 	energy_model(&m, 12.5, 300);
 	assert_int_equal(rules__evaluate(&m, &t), 0);
-	assert_int_equal(count_type(m.alerts, "power"), 1);
-	assert_float_equal(json_real_value(json_object_get(json_array_get(m.alerts, 0), "value_mw")), 12500, 1e-6);
+	assert_int_equal(count_type(alerts_of(&m), "power"), 1);
+	assert_float_equal(json_real_value(json_object_get(json_array_get(alerts_of(&m), 0), "value_mw")), 12500, 1e-6);
 	assert_int_equal(m.nfindings, 1);
 	assert_string_equal(m.findings[0].type, "power_capped");
 	assert_float_equal(m.findings[0].percentage_of_cycle, 30, 1e-9);
 	/* evaluated again (a snapshot, `report`): the alert is replaced, not repeated */
 	assert_int_equal(rules__evaluate(&m, &t), 0);
-	assert_int_equal(count_type(m.alerts, "power"), 1);
+	assert_int_equal(count_type(alerts_of(&m), "power"), 1);
 	model__free(&m);
 
 	assert_int_equal(rule_thresholds__set(&t, "power_mw", 20000), 0);
 	energy_model(&m, 12.5, 30); /* 3%: below the 5% threshold */
 	assert_int_equal(rules__evaluate(&m, &t), 0);
-	assert_int_equal(count_type(m.alerts, "power"), 0);
+	assert_int_equal(count_type(alerts_of(&m), "power"), 0);
 	assert_int_equal(m.nfindings, 0);
 	model__free(&m);
 
 	energy_model(&m, NAN, NAN); /* nothing measured: no alert, no finding */
 	assert_int_equal(rules__evaluate(&m, &t), 0);
-	assert_int_equal(json_array_size(m.alerts), 0);
+	assert_int_equal(json_array_size(alerts_of(&m)), 0);
 	assert_int_equal(m.nfindings, 0);
 	model__free(&m);
+	json_decref(alerts_json);
+	alerts_json = NULL;
 }
 
 int main(void)

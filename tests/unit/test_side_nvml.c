@@ -12,6 +12,8 @@
 #include "../fixtures/sysfs_fixture.h"
 #include "test_helpers.h"
 #include "gpu_nvml.h"
+#include "outputs.h"
+#include "profile_side.h"
 #include "side_sampler.h"
 
 #define PERIOD_MS 20
@@ -19,6 +21,30 @@
 #define SLACK_NS (15 * 1000000ULL)
 #define MARGIN_NS (30 * 1000000ULL)
 #define EPS 1e-6
+
+/* The sampler's typed results in their profile.json and trace.json shapes,
+ * as the assertions read them. */
+static json_t *summary_json(struct side_sampler *s)
+{
+	struct side_summary sum;
+	json_t *o;
+
+	assert_int_equal(side_sampler__summary(s, &sum), 0);
+	o = profile_side__summary_json(&sum);
+	side_summary__free(&sum);
+	return o;
+}
+
+static json_t *window_json(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns)
+{
+	struct side_window w;
+	json_t *o;
+
+	assert_int_equal(side_sampler__window(s, start_ns, end_ns, &w), 0);
+	o = profile_side__window_json(&w);
+	side_window__free(&w);
+	return o;
+}
 
 static char *dir;       /* library, script, log, and an empty sysfs root */
 static char lib[PATH_MAX + 32];
@@ -157,7 +183,7 @@ static void test_sampler_nvml(void **state)
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
 
-	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
+	w = window_json(s, a0, a1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 30, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "mem_used_mb", NULL)), 20480, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "power_w", NULL)), 312.5, EPS);
@@ -165,16 +191,16 @@ static void test_sampler_nvml(void **state)
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 1755, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "mem_clock_mhz", NULL)), 2619, EPS);
 	json_decref(w);
-	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
+	w = window_json(s, b0, b1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 90, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "target_mem_mb", NULL)), 1024 + 512, EPS);
 	assert_true(th_jnum(th_jget(w, "throttled_ms", NULL)) > 0);
 	json_decref(w);
-	w = side_sampler__cycle_json(s, c0, c1 - MARGIN_NS);
+	w = window_json(s, c0, c1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 50, EPS);
 	json_decref(w);
 
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	g = th_jget(sum, "gpu", NULL);
 	assert_true(json_boolean_value(th_jget(g, "available", NULL)));
 	assert_string_equal(json_string_value(th_jget(g, "source", NULL)), "nvml");
@@ -230,7 +256,7 @@ static void expect_unavailable(const char *lib_path, const char *reason_part)
 	notice = side_sampler__gpu_notice(s);
 	assert_non_null(notice);
 	assert_non_null(strstr(notice, reason_part));
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	assert_false(json_boolean_value(th_jget(sum, "gpu", "available", NULL)));
 	assert_true(json_is_null(th_jget(sum, "gpu", "device", NULL)));
 	assert_non_null(strstr(json_string_value(th_jget(sum, "gpu", "unavailable_reason", NULL)), reason_part));

@@ -13,6 +13,7 @@
 #include "gpu_jetson.h"
 #include "gpu_nvml.h"
 #include "sysfs_readers.h"
+#include "profile_side.h"
 #include "throttle.h"
 
 #define EPS 1e-6
@@ -304,7 +305,7 @@ static void test_throttle_reason_names(void **state)
 	assert_string_equal(buf, "sw_power_cap,hw_thermal_slowdown");
 	throttle_nvml_reason_names(0, buf, sizeof(buf));
 	assert_string_equal(buf, "");
-	a = throttle_nvml_reasons_json(NVML_REASON_GPU_IDLE | NVML_REASON_DISPLAY_CLOCKS);
+	a = profile_side__reasons_json(NVML_REASON_GPU_IDLE | NVML_REASON_DISPLAY_CLOCKS);
 	assert_int_equal(json_array_size(a), 2);
 	assert_string_equal(json_string_value(json_array_get(a, 0)), "gpu_idle");
 	assert_string_equal(json_string_value(json_array_get(a, 1)), "display_clock_setting");
@@ -315,7 +316,7 @@ static void test_throttle_tracker(void **state)
 {
 	struct throttle_tracker *t = throttle_tracker__new();
 	const struct throttle_episode *e;
-	json_t *j;
+	json_t *eps, *j;
 
 	(void)state;
 	assert_non_null(t);
@@ -347,10 +348,11 @@ static void test_throttle_tracker(void **state)
 	assert_int_equal(throttle_tracker__overlap_ns(t, 0, 1000), 350);
 	assert_int_equal(throttle_tracker__overlap_ns(t, 350, 450), 100);
 	assert_int_equal(throttle_tracker__overlap_ns(t, 700, 800), 0);
-	j = throttle_episode__json(throttle_tracker__get(t, 0));
+	eps = profile_side__episodes_json(throttle_tracker__get(t, 0), 1, false); /* as profile.json shows it */
+	j = json_array_get(eps, 0);
 	assert_int_equal(json_integer_value(json_object_get(j, "start_ns")), 200);
 	assert_float_equal(json_real_value(json_object_get(j, "duration_ms")), 200 / 1e6, EPS);
-	json_decref(j);
+	json_decref(eps);
 	throttle_tracker__free(t);
 	throttle_tracker__free(NULL);
 }

@@ -12,6 +12,8 @@
 
 #include "../fixtures/sysfs_fixture.h"
 #include "test_helpers.h"
+#include "outputs.h"
+#include "profile_side.h"
 #include "side_sampler.h"
 
 #define PERIOD_MS 20
@@ -21,6 +23,41 @@
 /* window edges kept clear of the moments the test rewrites files */
 #define MARGIN_NS (30 * 1000000ULL)
 #define EPS 1e-6
+
+/* The sampler's typed results in their profile.json and trace.json shapes,
+ * as the assertions read them. */
+static json_t *summary_json(struct side_sampler *s)
+{
+	struct side_summary sum;
+	json_t *o;
+
+	assert_int_equal(side_sampler__summary(s, &sum), 0);
+	o = profile_side__summary_json(&sum);
+	side_summary__free(&sum);
+	return o;
+}
+
+static json_t *window_json(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns)
+{
+	struct side_window w;
+	json_t *o;
+
+	assert_int_equal(side_sampler__window(s, start_ns, end_ns, &w), 0);
+	o = profile_side__window_json(&w);
+	side_window__free(&w);
+	return o;
+}
+
+static int trace_counters(struct side_sampler *s, json_t *events, int pid, uint64_t base_ns)
+{
+	struct side_series sr;
+	int n;
+
+	assert_int_equal(side_sampler__series(s, &sr), 0);
+	n = outputs__side_counters(&sr, pid, base_ns, events);
+	side_series__free(&sr);
+	return n;
+}
 
 static char *root;
 
@@ -91,7 +128,7 @@ static void test_windows_and_summary(void **state)
 	side_sampler__stop(s); /* idempotent */
 
 	/* each window holds one value: its average is that value exactly */
-	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
+	w = window_json(s, a0, a1 - MARGIN_NS);
 	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 4);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 50.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "acpitz", NULL)), 40.0, EPS);
@@ -102,21 +139,21 @@ static void test_windows_and_summary(void **state)
 	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), 0.0, EPS);
 	assert_null(th_jget(w, "gpu", NULL));
 	json_decref(w);
-	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
+	w = window_json(s, b0, b1 - MARGIN_NS);
 	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 4);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 70.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "cpu_mhz", NULL)), 1500.0, EPS);
 	json_decref(w);
-	w = side_sampler__cycle_json(s, c0, end);
+	w = window_json(s, c0, end);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
 	json_decref(w);
 	/* a window with no sample inside: the last sample stands for it */
-	w = side_sampler__cycle_json(s, end + 1000000000ULL, end + 2000000000ULL);
+	w = window_json(s, end + 1000000000ULL, end + 2000000000ULL);
 	assert_int_equal(json_integer_value(th_jget(w, "side_samples", NULL)), 0);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
 	json_decref(w);
 
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	z = th_jget(sum, "thermal", "zones", "x86_pkg_temp", NULL);
 	assert_float_equal(th_jnum(th_jget(z, "min", NULL)), 50.0, EPS);
 	assert_float_equal(th_jnum(th_jget(z, "max", NULL)), 70.0, EPS);
@@ -146,7 +183,7 @@ static void test_windows_and_summary(void **state)
 	json_decref(sum);
 
 	ev = json_array();
-	n = side_sampler__trace_counters(s, ev, 42, a0);
+	n = trace_counters(s, ev, 42, a0);
 	assert_true(n > 0);
 	assert_int_equal(json_array_size(ev), n);
 	w = json_array_get(ev, 0);
@@ -181,7 +218,7 @@ static void test_throttling_episode(void **state)
 	fx_sleep_ms(150);
 	side_sampler__stop(s);
 
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	eps = th_jget(sum, "thermal", "throttling", NULL);
 	assert_int_equal(json_array_size(eps), 1);
 	assert_true(json_boolean_value(th_jget(sum, "thermal", "throttled", NULL)));
@@ -197,10 +234,10 @@ static void test_throttling_episode(void **state)
 	assert_false(json_boolean_value(th_jget(e, "open", NULL)));
 	json_decref(sum);
 
-	w = side_sampler__cycle_json(s, 0, t1a);
+	w = window_json(s, 0, t1a);
 	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), 0.0, EPS);
 	json_decref(w);
-	w = side_sampler__cycle_json(s, t1b + PERIOD_NS + SLACK_NS, t2a);
+	w = window_json(s, t1b + PERIOD_NS + SLACK_NS, t2a);
 	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), (t2a - t1b - PERIOD_NS - SLACK_NS) / 1e6, 0.01);
 	json_decref(w);
 	side_sampler__free(s);
@@ -221,7 +258,7 @@ static void test_throttled_at_stop_is_open(void **state)
 	s = start(SIDE_GPU_NONE, NULL, 0);
 	fx_sleep_ms(100);
 	side_sampler__stop(s);
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	assert_int_equal(json_array_size(th_jget(sum, "thermal", "throttling", NULL)), 1);
 	e = json_array_get(th_jget(sum, "thermal", "throttling", NULL), 0);
 	assert_true(json_boolean_value(th_jget(e, "open", NULL)));
@@ -261,22 +298,22 @@ static void test_jetson_gpu(void **state)
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
 
-	w = side_sampler__cycle_json(s, a0, a1 - MARGIN_NS);
+	w = window_json(s, a0, a1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 20.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 612.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "power_w", NULL)), 4.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 47.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "power_w", "VDD_CPU_CV", NULL)), 2.0, EPS);
 	json_decref(w);
-	w = side_sampler__cycle_json(s, b0, b1 - MARGIN_NS);
+	w = window_json(s, b0, b1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 80.0, EPS);
 	json_decref(w);
-	w = side_sampler__cycle_json(s, c0, c1 - MARGIN_NS);
+	w = window_json(s, c0, c1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 306.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 88.0, EPS);
 	json_decref(w);
 
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	g = th_jget(sum, "gpu", NULL);
 	assert_true(json_boolean_value(th_jget(g, "available", NULL)));
 	assert_string_equal(json_string_value(th_jget(g, "source", NULL)), "jetson");
@@ -309,7 +346,7 @@ static void test_gpu_unavailable(void **state)
 	s = start(SIDE_GPU_NONE, NULL, 0);
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	assert_false(json_boolean_value(th_jget(sum, "gpu", "available", NULL)));
 	assert_non_null(strstr(json_string_value(th_jget(sum, "gpu", "unavailable_reason", NULL)), "--gpu none"));
 	json_decref(sum);
@@ -323,7 +360,7 @@ static void test_gpu_unavailable(void **state)
 	assert_true(strncmp(notice, "GPU data unavailable: ", 22) == 0);
 	assert_non_null(strstr(notice, "NVML not available"));
 	assert_non_null(strstr(notice, "no Jetson GPU"));
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	assert_false(json_boolean_value(th_jget(sum, "gpu", "available", NULL)));
 	assert_true(json_is_null(th_jget(sum, "gpu", "source", NULL)));
 	assert_non_null(strstr(json_string_value(th_jget(sum, "gpu", "unavailable_reason", NULL)), "NVML"));
@@ -337,7 +374,7 @@ static void test_gpu_unavailable(void **state)
 	s = start(SIDE_GPU_AUTO, NULL, 0);
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
-	sum = side_sampler__summary_json(s);
+	sum = summary_json(s);
 	assert_string_equal(json_string_value(th_jget(sum, "gpu", "source", NULL)), "jetson");
 	json_decref(sum);
 	side_sampler__free(s);
@@ -366,7 +403,7 @@ static void test_lifecycle(void **state)
 	assert_non_null(s);
 	assert_true(fx_now_ns() - t0 < 100000000ULL);
 	/* getters wait for discovery, then see the first sample */
-	w = side_sampler__cycle_json(s, 0, UINT64_MAX);
+	w = window_json(s, 0, UINT64_MAX);
 	json_decref(w);
 	side_sampler__stop(s);
 	assert_true(fx_now_ns() - t0 < 500000000ULL);
@@ -379,10 +416,10 @@ static void test_lifecycle(void **state)
 	s = start(SIDE_GPU_AUTO, NULL, 0);
 	fx_sleep_ms(50);
 	side_sampler__stop(s);
-	w = side_sampler__summary_json(s);
+	w = summary_json(s);
 	assert_int_equal(json_object_size(th_jget(w, "thermal", "zones", NULL)), 0);
 	json_decref(w);
-	w = side_sampler__cycle_json(s, 0, UINT64_MAX);
+	w = window_json(s, 0, UINT64_MAX);
 	assert_non_null(w);
 	json_decref(w);
 	side_sampler__free(s);

@@ -105,53 +105,56 @@ static double rss_growth(const struct model *m)
 	return best;
 }
 
-static json_t *estimate(double hits, double cost_ns, double base_ms, double *max_pct)
+static struct model_probe_estimate estimate(double hits, double cost_ns, double base_ms, double *max_pct)
 {
 	double ms = hits * cost_ns / 1e6, pct = base_ms > 0 ? 100.0 * ms / base_ms : 0;
 
 	if (pct > *max_pct)
 		*max_pct = pct;
-	return json_pack("{s:f,s:f,s:f}", "hits", hits, "estimated_ms", ms, "percent", pct);
+	return (struct model_probe_estimate){ .present = true, .hits = hits, .estimated_ms = ms, .percent = pct };
 }
 
 /* A preset must not hurt what it measures: each of its probes' hits times
  * the cost per hit, as a share of its phase (issue 11: at most 2%). */
 #define PRESET_PROBE_MAX_PERCENT 2.0
 
-static json_t *preset_probe_costs(const struct model *m, double cost)
+static void preset_probe_costs(struct model *m, double cost)
 {
-	json_t *out = json_array(), *p;
-	size_t i;
+	struct model_probe_cost *pc = &m->probe_cost;
 
-	json_array_foreach(model__section(m, MODEL_SEC_PROBES), i, p) {
-		const char *phase = json_string_value(json_object_get(p, "phase"));
-		double hits = json_number_value(json_object_get(p, "hits")), phase_ms = 0, ms, pct;
+	pc->preset_probes.n = 0;
+	for (size_t i = 0; i < m->probes.n; i++) {
+		const struct model_probe *p = &m->probes.v[i];
+		double phase_ms = 0, ms, pct;
 
-		if (!json_is_true(json_object_get(p, "from_preset")) || !phase || !json_array_size(json_object_get(p, "placed_in")))
+		if (!p->from_preset || p->phase < 0 || !p->placed_in.n)
 			continue;
 		for (int ph = 1; ph < IT_MAX_PHASES; ph++)
-			if (m->phases[ph].present && m->phase_names[ph] && !strcmp(m->phase_names[ph], phase))
+			if (m->phases[ph].present && m->phase_names[ph] && !strcmp(m->phase_names[ph], m->names[p->phase]))
 				phase_ms = m->phases[ph].total_ms;
-		ms = hits * cost / 1e6;
+		ms = p->hits * cost / 1e6;
 		pct = phase_ms > 0 ? 100.0 * ms / phase_ms : 0;
-		json_array_append_new(out, json_pack("{s:O,s:s,s:f,s:f,s:f,s:b}", "spec", json_object_get(p, "spec"),
-						     "phase", phase, "hits", hits, "estimated_ms", ms,
-						     "percent_of_phase", pct, "over_limit", pct > PRESET_PROBE_MAX_PERCENT));
+		if (VEC_RESERVE(pc->preset_probes.v, pc->preset_probes.cap, pc->preset_probes.n, 8))
+			return;
+		pc->preset_probes.v[pc->preset_probes.n++] = (struct model_preset_probe_cost){
+			.spec = p->spec, .phase = p->phase, .hits = (double)p->hits, .estimated_ms = ms,
+			.percent_of_phase = pct, .over_limit = pct > PRESET_PROBE_MAX_PERCENT,
+		};
 	}
-	return out;
 }
 
 void model__warn_preset_probes(const struct model *m)
 {
-	json_t *v;
-	size_t i;
+	const struct model_probe_cost *pc = &m->probe_cost;
 
-	json_array_foreach(json_object_get(model__section(m, MODEL_SEC_PROBES_OVERHEAD), "preset_probes"), i, v)
-		if (json_is_true(json_object_get(v, "over_limit")))
+	for (size_t i = 0; i < pc->preset_probes.n; i++) {
+		const struct model_preset_probe_cost *v = &pc->preset_probes.v[i];
+
+		if (v->over_limit)
 			fprintf(stderr, "infertrace: warning: preset probe %s costs ~%.1f%% of phase %s (%.0f hits, over "
-				"a preset's 2%%); its phase times are inflated\n", json_string_value(json_object_get(v, "spec")),
-				json_number_value(json_object_get(v, "percent_of_phase")),
-				json_string_value(json_object_get(v, "phase")), json_number_value(json_object_get(v, "hits")));
+				"a preset's 2%%); its phase times are inflated\n", m->names[v->spec], v->percent_of_phase,
+				m->names[v->phase], v->hits);
+	}
 }
 
 /* profile.json's `probes_overhead`: a phase's own entry and return probes
@@ -161,26 +164,16 @@ static void derive_probe_cost(struct model *m)
 {
 	struct model_probe_cost *pc = &m->probe_cost;
 	double cost = isnan(pc->cost_ns) ? 0 : pc->cost_ns;
-	json_t *o, *per = json_object();
 
 	pc->max_percent = 0;
-	o = json_object();
-	json_object_set_new(o, "cost_ns_per_hit", isnan(pc->cost_ns) ? json_null() : json_real(pc->cost_ns));
-	json_object_set_new(o, "calibration_calls", json_integer(pc->calibration_calls));
-	if (pc->error)
-		json_object_set_new(o, "error", json_string(pc->error));
+	pc->derived = true;
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
-		if (m->phases[ph].present)
-			json_object_set_new(per, m->phase_names[ph], estimate((double)m->phases[ph].calls, cost,
-									     m->phases[ph].total_ms, &pc->max_percent));
-	json_object_set_new(o, "phases", per);
-	json_object_set_new(o, "cycles", estimate((double)(pc->timed_hits + pc->point_hits), cost, m->agg.cycles_ms,
-						  &pc->max_percent));
-	json_object_set_new(o, "preset_probes", preset_probe_costs(m, cost));
+		pc->phases[ph] = m->phases[ph].present ?
+				 estimate((double)m->phases[ph].calls, cost, m->phases[ph].total_ms, &pc->max_percent) :
+				 (struct model_probe_estimate){ .present = false };
+	pc->cycles = estimate((double)(pc->timed_hits + pc->point_hits), cost, m->agg.cycles_ms, &pc->max_percent);
+	preset_probe_costs(m, cost);
 	pc->warning = pc->max_percent > pc->warn_percent;
-	json_object_set_new(o, "max_percent", json_real(pc->max_percent));
-	json_object_set_new(o, "warning", json_boolean(pc->warning));
-	model__set_section(m, MODEL_SEC_PROBES_OVERHEAD, o);
 }
 
 int model__derive(struct model *m)

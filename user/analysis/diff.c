@@ -180,44 +180,43 @@ static int print_row(const struct model *b, const struct model *n, const struct 
 /* "cycle 'run_cycle'", "cycle_marker 'X'", "whole run" (+ presets) */
 static void describe_cycles(const struct model *m, char *buf, size_t len)
 {
-	json_t *cfg = m->run.config, *presets = json_object_get(cfg, "presets"), *p;
-	const char *cyc = json_string_value(json_object_get(cfg, "cycle"));
-	const char *mark = json_string_value(json_object_get(cfg, "cycle_marker"));
+	const struct model_asked *a = &m->run.asked;
 	const char *src = m->agg.cycles_source;
-	size_t off, i;
+	size_t off;
 
-	if (cyc)
-		off = snprintf(buf, len, "cycle '%s'", cyc);
-	else if (mark)
-		off = snprintf(buf, len, "cycle_marker '%s'", mark);
+	if (a->cycle >= 0)
+		off = snprintf(buf, len, "cycle '%s'", model__name(m, a->cycle));
+	else if (a->cycle_marker >= 0)
+		off = snprintf(buf, len, "cycle_marker '%s'", model__name(m, a->cycle_marker));
 	else
 		off = snprintf(buf, len, "%s", src && strcmp(src, "whole_run") ? src : "whole run");
-	json_array_foreach(presets, i, p)
-		if (json_is_string(p) && off < len)
-			off += snprintf(buf + off, len - off, "%s%s", i ? "," : ", preset ", json_string_value(p));
+	for (size_t i = 0; i < a->presets.n && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i ? "," : ", preset ", model__name(m, a->presets.v[i]));
+}
+
+/* the same asked string on both sides (none on both counts as the same) */
+static bool same_name(const struct model *b, int32_t x, const struct model *n, int32_t y)
+{
+	return (x < 0 && y < 0) || (x >= 0 && y >= 0 && !strcmp(model__name(b, x), model__name(n, y)));
 }
 
 static bool cycles_differ(const struct model *b, const struct model *n)
 {
-	static const char *const keys[] = { "cycle", "cycle_marker", "presets" };
+	const struct model_asked *x = &b->run.asked, *y = &n->run.asked;
 	const char *bs = b->agg.cycles_source, *ns = n->agg.cycles_source;
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *x = json_object_get(b->run.config, keys[i]), *y = json_object_get(n->run.config, keys[i]);
-
-		if (json_is_null(x))
-			x = NULL;
-		if (json_is_null(y))
-			y = NULL;
-		if ((x || y) && !json_equal(x, y))
+	if (!same_name(b, x->cycle, n, y->cycle) || !same_name(b, x->cycle_marker, n, y->cycle_marker) ||
+	    x->presets.n != y->presets.n)
+		return true;
+	for (size_t i = 0; i < x->presets.n; i++)
+		if (!same_name(b, x->presets.v[i], n, y->presets.v[i]))
 			return true;
-	}
 	return (bs || ns) && (!bs || !ns || strcmp(bs, ns));
 }
 
 static void print_header(const struct model *b, const struct model *n)
 {
-	json_t *bp = json_object_get(b->run.system, "power"), *np = json_object_get(n->run.system, "power");
+	const struct power_mode *bp = &b->run.system.power, *np = &n->run.system.power;
 	size_t bc = b->ncycles, nc = n->ncycles;
 	char bm[200], nm[200];
 

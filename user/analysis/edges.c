@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "model.h"
 
 #define EDGE_TOP 5
@@ -30,9 +28,8 @@ static int by_count(const void *a, const void *b)
 }
 
 /* Samples in [from, to) and their top leaves; counts[] is scratch, one per name. */
-static json_t *edge_json(const struct model *m, uint64_t from, uint64_t to, uint64_t *counts)
+static void edge_of(struct model *m, uint64_t from, uint64_t to, uint64_t *counts, struct model_edge *e)
 {
-	json_t *o = json_object(), *top = json_array();
 	struct leaf_count *lc;
 	uint64_t n = 0;
 	size_t nl = 0;
@@ -47,30 +44,27 @@ static json_t *edge_json(const struct model *m, uint64_t from, uint64_t to, uint
 		/* an unnamed leaf counts under the extra last slot */
 		counts[s->frame >= 0 && (size_t)s->frame < m->nnames ? (size_t)s->frame : m->nnames]++;
 	}
-	json_object_set_new(o, "ms", json_real((double)(to - from) / 1e6));
-	json_object_set_new(o, "samples", json_integer((json_int_t)n));
+	*e = (struct model_edge){ .ms = (double)(to - from) / 1e6, .samples = n };
 	lc = calloc(m->nnames + 1, sizeof(*lc));
-	if (lc) {
-		for (size_t i = 0; i <= m->nnames; i++)
-			if (counts[i])
-				lc[nl++] = (struct leaf_count){ (int32_t)i, counts[i] };
-		qsort(lc, nl, sizeof(*lc), by_count);
-		for (size_t i = 0; i < nl && i < EDGE_TOP; i++)
-			json_array_append_new(top, json_pack("{s:s,s:I,s:f}", "name",
-				(size_t)lc[i].frame < m->nnames ? m->names[lc[i].frame] : "[unknown]",
-				"samples", (json_int_t)lc[i].n, "percent", 100.0 * (double)lc[i].n / (double)n));
-		free(lc);
+	if (!lc)
+		return;
+	for (size_t i = 0; i <= m->nnames; i++)
+		if (counts[i])
+			lc[nl++] = (struct leaf_count){ (int32_t)i, counts[i] };
+	qsort(lc, nl, sizeof(*lc), by_count);
+	for (size_t i = 0; i < nl && i < MODEL_EDGE_TOP; i++) {
+		int32_t name = (size_t)lc[i].frame < m->nnames ? lc[i].frame : model__intern(m, "[unknown]");
+
+		e->top[e->ntop++] = (struct model_edge_top){ name, lc[i].n, 100.0 * (double)lc[i].n / (double)n };
 	}
-	json_object_set_new(o, "top_functions", top);
-	return o;
+	free(lc);
 }
 
 void edges__derive(struct model *m)
 {
 	uint64_t first = UINT64_MAX, last = 0, *counts;
-	json_t *o, *start;
 
-	if (m->run_edges || !m->ncycles || !m->run.end_ns)
+	if (m->edges.present || !m->ncycles || !m->run.end_ns)
 		return; /* loaded from a profile, or nothing to split */
 	for (size_t i = 0; i < m->ncycles; i++) {
 		if (m->cycles[i].start_ns < first)
@@ -83,17 +77,17 @@ void edges__derive(struct model *m)
 	counts = calloc(m->nnames + 1, sizeof(*counts));
 	if (!counts)
 		return;
-	o = json_object();
-	start = edge_json(m, m->run.start_ns, first, counts);
+	edge_of(m, m->run.start_ns, first, counts, &m->edges.startup);
 	if (m->sched.has_startup) {
+		struct model_edge *e = &m->edges.startup;
 		double on = m->sched.startup_oncpu_ms, rq = m->sched.startup_runq_ms;
 
-		json_object_set_new(start, "oncpu_ms", json_real(on));
-		json_object_set_new(start, "runq_wait_ms", json_real(rq));
-		json_object_set_new(start, "runq_share_percent", json_real(on + rq > 0 ? 100 * rq / (on + rq) : 0));
+		e->has_split = true;
+		e->oncpu_ms = on;
+		e->runq_wait_ms = rq;
+		e->runq_share_percent = on + rq > 0 ? 100 * rq / (on + rq) : 0;
 	}
-	json_object_set_new(o, "startup", start);
-	json_object_set_new(o, "teardown", edge_json(m, last, m->run.end_ns, counts));
+	edge_of(m, last, m->run.end_ns, counts, &m->edges.teardown);
 	free(counts);
-	m->run_edges = o;
+	m->edges.present = true;
 }

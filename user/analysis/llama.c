@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "json_num.h"
 #include "model.h"
 
 #define PROMPT_PHASE "llm_prompt"
@@ -127,70 +126,4 @@ void llama__energy(struct model *m)
 		tokens += l->generated_tokens;
 	}
 	m->llama.j_per_generated_token = tokens ? joules / (double)tokens : NAN;
-}
-
-static void set_real(json_t *o, const char *k, double v)
-{
-	json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null());
-}
-
-json_t *llama__cycle_json(const struct model_llama_cycle *l)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "prompt_tokens", json_integer((json_int_t)l->prompt_tokens));
-	json_object_set_new(o, "generated_tokens", json_integer((json_int_t)l->generated_tokens));
-	json_object_set_new(o, "prefill_ms", json_real(l->prefill_ms));
-	json_object_set_new(o, "decode_ms", json_real(l->decode_ms));
-	set_real(o, "prefill_tokens_per_s", l->prefill_tokens_per_s);
-	set_real(o, "decode_tokens_per_s", l->decode_tokens_per_s);
-	/* only where measured: no zero or null stands for a missing energy */
-	if (isfinite(l->j_per_generated_token))
-		json_object_set_new(o, "j_per_generated_token", json_real(l->j_per_generated_token));
-	return o;
-}
-
-static uint64_t u64_of(json_t *o, const char *k)
-{
-	double v = json_num(o, k);
-
-	return isfinite(v) && v > 0 ? (uint64_t)v : 0;
-}
-
-void llama__cycle_load(struct model_llama_cycle *l, json_t *o)
-{
-	l->present = true;
-	l->prompt_tokens = u64_of(o, "prompt_tokens");
-	l->generated_tokens = u64_of(o, "generated_tokens");
-	l->generation_batches_tokens = l->generated_tokens ? l->generated_tokens - 1 : 0;
-	l->prefill_ms = json_num(o, "prefill_ms");
-	l->decode_ms = json_num(o, "decode_ms");
-	l->prefill_tokens_per_s = json_num(o, "prefill_tokens_per_s");
-	l->decode_tokens_per_s = json_num(o, "decode_tokens_per_s");
-	l->j_per_generated_token = json_num(o, "j_per_generated_token");
-}
-
-json_t *llama__json(const struct model *m)
-{
-	json_t *o = m->llama.present ? llama__cycle_json(&m->llama) : json_object();
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(m->llama_facts, k, v)
-		json_object_set(o, k, v);
-	return o;
-}
-
-void llama__load(struct model *m, json_t *o)
-{
-	json_t *facts = json_object();
-
-	if (json_is_number(json_object_get(o, "prompt_tokens")))
-		llama__cycle_load(&m->llama, o);
-	if (json_is_object(json_object_get(o, "model")))
-		json_object_set(facts, "model", json_object_get(o, "model"));
-	if (json_is_object(json_object_get(o, "context")))
-		json_object_set(facts, "context", json_object_get(o, "context"));
-	json_decref(m->llama_facts);
-	m->llama_facts = json_object_size(facts) ? facts : (json_decref(facts), NULL);
 }

@@ -3,41 +3,67 @@
  * diff's rows. Tokens per second are better higher, joules per token lower;
  * llama-bench's pp and tg are read apart, so are prefill and decode here. */
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include "json_num.h"
 #include "llama_view.h"
 #include "outputs.h"
 
-/* A fact's row: a string, a number, or an object of numbers (n_threads_used). */
-static void fact_row(FILE *f, const char *prefix, const char *k, json_t *v)
+/* A fact's row: a string, or a number; none for what the process did not show. */
+static void fact_str(FILE *f, const char *name, const char *v)
 {
-	const char *kk;
-	json_t *vv;
+	if (!v[0])
+		return;
+	fprintf(f, "<tr><th>%s</th><td>", name);
+	outputs__xml_escape(f, v);
+	fprintf(f, "</td></tr>\n");
+}
+
+static void fact_num(FILE *f, const char *name, bool shown, long long v)
+{
+	if (shown)
+		fprintf(f, "<tr><th>%s</th><td>%lld</td></tr>\n", name, v);
+}
+
+/* The model file and the context, as profile.json lists them (the threads'
+ * distribution is in profile.json only). */
+static void facts_rows(FILE *f, const struct model_llama_facts *lf)
+{
+	static const char *const rows[MODEL_LLAMA_ROWS] = { "prompt", "generation", "other" };
 	bool first = true;
 
-	if (!strcmp(k, "n_threads_used_calls")) /* the distribution: in profile.json */
-		return;
-	fprintf(f, "<tr><th>%s", prefix);
-	outputs__xml_escape(f, k);
-	fprintf(f, "</th><td>");
-	if (json_is_string(v)) {
-		outputs__xml_escape(f, json_string_value(v));
-	} else if (json_is_integer(v)) {
-		fprintf(f, "%lld", (long long)json_integer_value(v));
-	} else if (json_is_number(v)) {
-		fprintf(f, "%g", json_number_value(v));
-	} else if (json_is_object(v)) {
-		json_object_foreach(v, kk, vv) {
-			if (!json_is_number(vv))
-				continue;
-			fprintf(f, "%s", first ? "" : ", ");
-			outputs__xml_escape(f, kk);
-			fprintf(f, " %g", json_number_value(vv));
-			first = false;
-		}
+	if (lf->has_model) {
+		fact_str(f, "model path", lf->model.path);
+		fact_str(f, "model error", lf->model.error);
+		fact_str(f, "model arch", lf->model.arch);
+		fact_num(f, "model n_params", lf->model.read, (long long)lf->model.n_params);
+		if (lf->model.file_type[0])
+			fact_str(f, "model file_type", lf->model.file_type);
+		else
+			fact_num(f, "model file_type", lf->model.file_type_id >= 0, lf->model.file_type_id);
+		fact_num(f, "model file_type_id", lf->model.file_type_id >= 0, lf->model.file_type_id);
+		fact_num(f, "model n_layer", lf->model.n_layer >= 0, lf->model.n_layer);
+		fact_num(f, "model n_embd", lf->model.n_embd >= 0, lf->model.n_embd);
+		fact_num(f, "model n_ctx_train", lf->model.n_ctx_train >= 0, lf->model.n_ctx_train);
+		fact_num(f, "model size_bytes", lf->model.read, (long long)lf->model.size_bytes);
 	}
-	fprintf(f, "</td></tr>\n");
+	if (!lf->has_context)
+		return;
+	fact_num(f, "context n_ctx", lf->context.n_ctx >= 0, lf->context.n_ctx);
+	fact_num(f, "context n_batch", lf->context.n_batch >= 0, lf->context.n_batch);
+	fact_num(f, "context n_ubatch", lf->context.n_ubatch >= 0, lf->context.n_ubatch);
+	fact_num(f, "context n_seq_max", lf->context.n_seq_max >= 0, lf->context.n_seq_max);
+	fact_num(f, "context n_threads", lf->context.n_threads >= 0, lf->context.n_threads);
+	fact_num(f, "context n_threads_batch", lf->context.n_threads_batch >= 0, lf->context.n_threads_batch);
+	for (int r = 0; r < MODEL_LLAMA_ROWS; r++) {
+		if (lf->context.threads_used[r] < 0)
+			continue;
+		fprintf(f, "%s%s %lld", first ? "<tr><th>context n_threads_used</th><td>" : ", ", rows[r],
+			(long long)lf->context.threads_used[r]);
+		first = false;
+	}
+	if (!first)
+		fprintf(f, "</td></tr>\n");
 }
 
 static void figures_cells(FILE *f, const struct model_llama_cycle *l)
@@ -56,18 +82,14 @@ void llama__html(FILE *f, const struct model *m)
 	static const char *const heads = "<th>prompt tokens</th><th>generated tokens</th><th>prefill ms</th>"
 					 "<th>decode ms</th><th>prefill tok/s</th><th>decode tok/s</th>"
 					 "<th>J per generated token</th>";
-	json_t *model = json_object_get(m->llama_facts, "model"), *ctx = json_object_get(m->llama_facts, "context"), *v;
-	const char *k;
+	const struct model_llama_facts *lf = &m->llama_facts;
 
-	if (!m->llama.present && !json_object_size(model) && !json_object_size(ctx))
+	if (!m->llama.present && !lf->has_model && !lf->has_context)
 		return;
 	fprintf(f, "<h2>llama.cpp</h2>\n");
-	if (json_object_size(model) || json_object_size(ctx)) {
+	if (lf->has_model || lf->has_context) {
 		fprintf(f, "<table>\n");
-		json_object_foreach(model, k, v)
-			fact_row(f, "model ", k, v);
-		json_object_foreach(ctx, k, v)
-			fact_row(f, "context ", k, v);
+		facts_rows(f, lf);
 		fprintf(f, "</table>\n");
 	}
 	if (!m->llama.present)

@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 
 #include "diff.h"
-#include "json_num.h"
 #include "exit_codes.h"
 #include "folded.h"
 #include "llama_view.h"
@@ -104,30 +103,30 @@ static void print_fate(const struct model *m)
 
 static void print_samples(const struct model *m)
 {
-	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
-	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
-	const char *key, *cg = json_string_value(json_object_get(s, "call_graph"));
-	bool dwarf = cg && !strcmp(cg, "dwarf");
+	const struct model_samples *s = &m->samples;
+	bool dwarf = !strcmp(s->call_graph, "dwarf");
 
-	if (!json_is_object(s) || !isfinite(json_num(s, "total"))) {
+	if (!s->present) {
 		printf("Samples: none recorded\n");
 		return;
 	}
 	printf("Samples: %s at %s Hz requested, %s Hz achieved over %s s of target CPU time\n",
-	       FIG(json_num(s, "total"), 0), FIG(json_num(s, "requested_hz"), 0), FIG(json_num(s, "achieved_hz"), 1),
-	       FIG(json_num(s, "target_cpu_seconds"), 2));
-	printf("Stacks: %s%% complete (reach main/thread start)\n", FIG(json_num(q, "complete_percent"), 1));
-	json_object_foreach(objs, key, v) {
-		if (json_num(v, "truncated_percent") <= 20 || json_num(v, "samples") < 10)
+	       FIG((double)s->total, 0), FIG((double)s->requested_hz, 0), FIG(s->achieved_hz, 1),
+	       FIG(s->target_cpu_seconds, 2));
+	printf("Stacks: %s%% complete (reach main/thread start)\n", FIG(s->stack_quality.complete_percent, 1));
+	for (size_t i = 0; i < s->stack_quality.by_leaf_object.n; i++) {
+		const struct model_leaf_object *v = &s->stack_quality.by_leaf_object.v[i];
+
+		if (v->truncated_percent <= 20 || v->samples < 10)
 			continue;
 		/* the hint follows the mode the recording used */
 		if (dwarf)
 			printf("  warning: %.0f%% of stacks in %s end early with --call-graph dwarf (no CFI for the "
 			       "code, or a stack deeper than the copy: try a larger --call-graph dwarf,SIZE)\n",
-			       json_num(v, "truncated_percent"), key);
+			       v->truncated_percent, v->name);
 		else
 			printf("  warning: %.0f%% of stacks in %s end early (no frame pointers?); "
-			       "try --call-graph dwarf\n", json_num(v, "truncated_percent"), key);
+			       "try --call-graph dwarf\n", v->truncated_percent, v->name);
 	}
 	if (model__lost(m, "samples") || model__lost(m, "events"))
 		printf("WARNING: %llu samples and %llu events were lost: numbers are incomplete\n",
@@ -137,24 +136,20 @@ static void print_samples(const struct model *m)
 /* Start-up and tear-down, outside the cycles: not in the verdicts. */
 static void print_edges(const struct model *m)
 {
-	static const char *const keys[] = { "startup", "teardown" }, *const labels[] = { "Start-up", "Tear-down" };
+	const struct model_edge *edges[] = { &m->edges.startup, &m->edges.teardown };
+	static const char *const labels[] = { "Start-up", "Tear-down" };
 
-	for (int i = 0; i < 2; i++) {
-		json_t *e = json_object_get(m->run_edges, keys[i]), *f;
-		double rq = json_number_value(json_object_get(e, "runq_wait_ms"));
-		size_t j;
+	for (int i = 0; i < 2 && m->edges.present; i++) {
+		const struct model_edge *e = edges[i];
 
-		if (!json_is_object(e))
-			continue;
-		printf("%s (outside the cycles): %.1f ms, %lld samples", labels[i],
-		       json_number_value(json_object_get(e, "ms")),
-		       (long long)json_integer_value(json_object_get(e, "samples")));
-		if (json_is_number(json_object_get(e, "runq_wait_ms")))
-			printf(", %.1f ms waiting for a CPU (%.0f%% of runnable time)", rq,
-			       json_number_value(json_object_get(e, "runq_share_percent")));
-		json_array_foreach(json_object_get(e, "top_functions"), j, f)
-			printf("%s%s %.0f%%", j ? ", " : "; top: ", json_string_value(json_object_get(f, "name")),
-			       json_number_value(json_object_get(f, "percent")));
+		printf("%s (outside the cycles): %.1f ms, %llu samples", labels[i], e->ms, (unsigned long long)e->samples);
+		if (e->has_split)
+			printf(", %.1f ms waiting for a CPU (%.0f%% of runnable time)", e->runq_wait_ms,
+			       e->runq_share_percent);
+		for (size_t j = 0; j < e->ntop; j++)
+			printf("%s%s %.0f%%", j ? ", " : "; top: ",
+			       e->top[j].name >= 0 && (size_t)e->top[j].name < m->nnames ? m->names[e->top[j].name] : "?",
+			       e->top[j].percent);
 		printf("\n");
 	}
 }
@@ -215,97 +210,96 @@ static void print_energy(const struct model *m)
 {
 	const struct model_energy_figures *ef = &m->energy;
 	const struct model_energy *e = &ef->cycles;
-	json_t *v, *pw = json_object_get(m->run.system, "power");
+	bool pw = m->run.system.has_power && power_mode__any(&m->run.system.power);
 	size_t i;
 	char b[4][32], mode[200];
 
-	if (json_object_size(pw)) {
-		power_mode__describe(pw, mode, sizeof(mode));
+	if (pw) {
+		power_mode__describe(&m->run.system.power, mode, sizeof(mode));
 		printf("\nPower mode: %s\n", mode);
 	}
-	if (!ef->detail)
+	if (!ef->present)
 		return;
 	if (e->present) {
-		printf("%sEnergy over %llu cycles (resolution %.0f ms; %llu shorter cycles left out):", json_object_size(pw) ? "" : "\n",
-		       (unsigned long long)ef->cycles_measured, ef->resolution_ms, (unsigned long long)ef->cycles_left_out);
+		printf("%sEnergy over %llu cycles (resolution %.0f ms; %llu shorter cycles left out):", pw ? "" : "\n",
+		       (unsigned long long)ef->cycles_measured, ef->side.resolution_ms, (unsigned long long)ef->cycles_left_out);
 		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
 			if (isfinite(e->j[d]))
 				printf("  %.*s %.2f J", (int)strlen(model_energy_keys[d]) - 2, model_energy_keys[d], e->j[d]);
 		printf("\n  total %s J, %s J per cycle, tokens/J %s, peak %s W\n", fmt_ms(b[0], 32, e->total_j, 0, 2),
 		       fmt_ms(b[1], 32, ef->cycles_measured ? e->total_j / ef->cycles_measured : NAN, 0, 3),
-		       fmt_ms(b[2], 32, e->tokens_per_joule, 0, 3), fmt_ms(b[3], 32, ef->peak_w, 0, 1));
+		       fmt_ms(b[2], 32, e->tokens_per_joule, 0, 3), fmt_ms(b[3], 32, ef->side.peak_w, 0, 1));
 	} else {
-		printf("%sEnergy: not measured per cycle\n", json_object_size(pw) ? "" : "\n");
+		printf("%sEnergy: not measured per cycle\n", pw ? "" : "\n");
 	}
-	json_array_foreach(json_object_get(ef->detail, "missing"), i, v)
-		printf("  no %s energy: %s\n", json_string_value(json_object_get(v, "domain")),
-		       json_string_value(json_object_get(v, "reason")));
+	for (i = 0; i < ef->side.missing.n; i++)
+		printf("  no %s energy: %s\n", ef->side.missing.v[i].domain, ef->side.missing.v[i].reason);
+}
+
+static const char *name_of(const struct model *m, int32_t i)
+{
+	return i >= 0 && (size_t)i < m->nnames ? m->names[i] : "?";
 }
 
 static void print_probe_overhead(const struct model *m)
 {
-	json_t *o = model__section(m, MODEL_SEC_PROBES_OVERHEAD), *phases = json_object_get(o, "phases"), *v;
-	const char *key;
-	size_t i;
+	const struct model_probe_cost *pc = &m->probe_cost;
 
-	if (!json_is_object(o) || isnan(json_num(o, "cost_ns_per_hit")))
+	if (!pc->derived || isnan(pc->cost_ns))
 		return;
-	printf("\nProbe cost: %.1f us per hit (measured at start-up)", json_num(o, "cost_ns_per_hit") / 1e3);
-	json_object_foreach(phases, key, v)
-		printf("; %s ~%s ms (%s%%)", key, FIG(json_num(v, "estimated_ms"), 2), FIG(json_num(v, "percent"), 1));
-	printf("; cycles ~%s%%\n", FIG(json_num(json_object_get(o, "cycles"), "percent"), 1));
-	json_array_foreach(json_object_get(o, "preset_probes"), i, v)
-		if (json_is_true(json_object_get(v, "over_limit")))
+	printf("\nProbe cost: %.1f us per hit (measured at start-up)", pc->cost_ns / 1e3);
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+		if (pc->phases[ph].present && m->phase_names[ph])
+			printf("; %s ~%s ms (%s%%)", m->phase_names[ph], FIG(pc->phases[ph].estimated_ms, 2),
+			       FIG(pc->phases[ph].percent, 1));
+	printf("; cycles ~%s%%\n", FIG(pc->cycles.present ? pc->cycles.percent : NAN, 1));
+	for (size_t i = 0; i < pc->preset_probes.n; i++) {
+		const struct model_preset_probe_cost *v = &pc->preset_probes.v[i];
+
+		if (v->over_limit)
 			printf("WARNING: preset probe %s costs ~%s%% of phase %s (%s hits; a preset's limit is 2%%); "
-			       "time the phase by its callers instead (docs/probes.md)\n",
-			       json_string_value(json_object_get(v, "spec")), FIG(json_num(v, "percent_of_phase"), 1),
-			       json_string_value(json_object_get(v, "phase")), FIG(json_num(v, "hits"), 0));
-	if (json_num(o, "max_percent") > 5.0)
+			       "time the phase by its callers instead (docs/probes.md)\n", name_of(m, v->spec),
+			       FIG(v->percent_of_phase, 1), name_of(m, v->phase), FIG(v->hits, 0));
+	}
+	if (pc->max_percent > 5.0)
 		printf("WARNING: the probes themselves inflate phase times by up to %.1f%%; "
-		       "probe fewer or coarser functions\n", json_num(o, "max_percent"));
+		       "probe fewer or coarser functions\n", pc->max_percent);
 }
 
 /* What the tracer cost: its own process, and its BPF programs' run time,
  * which the traced tasks paid. */
 static void print_self_cost(const struct model *m)
 {
-	json_t *s = m->self, *bpf = json_object_get(s, "bpf"), *top;
+	const struct model_self *s = &m->self;
+	const struct model_bpf_prog *top = s->bpf.programs.n ? &s->bpf.programs.v[0] : NULL;
 
-	if (!json_is_object(s))
+	if (!s->present)
 		return;
 	printf("\nTracer cost: %s s CPU (%s s start-up, %s%% of one CPU while recording), "
-	       "peak RSS %s MB, %s wake-ups/s\n", FIG(json_num(s, "cpu_s"), 2), FIG(json_num(s, "startup_cpu_s"), 2),
-	       FIG(json_num(s, "percent_of_one_cpu"), 1), FIG(json_num(s, "max_rss_mb"), 1),
-	       FIG(json_num(s, "wakeups_per_s"), 0));
-	if (!json_is_true(json_object_get(bpf, "available"))) {
-		json_t *why = json_object_get(bpf, "reason");
-
-		printf("  BPF programs: run time not measured (%s)\n", json_is_string(why) ? json_string_value(why) : "?");
+	       "peak RSS %s MB, %s wake-ups/s\n", FIG(s->cpu_s, 2), FIG(s->startup_cpu_s, 2),
+	       FIG(s->percent_of_one_cpu, 1), FIG(s->max_rss_mb, 1), FIG(s->wakeups_per_s, 0));
+	if (!s->bpf.available) {
+		printf("  BPF programs: run time not measured (%s)\n", s->bpf.reason[0] ? s->bpf.reason : "?");
 		return;
 	}
-	top = json_array_get(json_object_get(bpf, "programs"), 0);
-	printf("  BPF programs: %s s in the traced tasks (%s%% of one CPU), %s runs",
-	       FIG(json_num(bpf, "cpu_s"), 3), FIG(json_num(bpf, "percent_of_one_cpu"), 2), FIG(json_num(bpf, "runs"), 0));
-	if (json_is_object(top))
-		printf("; most: %s, %s runs of %s us", json_string_value(json_object_get(top, "name")),
-		       FIG(json_num(top, "runs"), 0), FIG(json_num(top, "ns_per_run") / 1e3, 2));
+	printf("  BPF programs: %s s in the traced tasks (%s%% of one CPU), %s runs", FIG(s->bpf.cpu_s, 3),
+	       FIG(s->bpf.percent_of_one_cpu, 2), FIG((double)s->bpf.runs, 0));
+	if (top)
+		printf("; most: %s, %s runs of %s us", top->name, FIG((double)top->runs, 0), FIG(top->ns_per_run / 1e3, 2));
 	printf("\n");
 }
 
 /* `py:` specs: how finely their edges are placed (docs/python.md). */
 static void print_py_resolution(const struct model *m)
 {
-	json_t *probes = model__section(m, MODEL_SEC_PROBES), *p, *py;
-	size_t i;
+	for (size_t i = 0; i < m->probes.n; i++) {
+		const struct model_probe_python *py = &m->probes.v[i].python;
 
-	json_array_foreach(probes, i, p) {
-		py = json_object_get(p, "python");
-		if (!json_is_object(py))
+		if (!m->probes.v[i].has_python)
 			continue;
-		printf("\nPython phases (py: specs): %lld observations; edges placed between two observations "
-		       "within %s ms on average, %s ms at most\n",
-		       (long long)json_integer_value(json_object_get(py, "observations")),
-		       FIG(json_num(py, "resolution_ms_mean"), 2), FIG(json_num(py, "resolution_ms_max"), 2));
+		printf("\nPython phases (py: specs): %llu observations; edges placed between two observations "
+		       "within %s ms on average, %s ms at most\n", (unsigned long long)py->observations,
+		       FIG(py->resolution_ms_mean, 2), FIG(py->resolution_ms_max, 2));
 		return;
 	}
 }
@@ -314,20 +308,17 @@ static void print_py_resolution(const struct model *m)
  * timed, by the callers found or from the native calls, and why. */
 static void print_timed_by(const struct model *m)
 {
-	json_t *probes = model__section(m, MODEL_SEC_PROBES), *p, *c;
-	size_t i, j;
+	for (size_t i = 0; i < m->probes.n; i++) {
+		const struct model_probe *p = &m->probes.v[i];
+		const char *phase = model__name(m, p->phase);
+		const char *why = p->native_because >= 0 ? model__name(m, p->native_because) : NULL;
 
-	json_array_foreach(probes, i, p) {
-		const char *by = json_string_value(json_object_get(p, "timed_by"));
-		const char *phase = json_string_value(json_object_get(p, "phase"));
-		const char *why = json_string_value(json_object_get(p, "native_because"));
-
-		if (!by || !phase)
+		if (!p->timed_by[0] || !phase)
 			continue;
-		if (!strcmp(by, "python_callers")) {
+		if (!strcmp(p->timed_by, "python_callers")) {
 			printf("%s: timed by its Python callers:", phase);
-			json_array_foreach(json_object_get(p, "callers"), j, c)
-				printf("%s %s", j ? "," : "", json_string_value(c));
+			for (size_t j = 0; j < p->callers.n; j++)
+				printf("%s %s", j ? "," : "", model__name(m, p->callers.v[j]));
 			printf("\n");
 		} else {
 			printf("%s: timed from its native calls%s%s%s\n", phase, why ? " (" : "", why ? why : "",
@@ -338,11 +329,10 @@ static void print_timed_by(const struct model *m)
 
 static void print_findings(const struct model *m)
 {
-	json_t *sg = model__section(m, MODEL_SEC_SUGGESTED_CYCLE);
-	const char *noun = suggest__noun(json_string_value(json_object_get(sg, "option")));
+	const struct model_suggestion *sg = &m->suggested_cycle;
 
-	if (json_is_string(json_object_get(sg, "text")))
-		printf("\nSuggested %s: %s\n", noun, json_string_value(json_object_get(sg, "text")));
+	if (sg->present)
+		printf("\nSuggested %s: %s\n", suggest__noun(sg->option), sg->text);
 	if (m->nfindings)
 		printf("\nBottlenecks:\n");
 	for (size_t i = 0; i < m->nfindings; i++)
@@ -357,17 +347,13 @@ static void print_findings(const struct model *m)
 
 static void print_alerts(const struct model *m)
 {
-	json_t *v;
-	size_t i;
-
-	if (!json_array_size(m->alerts))
+	if (!m->alerts.n)
 		return;
 	printf("\nAlerts:\n");
-	json_array_foreach(m->alerts, i, v) {
-		json_t *t = json_object_get(v, "type"), *d = json_object_get(v, "description");
+	for (size_t i = 0; i < m->alerts.n; i++) {
+		const struct model_alert *a = &m->alerts.v[i];
 
-		printf("  - %s%s%s\n", json_is_string(t) ? json_string_value(t) : "?", json_is_string(d) ? ": " : "",
-		       json_is_string(d) ? json_string_value(d) : "");
+		printf("  - %s%s%s\n", a->type[0] ? a->type : "?", a->description[0] ? ": " : "", a->description);
 	}
 }
 

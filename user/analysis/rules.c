@@ -5,29 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_num.h"
 #include "folded.h"
 #include "model.h"
 #include "rules.h"
 #include "gguf.h"
+#include "profile_side.h"
 #include <inttypes.h>
 
 void rule_thresholds__defaults(struct rule_thresholds *t)
 {
-	*t = (struct rule_thresholds){
-		.inference_pct = 60, .database_pct = 15, .mode_pct = 10, .memory_pct = 80,
-		.runq_pct = 20, .offcpu_pct = 50, .gpu_util_pct = 70, .gpu_sync_pct = 30,
-		.leak_mb_per_cycle = 1, .spin_pct = 10, .power_mw = 1000, .power_capped_pct = 5,
-	};
+#define DEFAULT(name, def) .name = def,
+	*t = (struct rule_thresholds){ RULE_THRESHOLDS(DEFAULT) };
+#undef DEFAULT
 }
 
 int rule_thresholds__set(struct rule_thresholds *t, const char *name, double v)
 {
 	static const struct { const char *name; size_t off; } fields[] = {
-#define F(x) { #x, offsetof(struct rule_thresholds, x) }
-		F(inference_pct), F(database_pct), F(mode_pct), F(memory_pct), F(runq_pct),
-		F(offcpu_pct), F(gpu_util_pct), F(gpu_sync_pct), F(leak_mb_per_cycle), F(spin_pct), F(power_mw),
-		F(power_capped_pct),
+#define F(x, def) { #x, offsetof(struct rule_thresholds, x) },
+		RULE_THRESHOLDS(F)
 #undef F
 	};
 
@@ -236,17 +232,19 @@ struct phase_acts {
 	double fsyncs_per_cycle;       /* a count probed at fsync/fdatasync (NAN: none) */
 };
 
-/* A config object's spec for name (a string or an array of strings)
- * contains needle. */
-static bool spec_has(json_t *specs, const char *name, const char *needle)
+/* Whether a spec asked for name (a phase's or a count's) contains needle. */
+static bool spec_has(const struct model *m, const struct model_specs *v, const char *name, const char *needle)
 {
-	json_t *v = json_object_get(specs, name), *e;
-	size_t i;
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(model__name(m, v->v[i].name), name) && strstr(model__name(m, v->v[i].spec), needle))
+			return true;
+	return false;
+}
 
-	if (json_is_string(v))
-		return strstr(json_string_value(v), needle) != NULL;
-	json_array_foreach(v, i, e)
-		if (json_is_string(e) && strstr(json_string_value(e), needle))
+static bool asked_for(const struct model *m, const struct model_specs *v, const char *name)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(model__name(m, v->v[i].name), name))
 			return true;
 	return false;
 }
@@ -255,14 +253,13 @@ static bool spec_has(json_t *specs, const char *name, const char *needle)
  * functions, or it is the sqlite preset's phase. */
 static bool probed_at_sqlite(const struct model *m, int ph)
 {
-	json_t *cfg = m->run.config, *presets = json_object_get(cfg, "presets"), *v;
-	size_t i;
+	const struct model_asked *a = &m->run.asked;
 
-	if (spec_has(json_object_get(cfg, "phases"), m->phase_names[ph], "sqlite3_"))
+	if (spec_has(m, &a->phases, m->phase_names[ph], "sqlite3_"))
 		return true;
-	json_array_foreach(presets, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), "sqlite") && !strcmp(m->phase_names[ph], "database") &&
-		    !json_object_get(json_object_get(cfg, "phases"), "database"))
+	for (size_t i = 0; i < a->presets.n; i++)
+		if (!strcmp(model__name(m, a->presets.v[i]), "sqlite") && !strcmp(m->phase_names[ph], "database") &&
+		    !asked_for(m, &a->phases, "database"))
 			return true;
 	return false;
 }
@@ -270,7 +267,7 @@ static bool probed_at_sqlite(const struct model *m, int ph)
 static void phase_acts(struct model *m, int ph, struct phase_acts *a)
 {
 	const struct folded *off = &m->offcpu_us_by_phase[ph], *on = &m->oncpu_by_phase[ph];
-	json_t *counts = json_object_get(m->run.config, "counts");
+	const struct model_asked *asked = &m->run.asked;
 	uint64_t calls = 0;
 	double fs = 0;
 	unsigned int fs_cycles = 0;
@@ -278,8 +275,8 @@ static void phase_acts(struct model *m, int ph, struct phase_acts *a)
 
 	memset(a, 0, sizeof(*a));
 	for (int c = 1; c < IT_MAX_PHASES && fs_id < 0; c++)
-		if (m->count_names[c] && (spec_has(counts, m->count_names[c], "fsync") ||
-					  spec_has(counts, m->count_names[c], "fdatasync")))
+		if (m->count_names[c] && (spec_has(m, &asked->counts, m->count_names[c], "fsync") ||
+					  spec_has(m, &asked->counts, m->count_names[c], "fdatasync")))
 			fs_id = c;
 	for (size_t i = 0; i < m->ncycles; i++) {
 		const struct model_cycle *c = &m->cycles[i];
@@ -548,7 +545,7 @@ static double inference_share(const struct model *m, double *ms, const char **na
  * run's figures support it, with a value computed from them. */
 static void inference_rule(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *model = json_object_get(m->llama_facts, "model"), *ctx = json_object_get(m->llama_facts, "context");
+	const struct model_llama_facts *lf = &m->llama_facts;
 	double ms = 0, pct;
 	const char *name = NULL;
 	char cur[160], recd[96];
@@ -571,7 +568,7 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 	model__add_finding(m, "llm_inference", severity(pct, t->inference_pct), pct, ev);
 
 	/* context: the tokens a cycle used against n_ctx */
-	double n_ctx = json_num(ctx, "n_ctx");
+	double n_ctx = lf->has_context && lf->context.n_ctx >= 0 ? (double)lf->context.n_ctx : NAN;
 	uint64_t used = 0;
 
 	for (size_t i = 0; i < m->ncycles; i++) {
@@ -596,11 +593,11 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 		}
 	}
 	/* quantization: from the model file's type */
-	json_t *ftid = json_object_get(model, "file_type_id");
-	double n_params = json_num(model, "n_params"), size = json_num(model, "size_bytes");
+	double n_params = lf->has_model && lf->model.read ? (double)lf->model.n_params : NAN;
+	double size = lf->has_model && lf->model.read ? (double)lf->model.size_bytes : NAN;
 
-	if (json_is_integer(ftid) && isfinite(n_params) && n_params > 0) {
-		uint32_t ft = (uint32_t)json_integer_value(ftid);
+	if (lf->has_model && lf->model.file_type_id >= 0 && isfinite(n_params) && n_params > 0) {
+		uint32_t ft = (uint32_t)lf->model.file_type_id;
 		double bits = gguf__file_type_bits(ft), to_bits = gguf__file_type_bits(15 /* Q4_K_M */);
 
 		if (bits >= 6) {
@@ -620,7 +617,7 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 		}
 	}
 	/* GPU offload only where a GPU was seen */
-	if (m->side.gpu_available) {
+	if (m->side.run.gpu.available) {
 		json_t *e = json_pack("{s:b,s:f}", "gpu_available", 1, "inference_percent_of_cycle", pct);
 
 		snprintf(cur, sizeof(cur), "inference takes %.0f%% of the cycle on the CPU", pct);
@@ -631,7 +628,7 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 
 static void memory_rules(struct model *m, const struct rule_thresholds *t)
 {
-	double peak = m->memory.peak_mb, total = json_num(m->run.system, "mem_total_mb");
+	double peak = m->memory.peak_mb, total = m->run.system.mem_total_mb;
 	double growth = m->memory.growth_mb_per_cycle;
 	uint64_t ooms = m->oom_kills;
 	char current[128];
@@ -698,15 +695,17 @@ static bool cycles_runq(const struct model *m, double *share, double *runnable, 
  * wait for each other), else those the process set; *src says which. */
 static int llama_threads(const struct model *m, const char **src)
 {
-	json_t *ctx = json_object_get(m->llama_facts, "context");
-	json_t *used = json_object_get(ctx, "n_threads_used");
-	double p = json_num(used, "prompt"), g = json_num(used, "generation"), n;
+	const struct model_llama_facts *lf = &m->llama_facts;
+	double p = lf->context.threads_used[MODEL_LLAMA_PROMPT] >= 0 ? (double)lf->context.threads_used[MODEL_LLAMA_PROMPT] : NAN;
+	double g = lf->context.threads_used[MODEL_LLAMA_GENERATION] >= 0 ?
+		   (double)lf->context.threads_used[MODEL_LLAMA_GENERATION] : NAN;
+	double n;
 
 	n = isfinite(p) && (!isfinite(g) || p > g) ? p : g;
 	*src = "n_threads_used";
 	if (isfinite(n) && n > 0)
 		return (int)n;
-	n = json_num(ctx, "n_threads");
+	n = lf->context.n_threads >= 0 ? (double)lf->context.n_threads : NAN;
 	*src = "n_threads";
 	return isfinite(n) && n > 0 ? (int)n : -1;
 }
@@ -733,7 +732,7 @@ static void spin_rule(struct model *m, const struct rule_thresholds *t, double s
 {
 	struct folded leaves = {}, in = {};
 	uint64_t spin = 0;
-	int cpus = m->sched.cpus > 0 ? m->sched.cpus : (int)json_num(m->run.system, "cpus");
+	int cpus = m->sched.cpus > 0 ? m->sched.cpus : m->run.system.cpus;
 	const char *src;
 	int threads = llama_threads(m, &src), rec;
 	double pct;
@@ -871,23 +870,25 @@ static void sched_rules(struct model *m, const struct rule_thresholds *t)
 
 static void side_rules(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *thermal = model__section(m, MODEL_SEC_THERMAL);
+	const struct side_thermal *thermal = &m->side.run.thermal;
+	const struct side_gpu *gpu = &m->side.run.gpu;
 	int inf = find_phase(m, "llm_inference", "inference");
 	int sync = find_phase(m, "gpu_sync", "gpu_sync");
 	double inf_pct = inf ? m->phases[inf].percent_of_cycle : NAN;
 	char current[160];
 
-	if (m->side.throttled) {
+	if (thermal->throttled) {
 		json_t *ev = json_object();
 
-		json_object_set_new(ev, "max_temp_c", json_real(m->side.max_temp_c));
-		json_object_set_new(ev, "episodes", json_deep_copy(json_object_get(thermal, "throttling")));
-		snprintf(current, sizeof(current), "%zu throttling episode(s), up to %.0f C",
-			 json_array_size(json_object_get(thermal, "throttling")), m->side.max_temp_c);
+		json_object_set_new(ev, "max_temp_c", json_real(thermal->max_temp_c));
+		json_object_set_new(ev, "episodes",
+				    profile_side__episodes_json(thermal->throttling.v, thermal->throttling.n, false));
+		snprintf(current, sizeof(current), "%zu throttling episode(s), up to %.0f C", thermal->throttling.n,
+			 thermal->max_temp_c);
 		add_finding(m, "thermal_throttling", "high", NAN, ev, thermal_advice, 2, current);
 	}
-	if (m->side.gpu_available && !isnan(inf_pct) && inf_pct > 50) {
-		double util = m->side.gpu_util_avg_pct;
+	if (gpu->available && !isnan(inf_pct) && inf_pct > 50) {
+		double util = gpu->devices.n ? gpu->devices.v[0].util_pct.avg : NAN;
 
 		if (!isnan(util) && util < t->gpu_util_pct) {
 			json_t *ev = json_object();
@@ -917,23 +918,24 @@ static void side_rules(struct model *m, const struct rule_thresholds *t)
  * spent in power-cap episodes, with the episodes as evidence. */
 static void power_rules(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *pc = json_object_get(m->energy.detail, "power_capped"), *ev;
+	const struct side_energy *se = &m->energy.side;
 	double base_ms = m->agg.cycles_ms > 0 ? m->agg.cycles_ms : m->run.duration_s * 1e3, pct;
 	char current[160];
+	json_t *ev;
 
-	if (!isfinite(m->energy.capped_ms) || m->energy.capped_ms <= 0 || !(base_ms > 0))
+	if (!isfinite(se->capped_ms) || se->capped_ms <= 0 || !(base_ms > 0))
 		return;
-	pct = 100.0 * m->energy.capped_ms / base_ms;
+	pct = 100.0 * se->capped_ms / base_ms;
 	if (pct > 100)
 		pct = 100;
 	if (pct < t->power_capped_pct)
 		return;
 	ev = json_object();
-	json_object_set_new(ev, "capped_ms", json_real(m->energy.capped_ms));
+	json_object_set_new(ev, "capped_ms", json_real(se->capped_ms));
 	json_object_set_new(ev, "capped_percent", json_real(pct));
 	json_object_set_new(ev, "threshold_percent", json_real(t->power_capped_pct));
-	json_object_set_new(ev, "episodes", json_deep_copy(json_object_get(pc, "episodes")));
-	snprintf(current, sizeof(current), "power-capped %.0f%% of the time (%.0f ms)", pct, m->energy.capped_ms);
+	json_object_set_new(ev, "episodes", profile_side__episodes_json(se->capped.v, se->capped.n, true));
+	snprintf(current, sizeof(current), "power-capped %.0f%% of the time (%.0f ms)", pct, se->capped_ms);
 	add_finding(m, "power_capped", severity(pct, t->power_capped_pct), pct, ev, power_cap_advice, 2, current);
 }
 
@@ -941,25 +943,22 @@ static void power_rules(struct model *m, const struct rule_thresholds *t)
  * over one sampling period above the threshold. Replaces an earlier one. */
 static void power_alert(struct model *m, const struct rule_thresholds *t)
 {
-	json_t *kept = json_array(), *v;
-	size_t i;
-	char desc[200];
+	struct model_alert *a;
+	size_t w = 0;
 
-	json_array_foreach(m->alerts, i, v) {
-		const char *type = json_string_value(json_object_get(v, "type"));
-
-		if (!type || strcmp(type, "power"))
-			json_array_append(kept, v);
-	}
-	json_decref(m->alerts);
-	m->alerts = kept;
-	if (!isfinite(m->energy.peak_w) || m->energy.peak_w * 1e3 <= t->power_mw)
+	for (size_t i = 0; i < m->alerts.n; i++)
+		if (strcmp(m->alerts.v[i].type, "power"))
+			m->alerts.v[w++] = m->alerts.v[i];
+	m->alerts.n = w;
+	if (!isfinite(m->energy.side.peak_w) || m->energy.side.peak_w * 1e3 <= t->power_mw)
 		return;
-	snprintf(desc, sizeof(desc), "peak power %.0f mW above the %.0f mW threshold (--threshold power_mw=)",
-		 m->energy.peak_w * 1e3, t->power_mw);
-	json_array_append_new(m->alerts, json_pack("{s:s,s:s,s:s,s:f,s:f}", "type", "power", "severity", "warning",
-						   "description", desc, "value_mw", m->energy.peak_w * 1e3,
-						   "threshold_mw", t->power_mw));
+	if (VEC_RESERVE(m->alerts.v, m->alerts.cap, m->alerts.n, 4))
+		return;
+	a = &m->alerts.v[m->alerts.n++];
+	*a = (struct model_alert){ .type = "power", .severity = "warning", .value_mw = m->energy.side.peak_w * 1e3,
+				   .threshold_mw = t->power_mw };
+	snprintf(a->description, sizeof(a->description),
+		 "peak power %.0f mW above the %.0f mW threshold (--threshold power_mw=)", a->value_mw, t->power_mw);
 }
 
 int rules__evaluate(struct model *m, const struct rule_thresholds *t)

@@ -6,20 +6,27 @@
 #define INFERTRACE_RULES_H
 
 
+/* The rules' thresholds: name (as --threshold and config.thresholds name
+ * it), default. */
+#define RULE_THRESHOLDS(X)                                                                          \
+	X(inference_pct, 60)      /* llm_inference phase share of the cycle */                      \
+	X(database_pct, 15)       /* database phase share */                                         \
+	X(mode_pct, 10)           /* mode phase share */                                             \
+	X(memory_pct, 80)         /* peak RSS share of RAM */                                        \
+	X(runq_pct, 20)           /* run-queue wait share of on-CPU + wait */                        \
+	X(offcpu_pct, 50)         /* a phase blocked this share of its time */                       \
+	X(gpu_util_pct, 70)       /* GPU utilisation below this while inference dominates */         \
+	X(gpu_sync_pct, 30)       /* host waits on the GPU this share of the cycle */                \
+	X(leak_mb_per_cycle, 1)   /* RSS growth per cycle */                                         \
+	X(spin_pct, 10)           /* on-CPU samples spinning in barriers */                          \
+	X(power_mw, 1000)         /* power alert: peak total power above this (the seeds') */        \
+	X(power_capped_pct, 5)    /* power-capped share of the cycles' time */
+
+#define RULE_THRESHOLD_MEMBER(name, def) double name;
 struct rule_thresholds {
-	double inference_pct;       /* llm_inference phase share of the cycle (60) */
-	double database_pct;        /* database phase share (15) */
-	double mode_pct;            /* mode phase share (10) */
-	double memory_pct;          /* peak RSS share of RAM (80) */
-	double runq_pct;            /* run-queue wait share of on-CPU + wait (20) */
-	double offcpu_pct;          /* a phase blocked this share of its time (50) */
-	double gpu_util_pct;        /* GPU utilisation below this while inference dominates (70) */
-	double gpu_sync_pct;        /* host waits on the GPU this share of the cycle (30) */
-	double leak_mb_per_cycle;   /* RSS growth per cycle (1) */
-	double spin_pct;            /* on-CPU samples spinning in barriers (10) */
-	double power_mw;            /* power alert: peak total power above this (1000, the seeds') */
-	double power_capped_pct;    /* power-capped share of the cycles' time (5) */
+	RULE_THRESHOLDS(RULE_THRESHOLD_MEMBER)
 };
+#undef RULE_THRESHOLD_MEMBER
 
 void rule_thresholds__defaults(struct rule_thresholds *t);
 /* Sets one threshold by name (inference_pct, database_pct, ...). 0 or -EINVAL. */

@@ -8,12 +8,12 @@
  * faults and the CPU clock. For each timed cause, the stacks whose weight in
  * the cycle grew most against their median weight per cycle, from the
  * cycle-labelled stacks the pprof writer uses (model.lstacks). */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_num.h"
 #include "model.h"
 #include "outputs.h"
 #include "sched_logic.h"
@@ -54,7 +54,7 @@ struct ls_info {
 };
 
 struct ctx {
-	const struct model *m;
+	struct model *m;
 	double period_ms;
 	struct ls_info *info;
 	size_t *by_hash;   /* lstack indexes sorted by hash */
@@ -175,15 +175,17 @@ static int ls_prepare(struct ctx *x)
 }
 
 /* The stack root first, its innermost STACK_FRAMES frames. */
-static json_t *stack_string(const struct model *m, const struct model_lstack *s)
+/* The stack's innermost STACK_FRAMES frames, root first, in model.names;
+ * -1 on ENOMEM. */
+static int32_t stack_string(struct model *m, const struct model_lstack *s)
 {
 	uint32_t n = s->nframes < STACK_FRAMES ? s->nframes : STACK_FRAMES;
 	size_t len = 0, cap = 64;
 	char *buf = malloc(cap);
-	json_t *out;
+	int32_t out;
 
 	if (!buf)
-		return NULL;
+		return -1;
 	buf[0] = 0;
 	for (uint32_t k = n; k-- > 0;) {
 		int32_t name = m->frames[s->first + k].name;
@@ -197,7 +199,7 @@ static json_t *stack_string(const struct model *m, const struct model_lstack *s)
 			nb = realloc(buf, cap);
 			if (!nb) {
 				free(buf);
-				return NULL;
+				return -1;
 			}
 			buf = nb;
 		}
@@ -206,7 +208,7 @@ static json_t *stack_string(const struct model *m, const struct model_lstack *s)
 		memcpy(buf + len, nm, l + 1);
 		len += l;
 	}
-	out = json_string(buf);
+	out = model__intern(m, buf);
 	free(buf);
 	return out;
 }
@@ -233,16 +235,16 @@ static int cmp_cand_excess(const void *a, const void *b)
 
 /* The stacks of cause q that grew most in cycle ci against their median
  * weight per cycle (eligible cycles; a cycle without the stack weighs 0). */
-static json_t *cause_stacks(struct ctx *x, const struct quantity *q, size_t ci)
+static void cause_stacks(struct ctx *x, const struct quantity *q, size_t ci, struct model_tail_cause *cz)
 {
-	const struct model *m = x->m;
+	struct model *m = x->m;
 	struct cand *cand = NULL;
 	size_t nc = 0, cap = 0, neligible = 0;
-	json_t *arr = json_array();
 	double *w = calloc(m->ncycles + 1, sizeof(double));
 
+	cz->has_stacks = true;
 	if (!w)
-		return arr;
+		return;
 	/* the cause's stacks in this cycle, merged by identity (threads, labels) */
 	for (size_t i = 0; i < m->nlstacks; i++) {
 		size_t k;
@@ -289,20 +291,19 @@ static json_t *cause_stacks(struct ctx *x, const struct quantity *q, size_t ci)
 	free(w);
 	if (nc)
 		qsort(cand, nc, sizeof(*cand), cmp_cand_excess);
-	for (size_t k = 0; k < nc && json_array_size(arr) < STACKS_PER_CAUSE; k++) {
+	for (size_t k = 0; k < nc && cz->stacks.n < STACKS_PER_CAUSE; k++) {
 		const struct model_lstack *s = &m->lstacks[cand[k].exemplar];
-		json_t *st;
+		int32_t st;
 
 		if (cand[k].excess < CAUSE_MIN_MS)
 			break;
 		st = stack_string(m, s);
-		if (st)
-			json_array_append_new(arr, json_pack("{s:o,s:s,s:f,s:f}", "stack", st, "kind",
-							     s->samples ? "oncpu" : "offcpu", "ms", cand[k].ms,
-							     "excess_ms", cand[k].excess));
+		if (st >= 0 && !VEC_RESERVE(cz->stacks.v, cz->stacks.cap, cz->stacks.n, STACKS_PER_CAUSE))
+			cz->stacks.v[cz->stacks.n++] = (struct model_tail_stack){ .stack = st, .oncpu = s->samples > 0,
+										  .ms = cand[k].ms,
+										  .excess_ms = cand[k].excess };
 	}
 	free(cand);
-	return arr;
 }
 
 /* ---- quantities ---- */
@@ -371,7 +372,7 @@ static size_t quantities(const struct model *m, struct quantity **out)
 			q->v[i] = m->cycles[i].has_all_threads ? (double)m->cycles[i].minflt : NAN;
 	if ((q = add_q(&qs, &n, nc, "throttling", "cpu_mhz", Q_MHZ, SF_NONE, 0)))
 		for (size_t i = 0; i < nc; i++)
-			q->v[i] = json_num(m->cycles[i].detail, "cpu_mhz");
+			q->v[i] = m->cycles[i].side.has_rows ? m->cycles[i].side.cpu_mhz : NAN;
 	*out = qs;
 	return n;
 }
@@ -402,17 +403,18 @@ static bool redundant(const struct cause *cs, size_t n, const struct cause *c)
 	return false;
 }
 
-static json_t *tail_cycle(struct ctx *x, const struct quantity *qs, size_t nq, const double *medians, size_t ci,
-			  double median_ms)
+static int tail_cycle(struct ctx *x, const struct quantity *qs, size_t nq, const double *medians, size_t ci,
+		      double median_ms, struct model_tail_cycle *t)
 {
 	const struct model_cycle *c = &x->m->cycles[ci];
 	double excess = c->duration_ms - median_ms;
 	struct cause *cs = calloc(nq + 1, sizeof(*cs));
 	size_t n = 0;
-	json_t *causes = json_array();
 
+	*t = (struct model_tail_cycle){ .cycle = c->index, .pid = c->pid, .ms = c->duration_ms, .median_ms = median_ms,
+					.excess_ms = excess };
 	if (!cs)
-		return NULL;
+		return -ENOMEM;
 	for (size_t k = 0; k < nq; k++) {
 		const struct quantity *q = &qs[k];
 		struct cause cz = { .q = q, .value = q->v[ci], .median = medians[k] };
@@ -433,31 +435,22 @@ static json_t *tail_cycle(struct ctx *x, const struct quantity *qs, size_t nq, c
 	qsort(cs, n, sizeof(*cs), cmp_cause);
 	for (size_t k = 0; k < n; k++) {
 		const struct cause *cz = &cs[k];
-		json_t *o;
+		struct model_tail_cause *o;
 
 		if (redundant(cs, n, cz))
 			continue;
-		o = json_pack("{s:s,s:s}", "kind", cz->q->kind, "name", cz->q->name);
-		if (cz->q->unit == Q_MS) {
-			json_object_set_new(o, "excess_ms", json_real(cz->excess));
-			json_object_set_new(o, "value_ms", json_real(cz->value));
-			json_object_set_new(o, "median_ms", json_real(cz->median));
-			if (cz->q->filter != SF_NONE)
-				json_object_set_new(o, "stacks", cause_stacks(x, cz->q, ci));
-		} else if (cz->q->unit == Q_COUNT) {
-			json_object_set_new(o, "excess_count", json_real(cz->excess));
-			json_object_set_new(o, "value", json_real(cz->value));
-			json_object_set_new(o, "median", json_real(cz->median));
-		} else {
-			json_object_set_new(o, "value_mhz", json_real(cz->value));
-			json_object_set_new(o, "median_mhz", json_real(cz->median));
-			json_object_set_new(o, "clock_drop_percent", json_real(100.0 * (1 - cz->value / cz->median)));
-		}
-		json_array_append_new(causes, o);
+		if (VEC_RESERVE(t->causes.v, t->causes.cap, t->causes.n, 8))
+			break;
+		o = &t->causes.v[t->causes.n++];
+		*o = (struct model_tail_cause){ .kind = model__intern(x->m, cz->q->kind),
+						.name = model__intern(x->m, cz->q->name), .timed = cz->q->unit == Q_MS,
+						.count = cz->q->unit == Q_COUNT, .mhz = cz->q->unit == Q_MHZ,
+						.excess = cz->excess, .value = cz->value, .median = cz->median };
+		if (cz->q->unit == Q_MS && cz->q->filter != SF_NONE)
+			cause_stacks(x, cz->q, ci, o);
 	}
 	free(cs);
-	return json_pack("{s:I,s:i,s:f,s:f,s:f,s:o}", "cycle", (json_int_t)c->index, "pid", (int)c->pid, "ms",
-			 c->duration_ms, "median_ms", median_ms, "excess_ms", excess, "causes", causes);
+	return 0;
 }
 
 struct tail_pick {
@@ -479,11 +472,8 @@ void tail__derive(struct model *m)
 	struct tail_pick *picks = NULL;
 	double *durs = NULL, *medians = NULL, median, mad;
 	size_t n = 0, nq = 0, npicks = 0;
-	json_t *freq = json_object_get(m->run.config, "frequency"), *out;
-
-	json_decref(m->tail_cycles);
-	m->tail_cycles = NULL;
-	x.period_ms = 1000.0 / (json_is_integer(freq) && json_integer_value(freq) > 0 ? json_integer_value(freq) : 99);
+	model__clear_tail(m);
+	x.period_ms = 1000.0 / (m->run.asked.frequency > 0 ? m->run.asked.frequency : 99);
 	durs = calloc(m->ncycles + 1, sizeof(double));
 	x.scratch = calloc(m->ncycles + 1, sizeof(double));
 	picks = calloc(m->ncycles + 1, sizeof(*picks));
@@ -505,8 +495,7 @@ void tail__derive(struct model *m)
 		    c->duration_ms > (1 + TAIL_MIN_REL) * median)
 			picks[npicks++] = (struct tail_pick){ i, c->duration_ms };
 	}
-	out = json_array();
-	m->tail_cycles = out;
+	m->have_tail = true;
 	if (!npicks)
 		goto out;
 	qsort(picks, npicks, sizeof(*picks), cmp_pick);
@@ -521,12 +510,12 @@ void tail__derive(struct model *m)
 			durs[i] = eligible(&m->cycles[i]) ? qs[k].v[i] : NAN;
 		medians[k] = median_of(durs, m->ncycles, x.scratch);
 	}
-	for (size_t p = 0; p < npicks; p++) {
-		json_t *t = tail_cycle(&x, qs, nq, medians, picks[p].ci, median);
-
-		if (t)
-			json_array_append_new(out, t);
-	}
+	if (!(m->tail.v = calloc(npicks, sizeof(*m->tail.v))))
+		goto out;
+	m->tail.cap = npicks;
+	for (size_t p = 0; p < npicks; p++)
+		if (!tail_cycle(&x, qs, nq, medians, picks[p].ci, median, &m->tail.v[m->tail.n]))
+			m->tail.n++;
 out:
 	for (size_t k = 0; k < nq; k++)
 		free(qs[k].v);
@@ -541,25 +530,24 @@ out:
 
 /* ---- report ---- */
 
-static const char *str(json_t *o, const char *key)
+static const char *name_of(const struct model *m, int32_t i)
 {
-	json_t *v = json_object_get(o, key);
-
-	return json_is_string(v) ? json_string_value(v) : "?";
+	return i >= 0 && (size_t)i < m->nnames ? m->names[i] : "?";
 }
 
 /* One cause as a line of text: "phase database +30.1 ms" */
-static void cause_text(char *buf, size_t len, json_t *cz)
+static void cause_text(char *buf, size_t len, const struct model *m, const struct model_tail_cause *cz)
 {
-	if (json_is_number(json_object_get(cz, "excess_ms")))
-		snprintf(buf, len, "%s %s +%.1f ms (%.1f vs median %.1f)", str(cz, "kind"), str(cz, "name"),
-			 json_num(cz, "excess_ms"), json_num(cz, "value_ms"), json_num(cz, "median_ms"));
-	else if (json_is_number(json_object_get(cz, "excess_count")))
-		snprintf(buf, len, "%s %s +%.0f (%.0f vs median %.0f)", str(cz, "kind"), str(cz, "name"),
-			 json_num(cz, "excess_count"), json_num(cz, "value"), json_num(cz, "median"));
+	const char *kind = name_of(m, cz->kind), *name = name_of(m, cz->name);
+
+	if (cz->timed)
+		snprintf(buf, len, "%s %s +%.1f ms (%.1f vs median %.1f)", kind, name, cz->excess, cz->value,
+			 cz->median);
+	else if (cz->count)
+		snprintf(buf, len, "%s %s +%.0f (%.0f vs median %.0f)", kind, name, cz->excess, cz->value, cz->median);
 	else
-		snprintf(buf, len, "%s %s %.0f MHz vs median %.0f (-%.0f%%)", str(cz, "kind"), str(cz, "name"),
-			 json_num(cz, "value_mhz"), json_num(cz, "median_mhz"), json_num(cz, "clock_drop_percent"));
+		snprintf(buf, len, "%s %s %.0f MHz vs median %.0f (-%.0f%%)", kind, name, cz->value, cz->median,
+			 100.0 * (1 - cz->value / cz->median));
 }
 
 /* The leaf-most part of a root-first stack, for one line. */
@@ -574,51 +562,60 @@ static const char *stack_tail(const char *s, size_t keep)
 	return p ? p + 1 : s + len - keep;
 }
 
+static const char *stack_kind(const struct model_tail_stack *st)
+{
+	return st->oncpu ? "oncpu" : "offcpu";
+}
+
 void tail__print(FILE *out, const struct model *m)
 {
-	json_t *t, *cz, *st;
-	size_t i, j, k;
 	char buf[256];
 
-	if (!json_array_size(m->tail_cycles))
+	if (!m->tail.n)
 		return;
 	fprintf(out, "\nTail cycles (above median + 3 MAD and > 10%% above the median):\n");
-	json_array_foreach(m->tail_cycles, i, t) {
-		fprintf(out, "  cycle %.0f: %.1f ms, +%.1f ms over the median %.1f ms\n", json_num(t, "cycle"),
-			json_num(t, "ms"), json_num(t, "excess_ms"), json_num(t, "median_ms"));
-		json_array_foreach(json_object_get(t, "causes"), j, cz) {
-			cause_text(buf, sizeof(buf), cz);
+	for (size_t i = 0; i < m->tail.n; i++) {
+		const struct model_tail_cycle *t = &m->tail.v[i];
+
+		fprintf(out, "  cycle %u: %.1f ms, +%.1f ms over the median %.1f ms\n", t->cycle, t->ms, t->excess_ms,
+			t->median_ms);
+		for (size_t j = 0; j < t->causes.n; j++) {
+			const struct model_tail_cause *cz = &t->causes.v[j];
+
+			cause_text(buf, sizeof(buf), m, cz);
 			fprintf(out, "    - %s\n", buf);
-			json_array_foreach(json_object_get(cz, "stacks"), k, st)
-				fprintf(out, "        +%.1f ms %s: %s\n", json_num(st, "excess_ms"), str(st, "kind"),
-					stack_tail(str(st, "stack"), 100));
+			for (size_t k = 0; k < cz->stacks.n; k++)
+				fprintf(out, "        +%.1f ms %s: %s\n", cz->stacks.v[k].excess_ms, stack_kind(&cz->stacks.v[k]),
+					stack_tail(name_of(m, cz->stacks.v[k].stack), 100));
 		}
-		if (!json_array_size(json_object_get(t, "causes")))
+		if (!t->causes.n)
 			fprintf(out, "    - no figure grew enough to name a cause\n");
 	}
 }
 
 void tail__html(FILE *out, const struct model *m)
 {
-	json_t *t, *cz, *st;
-	size_t i, j, k;
 	char buf[256];
 
-	if (!json_array_size(m->tail_cycles))
+	if (!m->tail.n)
 		return;
 	fprintf(out, "<h2>Tail cycles</h2>\n<p>Cycles above median + 3&middot;MAD and more than 10%% above the "
 		"median, and what grew in them against the median cycle.</p>\n<table><tr><th>cycle</th><th>ms</th>"
 		"<th>excess ms</th><th>causes</th></tr>\n");
-	json_array_foreach(m->tail_cycles, i, t) {
-		fprintf(out, "<tr><td>%.0f</td><td>%.2f</td><td>%.2f</td><td><ul>", json_num(t, "cycle"),
-			json_num(t, "ms"), json_num(t, "excess_ms"));
-		json_array_foreach(json_object_get(t, "causes"), j, cz) {
-			cause_text(buf, sizeof(buf), cz);
+	for (size_t i = 0; i < m->tail.n; i++) {
+		const struct model_tail_cycle *t = &m->tail.v[i];
+
+		fprintf(out, "<tr><td>%u</td><td>%.2f</td><td>%.2f</td><td><ul>", t->cycle, t->ms, t->excess_ms);
+		for (size_t j = 0; j < t->causes.n; j++) {
+			const struct model_tail_cause *cz = &t->causes.v[j];
+
+			cause_text(buf, sizeof(buf), m, cz);
 			fprintf(out, "<li>");
 			outputs__xml_escape(out, buf);
-			json_array_foreach(json_object_get(cz, "stacks"), k, st) {
-				fprintf(out, "<br><small>+%.1f ms %s: <code>", json_num(st, "excess_ms"), str(st, "kind"));
-				outputs__xml_escape(out, stack_tail(str(st, "stack"), 160));
+			for (size_t k = 0; k < cz->stacks.n; k++) {
+				fprintf(out, "<br><small>+%.1f ms %s: <code>", cz->stacks.v[k].excess_ms,
+					stack_kind(&cz->stacks.v[k]));
+				outputs__xml_escape(out, stack_tail(name_of(m, cz->stacks.v[k].stack), 160));
 				fprintf(out, "</code></small>");
 			}
 			fprintf(out, "</li>");

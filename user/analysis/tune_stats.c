@@ -137,14 +137,18 @@ void tune_evidence__add_run(struct tune_evidence *e, const struct model *m, cons
 		e->wall_ms += c->duration_ms;
 		e->split_cycles++;
 	}
-	if (m->side.gpu_available && isfinite(m->side.gpu_util_avg_pct)) {
-		e->gpu_sum += m->side.gpu_util_avg_pct;
+	/* the GPU's busy share: device 0's average utilisation */
+	const struct side_gpu *gpu = &m->side.run.gpu;
+	const struct side_thermal *th = &m->side.run.thermal;
+
+	if (gpu->available && gpu->devices.n && isfinite(gpu->devices.v[0].util_pct.avg)) {
+		e->gpu_sum += gpu->devices.v[0].util_pct.avg;
 		e->gpu_runs++;
 	}
-	if (m->side.throttled)
+	if (th->throttled)
 		e->throttled_runs++;
-	if (isfinite(m->side.max_temp_c) && !(e->max_temp_c >= m->side.max_temp_c))
-		e->max_temp_c = m->side.max_temp_c;
+	if (isfinite(th->max_temp_c) && !(e->max_temp_c >= th->max_temp_c))
+		e->max_temp_c = th->max_temp_c;
 }
 
 void tune_evidence__finish(struct tune_evidence *e)

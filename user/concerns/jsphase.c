@@ -284,21 +284,22 @@ static unsigned int log2_slot(uint64_t us)
 	return r;
 }
 
-static json_t *phase_json(const struct js_phase *p, const char *name)
+/* The phase as a probe entry: observed in the samples, none placed. */
+static int phase_probe(struct model *m, const struct js_phase *p, const char *name)
 {
-	json_t *o = json_object();
+	struct model_probe *o = model__add_probe(m);
 
-	json_object_set_new(o, "spec", json_string(p->spec));
-	json_object_set_new(o, "role", json_string("phase"));
-	json_object_set_new(o, "phase", json_string(name));
-	json_object_set_new(o, "placed_in", json_array());
-	json_object_set_new(o, "hits", json_integer(0));
-	json_object_set_new(o, "from_preset", json_false());
-	json_object_set_new(o, "method", json_string("sampled"));
-	json_object_set_new(o, "samples", json_integer(p->samples));
+	if (!o)
+		return -ENOMEM;
+	m->have_probes = true;
+	o->spec = model__intern(m, p->spec);
+	snprintf(o->role, sizeof(o->role), "phase");
+	o->phase = model__intern(m, name);
+	o->sampled = true;
+	o->samples = p->samples;
 	if (p->verdict)
-		json_object_set_new(o, "warning", json_string(p->verdict));
-	return o;
+		o->warning = model__intern(m, p->verdict);
+	return 0;
 }
 
 /* Runs after the probes concern's spans (the cycles exist); works on a copy
@@ -309,7 +310,6 @@ static int jsphase_spans(struct recording *rec, struct model *m)
 	struct jsphase_state *s = rec->jsphase;
 	struct phase_call *calls;
 	size_t n = 0, cap;
-	json_t *probes;
 
 	if (!s)
 		return 0;
@@ -371,13 +371,9 @@ static int jsphase_spans(struct recording *rec, struct model *m)
 	free(calls);
 	if (s->calls_dropped)
 		model__add_lost(m, "phase_calls_not_kept", s->calls_dropped);
-	probes = model__section(m, MODEL_SEC_PROBES);
-	if (!json_is_array(probes)) {
-		probes = json_array();
-		model__set_section(m, MODEL_SEC_PROBES, probes);
-	}
 	for (int j = 0; j < s->n; j++)
-		json_array_append_new(probes, phase_json(&s->ph[j], rec->phase_names[s->ph[j].id]));
+		if (phase_probe(m, &s->ph[j], rec->phase_names[s->ph[j].id]))
+			return -ENOMEM;
 	return 0;
 }
 

@@ -19,56 +19,51 @@
 #include "infertrace.skel.h"
 #include "target.h"
 
-static json_t *model_json(const char *path, pid_t pid)
+/* The GGUF file the process opened: its facts, or why they were not read. */
+static void model_facts(const char *path, pid_t pid, struct model_llama_facts *lf)
 {
 	char full[PATH_MAX + 64], err[PATH_MAX + 128];
 	struct gguf_facts f;
-	json_t *o = json_object();
+	const char *name;
 
-	json_object_set_new(o, "path", json_string(path));
+	lf->has_model = true;
+	snprintf(lf->model.path, sizeof(lf->model.path), "%s", path);
 	/* a relative path is the process's; through its root and cwd while it lives */
 	if (path[0] != '/')
 		snprintf(full, sizeof(full), "/proc/%d/cwd/%s", pid, path);
 	else
 		snprintf(full, sizeof(full), "%s", path);
 	if (gguf__read(full, &f, err, sizeof(err)) && (path[0] != '/' || gguf__read(path, &f, err, sizeof(err)))) {
-		json_object_set_new(o, "error", json_string(err));
-		return o;
+		snprintf(lf->model.error, sizeof(lf->model.error), "%.*s", (int)sizeof(lf->model.error) - 1, err);
+		return;
 	}
-	if (*f.arch)
-		json_object_set_new(o, "arch", json_string(f.arch));
-	json_object_set_new(o, "n_params", json_integer((json_int_t)f.n_params));
+	snprintf(lf->model.arch, sizeof(lf->model.arch), "%s", f.arch);
+	lf->model.read = true;
+	lf->model.n_params = f.n_params;
 	if (f.has_file_type) {
-		const char *n = gguf__file_type_name(f.file_type);
-
-		json_object_set_new(o, "file_type", n ? json_string(n) : json_integer(f.file_type));
-		json_object_set_new(o, "file_type_id", json_integer(f.file_type));
+		name = gguf__file_type_name(f.file_type);
+		snprintf(lf->model.file_type, sizeof(lf->model.file_type), "%s", name ? name : "");
+		lf->model.file_type_id = f.file_type;
 	}
-	if (f.n_layer >= 0)
-		json_object_set_new(o, "n_layer", json_integer(f.n_layer));
-	if (f.n_embd >= 0)
-		json_object_set_new(o, "n_embd", json_integer(f.n_embd));
-	if (f.n_ctx_train >= 0)
-		json_object_set_new(o, "n_ctx_train", json_integer(f.n_ctx_train));
-	json_object_set_new(o, "size_bytes", json_integer((json_int_t)f.size_bytes));
-	return o;
+	lf->model.n_layer = f.n_layer;
+	lf->model.n_embd = f.n_embd;
+	lf->model.n_ctx_train = f.n_ctx_train;
+	lf->model.size_bytes = f.size_bytes;
 }
 
-static json_t *context_json(const struct it_llama_params *p)
+static void context_facts(const struct it_llama_params *p, struct model_llama_facts *lf)
 {
-	json_t *o = json_object();
-
+	lf->has_context = true;
 	if (p->have_context) {
-		json_object_set_new(o, "n_ctx", json_integer(p->n_ctx));
-		json_object_set_new(o, "n_batch", json_integer(p->n_batch));
-		json_object_set_new(o, "n_ubatch", json_integer(p->n_ubatch));
-		json_object_set_new(o, "n_seq_max", json_integer(p->n_seq_max));
+		lf->context.n_ctx = p->n_ctx;
+		lf->context.n_batch = p->n_batch;
+		lf->context.n_ubatch = p->n_ubatch;
+		lf->context.n_seq_max = p->n_seq_max;
 	}
 	if (p->have_threads) {
-		json_object_set_new(o, "n_threads", json_integer(p->n_threads));
-		json_object_set_new(o, "n_threads_batch", json_integer(p->n_threads_batch));
+		lf->context.n_threads = p->n_threads;
+		lf->context.n_threads_batch = p->n_threads_batch;
 	}
-	return o;
 }
 
 static bool any_threads_used(const struct it_llama_params *p)
@@ -80,54 +75,38 @@ static bool any_threads_used(const struct it_llama_params *p)
 	return false;
 }
 
-/* n_threads_used: by phase, the count most of ggml's graph computations
- * were given; n_threads_used_calls: every count seen with its calls. A
- * phase without calls is left out; so is a count of 64 or more (one slot
- * holds them all), which shows only in the calls. */
-static void threads_used_json(json_t *ctx, const struct it_llama_params *p)
+/* threads_used: by phase, the count most of ggml's graph computations
+ * were given; calls: every count seen with its calls. A phase without
+ * calls has none; neither has a count of 64 or more (one slot holds them
+ * all), which shows only in the calls. */
+static void threads_used(const struct it_llama_params *p, struct model_llama_facts *lf)
 {
-	static const char *const rows[IT_LLAMA_USED_ROWS] = { "prompt", "generation", "other" };
-	json_t *used = json_object(), *calls = json_object();
-
-	for (int r = 0; r < IT_LLAMA_USED_ROWS; r++) {
-		json_t *dist = json_object();
+	lf->context.has_calls = true;
+	for (int r = 0; r < IT_LLAMA_USED_ROWS && r < MODEL_LLAMA_ROWS; r++) {
 		__u32 best = 0;
 		int mode = -1;
 
 		for (int n = 1; n <= IT_LLAMA_THREADS_SLOTS; n++) {
 			__u32 c = p->threads_used[r][n % IT_LLAMA_THREADS_SLOTS];
-			char key[16];
 
-			if (!c)
-				continue;
-			snprintf(key, sizeof(key), n < IT_LLAMA_THREADS_SLOTS ? "%d" : ">=%d", n);
-			json_object_set_new(dist, key, json_integer(c));
+			lf->context.calls[r][n % IT_LLAMA_THREADS_SLOTS] = c;
 			if (c > best) {
 				best = c;
 				mode = n;
 			}
 		}
-		if (mode > 0 && mode < IT_LLAMA_THREADS_SLOTS)
-			json_object_set_new(used, rows[r], json_integer(mode));
-		if (json_object_size(dist))
-			json_object_set_new(calls, rows[r], dist);
-		else
-			json_decref(dist);
+		lf->context.threads_used[r] = mode > 0 && mode < IT_LLAMA_THREADS_SLOTS ? mode : -1;
 	}
-	if (json_object_size(used))
-		json_object_set_new(ctx, "n_threads_used", used);
-	else
-		json_decref(used);
-	json_object_set_new(ctx, "n_threads_used_calls", calls);
 }
 
 /* The first followed process that showed any llama.cpp settings. */
 static int llama_collect(struct recording *rec, struct model *m)
 {
 	int fd = bpf_map__fd(rec->tracer.skel->maps.llama_params);
-	json_t *facts = NULL;
+	struct model_llama_facts *lf = &m->llama_facts;
 
-	for (size_t i = 0; i < m->nprocs && !facts; i++) {
+	model__llama_facts_init(lf);
+	for (size_t i = 0; i < m->nprocs && !lf->present; i++) {
 		struct it_llama_params p;
 		__u32 k = (__u32)m->procs[i].pid;
 
@@ -138,20 +117,16 @@ static int llama_collect(struct recording *rec, struct model *m)
 
 		if (!p.have_context && !p.have_threads && !p.model_path[0] && !used)
 			continue;
-		facts = json_object();
-		json_object_set_new(facts, "pid", json_integer(k));
+		lf->present = true;
+		lf->pid = (int)k;
 		if (p.model_path[0])
-			json_object_set_new(facts, "model", model_json(p.model_path, m->procs[i].pid));
+			model_facts(p.model_path, m->procs[i].pid, lf);
 		if (p.have_context || p.have_threads || used) {
-			json_t *ctx = context_json(&p);
-
+			context_facts(&p, lf);
 			if (used)
-				threads_used_json(ctx, &p);
-			json_object_set_new(facts, "context", ctx);
+				threads_used(&p, lf);
 		}
 	}
-	json_decref(m->llama_facts);
-	m->llama_facts = facts;
 	return 0;
 }
 

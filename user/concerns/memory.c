@@ -162,7 +162,7 @@ static void fill_cycles(struct model *m, int fd)
 
 static int memory_collect(struct recording *rec, struct model *m)
 {
-	json_t *mem, *per, *tl;
+	struct model_memory_figures *mf = &m->memory;
 	int fd = bpf_map__fd(rec->tracer.skel->maps.mem_rss);
 	size_t n;
 	uint64_t peak = 0, *t = NULL;
@@ -170,23 +170,20 @@ static int memory_collect(struct recording *rec, struct model *m)
 
 	if (!rec->memory)
 		return 0;
-	mem = json_object();
-	per = json_array();
-	tl = json_array();
-	json_object_set_new(mem, "source", json_string(rec->memory->enabled ? "mm counters (CO-RE) at switches, ticks and kmem:rss_stat" : "mm counters (CO-RE) at switches and ticks"));
+	mf->per_process.n = mf->timeline.n = 0;
+	snprintf(mf->source, sizeof(mf->source), "%s", rec->memory->enabled ?
+		 "mm counters (CO-RE) at switches, ticks and kmem:rss_stat" : "mm counters (CO-RE) at switches and ticks");
 	for (size_t i = 0; i < rec->procs.n; i++) {
 		const struct traced_proc *p = &rec->procs.procs[i];
 		struct it_mem_value v;
-		json_t *o;
 
 		if (!mem_lookup(fd, p->pid, IT_CYCLE_NONE, &v))
 			continue;
-		o = json_object();
-		json_object_set_new(o, "pid", json_integer(p->pid));
-		json_object_set_new(o, "comm", json_string(p->comm));
-		json_object_set_new(o, "peak_mb", json_real(v.peak_bytes / MB));
-		json_object_set_new(o, "last_mb", json_real(v.rss_bytes / MB));
-		json_array_append_new(per, o);
+		if (VEC_RESERVE(mf->per_process.v, mf->per_process.cap, mf->per_process.n, 8))
+			return -ENOMEM;
+		mf->per_process.v[mf->per_process.n] = (struct model_memory_proc){
+			.pid = p->pid, .peak_mb = v.peak_bytes / MB, .last_mb = v.rss_bytes / MB };
+		snprintf(mf->per_process.v[mf->per_process.n++].comm, IT_COMM_LEN, "%s", p->comm);
 		if (v.peak_bytes > peak)
 			peak = v.peak_bytes;
 	}
@@ -200,19 +197,15 @@ static int memory_collect(struct recording *rec, struct model *m)
 		memcpy(t, rec->memory->t, n * sizeof(*t));
 		memcpy(mb, rec->memory->mb, n * sizeof(*mb));
 		n = timeline_reduce(t, mb, n, TIMELINE_MAX);
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(tl, json_pack("{s:f,s:f}", "t_s", t[i] / 1e9, "rss_mb", mb[i]));
+		for (size_t i = 0; i < n && !VEC_RESERVE(mf->timeline.v, mf->timeline.cap, mf->timeline.n, 64); i++)
+			mf->timeline.v[mf->timeline.n++] = (struct model_memory_point){ t[i] / 1e9, mb[i] };
 	}
 	free(t);
 	free(mb);
 	fill_cycles(m, fd);
-	m->memory.available = true;
-	m->memory.peak_mb = peak / MB;
-	json_object_set_new(mem, "peak_mb", json_real(peak / MB));
-	json_object_set_new(mem, "per_process", per);
-	json_object_set_new(mem, "timeline", tl);
-	json_object_set_new(mem, "timeline_max_points", json_integer(TIMELINE_MAX));
-	model__set_section(m, MODEL_SEC_MEMORY, mem);
+	mf->available = true;
+	mf->peak_mb = peak / MB;
+	mf->timeline_max_points = TIMELINE_MAX;
 	return 0;
 }
 

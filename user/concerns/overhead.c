@@ -105,7 +105,8 @@ static int overhead_collect(struct recording *rec, struct model *m)
 	m->probe_cost.present = true;
 	m->probe_cost.cost_ns = rec->overhead->cost_ns >= 0 ? rec->overhead->cost_ns : NAN;
 	m->probe_cost.calibration_calls = CALIBRATION_CALLS;
-	m->probe_cost.error = rec->overhead->error;
+	snprintf(m->probe_cost.error, sizeof(m->probe_cost.error), "%s",
+		 rec->overhead->error ? rec->overhead->error : "");
 	/* a preset must not hurt the measurement: 2% of a phase (issue 11) */
 	m->probe_cost.warn_percent = rec->opts.npresets ? PRESET_WARN_PERCENT : WARN_PERCENT;
 	return 0;

@@ -1202,47 +1202,54 @@ static void phase_facts(const struct recording *rec, struct model *m)
 	}
 }
 
-static json_t *probes_json(const struct recording *rec, struct model *m)
+/* A string of the model's name table for a probe; -1 on ENOMEM. */
+static int32_t name(struct model *m, const char *s)
+{
+	return s ? model__intern(m, s) : -1;
+}
+
+static int probes_figures(const struct recording *rec, struct model *m)
 {
 	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count", "", "", "", "",
 					     "llama_batch", "llama_args" };
 	const struct probes *ps = rec->probes;
 	int fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
-	json_t *arr = json_array();
 
+	m->have_probes = true;
 	for (int i = 0; i < ps->n; i++) {
 		const struct probe *p = &ps->probes[i];
+		struct model_probe *o = model__add_probe(m);
 		struct it_probe_hist h = {};
 		__u32 k = p->index;
-		json_t *o = json_object(), *files = json_array();
 
+		if (!o)
+			return -ENOMEM;
 		bpf_map_lookup_elem(fd, &k, &h);
-		json_object_set_new(o, "spec", json_string(p->spec.text));
-		json_object_set_new(o, "role", json_string(roles[p->role]));
+		o->spec = name(m, p->spec.text);
+		snprintf(o->role, sizeof(o->role), "%s", roles[p->role]);
 		if (p->role == IT_ROLE_PHASE)
-			json_object_set_new(o, "phase", json_string(rec->phase_names[p->id]));
+			o->phase = name(m, rec->phase_names[p->id]);
 		if (p->role == IT_ROLE_COUNT)
-			json_object_set_new(o, "count", json_string(rec->count_names[p->id]));
-		for (int j = 0; j < p->nfiles && !p->dormant; j++)
-			json_array_append_new(files, json_string(p->files[j]));
-		json_object_set_new(o, "placed_in", files);
-		if (p->fallback)
-			json_object_set_new(o, "fallback", json_true());
-		json_object_set_new(o, "hits", json_integer(h.hits));
+			o->count = name(m, rec->count_names[p->id]);
+		for (int j = 0; j < p->nfiles && !p->dormant; j++) {
+			if (VEC_RESERVE(o->placed_in.v, o->placed_in.cap, o->placed_in.n, 4))
+				return -ENOMEM;
+			o->placed_in.v[o->placed_in.n++] = name(m, p->files[j]);
+		}
+		o->hits = h.hits;
+		o->fallback = p->fallback;
 		/* every hit inside a cycle lengthens it: entry + return for timed probes */
 		if (p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE || p->role == IT_ROLE_LLAMA_DECODE)
 			m->probe_cost.timed_hits += 2 * h.hits;
 		else
 			m->probe_cost.point_hits += h.hits;
-		json_object_set_new(o, "from_preset", json_boolean(p->preset));
+		o->from_preset = p->preset;
 		if (p->dormant)
-			json_object_set_new(o, "not_placed", json_string("not needed: the phase was timed by its Python "
-									"callers"));
+			o->not_placed = name(m, "not needed: the phase was timed by its Python callers");
 		else if (!p->nfiles)
-			json_object_set_new(o, "not_placed", json_string(p->error ? p->error : "library never loaded"));
-		json_array_append_new(arr, o);
+			o->not_placed = name(m, p->error ? p->error : "library never loaded");
 	}
-	return arr;
+	return 0;
 }
 
 /* ---- `py:` specs --------------------------------------------------------- */
@@ -1297,69 +1304,66 @@ static int py_phase_calls(const struct pyspan_call *pc, size_t npc, int callers,
 	return 0;
 }
 
-static json_t *py_specs_json(const struct recording *rec, const struct probes *ps, const struct pyspan_call *pc, size_t npc)
+static int py_specs_figures(const struct recording *rec, struct model *m, const struct probes *ps,
+			    const struct pyspan_call *pc, size_t npc)
 {
 	static const char *const roles[] = { "", "cycle", "cycle_marker", "phase", "count" };
 	struct pyspans_resolution r;
-	json_t *arr = json_array();
 
 	pyspans__resolution(ps->py, &r);
 	for (int s = 0; s < pyspans__nspecs(ps->py); s++) {
-		json_t *o = json_object(), *obs = json_object();
+		struct model_probe *o = model__add_probe(m);
 		uint64_t calls = 0;
 		int role, id;
 
+		if (!o)
+			return -ENOMEM;
 		pyspans__spec_role(ps->py, s, &role, &id);
 		for (size_t i = 0; i < npc; i++)
 			calls += pc[i].spec == s;
-		json_object_set_new(o, "spec", json_string(pyspans__spec_text(ps->py, s)));
+		o->spec = name(m, pyspans__spec_text(ps->py, s));
 		if (role > 0 && role <= IT_ROLE_COUNT)
-			json_object_set_new(o, "role", json_string(roles[role]));
+			snprintf(o->role, sizeof(o->role), "%s", roles[role]);
 		if (role == IT_ROLE_PHASE && id > 0 && ps->names[0][id])
-			json_object_set_new(o, "phase", json_string(ps->names[0][id]));
+			o->phase = name(m, ps->names[0][id]);
 		if (role == IT_ROLE_COUNT && id > 0 && ps->names[1][id])
-			json_object_set_new(o, "count", json_string(ps->names[1][id]));
-		json_object_set_new(o, "placed_in", json_array());
-		json_object_set_new(o, "hits", json_integer(calls));
-		json_object_set_new(o, "from_preset", json_false());
+			o->count = name(m, ps->names[1][id]);
+		o->hits = calls;
 		if (pyspans__is_callers(ps->py, s)) {
 			char buf[512], *tok, *save = NULL;
-			json_t *callers = json_array();
 
+			o->has_callers = true;
 			python_concern__callers(rec, buf, sizeof(buf));
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-				json_array_append_new(callers, json_string(tok + (*tok == ' ')));
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (VEC_RESERVE(o->callers.v, o->callers.cap, o->callers.n, 4))
+					return -ENOMEM;
+				o->callers.v[o->callers.n++] = name(m, tok + (*tok == ' '));
+			}
 			/* which way the phase was timed, and why */
-			json_object_set_new(o, "timed_by", json_string(json_array_size(callers) ? "python_callers"
-										       : "native_calls"));
-			json_object_set_new(o, "callers", callers);
+			snprintf(o->timed_by, sizeof(o->timed_by), "%s", o->callers.n ? "python_callers" : "native_calls");
 			if (ps->fallback_why[0])
-				json_object_set_new(o, "native_because", json_string(ps->fallback_why));
-		}
-		if (!pyspans__is_callers(ps->py, s)) {
+				o->native_because = name(m, ps->fallback_why);
+		} else {
 			/* a kernel edge: what the kernel measured */
 			struct it_probe_hist h = {};
 			__u32 k = IT_PY_PROBE_BASE + s;
-
-			if (!bpf_map_lookup_elem(bpf_map__fd(rec->tracer.skel->maps.probe_hists), &k, &h))
-				json_object_set_new(o, "hits", json_integer(h.hits));
-			python_concern__edge_resolution(rec, &r);
-		}
-		json_object_set_new(obs, "observations", json_integer(r.observations));
-		json_object_set_new(obs, "edges_between_observations", json_integer(r.edges));
-		json_object_set_new(obs, "resolution_ms_mean", json_real(r.mean_ms));
-		json_object_set_new(obs, "resolution_ms_max", json_real(r.max_ms));
-		if (!pyspans__is_callers(ps->py, s)) {
 			__u64 st[IT_STAT_MAX];
 
+			if (!bpf_map_lookup_elem(bpf_map__fd(rec->tracer.skel->maps.probe_hists), &k, &h))
+				o->hits = h.hits;
+			python_concern__edge_resolution(rec, &r);
 			tracer__stats((struct tracer *)&rec->tracer, st);
-			json_object_set_new(obs, "deferred", json_integer(st[IT_STAT_PY_EDGE_DEFERRED]));
-			json_object_set_new(obs, "lost", json_integer(st[IT_STAT_PY_EDGE_LOST]));
+			o->python.has_edges = true;
+			o->python.deferred = st[IT_STAT_PY_EDGE_DEFERRED];
+			o->python.lost = st[IT_STAT_PY_EDGE_LOST];
 		}
-		json_object_set_new(o, "python", obs);
-		json_array_append_new(arr, o);
+		o->has_python = true;
+		o->python.observations = r.observations;
+		o->python.edges_between_observations = r.edges;
+		o->python.resolution_ms_mean = r.mean_ms;
+		o->python.resolution_ms_max = r.max_ms;
 	}
-	return arr;
+	return 0;
 }
 
 static int by_start(const void *a, const void *b)
@@ -1459,15 +1463,9 @@ static int probes_spans(struct recording *rec, struct model *m)
 				goto out;
 		}
 		phase_facts(rec, m);
-		json_t *arr = probes_json(rec, m);
-
-		if (pyspans__nspecs(ps->py)) {
-			json_t *py = py_specs_json(rec, ps, pc, npc);
-
-			json_array_extend(arr, py);
-			json_decref(py);
-		}
-		model__set_section(m, MODEL_SEC_PROBES, arr);
+		model__clear_probes(m);
+		if (probes_figures(rec, m) || (pyspans__nspecs(ps->py) && py_specs_figures(rec, m, ps, pc, npc)))
+			goto out;
 		if (ps->calls_dropped + pyspans__not_kept(ps->py, false))
 			model__add_lost(m, "phase_calls_not_kept", ps->calls_dropped + pyspans__not_kept(ps->py, false));
 		if (ps->cycles_not_kept + pyspans__not_kept(ps->py, true))

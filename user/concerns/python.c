@@ -529,13 +529,13 @@ static int python_collect(struct recording *rec, struct model *m)
 		char line[512];
 
 		if ((ps && ps->suggest && suggest__result(ps->suggest, &g)) || sampling__suggest(rec, &g)) {
+			struct model_suggestion *sg = &m->suggested_cycle;
+
 			suggest__format(&g, line, sizeof(line));
-			json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:f}", "option", suggest__option(&g),
-					      "function", g.name, "text", line, "bursts", (json_int_t)g.bursts,
-					      "period_ms", g.period_ms);
-			if (!o)
-				return -ENOMEM;
-			model__set_section(m, MODEL_SEC_SUGGESTED_CYCLE, o);
+			*sg = (struct model_suggestion){ .present = true, .bursts = g.bursts, .period_ms = g.period_ms };
+			snprintf(sg->option, sizeof(sg->option), "%s", suggest__option(&g));
+			snprintf(sg->function, sizeof(sg->function), "%s", g.name);
+			snprintf(sg->text, sizeof(sg->text), "%s", line);
 		}
 	}
 	tracer__stats(&rec->tracer, stats);

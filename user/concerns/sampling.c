@@ -6,6 +6,7 @@
  * the run; each is unwound at once (the copy is too large to keep) and its
  * stack counted here, beside the kernel's counts. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,73 +177,69 @@ static void sampling_on_event(struct recording *rec, const void *data, size_t si
 	log_trace_sample(rec, e, ip, key.stack.phase, entry);
 }
 
-static json_t *unwind_json(const struct recording *rec, const struct stack_report *sr, const __u64 *stats)
+static void unwind_figures(const struct recording *rec, const struct stack_report *sr, const __u64 *stats,
+			   struct model_unwind *o)
 {
 	const struct ustack_table *s = &rec->sampling->stacks;
 	const struct unwind_stats *u = unwinder__stats(rec->unwinder);
-	json_t *o = json_object();
 
-	json_object_set_new(o, "method", json_string("dwarf: user stack copied in BPF, unwound with libdwfl"));
-	json_object_set_new(o, "stack_bytes", json_integer(rec->opts.dwarf_stack_size));
-	json_object_set_new(o, "records", json_integer(s->records));
-	json_object_set_new(o, "copy_failed", json_integer(stats[IT_STAT_USTACK_COPY_ERR]));
-	json_object_set_new(o, "copy_short", json_integer(stats[IT_STAT_USTACK_SHORT]));
-	json_object_set_new(o, "lost", json_integer(stats[IT_STAT_USTACK_LOST]));
-	json_object_set_new(o, "bad_records", json_integer(s->bad_records));
-	/* libdwfl often errs one step past the thread's root frame: what
-	 * counts is whether the stack reached a root, i.e. stack_quality */
-	json_object_set_new(o, "unwind_ended_with_error", json_integer(u->truncated));
-	json_object_set_new(o, "unwind_too_deep", json_integer(u->too_deep));
-	json_object_set_new(o, "unwind_no_modules", json_integer(u->no_modules));
-	json_object_set_new(o, "unwind_failed", json_integer(sr->total - sr->complete));
-	json_object_set_new(o, "module_rebuilds", json_integer(u->rebuilds));
-	json_object_set_new(o, "jit_leaf_callers_restored", json_integer(rec->sampling->leaf_callers_restored));
-	json_object_set_new(o, "avg_frames", json_real(s->records ? (double)s->unwound_frames / s->records : 0));
-	json_object_set_new(o, "avg_unwind_us", json_real(u->stacks ? u->total_ns / 1e3 / u->stacks : 0));
-	json_object_set_new(o, "max_unwind_us", json_real(u->max_ns / 1e3));
-	return o;
+	*o = (struct model_unwind){
+		.stack_bytes = rec->opts.dwarf_stack_size,
+		.records = s->records,
+		.copy_failed = stats[IT_STAT_USTACK_COPY_ERR],
+		.copy_short = stats[IT_STAT_USTACK_SHORT],
+		.lost = stats[IT_STAT_USTACK_LOST],
+		.bad_records = s->bad_records,
+		/* libdwfl often errs one step past the thread's root frame: what
+		 * counts is whether the stack reached a root, i.e. stack_quality */
+		.unwind_ended_with_error = u->truncated,
+		.unwind_too_deep = u->too_deep,
+		.unwind_no_modules = u->no_modules,
+		.unwind_failed = sr->total - sr->complete,
+		.module_rebuilds = u->rebuilds,
+		.jit_leaf_callers_restored = rec->sampling->leaf_callers_restored,
+		.avg_frames = s->records ? (double)s->unwound_frames / s->records : 0,
+		.avg_unwind_us = u->stacks ? u->total_ns / 1e3 / u->stacks : 0,
+		.max_unwind_us = u->max_ns / 1e3,
+	};
+	snprintf(o->method, sizeof(o->method), "dwarf: user stack copied in BPF, unwound with libdwfl");
 }
 
-static json_t *samples_json(const struct recording *rec, const struct stack_report *sr,
-			    const char *const *phase_names, const __u64 *stats)
+static int samples_figures(const struct recording *rec, const struct stack_report *sr, const char *const *phase_names,
+			   const __u64 *stats, struct model_samples *s)
 {
-	json_t *s = json_object(), *per = json_array(), *by_phase = json_object();
 	double cpu_s = process_table__cpu_seconds(&rec->procs);
 
 	if (rec->launched && rec->cmd.exited && rec->cmd.cpu_s > cpu_s)
 		cpu_s = rec->cmd.cpu_s; /* rusage also counts children it reaped */
-	json_object_set_new(s, "total", json_integer(sr->total));
-	json_object_set_new(s, "event", json_string("cpu-clock"));
-	json_object_set_new(s, "requested_hz", json_integer(rec->opts.frequency));
-	json_object_set_new(s, "target_cpu_seconds", json_real(cpu_s));
-	json_object_set_new(s, "achieved_hz", cpu_s > 0 ? json_real(sr->total / cpu_s) : json_null());
-	json_object_set_new(s, "sampling_cpus", json_integer(rec->tracer.nsampling_cpus));
-	json_object_set_new(s, "call_graph", json_string(rec->opts.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp"));
+	s->present = true;
+	s->total = sr->total;
+	snprintf(s->event, sizeof(s->event), "cpu-clock");
+	s->requested_hz = rec->opts.frequency;
+	s->target_cpu_seconds = cpu_s;
+	s->achieved_hz = cpu_s > 0 ? sr->total / cpu_s : NAN;
+	s->sampling_cpus = rec->tracer.nsampling_cpus;
+	snprintf(s->call_graph, sizeof(s->call_graph), "%s", rec->opts.call_graph == CALL_GRAPH_DWARF ? "dwarf" : "fp");
+	s->per_process.n = 0;
 	for (size_t i = 0; i < sr->nprocs; i++) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "pid", json_integer(sr->procs[i].tgid));
-		json_object_set_new(o, "comm", json_string(sr->procs[i].comm));
-		json_object_set_new(o, "samples", json_integer(sr->procs[i].samples));
-		json_array_append_new(per, o);
+		if (VEC_RESERVE(s->per_process.v, s->per_process.cap, s->per_process.n, 8))
+			return -ENOMEM;
+		s->per_process.v[s->per_process.n] = (struct model_samples_proc){ .pid = sr->procs[i].tgid,
+										.samples = sr->procs[i].samples };
+		snprintf(s->per_process.v[s->per_process.n++].comm, IT_COMM_LEN, "%s", sr->procs[i].comm);
 	}
-	json_object_set_new(s, "per_process", per);
 	for (int i = 1; i < IT_MAX_PHASES; i++) {
-		if (!phase_names[i])
-			continue;
-		json_t *o = json_object();
-
-		json_object_set_new(o, "samples", json_integer(sr->phase_samples[i]));
-		json_object_set_new(o, "percent", json_real(sr->total ? 100.0 * sr->phase_samples[i] / sr->total : 0));
-		json_object_set_new(by_phase, phase_names[i], o);
+		s->by_phase[i].present = phase_names[i] != NULL;
+		s->by_phase[i].samples = sr->phase_samples[i];
+		s->by_phase[i].percent = sr->total ? 100.0 * sr->phase_samples[i] / sr->total : 0;
 	}
-	json_object_set_new(s, "by_phase", by_phase);
-	json_object_set_new(s, "stack_quality", stacks__quality_json(sr));
+	if (stacks__quality(sr, s))
+		return -ENOMEM;
+	s->has_unwind = rec->sampling != NULL;
 	if (rec->sampling)
-		json_object_set_new(s, "unwind", unwind_json(rec, sr, stats));
-	json_object_set_new(s, "stack_collisions",
-			    json_integer(stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION]));
-	return s;
+		unwind_figures(rec, sr, stats, &s->unwind);
+	s->stack_collisions = stats[IT_STAT_USTACK_COLLISION] + stats[IT_STAT_KSTACK_COLLISION];
+	return 0;
 }
 
 static void add_lost(struct model *m, const __u64 *stats, uint64_t unlabelled)
@@ -293,7 +290,9 @@ static int sampling_collect(struct recording *rec, struct model *m)
 		fprintf(stderr, "infertrace: reading the stack counts failed: %s\n", strerror(-err));
 		goto out;
 	}
-	model__set_section(m, MODEL_SEC_SAMPLES, samples_json(rec, &sr, rec->phase_names, stats));
+	err = samples_figures(rec, &sr, rec->phase_names, stats, &m->samples);
+	if (err)
+		goto out;
 	folded__merge(&sr.all);
 	move_folded(&m->oncpu, &sr.all);
 	for (int i = 1; i < IT_MAX_PHASES; i++) {

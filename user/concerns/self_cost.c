@@ -13,6 +13,8 @@
  *    subtracted), so the probe calibration's own hits are not in them.
  * A kernel that refuses the stats leaves `bpf.available` false with why. */
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -27,6 +29,7 @@
 #include "syms.h"
 #include "unwind.h"
 #include "infertrace.skel.h"
+#include "vec.h"
 
 struct self_cost_state {
 	struct rusage at_attach;   /* once every concern attached */
@@ -105,20 +108,18 @@ static int self_cost_attach(struct recording *rec)
 	return 0; /* a cost we cannot measure never stops a recording */
 }
 
-/* The BPF programs' run counts and times, one object per loaded program
- * that ran, most expensive first. */
-static json_t *bpf_programs(struct recording *rec, double *total_ns, uint64_t *total_runs, uint64_t *misses)
+/* The BPF programs' run counts and times, one per loaded program that
+ * ran, most expensive first. */
+static int bpf_programs(struct recording *rec, struct model_self *self)
 {
-	json_t *list = json_array();
 	struct bpf_program *prog;
-
-	*total_ns = 0;
-	*total_runs = *misses = 0;
 	size_t n = 0;
 
 	bpf_object__for_each_program(prog, rec->tracer.skel->obj) {
 		const struct self_cost_state *s = rec->self_cost;
 		struct bpf_prog_info info;
+		struct model_bpf_prog p;
+		size_t i = 0;
 
 		/* not loaded (its concern was not asked for): no info */
 		if (!prog_info(prog, &info)) {
@@ -133,84 +134,93 @@ static json_t *bpf_programs(struct recording *rec, double *total_ns, uint64_t *t
 		n++;
 		if (!info.run_cnt)
 			continue;
-		*total_ns += info.run_time_ns;
-		*total_runs += info.run_cnt;
-		*misses += info.recursion_misses;
+		self->bpf.cpu_s += info.run_time_ns / 1e9;
+		self->bpf.runs += info.run_cnt;
+		self->bpf.recursion_misses += info.recursion_misses;
 		/* verified_insns: how close the program came to the verifier's
 		 * 1M-instruction limit in this configuration */
-		json_t *p = json_pack("{s:s, s:I, s:f, s:f, s:I, s:I}", "name", bpf_program__name(prog),
-				      "runs", (json_int_t)info.run_cnt, "run_time_ms", info.run_time_ns / 1e6,
-				      "ns_per_run", (double)info.run_time_ns / info.run_cnt,
-				      "recursion_misses", (json_int_t)info.recursion_misses,
-				      "verified_insns", (json_int_t)info.verified_insns);
-		size_t i = 0;
-
+		p = (struct model_bpf_prog){ .runs = info.run_cnt, .run_time_ms = info.run_time_ns / 1e6,
+					     .ns_per_run = (double)info.run_time_ns / info.run_cnt,
+					     .recursion_misses = info.recursion_misses,
+					     .verified_insns = info.verified_insns };
+		snprintf(p.name, sizeof(p.name), "%s", bpf_program__name(prog));
+		if (VEC_RESERVE(self->bpf.programs.v, self->bpf.programs.cap, self->bpf.programs.n, 32))
+			return -ENOMEM;
 		/* insertion by run time: a few dozen programs at most */
-		while (i < json_array_size(list) &&
-		       json_real_value(json_object_get(json_array_get(list, i), "run_time_ms")) >= info.run_time_ns / 1e6)
+		while (i < self->bpf.programs.n && self->bpf.programs.v[i].run_time_ms >= p.run_time_ms)
 			i++;
-		json_array_insert_new(list, i, p);
+		memmove(&self->bpf.programs.v[i + 1], &self->bpf.programs.v[i],
+			(self->bpf.programs.n - i) * sizeof(p));
+		self->bpf.programs.v[i] = p;
+		self->bpf.programs.n++;
 	}
-	return list;
+	return 0;
 }
 
-static json_t *bpf_section(struct recording *rec, double recording_s)
+static int bpf_figures(struct recording *rec, double recording_s, struct model_self *self)
 {
 	struct self_cost_state *s = rec->self_cost;
 	double ns;
-	uint64_t runs, misses;
 
-	if (s->stats_fd < 0)
-		return json_pack("{s:b, s:s+}", "available", 0,
-				 "reason", "the kernel refused BPF run-time statistics (bpf_enable_stats): ",
-				 strerror(s->stats_errno));
-	json_t *programs = bpf_programs(rec, &ns, &runs, &misses);
-
-	return json_pack("{s:b, s:f, s:f, s:I, s:I, s:b, s:o}", "available", 1, "cpu_s", ns / 1e9,
-			 "percent_of_one_cpu", recording_s > 0 ? 100.0 * ns / 1e9 / recording_s : 0.0,
-			 "runs", (json_int_t)runs, "recursion_misses", (json_int_t)misses,
-			 "stats_were_on", s->stats_were_on, "programs", programs);
+	if (s->stats_fd < 0) {
+		snprintf(self->bpf.reason, sizeof(self->bpf.reason),
+			 "the kernel refused BPF run-time statistics (bpf_enable_stats): %s", strerror(s->stats_errno));
+		return 0;
+	}
+	self->bpf.available = true;
+	self->bpf.stats_were_on = s->stats_were_on;
+	if (bpf_programs(rec, self))
+		return -ENOMEM;
+	ns = self->bpf.cpu_s * 1e9;
+	self->bpf.percent_of_one_cpu = recording_s > 0 ? 100.0 * ns / 1e9 / recording_s : 0.0;
+	return 0;
 }
 
 /* Where the tracer's CPU went, by part, over the whole run up to now
  * (start-up included): each part timed on the tracer's own thread clock
  * where it runs. "other" is the rest of cpu_s: loading and attaching the
  * programs, reading ring buffers and maps, the concerns' own work. */
-static json_t *parts_json(struct recording *rec, double total_s)
+static void parts_figures(struct recording *rec, struct model_self *self)
 {
 	const struct syms_stats *y = rec->syms ? syms_cache__stats(rec->syms) : NULL;
 	const struct unwind_stats *u = rec->unwinder ? unwinder__stats(rec->unwinder) : NULL;
-	double maps = y ? y->capture_ns / 1e9 : 0, files = y ? y->file_ns / 1e9 : 0;
-	double symtabs = y ? y->symtab_ns / 1e9 : 0;
-	double modules = u ? u->rebuild_ns / 1e9 : 0, unwind = u ? u->cpu_ns / 1e9 - modules : 0;
-	double other = total_s - maps - files - symtabs - modules - unwind;
+	double modules = u ? u->rebuild_ns / 1e9 : 0, other;
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			 "maps_s", maps, "files_s", files, "symbol_tables_s", symtabs,
-			 "unwind_modules_s", modules, "unwind_s", unwind, "other_s", other > 0 ? other : 0.0,
-			 "maps_reads", (json_int_t)(y ? y->captures : 0),
-			 "maps_reads_skipped", (json_int_t)(y ? y->captures_skipped : 0), "files", (json_int_t)(y ? y->files : 0),
-			 "symbol_tables", (json_int_t)(y ? y->symtabs : 0),
-			 "symbols", (json_int_t)(y ? y->symtab_syms : 0),
-			 "unwind_module_sets", (json_int_t)(u ? u->rebuilds : 0),
-			 "unwind_modules", (json_int_t)(u ? u->modules : 0));
+	self->has_parts = true;
+	self->parts.maps_s = y ? y->capture_ns / 1e9 : 0;
+	self->parts.files_s = y ? y->file_ns / 1e9 : 0;
+	self->parts.symbol_tables_s = y ? y->symtab_ns / 1e9 : 0;
+	self->parts.unwind_modules_s = modules;
+	self->parts.unwind_s = u ? u->cpu_ns / 1e9 - modules : 0;
+	other = self->cpu_s - self->parts.maps_s - self->parts.files_s - self->parts.symbol_tables_s - modules -
+		self->parts.unwind_s;
+	self->parts.other_s = other > 0 ? other : 0.0;
+	self->parts.maps_reads = y ? y->captures : 0;
+	self->parts.maps_reads_skipped = y ? y->captures_skipped : 0;
+	self->parts.files = y ? y->files : 0;
+	self->parts.symbol_tables = y ? y->symtabs : 0;
+	self->parts.symbols = y ? y->symtab_syms : 0;
+	self->parts.unwind_module_sets = u ? u->rebuilds : 0;
+	self->parts.unwind_modules = u ? u->modules : 0;
 }
 
 /* The symbol cache across runs (symcache.h): where, or why not. */
-static json_t *symbol_cache_json(struct recording *rec)
+static void symbol_cache_figures(struct recording *rec, struct model_self *self)
 {
 	const struct syms_stats *y = rec->syms ? syms_cache__stats(rec->syms) : NULL;
 	const char *why = NULL, *dir = rec->syms ? syms_cache__symcache(rec->syms, &why) : NULL;
 
-	return json_pack("{s:o, s:o, s:I, s:I}", "dir", dir ? json_string(dir) : json_null(),
-			 "refused", why ? json_string(why) : json_null(),
-			 "tables_read", (json_int_t)(y ? y->symtabs_cached : 0),
-			 "tables_written", (json_int_t)(y ? y->symtabs_stored : 0));
+	self->has_symbol_cache = true;
+	snprintf(self->symbol_cache.dir, sizeof(self->symbol_cache.dir), "%s", dir ? dir : "");
+	snprintf(self->symbol_cache.refused, sizeof(self->symbol_cache.refused), "%s", why ? why : "");
+	self->symbol_cache.tables_read = y ? y->symtabs_cached : 0;
+	self->symbol_cache.tables_written = y ? y->symtabs_stored : 0;
 }
 
 static int self_cost_collect(struct recording *rec, struct model *m)
 {
 	struct self_cost_state *s = rec->self_cost;
+	struct model_self *self = &m->self;
 	struct rusage now;
 
 	if (!s || !s->attach_ns)
@@ -219,28 +229,29 @@ static int self_cost_collect(struct recording *rec, struct model *m)
 	double recording_s = (recording__now_ns() - s->attach_ns) / 1e9;
 	double startup = cpu_s(&s->at_attach); /* since the process started */
 	double during = cpu_s(&now) - cpu_s(&s->at_attach);
-	json_t *self = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:o, s:o}",
-				 "cpu_s", cpu_s(&now), "startup_cpu_s", startup, "recording_cpu_s", during,
-				 "percent_of_one_cpu", recording_s > 0 ? 100.0 * during / recording_s : 0.0,
-				 "max_rss_mb", now.ru_maxrss / 1024.0,
-				 "wakeups_per_s", recording_s > 0 ? (now.ru_nvcsw - s->at_attach.ru_nvcsw) / recording_s : 0.0,
-				 "wakeups", (json_int_t)(now.ru_nvcsw - s->at_attach.ru_nvcsw),
-				 "involuntary_switches", (json_int_t)(now.ru_nivcsw - s->at_attach.ru_nivcsw),
-				 "target_stops", (json_int_t)rec->target_stops,
-				 "target_stopped_ms", rec->target_stopped_ns / 1e6,
-				 "target_stop_max_ms", rec->target_stop_max_ns / 1e6,
-				 "bpf", bpf_section(rec, recording_s), "memory_budget", memory_budget__json(rec));
 
-	if (self) {
-		json_object_set_new(self, "parts", parts_json(rec, cpu_s(&now)));
-		json_object_set_new(self, "symbol_cache", symbol_cache_json(rec));
-	}
-
-	if (!self)
-		return -ENOMEM;
-	json_decref(m->self);
-	m->self = self;
-	return 0;
+	free(self->bpf.programs.v);
+	*self = (struct model_self){
+		.present = true,
+		.cpu_s = cpu_s(&now),
+		.startup_cpu_s = startup,
+		.recording_cpu_s = during,
+		.percent_of_one_cpu = recording_s > 0 ? 100.0 * during / recording_s : 0.0,
+		.max_rss_mb = now.ru_maxrss / 1024.0,
+		.wakeups_per_s = recording_s > 0 ? (now.ru_nvcsw - s->at_attach.ru_nvcsw) / recording_s : 0.0,
+		.wakeups = now.ru_nvcsw - s->at_attach.ru_nvcsw,
+		.involuntary_switches = now.ru_nivcsw - s->at_attach.ru_nivcsw,
+		.target_stops = rec->target_stops,
+		.target_stopped_ms = rec->target_stopped_ns / 1e6,
+		.target_stop_max_ms = rec->target_stop_max_ns / 1e6,
+		.has_budget = true,
+		.probe_cost_ns_per_hit = NAN,
+	};
+	memory_budget__figures(rec, &self->memory_budget.max_mb, &self->memory_budget.reached_at_s,
+			       &self->memory_budget.times_reached, &self->memory_budget.recording_peak_rss_mb);
+	parts_figures(rec, self);
+	symbol_cache_figures(rec, self);
+	return bpf_figures(rec, recording_s, self);
 }
 
 static void self_cost_cleanup(struct recording *rec)

@@ -14,25 +14,26 @@
 
 #include <bpf/libbpf.h>
 
-#include "json_num.h"
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "power_mode.h"
 #include "probes.h"
 #include "sched.h"
 #include "side_sampler.h"
+#include "vec.h"
 
 #define POWER_EVENTS_MAX 100000   /* kept for the timeline and per-cycle counts */
 #define POWER_TIMELINE_MAX 512    /* written into profile.json */
 
+/* in side_summary.h's SIDE_POWER_EVENTS order: their counts are kept by it */
 static const struct {
-	const char *category, *event, *key;
+	const char *category, *event;
 	enum it_power_event_type type;
 } power_tps[] = {
-	{ "thermal", "thermal_temperature", "thermal_temperature", IT_EV_THERMAL_TEMP },
-	{ "thermal", "cdev_update", "cdev_update", IT_EV_CDEV_UPDATE },
-	{ "power", "cpu_frequency", "cpu_frequency", IT_EV_CPU_FREQ },
-	{ "power", "cpu_frequency_limits", "cpu_frequency_limits", IT_EV_CPU_FREQ_LIMITS },
+	{ "thermal", "thermal_temperature", IT_EV_THERMAL_TEMP },
+	{ "thermal", "cdev_update", IT_EV_CDEV_UPDATE },
+	{ "power", "cpu_frequency", IT_EV_CPU_FREQ },
+	{ "power", "cpu_frequency_limits", IT_EV_CPU_FREQ_LIMITS },
 };
 #define NPOWER (sizeof(power_tps) / sizeof(power_tps[0]))
 
@@ -47,7 +48,8 @@ struct side_state {
 	uint64_t ev_dropped;            /* beyond POWER_EVENTS_MAX */
 	uint64_t ev_count[NPOWER];
 	char cwd[PATH_MAX], outdir[PATH_MAX];
-	json_t *power_mode;             /* system.power, read as the run starts */
+	struct power_mode power_mode;   /* system.power, read as the run starts */
+	bool power_read;
 	/* the cycles' pace for the energy reads: cycles seen since pace_t0 */
 	uint64_t pace_t0, start_ns;
 	size_t pace_n0;
@@ -160,7 +162,8 @@ static int side_attach(struct recording *rec)
 		.ndisk_paths = ndisks,
 	};
 
-	ss->power_mode = power_mode__json();
+	power_mode__read(&ss->power_mode);
+	ss->power_read = true;
 	ss->sampler = side_sampler__start(&cfg);
 	if (!ss->sampler)
 		fprintf(stderr, "infertrace: warning: side data sampler not started: %s; no thermal, GPU or "
@@ -242,104 +245,91 @@ static void side_tick(struct recording *rec)
 	side_sampler__set_hold(ss->sampler, recording__may_hold(rec));
 }
 
-static const char *power_key(uint32_t type)
+/* A tracepoint record as thermal.kernel_events.timeline shows it. */
+static void power_record(const struct it_power_event *e, uint64_t base_ns, struct side_power_record *r)
 {
-	for (size_t i = 0; i < NPOWER; i++)
-		if (power_tps[i].type == type)
-			return power_tps[i].key;
-	return "unknown";
-}
+	size_t k = 0;
 
-static json_t *power_event_json(const struct it_power_event *e, uint64_t base_ns)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "t_s", json_real(e->hdr.ts_ns > base_ns ? (e->hdr.ts_ns - base_ns) / 1e9 : 0));
-	json_object_set_new(o, "type", json_string(power_key(e->hdr.type)));
+	while (k < NPOWER && power_tps[k].type != e->hdr.type)
+		k++;
+	*r = (struct side_power_record){ .t_s = e->hdr.ts_ns > base_ns ? (e->hdr.ts_ns - base_ns) / 1e9 : 0,
+					 .id = e->id };
+	snprintf(r->type, sizeof(r->type), "%s", k < NPOWER ? power_tps[k].event : "unknown");
+	snprintf(r->name, sizeof(r->name), "%.*s", (int)sizeof(e->name), e->name);
 	switch (e->hdr.type) {
 	case IT_EV_THERMAL_TEMP:
-		json_object_set_new(o, "zone", json_string(e->name));
-		json_object_set_new(o, "zone_id", json_integer(e->id));
-		json_object_set_new(o, "temp_c", json_real(e->value / 1000.0));
-		json_object_set_new(o, "prev_temp_c", json_real(e->value2 / 1000.0));
+		r->thermal = true;
+		r->temp_c = e->value / 1000.0;
+		r->prev_temp_c = e->value2 / 1000.0;
 		break;
 	case IT_EV_CDEV_UPDATE:
-		json_object_set_new(o, "cdev", json_string(e->name));
-		json_object_set_new(o, "state", json_integer(e->value));
+		r->cdev = true;
+		r->state = e->value;
 		break;
 	case IT_EV_CPU_FREQ:
-		json_object_set_new(o, "cpu", json_integer(e->id));
-		json_object_set_new(o, "mhz", json_real(e->value / 1000.0));
+		r->has_cpu = r->freq = true;
+		r->mhz = e->value / 1000.0;
 		break;
 	case IT_EV_CPU_FREQ_LIMITS:
-		json_object_set_new(o, "cpu", json_integer(e->id));
-		json_object_set_new(o, "min_mhz", json_real(e->value / 1000.0));
-		json_object_set_new(o, "max_mhz", json_real(e->value2 / 1000.0));
+		r->has_cpu = r->limits = true;
+		r->min_mhz = e->value / 1000.0;
+		r->max_mhz = e->value2 / 1000.0;
 		break;
 	}
-	return o;
 }
+
+#define VEC_PUSH(vec) \
+	(VEC_RESERVE((vec).v, (vec).cap, (vec).n, 8) ? NULL : memset(&(vec).v[(vec).n++], 0, sizeof(*(vec).v)))
 
 /* thermal.kernel_events: which tracepoints were attached, counts, and a
  * timeline of the first POWER_TIMELINE_MAX records. */
-static json_t *kernel_events_json(struct recording *rec)
+static int kernel_events(struct recording *rec, struct side_kernel_events *ke)
 {
 	struct side_state *ss = rec->side;
-	json_t *o = json_object(), *att = json_array(), *missing = json_array(), *counts = json_object();
-	json_t *tl = json_array();
 
+	ke->attached.n = ke->missing.n = ke->timeline.n = 0;
+	ke->present = true;
 	for (size_t i = 0; i < NPOWER; i++) {
-		char name[96];
+		struct side_name *n = ss->have_tp[i] ? VEC_PUSH(ke->attached) : VEC_PUSH(ke->missing);
 
-		snprintf(name, sizeof(name), "%s:%s", power_tps[i].category, power_tps[i].event);
-		json_array_append_new(ss->have_tp[i] ? att : missing, json_string(name));
-		json_object_set_new(counts, power_tps[i].key, json_integer(ss->ev_count[i]));
+		if (!n)
+			return -ENOMEM;
+		snprintf(n->name, sizeof(n->name), "%s:%s", power_tps[i].category, power_tps[i].event);
+		ke->counts.n[i] = ss->ev_count[i];
 	}
-	for (size_t i = 0; i < ss->nev && i < POWER_TIMELINE_MAX; i++)
-		json_array_append_new(tl, power_event_json(&ss->ev[i], rec->start_ns));
-	json_object_set_new(o, "attached", att);
-	json_object_set_new(o, "missing", missing);
-	json_object_set_new(o, "counts", counts);
-	json_object_set_new(o, "timeline", tl);
-	json_object_set_new(o, "timeline_max_points", json_integer(POWER_TIMELINE_MAX));
-	json_object_set_new(o, "not_kept", json_integer(ss->ev_dropped));
-	return o;
+	for (size_t i = 0; i < ss->nev && i < POWER_TIMELINE_MAX; i++) {
+		struct side_power_record *r = VEC_PUSH(ke->timeline);
+
+		if (!r)
+			return -ENOMEM;
+		power_record(&ss->ev[i], rec->start_ns, r);
+	}
+	ke->timeline_max_points = POWER_TIMELINE_MAX;
+	ke->not_kept = ss->ev_dropped;
+	return 0;
 }
 
 /* cycles[i].kernel_power: the tracepoint records inside the cycle, and the
  * lowest CPU frequency the kernel reported in it. */
 static void annotate_cycle_events(struct side_state *ss, struct model_cycle *cycle, uint64_t start, uint64_t end)
 {
-	uint64_t n[NPOWER] = {};
-	double min_mhz = -1, max_temp = -1e9;
-	bool any = false;
+	struct side_cycle_power *p = &cycle->kernel_power;
 
+	side_cycle_power__init(p);
 	for (size_t i = 0; i < ss->nev; i++) {
 		const struct it_power_event *e = &ss->ev[i];
 
 		if (e->hdr.ts_ns < start || e->hdr.ts_ns > end)
 			continue;
-		any = true;
+		p->present = true;
 		for (size_t k = 0; k < NPOWER; k++)
 			if (power_tps[k].type == e->hdr.type)
-				n[k]++;
-		if (e->hdr.type == IT_EV_CPU_FREQ && (min_mhz < 0 || e->value / 1000.0 < min_mhz))
-			min_mhz = e->value / 1000.0;
-		if (e->hdr.type == IT_EV_THERMAL_TEMP && e->value / 1000.0 > max_temp)
-			max_temp = e->value / 1000.0;
+				p->counts.n[k]++;
+		if (e->hdr.type == IT_EV_CPU_FREQ && (isnan(p->min_cpu_mhz) || e->value / 1000.0 < p->min_cpu_mhz))
+			p->min_cpu_mhz = e->value / 1000.0;
+		if (e->hdr.type == IT_EV_THERMAL_TEMP && (isnan(p->max_temp_c) || e->value / 1000.0 > p->max_temp_c))
+			p->max_temp_c = e->value / 1000.0;
 	}
-	if (!any)
-		return;
-	json_t *o = json_object();
-
-	for (size_t k = 0; k < NPOWER; k++)
-		if (n[k])
-			json_object_set_new(o, power_tps[k].key, json_integer(n[k]));
-	if (min_mhz >= 0)
-		json_object_set_new(o, "min_cpu_mhz", json_real(min_mhz));
-	if (max_temp > -1e9)
-		json_object_set_new(o, "max_temp_c", json_real(max_temp));
-	model__cycle_detail(cycle, "kernel_power", o);
 }
 
 static void side_stop(struct recording *rec)
@@ -378,17 +368,16 @@ static int cmp_u64_pair(const void *a, const void *b)
 /* energy.phases: each phase's calls merged over threads into intervals;
  * those of at least one sampling period are measured, shorter ones left
  * out and counted. */
-static json_t *phase_energy_json(struct side_sampler *sm, const struct model *m)
+static void phase_energy(struct side_sampler *sm, struct model *m)
 {
-	json_t *o = json_object();
-
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-		uint64_t *iv = NULL, cur_s = 0, cur_e = 0, left = 0, measured = 0;
-		double sum[MODEL_EN_NDOMAINS] = { 0 }, ms = 0;
-		bool have[MODEL_EN_NDOMAINS] = { false };
+		struct model_energy_phase *pe = &m->energy.phases[ph];
+		uint64_t *iv = NULL, cur_s = 0, cur_e = 0;
 		size_t n = 0;
-		json_t *po;
 
+		*pe = (struct model_energy_phase){ .measured_ms = 0 };
+		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
+			pe->j[d] = NAN;
 		if (!m->phase_names[ph])
 			continue;
 		for (size_t i = 0; i < m->ncalls; i++)
@@ -412,15 +401,13 @@ static json_t *phase_energy_json(struct side_sampler *sm, const struct model *m)
 			}
 			if (cur_e) {
 				if (!side_sampler__energy(sm, cur_s, cur_e, j)) {
-					measured++;
-					ms += (cur_e - cur_s) / 1e6;
+					pe->intervals_measured++;
+					pe->measured_ms += (cur_e - cur_s) / 1e6;
 					for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
-						if (!isnan(j[d])) {
-							sum[d] += j[d];
-							have[d] = true;
-						}
+						if (!isnan(j[d]))
+							pe->j[d] = (isnan(pe->j[d]) ? 0 : pe->j[d]) + j[d];
 				} else {
-					left++;
+					pe->intervals_left_out++;
 				}
 			}
 			if (i < n) {
@@ -429,16 +416,8 @@ static json_t *phase_energy_json(struct side_sampler *sm, const struct model *m)
 			}
 		}
 		free(iv);
-		po = json_object();
-		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
-			if (have[d])
-				json_object_set_new(po, model_energy_keys[d], json_real(sum[d]));
-		json_object_set_new(po, "intervals_measured", json_integer(measured));
-		json_object_set_new(po, "intervals_left_out", json_integer(left));
-		json_object_set_new(po, "measured_ms", json_real(ms));
-		json_object_set_new(o, m->phase_names[ph], po);
+		pe->present = true;
 	}
-	return o;
 }
 
 /* Energy per cycle (windows shorter than the sampling period left out),
@@ -449,23 +428,16 @@ static void energy_collect(struct side_sampler *sm, struct model *m)
 	int tok = model__count_id(m, "tokens");
 	double tokens = 0;
 	bool any_tokens = false;
-	json_t *run, *v;
 	size_t i;
 
-	json_decref(ef->detail);
-	ef->detail = side_sampler__energy_json(sm);
-	run = json_object_get(ef->detail, "run");
-	ef->resolution_ms = json_num(ef->detail, "resolution_ms");
-	ef->peak_w = json_num(run, "peak_w");
-	ef->capped_ms = json_num(json_object_get(ef->detail, "power_capped"), "capped_ms");
-	ef->root_only = false;
-	json_array_foreach(json_object_get(ef->detail, "sources"), i, v)
-		ef->root_only |= json_is_true(json_object_get(v, "root_only"));
+	side_energy__free(&ef->side);
+	ef->present = true;
+	side_sampler__energy_summary(sm, &ef->side);
 	ef->cycles_measured = ef->cycles_left_out = 0;
 	ef->cycles = (struct model_energy){ .total_j = NAN, .tokens_per_joule = NAN };
 	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
 		ef->cycles.j[d] = NAN;
-	if (!json_array_size(json_object_get(ef->detail, "sources")))
+	if (!ef->side.sources.n)
 		return;
 	for (i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
@@ -494,59 +466,46 @@ static void energy_collect(struct side_sampler *sm, struct model *m)
 	ef->cycles.total_j = energy_total(&ef->cycles);
 	if (any_tokens && ef->cycles.total_j > 0)
 		ef->cycles.tokens_per_joule = tokens / ef->cycles.total_j;
-	json_object_set_new(ef->detail, "phases", phase_energy_json(sm, m));
+	phase_energy(sm, m);
 }
 
 /* The last two side periods (or the last sample): `top` and /metrics. */
 static void side_now(struct side_state *ss, struct model *m, double period_s)
 {
 	uint64_t now = m->run.end_ns ? m->run.end_ns : recording__now_ns();
-	json_t *d = side_sampler__cycle_json(ss->sampler, now - (uint64_t)(2e9 * period_s), now);
-	json_t *gpu = json_object_get(d, "gpu");
+	struct side_window w;
 
-	m->side.now_temp_c = json_num(d, "temp_max_c");
-	m->side.now_cpu_mhz = json_num(d, "cpu_mhz");
-	m->side.now_gpu_util_pct = json_num(gpu, "util_pct");
-	m->side.now_gpu_temp_c = json_num(gpu, "temp_c");
-	m->side.now_gpu_mhz = json_num(gpu, "sm_clock_mhz");
-	m->side.now_gpu_power_w = json_num(gpu, "power_w");
-	json_decref(d);
+	side_sampler__window(ss->sampler, now - (uint64_t)(2e9 * period_s), now, &w);
+	m->side.now_temp_c = w.temp_max_c;
+	m->side.now_cpu_mhz = w.cpu_mhz;
+	m->side.now_gpu_util_pct = w.gpu.util_pct;
+	m->side.now_gpu_temp_c = w.gpu.temp_c;
+	m->side.now_gpu_mhz = w.gpu.sm_clock_mhz;
+	m->side.now_gpu_power_w = w.gpu.power_w;
+	side_window__free(&w);
 }
 
 static int side_collect(struct recording *rec, struct model *m)
 {
 	struct side_state *ss = rec->side;
-	json_t *thermal, *gpu;
-	int pid = m->nprocs ? m->procs[0].pid : 0;
+	struct side_thermal *th = &m->side.run.thermal;
 
 	if (!ss)
 		return 0;
 	if (ss->sampler) {
-		json_t *sum = side_sampler__summary_json(ss->sampler);
-
-		model__set_section(m, MODEL_SEC_GPU, json_incref(json_object_get(sum, "gpu")));
-		model__set_section(m, MODEL_SEC_DISK, json_incref(json_object_get(sum, "disk")));
-		model__set_section(m, MODEL_SEC_HOST, json_incref(json_object_get(sum, "host")));
-		model__set_section(m, MODEL_SEC_THERMAL, json_incref(json_object_get(sum, "thermal")));
-		json_decref(sum);
+		side_summary__free(&m->side.run);
+		side_sampler__summary(ss->sampler, &m->side.run);
 		energy_collect(ss->sampler, m);
-		json_decref(m->trace_counters);
-		m->trace_counters = json_array();
-		side_sampler__trace_counters(ss->sampler, m->trace_counters, pid, m->run.start_ns);
+		side_series__free(&m->side.series);
+		side_sampler__series(ss->sampler, &m->side.series);
 	}
-	if (ss->power_mode && json_is_object(m->run.system))
-		json_object_set(m->run.system, "power", ss->power_mode);
-	thermal = model__section(m, MODEL_SEC_THERMAL);
-	if (!json_is_object(thermal)) {
-		thermal = json_object();
-		model__set_section(m, MODEL_SEC_THERMAL, thermal);
+	if (ss->power_read) {
+		power_mode__free(&m->run.system.power);
+		if (power_mode__copy(&m->run.system.power, &ss->power_mode))
+			return -ENOMEM;
+		m->run.system.has_power = true;
 	}
-	json_object_set_new(thermal, "kernel_events", kernel_events_json(rec));
-	m->side.throttled = json_is_true(json_object_get(thermal, "throttled"));
-	m->side.max_temp_c = json_num(thermal, "max_temp_c");
-	gpu = model__section(m, MODEL_SEC_GPU);
-	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
-	m->side.gpu_util_avg_pct = json_num(json_object_get(gpu, "util_pct"), "avg");
+	kernel_events(rec, &th->kernel_events);
 	if (ss->sampler)
 		side_now(ss, m, rec->opts.side_period_s);
 	for (size_t i = 0; i < m->ncycles; i++) {
@@ -555,12 +514,8 @@ static int side_collect(struct recording *rec, struct model *m)
 		if (!c->end_ns)
 			continue;
 		if (ss->sampler) {
-			json_t *d = side_sampler__cycle_json(ss->sampler, c->start_ns, c->end_ns), *v;
-			const char *k;
-
-			json_object_foreach(d, k, v)
-				model__cycle_detail(c, k, json_incref(v));
-			json_decref(d);
+			side_window__free(&c->side);
+			side_sampler__window(ss->sampler, c->start_ns, c->end_ns, &c->side);
 		}
 		annotate_cycle_events(ss, c, c->start_ns, c->end_ns);
 	}
@@ -578,7 +533,7 @@ static void side_cleanup(struct recording *rec)
 	if (!ss)
 		return;
 	side_sampler__free(ss->sampler);
-	json_decref(ss->power_mode);
+	power_mode__free(&ss->power_mode);
 	free(ss->ev);
 	free(ss);
 	rec->side = NULL;

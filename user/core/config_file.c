@@ -10,6 +10,7 @@
  * the command line's. Applied before the command line: options given there
  * win; repeatable ones add to the file's. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <jansson.h>
 
 #include "config_file.h"
+#include "model.h"
 
 /* strings the options point to: they live until the process exits */
 static char **kept;
@@ -233,4 +235,56 @@ int config_file__apply(struct record_opts *o, const char *path, bool cli_target)
 	}
 	json_decref(root);
 	return err;
+}
+
+/* name: its spec, or [specs] (a hand-written profile) */
+static int asked_specs(struct model *m, json_t *named, struct model_specs *out)
+{
+	const char *name;
+	json_t *v, *e;
+	size_t i;
+
+	json_object_foreach(named, name, v) {
+		json_t *one = json_is_array(v) ? NULL : v;
+
+		for (i = 0; one || i < json_array_size(v); i++) {
+			e = one ? one : json_array_get(v, i);
+			if (json_is_string(e)) {
+				if (VEC_RESERVE(out->v, out->cap, out->n, 8))
+					return -ENOMEM;
+				out->v[out->n++] = (struct model_spec){ model__intern(m, name),
+									model__intern(m, json_string_value(e)) };
+			}
+			if (one)
+				break;
+		}
+	}
+	return 0;
+}
+
+int config_file__asked(json_t *config, struct model *m)
+{
+	struct model_asked *a = &m->run.asked;
+	json_t *freq = json_object_get(config, "frequency"), *v;
+	size_t i;
+
+	model__clear_asked(a);
+	a->frequency = json_is_integer(freq) && json_integer_value(freq) > 0 && json_integer_value(freq) <= INT_MAX ?
+		       (int)json_integer_value(freq) : 0;
+	v = json_object_get(config, "cycle");
+	a->cycle = json_is_string(v) ? model__intern(m, json_string_value(v)) : -1;
+	v = json_object_get(config, "cycle_marker");
+	a->cycle_marker = json_is_string(v) ? model__intern(m, json_string_value(v)) : -1;
+	json_array_foreach(json_object_get(config, "presets"), i, v) {
+		if (!json_is_string(v))
+			continue;
+		if (VEC_RESERVE(a->presets.v, a->presets.cap, a->presets.n, 4))
+			return -ENOMEM;
+		a->presets.v[a->presets.n++] = model__intern(m, json_string_value(v));
+	}
+	a->kernel_addresses = json_is_true(json_object_get(config, "kernel_addresses"));
+	if (asked_specs(m, json_object_get(config, "phases"), &a->phases) ||
+	    asked_specs(m, json_object_get(config, "counts"), &a->counts))
+		return -ENOMEM;
+	return 0;
 }

@@ -5,6 +5,7 @@
 #define INFERTRACE_CONFIG_FILE_H
 
 #include <stdbool.h>
+#include <jansson.h>
 
 #include "options.h"
 
@@ -13,5 +14,11 @@
  * PIDs, so the file's "command" is not used. On error prints one line and
  * returns -EINVAL or -errno. */
 int config_file__apply(struct record_opts *o, const char *path, bool cli_target);
+
+/* The part of a `config` document (record_opts__json's, or a loaded
+ * profile's) the analysis reads, into m->run.asked, its strings into
+ * model.names. 0 or -ENOMEM. */
+struct model;
+int config_file__asked(json_t *config, struct model *m);
 
 #endif

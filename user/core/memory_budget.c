@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#include <jansson.h>
 
 #include "memory_budget.h"
 #include "recording.h"
@@ -53,12 +52,13 @@ void memory_budget__tick(struct recording *rec)
 	}
 }
 
-json_t *memory_budget__json(const struct recording *rec)
+void memory_budget__figures(const struct recording *rec, int *max_mb, double *reached_at_s, uint64_t *times_reached,
+			    double *peak_rss_mb)
 {
 	uint64_t at = rec->budget.first_reached_ns;
 
-	return json_pack("{s:i, s:o, s:I, s:f}", "max_mb", (json_int_t)rec->opts.max_memory_mb, "reached_at_s",
-			 at ? json_real(at > rec->start_ns ? (at - rec->start_ns) / 1e9 : 0.0) : json_null(),
-			 "times_reached", (json_int_t)rec->budget.times_reached, "recording_peak_rss_mb",
-			 rec->budget.peak_rss / 1048576.0);
+	*max_mb = (int)rec->opts.max_memory_mb;
+	*reached_at_s = at ? (at > rec->start_ns ? (at - rec->start_ns) / 1e9 : 0.0) : NAN;
+	*times_reached = rec->budget.times_reached;
+	*peak_rss_mb = rec->budget.peak_rss / 1048576.0;
 }

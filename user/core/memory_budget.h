@@ -21,8 +21,10 @@ struct recording;
 uint64_t memory_budget__rss_bytes(void);
 /* The run loop's tick: compares the RSS with opts.max_memory_mb. */
 void memory_budget__tick(struct recording *rec);
-/* What profile.json's self.memory_budget says. */
-struct json_t;
-struct json_t *memory_budget__json(const struct recording *rec);
+/* The budget, when it was first reached (seconds since the start; NAN:
+ * never), how often, and the highest RSS read while recording: the
+ * model's self.memory_budget. */
+void memory_budget__figures(const struct recording *rec, int *max_mb, double *reached_at_s, uint64_t *times_reached,
+			    double *peak_rss_mb);
 
 #endif

@@ -13,19 +13,10 @@
 const char *const model_energy_keys[MODEL_EN_NDOMAINS] = { "cpu_j", "dram_j", "gpu_j", "board_j" };
 
 const char *const model_section_names[MODEL_NSECTIONS] = {
-	[MODEL_SEC_SAMPLES] = "samples",
 	[MODEL_SEC_OFFCPU] = "offcpu",
 	[MODEL_SEC_SCHED] = "sched",
-	[MODEL_SEC_MEMORY] = "memory",
-	[MODEL_SEC_THERMAL] = "thermal",
-	[MODEL_SEC_GPU] = "gpu",
-	[MODEL_SEC_DISK] = "disk",
-	[MODEL_SEC_HOST] = "host",
 	[MODEL_SEC_NETWORK] = "network",
 	[MODEL_SEC_CRASHES] = "crashes",
-	[MODEL_SEC_PROBES] = "probes",
-	[MODEL_SEC_PROBES_OVERHEAD] = "probes_overhead",
-	[MODEL_SEC_SUGGESTED_CYCLE] = "suggested_cycle",
 };
 
 static const char *const stage_names[] = {
@@ -36,12 +27,16 @@ void model__init(struct model *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->memory.growth_mb_per_cycle = NAN;
-	m->side.max_temp_c = NAN;
-	m->side.gpu_util_avg_pct = NAN;
+	side_summary__init(&m->side.run);
 	m->side.now_temp_c = m->side.now_cpu_mhz = m->side.now_gpu_util_pct = NAN;
 	m->side.now_gpu_temp_c = m->side.now_gpu_mhz = m->side.now_gpu_power_w = NAN;
 	m->memory.peak_mb = NAN;
-	m->energy.peak_w = m->energy.resolution_ms = m->energy.capped_ms = NAN;
+	side_energy__init(&m->energy.side);
+	model__llama_facts_init(&m->llama_facts);
+	m->run.asked.cycle = m->run.asked.cycle_marker = -1;
+	m->run.system.mem_total_mb = NAN;
+	power_mode__init(&m->run.system.power);
+	m->self.memory_budget.reached_at_s = m->self.probe_cost_ns_per_hit = NAN;
 	/* the contract's two lost counters exist from the start */
 	model__add_lost(m, "samples", 0);
 	model__add_lost(m, "events", 0);
@@ -92,7 +87,8 @@ void model__free(struct model *m)
 	free(m->run.schema_version);
 	free(m->run.output_dir);
 	json_decref(m->run.config);
-	json_decref(m->run.system);
+	model__clear_asked(&m->run.asked);
+	power_mode__free(&m->run.system.power);
 	free(m->procs);
 	free(m->threads);
 	for (int i = 0; i < IT_MAX_PHASES; i++) {
@@ -103,7 +99,7 @@ void model__free(struct model *m)
 		folded__free(&m->offcpu_us_by_phase[i]);
 	}
 	for (size_t i = 0; i < m->ncycles; i++)
-		json_decref(m->cycles[i].detail);
+		model__cycle_release(&m->cycles[i]);
 	free(m->cycles);
 	free(m->cycle_index);
 	free(m->calls);
@@ -115,7 +111,8 @@ void model__free(struct model *m)
 	free(m->lstacks);
 	free(m->frames);
 	free(m->mappings);
-	json_decref(m->trace_counters);
+	side_summary__free(&m->side.run);
+	side_series__free(&m->side.series);
 	for (size_t i = 0; i < m->nnames; i++)
 		free(m->names[i]);
 	free(m->names);
@@ -126,15 +123,20 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->nlost; i++)
 		free(m->lost[i].name);
 	free(m->lost);
-	json_decref(m->self);
+	free(m->self.bpf.programs.v);
+	free(m->probe_cost.preset_probes.v);
+	free(m->memory.per_process.v);
+	free(m->samples.per_process.v);
+	free(m->samples.stack_quality.by_leaf_object.v);
+	free(m->memory.timeline.v);
+	model__clear_probes(m);
+	free(m->probes.v);
 	free_findings(m);
 	free(m->findings);
 	free(m->recs);
-	json_decref(m->alerts);
-	json_decref(m->tail_cycles);
-	json_decref(m->llama_facts);
-	json_decref(m->run_edges);
-	json_decref(m->energy.detail);
+	free(m->alerts.v);
+	model__clear_tail(m);
+	side_energy__free(&m->energy.side);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -156,6 +158,154 @@ static int copy_folded(struct folded *dst, const struct folded *src)
 			return -ENOMEM;
 	dst->total = src->total;
 	return 0;
+}
+
+void model__clear_tail(struct model *m)
+{
+	for (size_t i = 0; i < m->tail.n; i++) {
+		for (size_t k = 0; k < m->tail.v[i].causes.n; k++)
+			free(m->tail.v[i].causes.v[k].stacks.v);
+		free(m->tail.v[i].causes.v);
+	}
+	free(m->tail.v);
+	m->tail.v = NULL;
+	m->tail.n = m->tail.cap = 0;
+	m->have_tail = false;
+}
+
+/* Replaces *v (the source's) by a copy of its n elements; NULL when n is 0. */
+static void *dup_elems(const void *v, size_t n, size_t elem)
+{
+	void *p = n ? malloc(n * elem) : NULL;
+
+	if (p)
+		memcpy(p, v, n * elem);
+	return p;
+}
+
+static int copy_tail(struct model *dst, const struct model *src)
+{
+	dst->have_tail = src->have_tail;
+	if (!src->tail.n)
+		return 0;
+	if (!(dst->tail.v = dup_elems(src->tail.v, src->tail.n, sizeof(*src->tail.v))))
+		return -ENOMEM;
+	dst->tail.n = dst->tail.cap = src->tail.n;
+	for (size_t i = 0; i < dst->tail.n; i++) {
+		struct model_tail_cycle *t = &dst->tail.v[i];
+
+		t->causes.v = dup_elems(t->causes.v, t->causes.n, sizeof(*t->causes.v));
+		if (t->causes.n && !t->causes.v) {
+			t->causes.n = t->causes.cap = 0;
+			dst->tail.n = i + 1; /* the later ones still share the source's */
+			return -ENOMEM;
+		}
+		t->causes.cap = t->causes.n;
+		for (size_t k = 0; k < t->causes.n; k++) {
+			struct model_tail_cause *c = &t->causes.v[k];
+
+			c->stacks.v = dup_elems(c->stacks.v, c->stacks.n, sizeof(*c->stacks.v));
+			c->stacks.cap = c->stacks.n;
+			if (c->stacks.n && !c->stacks.v) {
+				c->stacks.n = c->stacks.cap = 0;
+				t->causes.n = k + 1;
+				dst->tail.n = i + 1;
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+static int copy_probes(struct model *dst, const struct model *src)
+{
+	const struct model_probe_cost *pc = &src->probe_cost;
+
+	if (pc->preset_probes.n) {
+		dst->probe_cost.preset_probes.v = dup_elems(pc->preset_probes.v, pc->preset_probes.n,
+							    sizeof(*pc->preset_probes.v));
+		if (!dst->probe_cost.preset_probes.v)
+			return -ENOMEM;
+		dst->probe_cost.preset_probes.n = dst->probe_cost.preset_probes.cap = pc->preset_probes.n;
+	}
+	if (!src->probes.n)
+		return 0;
+	if (!(dst->probes.v = dup_elems(src->probes.v, src->probes.n, sizeof(*src->probes.v))))
+		return -ENOMEM;
+	dst->probes.n = dst->probes.cap = src->probes.n;
+	for (size_t i = 0; i < dst->probes.n; i++) {
+		struct model_probe *p = &dst->probes.v[i];
+
+		p->placed_in.v = dup_elems(p->placed_in.v, p->placed_in.n, sizeof(*p->placed_in.v));
+		p->callers.v = dup_elems(p->callers.v, p->callers.n, sizeof(*p->callers.v));
+		p->placed_in.cap = p->placed_in.n;
+		p->callers.cap = p->callers.n;
+		if ((p->placed_in.n && !p->placed_in.v) || (p->callers.n && !p->callers.v)) {
+			if (!p->placed_in.v)
+				p->placed_in.n = p->placed_in.cap = 0;
+			if (!p->callers.v)
+				p->callers.n = p->callers.cap = 0;
+			dst->probes.n = i + 1; /* the later ones still share the source's */
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void model__clear_asked(struct model_asked *a)
+{
+	free(a->presets.v);
+	free(a->phases.v);
+	free(a->counts.v);
+	*a = (struct model_asked){ .cycle = -1, .cycle_marker = -1 };
+}
+
+const char *model__name(const struct model *m, int32_t i)
+{
+	return i >= 0 && (size_t)i < m->nnames ? m->names[i] : NULL;
+}
+
+void model__llama_facts_init(struct model_llama_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->model.file_type_id = f->model.n_layer = f->model.n_embd = f->model.n_ctx_train = -1;
+	f->context.n_ctx = f->context.n_batch = f->context.n_ubatch = f->context.n_seq_max = -1;
+	f->context.n_threads = f->context.n_threads_batch = -1;
+	for (int r = 0; r < MODEL_LLAMA_ROWS; r++)
+		f->context.threads_used[r] = -1;
+}
+
+double model__rss_now_mb(const struct model *m)
+{
+	double rss = NAN;
+
+	for (size_t i = 0; i < m->memory.per_process.n; i++)
+		if (!isnan(m->memory.per_process.v[i].last_mb))
+			rss = (isnan(rss) ? 0 : rss) + m->memory.per_process.v[i].last_mb;
+	return rss;
+}
+
+void model__clear_probes(struct model *m)
+{
+	for (size_t i = 0; i < m->probes.n; i++) {
+		free(m->probes.v[i].placed_in.v);
+		free(m->probes.v[i].callers.v);
+	}
+	m->probes.n = 0;
+	m->have_probes = false;
+}
+
+struct model_probe *model__add_probe(struct model *m)
+{
+	struct model_probe *p;
+
+	if (VEC_RESERVE(m->probes.v, m->probes.cap, m->probes.n, 16))
+		return NULL;
+	p = &m->probes.v[m->probes.n++];
+	*p = (struct model_probe){ .spec = -1, .phase = -1, .count = -1, .not_placed = -1, .warning = -1,
+				   .native_because = -1 };
+	p->python.resolution_ms_mean = p->python.resolution_ms_max = NAN;
+	return p;
 }
 
 #define COPY_ARRAY(dst, src, field, n)                                                   \
@@ -203,8 +353,21 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
 	memset(dst->sections, 0, sizeof(dst->sections));
-	dst->trace_counters = dst->self = dst->alerts = dst->tail_cycles = dst->cuda = dst->llama_facts = dst->run_edges = NULL;
-	dst->energy.detail = NULL;
+	dst->tail.v = NULL;
+	dst->tail.n = dst->tail.cap = 0;
+	memset(&dst->probe_cost.preset_probes, 0, sizeof(dst->probe_cost.preset_probes));
+	memset(&dst->probes, 0, sizeof(dst->probes));
+	memset(&dst->memory.per_process, 0, sizeof(dst->memory.per_process));
+	memset(&dst->samples.per_process, 0, sizeof(dst->samples.per_process));
+	memset(&dst->samples.stack_quality.by_leaf_object, 0, sizeof(dst->samples.stack_quality.by_leaf_object));
+	memset(&dst->memory.timeline, 0, sizeof(dst->memory.timeline));
+	dst->self.bpf.programs.v = NULL;
+	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
+	memset(&dst->alerts, 0, sizeof(dst->alerts));
+	dst->cuda = NULL;
+	memset(&dst->side.run, 0, sizeof(dst->side.run));
+	memset(&dst->side.series, 0, sizeof(dst->side.series));
+	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
 	dst->names = NULL;
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
@@ -229,7 +392,25 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->run.schema_version = dup_or_null(src->run.schema_version);
 	dst->run.output_dir = dup_or_null(src->run.output_dir);
 	dst->run.config = copy_json(src->run.config);
-	dst->run.system = copy_json(src->run.system);
+	dst->run.asked = (struct model_asked){ .frequency = src->run.asked.frequency, .cycle = src->run.asked.cycle,
+					       .cycle_marker = src->run.asked.cycle_marker,
+					       .kernel_addresses = src->run.asked.kernel_addresses };
+	if ((src->run.asked.presets.n &&
+	     !(dst->run.asked.presets.v = dup_elems(src->run.asked.presets.v, src->run.asked.presets.n,
+						    sizeof(*src->run.asked.presets.v)))) ||
+	    (src->run.asked.phases.n &&
+	     !(dst->run.asked.phases.v = dup_elems(src->run.asked.phases.v, src->run.asked.phases.n,
+						   sizeof(*src->run.asked.phases.v)))) ||
+	    (src->run.asked.counts.n &&
+	     !(dst->run.asked.counts.v = dup_elems(src->run.asked.counts.v, src->run.asked.counts.n,
+						   sizeof(*src->run.asked.counts.v)))))
+		goto nomem;
+	dst->run.asked.presets.n = dst->run.asked.presets.cap = dst->run.asked.presets.v ? src->run.asked.presets.n : 0;
+	dst->run.asked.phases.n = dst->run.asked.phases.cap = dst->run.asked.phases.v ? src->run.asked.phases.n : 0;
+	dst->run.asked.counts.n = dst->run.asked.counts.cap = dst->run.asked.counts.v ? src->run.asked.counts.n : 0;
+	dst->run.system = src->run.system;
+	if (power_mode__copy(&dst->run.system.power, &src->run.system.power))
+		goto nomem;
 	COPY_ARRAY(dst, src, procs, nprocs);
 	dst->capprocs = src->nprocs;
 	COPY_ARRAY(dst, src, threads, nthreads);
@@ -253,10 +434,15 @@ int model__copy(struct model *dst, const struct model *src)
 		if (!dst->cycles)
 			goto nomem;
 		memcpy(dst->cycles, src->cycles, src->ncycles * sizeof(*dst->cycles));
-		for (size_t i = 0; i < src->ncycles; i++)
+		dst->ncycles = dst->capcycles = src->ncycles;
+		for (size_t i = 0; i < src->ncycles; i++) {
 			dst->cycles[i].detail = copy_json(src->cycles[i].detail);
+			if (side_window__copy(&dst->cycles[i].side, &src->cycles[i].side)) {
+				dst->ncycles = i + 1; /* the later ones still share the source's */
+				goto nomem;
+			}
+		}
 	}
-	dst->ncycles = dst->capcycles = src->ncycles;
 	if (copy_folded(&dst->oncpu, &src->oncpu) || copy_folded(&dst->offcpu_us, &src->offcpu_us) ||
 	    copy_folded(&dst->wakeup_us, &src->wakeup_us))
 		goto nomem;
@@ -275,7 +461,9 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->capframes = src->nframes;
 	COPY_ARRAY(dst, src, mappings, nmappings);
 	dst->capmappings = src->nmappings;
-	dst->trace_counters = copy_json(src->trace_counters);
+	if (side_summary__copy(&dst->side.run, &src->side.run) ||
+	    side_series__copy(&dst->side.series, &src->side.series))
+		goto nomem;
 	dst->names = NULL;
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
@@ -288,7 +476,42 @@ int model__copy(struct model *dst, const struct model *src)
 	for (size_t i = 0; i < src->nlost; i++)
 		if (model__add_lost(dst, src->lost[i].name, src->lost[i].value))
 			goto nomem;
-	dst->self = copy_json(src->self);
+	if (copy_probes(dst, src))
+		goto nomem;
+	if (src->memory.per_process.n) {
+		if (!(dst->memory.per_process.v = dup_elems(src->memory.per_process.v, src->memory.per_process.n,
+							    sizeof(*src->memory.per_process.v))))
+			goto nomem;
+		dst->memory.per_process.n = dst->memory.per_process.cap = src->memory.per_process.n;
+	}
+	if (src->samples.per_process.n) {
+		if (!(dst->samples.per_process.v = dup_elems(src->samples.per_process.v, src->samples.per_process.n,
+							     sizeof(*src->samples.per_process.v))))
+			goto nomem;
+		dst->samples.per_process.n = dst->samples.per_process.cap = src->samples.per_process.n;
+	}
+	if (src->samples.stack_quality.by_leaf_object.n) {
+		const size_t n = src->samples.stack_quality.by_leaf_object.n;
+
+		if (!(dst->samples.stack_quality.by_leaf_object.v =
+			      dup_elems(src->samples.stack_quality.by_leaf_object.v, n,
+					sizeof(*src->samples.stack_quality.by_leaf_object.v))))
+			goto nomem;
+		dst->samples.stack_quality.by_leaf_object.n = dst->samples.stack_quality.by_leaf_object.cap = n;
+	}
+	if (src->memory.timeline.n) {
+		if (!(dst->memory.timeline.v = dup_elems(src->memory.timeline.v, src->memory.timeline.n,
+							 sizeof(*src->memory.timeline.v))))
+			goto nomem;
+		dst->memory.timeline.n = dst->memory.timeline.cap = src->memory.timeline.n;
+	}
+	if (src->self.bpf.programs.n) {
+		dst->self.bpf.programs.v = dup_elems(src->self.bpf.programs.v, src->self.bpf.programs.n,
+						     sizeof(*src->self.bpf.programs.v));
+		if (!dst->self.bpf.programs.v)
+			goto nomem;
+		dst->self.bpf.programs.n = dst->self.bpf.programs.cap = src->self.bpf.programs.n;
+	}
 	for (size_t i = 0; i < src->nfindings; i++) {
 		const struct model_finding *f = &src->findings[i];
 
@@ -304,11 +527,15 @@ int model__copy(struct model *dst, const struct model *src)
 			goto nomem;
 		}
 	}
-	dst->alerts = copy_json(src->alerts);
-	dst->tail_cycles = copy_json(src->tail_cycles);
-	dst->llama_facts = copy_json(src->llama_facts);
-	dst->run_edges = copy_json(src->run_edges);
-	dst->energy.detail = copy_json(src->energy.detail);
+	if (src->alerts.n) {
+		if (!(dst->alerts.v = dup_elems(src->alerts.v, src->alerts.n, sizeof(*src->alerts.v))))
+			goto nomem;
+		dst->alerts.n = dst->alerts.cap = src->alerts.n;
+	}
+	if (copy_tail(dst, src))
+		goto nomem;
+	if (side_energy__copy(&dst->energy.side, &src->energy.side))
+		goto nomem;
 	return 0;
 nomem:
 	model__free(dst);
@@ -460,7 +687,16 @@ struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cy
 	c->rss_peak_mb = c->rss_end_mb = NAN;
 	c->tokens_per_second = c->tokens_per_second_wall = NAN;
 	split_init(&c->split);
+	side_window__init(&c->side);
+	side_cycle_power__init(&c->kernel_power);
 	return c;
+}
+
+void model__cycle_release(struct model_cycle *c)
+{
+	json_decref(c->detail);
+	c->detail = NULL;
+	side_window__free(&c->side);
 }
 
 static int cycle_key_cmp(pid_t pa, uint32_t ca, pid_t pb, uint32_t cb)

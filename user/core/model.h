@@ -8,9 +8,12 @@
  *   cycle and phase splits .... sched          samples per cycle ... sampling
  *   cycle memory .............. memory         cycle side data .... side
  *   stacks .................... sampling (on-CPU), sched (off-CPU)
- *   sections .................. one detail document per concern (e.g.
- *                               `network`, `thermal`), written as given
- *   lost, self ................ every concern adds its own counters
+ *   side, energy, samples, memory, probes, llama facts, self ... their
+ *                               concern, as typed structs
+ *   sections .................. the detail documents still kept as JSON
+ *                               (`sched`, `offcpu`, `network`, `crashes`,
+ *                               gpu.cuda), written as given
+ *   lost ...................... every concern adds its own counters
  *   derived figures ........... model__derive (analysis/derive.c)
  *   findings .................. rules__evaluate (analysis/rules.c)
  *
@@ -23,7 +26,8 @@
  *
  * Writers (profile.json, folded files, trace.json, SVG, HTML) read only the
  * model; `report` and `diff` load profile.json back into it
- * (model__from_json). A snapshot (model__snapshot) is a deep copy taken at
+ * (model__from_json). profile.json's keys are named once, in the tables of
+ * outputs/profile_*.c that both write and load them. A snapshot (model__snapshot) is a deep copy taken at
  * any moment while recording, for the live view, /metrics and checkpoints. */
 #ifndef INFERTRACE_MODEL_H
 #define INFERTRACE_MODEL_H
@@ -39,6 +43,9 @@
 #include "folded.h"
 #include "rules.h"
 #include "sched_logic.h"
+#include "power_mode.h"
+#include "side_summary.h"
+#include "vec.h"
 
 enum model_stage {
 	MODEL_EMPTY = 0,     /* run facts only */
@@ -50,19 +57,10 @@ enum model_stage {
 
 /* Detail documents, one per concern, written into profile.json as given. */
 enum model_section {
-	MODEL_SEC_SAMPLES = 0,
-	MODEL_SEC_OFFCPU,
+	MODEL_SEC_OFFCPU = 0,
 	MODEL_SEC_SCHED,
-	MODEL_SEC_MEMORY,
-	MODEL_SEC_THERMAL,
-	MODEL_SEC_GPU,
-	MODEL_SEC_DISK,
-	MODEL_SEC_HOST,
 	MODEL_SEC_NETWORK,
 	MODEL_SEC_CRASHES,
-	MODEL_SEC_PROBES,
-	MODEL_SEC_PROBES_OVERHEAD,
-	MODEL_SEC_SUGGESTED_CYCLE,
 	MODEL_NSECTIONS
 };
 extern const char *const model_section_names[MODEL_NSECTIONS];
@@ -126,7 +124,9 @@ struct model_cycle {
 	uint64_t minflt, majflt, nvcsw, nivcsw;
 	bool has_rss;
 	double rss_peak_mb, rss_end_mb;
-	json_t *detail;  /* per-cycle extras by concern: side data, network, cuda */
+	json_t *detail;  /* per-cycle extras by concern: network, cuda */
+	struct side_window side;       /* side: the sampler's averages over the cycle */
+	struct side_cycle_power kernel_power; /* side: thermal/power tracepoints in the cycle */
 	struct model_energy energy;    /* side: absent below the sampling period */
 	/* derived */
 	uint32_t index;
@@ -202,30 +202,93 @@ struct model_sched_figures {
 	uint64_t minflt, majflt;
 };
 
+/* The sampling concern's account of its samples (profile.json's samples). */
+struct model_samples_proc {
+	pid_t pid;
+	char comm[IT_COMM_LEN];
+	uint64_t samples;
+};
+
+struct model_leaf_object {
+	char name[128];           /* the object the leaf frame is in */
+	uint64_t samples, complete, truncated;
+	double truncated_percent;
+};
+
+struct model_unwind {
+	char method[64];
+	uint64_t stack_bytes, records, copy_failed, copy_short, lost, bad_records, unwind_ended_with_error,
+		unwind_too_deep, unwind_no_modules, unwind_failed, module_rebuilds, jit_leaf_callers_restored;
+	double avg_frames, avg_unwind_us, max_unwind_us;
+};
+
+struct model_samples {
+	bool present;
+	uint64_t total;
+	char event[16];
+	int requested_hz, sampling_cpus;
+	double target_cpu_seconds, achieved_hz; /* NAN: no CPU time */
+	char call_graph[8];                     /* "fp" or "dwarf" */
+	VEC_OF(struct model_samples_proc) per_process;
+	struct {
+		bool present;
+		uint64_t samples;
+		double percent;
+	} by_phase[IT_MAX_PHASES];
+	struct {
+		uint64_t stacks, complete, user_stack_missing, distinct_stacks;
+		double complete_percent;
+		VEC_OF(struct model_leaf_object) by_leaf_object;
+	} stack_quality;
+	bool has_unwind;                        /* --call-graph dwarf */
+	struct model_unwind unwind;
+	uint64_t stack_collisions;
+};
+
+struct model_memory_proc {
+	pid_t pid;
+	char comm[IT_COMM_LEN];
+	double peak_mb, last_mb;
+};
+
+struct model_memory_point {
+	double t_s, rss_mb;
+};
+
+/* The memory concern's RSS figures. */
 struct model_memory_figures {
 	bool available;
+	char source[96];            /* how RSS was read */
 	double peak_mb;
-	double growth_mb_per_cycle; /* NAN: fewer than two cycles with RSS */
+	VEC_OF(struct model_memory_proc) per_process;
+	VEC_OF(struct model_memory_point) timeline; /* the targets' RSS, reduced */
+	uint64_t timeline_max_points;
+	double growth_mb_per_cycle; /* derived; NAN: fewer than two cycles with RSS */
 };
 
 struct model_side_figures {
-	bool throttled;
-	double max_temp_c;      /* NAN: no temperature seen */
-	bool gpu_available;
-	double gpu_util_avg_pct; /* NAN: no utilisation seen */
+	struct side_summary run;   /* thermal, gpu, disk, host over the run */
+	struct side_series series; /* every reading, for trace.json */
 	/* the last side period or two, for the live view and /metrics (NAN: none) */
 	double now_temp_c, now_cpu_mhz, now_gpu_util_pct, now_gpu_temp_c, now_gpu_mhz, now_gpu_power_w;
 };
 
+/* A phase's calls merged over threads into intervals; those of at least
+ * one sampling period measured, the shorter ones counted. */
+struct model_energy_phase {
+	bool present;
+	double j[MODEL_EN_NDOMAINS];   /* NAN: no source measured the domain */
+	uint64_t intervals_measured, intervals_left_out;
+	double measured_ms;
+};
+
 /* Energy over the cycles (side concern). */
 struct model_energy_figures {
+	bool present;                  /* a side sampler ran */
 	struct model_energy cycles;    /* summed over the cycles measured */
 	uint64_t cycles_measured, cycles_left_out;
-	double resolution_ms;          /* the side sampling period */
-	double peak_w;                 /* highest total power over one period, NAN: none */
-	double capped_ms;              /* power-cap episodes (clock drop at the limit) */
-	bool root_only;                /* a source is root-only (RAPL): owner-only files */
-	json_t *detail;                /* sources, missing, run, power_capped, phases */
+	struct side_energy side;       /* sources, the run's joules, peak power, power cap */
+	struct model_energy_phase phases[IT_MAX_PHASES];
 };
 
 /* One outermost phase call on one thread (for trace.json). */
@@ -237,17 +300,61 @@ struct model_phase_call {
 
 /* What the probes cost: measured per hit at start-up (overhead concern),
  * hits counted by the probes concern, shares derived. */
+struct model_probe_estimate {
+	bool present;
+	double hits, estimated_ms, percent;
+};
+
+/* A preset's probe: its hits' cost as a share of its phase. */
+struct model_preset_probe_cost {
+	int32_t spec, phase;       /* in model.names */
+	double hits, estimated_ms, percent_of_phase;
+	bool over_limit;           /* over a preset's 2% */
+};
+
 struct model_probe_cost {
 	bool present;
 	double cost_ns;            /* per hit; NAN: not measured */
 	int calibration_calls;
-	const char *error;         /* static string */
+	char error[160];           /* why it was not measured */
 	double warn_percent;
 	uint64_t timed_hits;       /* entry + return of cycle and phase probes */
 	uint64_t point_hits;       /* markers and counts */
-	/* derived */
+	/* derived: profile.json's probes_overhead */
+	bool derived;
+	struct model_probe_estimate phases[IT_MAX_PHASES], cycles;
+	VEC_OF(struct model_preset_probe_cost) preset_probes;
 	double max_percent;
 	bool warning;
+};
+
+/* A probe spec as placed and hit (the probes concern; py: and js: specs
+ * too). Strings are in model.names; -1: none. */
+struct model_probe_python {
+	uint64_t observations, edges_between_observations;
+	double resolution_ms_mean, resolution_ms_max;
+	bool has_edges;            /* a kernel edge: deferred and lost */
+	uint64_t deferred, lost;
+};
+
+struct model_probe {
+	int32_t spec;
+	char role[16];             /* "cycle", "phase" ...; "" none */
+	int32_t phase, count;
+	VEC_OF(int32_t) placed_in; /* the files it was placed in */
+	uint64_t hits;
+	bool from_preset;
+	int32_t not_placed;        /* why not */
+	bool sampled;              /* js: observed in the samples' stacks */
+	uint64_t samples;
+	int32_t warning;
+	bool has_callers;          /* py:@callers */
+	VEC_OF(int32_t) callers;
+	char timed_by[16];         /* py:@callers: "python_callers" or "native_calls" */
+	int32_t native_because;    /* py:@callers: why the preset's fallback was placed */
+	bool fallback;             /* a preset's fallback probe (placed only when needed) */
+	bool has_python;
+	struct model_probe_python python;
 };
 
 struct model_trace_sample {
@@ -303,6 +410,178 @@ struct model_mapping {
 	bool kernel;
 };
 
+/* Tail-cycle forensics (analysis/tail.c): a cycle well above typical and
+ * what grew in it against the median cycle. Kinds, names and stacks are
+ * in model.names. */
+struct model_tail_stack {
+	int32_t stack;         /* frames root first */
+	bool oncpu;            /* else off-CPU */
+	double ms, excess_ms;
+};
+
+struct model_tail_cause {
+	int32_t kind, name;    /* "phase" and its name, "blocked" and the reason ... */
+	bool timed, count, mhz; /* what it measures: ms, a count, a clock */
+	double excess, value, median;
+	bool has_stacks;
+	VEC_OF(struct model_tail_stack) stacks;
+};
+
+struct model_tail_cycle {
+	uint32_t cycle;        /* cycles[].index */
+	pid_t pid;
+	double ms, median_ms, excess_ms;
+	VEC_OF(struct model_tail_cause) causes;
+};
+
+/* Start-up (before the first cycle) or tear-down (after the last), apart
+ * from the cycles and their verdicts (analysis/edges.c). */
+#define MODEL_EDGE_TOP 5
+struct model_edge_top {
+	int32_t name;          /* the leaf function, in model.names */
+	uint64_t samples;
+	double percent;
+};
+
+struct model_edge {
+	double ms;
+	uint64_t samples;
+	bool has_split;        /* start-up: its scheduler split */
+	double oncpu_ms, runq_wait_ms, runq_share_percent;
+	size_t ntop;
+	struct model_edge_top top[MODEL_EDGE_TOP];
+};
+
+struct model_edges {
+	bool present;
+	struct model_edge startup, teardown;
+};
+
+/* What the tracer itself cost (self_cost concern). */
+struct model_bpf_prog {
+	char name[64];
+	uint64_t runs;
+	double run_time_ms, ns_per_run;
+	uint64_t recursion_misses, verified_insns;
+};
+
+struct model_self {
+	bool present;
+	double cpu_s, startup_cpu_s, recording_cpu_s, percent_of_one_cpu, max_rss_mb, wakeups_per_s;
+	uint64_t wakeups, involuntary_switches, target_stops;
+	double target_stopped_ms, target_stop_max_ms;
+	struct {
+		bool available;
+		char reason[256];          /* why not: the kernel refused the stats */
+		double cpu_s, percent_of_one_cpu;
+		uint64_t runs, recursion_misses;
+		bool stats_were_on;
+		VEC_OF(struct model_bpf_prog) programs; /* most run time first */
+	} bpf;
+	bool has_budget;
+	struct {
+		int max_mb;
+		double reached_at_s;       /* NAN: never */
+		uint64_t times_reached;
+		double recording_peak_rss_mb;
+	} memory_budget;
+	double probe_cost_ns_per_hit;  /* as loaded; a recording's is probe_cost's */
+	/* where the tracer's CPU went, by part, over the whole run (start-up
+	 * included); "other" is the rest of cpu_s */
+	bool has_parts;
+	struct {
+		double maps_s, files_s, symbol_tables_s, unwind_modules_s, unwind_s, other_s;
+		uint64_t maps_reads, maps_reads_skipped, files, symbol_tables, symbols;
+		uint64_t unwind_module_sets, unwind_modules;
+	} parts;
+	/* the symbol tables kept across runs by build-id (symcache.h) */
+	bool has_symbol_cache;
+	struct {
+		char dir[256], refused[256]; /* "": none used, not refused */
+		uint64_t tables_read, tables_written;
+	} symbol_cache;
+};
+
+/* llama.cpp: the model file and the context the process showed (llama
+ * concern); only what it showed, never guessed. Integers: -1 not shown. */
+enum { MODEL_LLAMA_PROMPT = 0, MODEL_LLAMA_GENERATION, MODEL_LLAMA_OTHER, MODEL_LLAMA_ROWS };
+#define MODEL_LLAMA_THREAD_SLOTS 64   /* counts 1..63; the last slot holds 64 and more */
+
+struct model_llama_facts {
+	bool present;
+	int pid;
+	bool has_model;
+	struct {
+		char path[256];
+		char error[512];               /* why the file was not read; "" read */
+		char arch[64];
+		bool read;                     /* n_params and size_bytes */
+		uint64_t n_params, size_bytes;
+		char file_type[32];            /* its name, "" unknown */
+		int64_t file_type_id;
+		int64_t n_layer, n_embd, n_ctx_train;
+	} model;
+	bool has_context;
+	struct {
+		int64_t n_ctx, n_batch, n_ubatch, n_seq_max, n_threads, n_threads_batch;
+		int64_t threads_used[MODEL_LLAMA_ROWS]; /* the count most graph computations were given */
+		bool has_calls;                /* every count seen, with its calls */
+		uint32_t calls[MODEL_LLAMA_ROWS][MODEL_LLAMA_THREAD_SLOTS];
+	} context;
+};
+
+/* An alert of the rules (e.g. power above --threshold power_mw). */
+struct model_alert {
+	char type[32], severity[16];
+	char description[256];     /* "" none */
+	double value_mw, threshold_mw; /* NAN: not a power alert */
+};
+
+/* A recording without a cycle spec whose stacks show a loop: the likely
+ * option (python and sampling concerns). */
+struct model_suggestion {
+	bool present;
+	char option[16];           /* "--cycle", "--cycle-marker", "--phase" */
+	char function[256];
+	char text[512];
+	uint64_t bursts;
+	double period_ms;
+};
+
+/* What was asked that the analysis reads; run.config holds all of it, as
+ * given, and record_opts__asked fills this from it. Strings are in
+ * model.names; -1: not asked. */
+struct model_spec {
+	int32_t name, spec;        /* a phase or count, and one of its specs */
+};
+
+struct model_specs {
+	struct model_spec *v;
+	size_t n, cap;
+};
+
+struct model_asked {
+	int frequency;             /* Hz; 0: not given */
+	int32_t cycle, cycle_marker;
+	VEC_OF(int32_t) presets;
+	struct model_specs phases, counts;
+	bool kernel_addresses;
+};
+
+/* The machine the recording ran on. */
+struct model_system {
+	bool present;
+	char kernel[128], arch[72];   /* "" unknown */
+	int cpus;
+	double mem_total_mb;          /* NAN unknown */
+	char hostname[256];
+	/* the platform a tuned setting holds for (tune's settings.json): the
+	 * CPU's model name and the board's (device tree); "" unknown */
+	char cpu_model[256], machine_model[256];
+	bool has_power;               /* the side concern read the power mode */
+	struct power_mode power;
+};
+
 struct model_run {
 	char **command;          /* NULL-terminated; NULL for -p */
 	pid_t *pids;
@@ -313,7 +592,8 @@ struct model_run {
 	double duration_s;
 	char *stop_reason;
 	json_t *config;          /* what was asked */
-	json_t *system;
+	struct model_asked asked; /* the part of it the analysis reads */
+	struct model_system system;
 	char *tool_version;
 	char *schema_version;
 	char *output_dir;        /* NULL when loaded from a file */
@@ -369,7 +649,6 @@ struct model {
 	size_t nmappings, capmappings;
 	struct model_trace_sample *trace_samples;
 	size_t ntrace_samples, captrace_samples;
-	json_t *trace_counters;   /* side-data counter events for trace.json */
 	struct model_offcpu_interval *offcpu_intervals;
 	size_t noffcpu_intervals, capoffcpu_intervals;
 	/* interned frame names (trace samples' leaves) */
@@ -379,8 +658,11 @@ struct model {
 	size_t name_cap;
 
 	struct model_probe_cost probe_cost;
+	bool have_probes;
+	VEC_OF(struct model_probe) probes;
 	struct model_sched_figures sched;
 	struct model_memory_figures memory;
+	struct model_samples samples;
 	struct model_side_figures side;
 	struct model_energy_figures energy;
 	uint64_t oom_kills;
@@ -390,7 +672,7 @@ struct model {
 
 	struct model_counter *lost;
 	size_t nlost, caplost;
-	json_t *self;             /* the tracer's own cost */
+	struct model_self self;   /* the tracer's own cost */
 
 	struct rule_thresholds thresholds; /* the rules' thresholds (config.thresholds) */
 	bool have_thresholds;
@@ -398,13 +680,13 @@ struct model {
 	size_t nfindings, capfindings;
 	struct model_recommendation *recs;
 	size_t nrecs, caprecs;
-	json_t *alerts;
-	json_t *tail_cycles;
-	/* llama.cpp: the model and context the process showed (llama concern),
-	 * {model: {...}, context: {...}}; NULL when none */
-	json_t *llama_facts;
+	VEC_OF(struct model_alert) alerts;
+	struct model_suggestion suggested_cycle;
+	bool have_tail;            /* enough cycles to judge a tail */
+	VEC_OF(struct model_tail_cycle) tail;
+	struct model_llama_facts llama_facts; /* llama concern */
 	struct model_llama_cycle llama;   /* derived: over the cycles */
-	json_t *run_edges;  /* derived: {startup, teardown} outside the cycles (edges.c) */
+	struct model_edges edges; /* derived: outside the cycles (edges.c) */
 };
 
 void model__init(struct model *m);
@@ -433,6 +715,8 @@ int model__name_thread(struct model *m, pid_t pid, pid_t tid, const char *comm);
 const char *model__thread_name(const struct model *m, pid_t pid, pid_t tid);
 struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle,
 				     uint64_t start_ns, uint64_t end_ns);
+/* Frees what a cycle owns (its detail and side data), as a cycle is dropped. */
+void model__cycle_release(struct model_cycle *c);
 /* The cycle the kernel tagged (pid, bpf_cycle); NULL when none (e.g. a
  * marker cycle dropped as empty). */
 struct model_cycle *model__find_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle);
@@ -457,32 +741,46 @@ int model__add_finding(struct model *m, const char *type, const char *severity, 
 		       json_t *evidence);
 int model__add_recommendation(struct model *m, const struct model_recommendation *r);
 void model__clear_findings(struct model *m);
+/* Frees what was asked and leaves nothing asked. */
+void model__clear_asked(struct model_asked *a);
+/* Name i of model.names; NULL when none. */
+const char *model__name(const struct model *m, int32_t i);
+/* No facts: integers -1 (not shown). */
+void model__llama_facts_init(struct model_llama_facts *f);
+/* The targets' RSS last seen, summed (NAN: none read): top and /metrics. */
+double model__rss_now_mb(const struct model *m);
+/* Frees the tail cycles; none judged. */
+void model__clear_tail(struct model *m);
+/* Forgets the probes (a collect lists them again). */
+void model__clear_probes(struct model *m);
+/* A probe with no strings yet (names -1), added; NULL on ENOMEM. */
+struct model_probe *model__add_probe(struct model *m);
 int model__set_command(struct model *m, char *const *argv);
+
+/* One top-level key of profile.json as its writer writes it (NULL when it
+ * writes none): for views and tests that show a part alone. */
+json_t *model__section_json(const struct model *m, const char *key);
 
 /* Derived figures (analysis/derive.c): a plain function of the model. */
 int model__derive(struct model *m);
 /* record's last lines: preset probes over 2% of their phase (probes_overhead.preset_probes). */
 void model__warn_preset_probes(const struct model *m);
 /* llama.cpp's per-cycle and aggregate figures (analysis/llama.c), part of
- * model__derive; and their JSON. */
+ * model__derive. */
 void llama__derive(struct model *m);
 /* Start-up and tear-down apart from the cycles (user/analysis/edges.c). */
 void edges__derive(struct model *m);
 /* Joules per generated token, per cycle and over the cycles whose energy
  * was measured (part of llama__derive; NAN where none was). */
 void llama__energy(struct model *m);
-json_t *llama__cycle_json(const struct model_llama_cycle *l);
-void llama__cycle_load(struct model_llama_cycle *l, json_t *o);
-json_t *llama__json(const struct model *m);
-void llama__load(struct model *m, json_t *o);
 
 /* profile.json ↔ model (outputs/profile_json.c). */
 /* A split's keys (oncpu_ms, runq_wait_ms, offcpu_ms, blocked, unattributed_*)
  * added to o, as every section that shows one writes them. */
 void model__split_json(json_t *o, const struct model_split *s);
 json_t *model__to_json(const struct model *m);
-/* A model at MODEL_ANALYSED from a parsed profile.json. 0 or -EINVAL with a
- * message naming what is wrong. */
+/* A model at MODEL_ANALYSED from a parsed profile.json. 0, -EINVAL or
+ * -E2BIG with a message naming what is wrong, or -ENOMEM. */
 int model__from_json(struct model *m, json_t *profile, const char *source);
 
 #endif

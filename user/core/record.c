@@ -22,7 +22,8 @@
 #include "comm.h"
 #include "outdir.h"
 #include "spool.h"
-#include "options.h"
+#include "config_file.h"
+#include "system_facts.h"
 #include "outputs.h"
 #include "processes.h"
 #include "profile.h"
@@ -447,7 +448,8 @@ static int model_start(struct recording *rec)
 	m->run.start_ns = rec->start_ns;
 	m->run.start_wall_s = rec->start_wall_s;
 	m->run.config = record_opts__json(&rec->opts);
-	m->run.system = profile__system_json();
+	err = err ? err : config_file__asked(m->run.config, m);
+	system_facts__read(&m->run.system);
 	m->run.output_dir = strdup(rec->opts.output_dir);
 	for (int i = 1; i < IT_MAX_PHASES && !err; i++) {
 		err = model__set_phase_name(m, i, rec->phase_names[i]);

@@ -12,13 +12,21 @@
 #include "atomic_file.h"
 #include "outdir.h"
 #include "rotate.h"
+#include "vec.h"
+
+struct cycle_mark {
+	pid_t pid;
+	uint32_t cycle;
+	bool here;
+};
 
 struct rotation_base {
 	struct folded oncpu, offcpu;
 	struct folded oncpu_ph[IT_MAX_PHASES], offcpu_ph[IT_MAX_PHASES];
-	json_t *lstacks;  /* key → [samples, offcpu_ns] */
-	json_t *lost;     /* name → value */
-	json_t *written;  /* pid → highest bpf_cycle of the periods written */
+	/* what earlier periods held, by key: merged (sorted) for count_of */
+	struct folded ls_samples, ls_offcpu; /* labelled stack key → samples, off-CPU ns */
+	struct folded lost;                  /* counter name → value */
+	VEC_OF(struct cycle_mark) written;   /* per pid, the highest bpf_cycle written */
 	uint64_t hist[IT_MAX_PHASES][IT_HIST_SLOTS];
 	double outside_ms[IT_MAX_PHASES];
 	uint64_t outside_calls[IT_MAX_PHASES], samples[IT_MAX_PHASES];
@@ -34,9 +42,10 @@ static void base_free(struct rotation_base *b)
 		folded__free(&b->oncpu_ph[i]);
 		folded__free(&b->offcpu_ph[i]);
 	}
-	json_decref(b->lstacks);
-	json_decref(b->lost);
-	json_decref(b->written);
+	folded__free(&b->ls_samples);
+	folded__free(&b->ls_offcpu);
+	folded__free(&b->lost);
+	free(b->written.v);
 	free(b);
 }
 
@@ -95,21 +104,34 @@ static char *lstack_key(const struct model *m, const struct model_lstack *s)
 	return buf;
 }
 
-static uint64_t base_u64(json_t *arr, size_t i)
+static int entry_cmp(const void *key, const void *e)
 {
-	return (uint64_t)json_integer_value(json_array_get(arr, i));
+	return strcmp(key, ((const struct folded_entry *)e)->stack);
+}
+
+/* What a merged set holds for key; 0 when nothing. */
+static uint64_t count_of(const struct folded *f, const char *key)
+{
+	const struct folded_entry *e = f->n ? bsearch(key, f->entries, f->n, sizeof(*f->entries), entry_cmp) : NULL;
+
+	return e ? e->count : 0;
+}
+
+/* The highest cycle written for pid; false when none. */
+static bool written_of(const struct rotation_base *b, pid_t pid, uint32_t *cycle)
+{
+	for (size_t i = 0; b && i < b->written.n; i++)
+		if (b->written.v[i].pid == pid) {
+			*cycle = b->written.v[i].cycle;
+			return true;
+		}
+	return false;
 }
 
 /* Where a labelled stack's cycle went: this period, a later one (still
  * open), an earlier one, none (no cycle), or one not seen yet (its start
  * still in the ring buffer, or a marker cycle dropped as empty). */
 enum lstack_fate { LS_NONE, LS_HERE, LS_LATER, LS_EARLIER, LS_UNSEEN };
-
-struct cycle_mark {
-	pid_t pid;
-	uint32_t cycle;
-	bool here;
-};
 
 static int mark_cmp(const void *a, const void *b)
 {
@@ -120,26 +142,18 @@ static int mark_cmp(const void *a, const void *b)
 	return x->cycle < y->cycle ? -1 : x->cycle > y->cycle;
 }
 
-static char *pid_key(pid_t pid, char *buf, size_t len)
-{
-	snprintf(buf, len, "%d", pid);
-	return buf;
-}
-
 static enum lstack_fate lstack_fate(const struct model_lstack *s, const struct cycle_mark *marks, size_t n,
 				    const struct rotation_base *b)
 {
 	struct cycle_mark want = { .pid = s->pid, .cycle = s->bpf_cycle }, *hit;
-	char k[16];
-	json_t *w;
+	uint32_t w;
 
 	if (!s->has_cycle)
 		return LS_NONE;
 	hit = n ? bsearch(&want, marks, n, sizeof(*marks), mark_cmp) : NULL;
 	if (hit)
 		return hit->here ? LS_HERE : LS_LATER;
-	w = b && b->written ? json_object_get(b->written, pid_key(s->pid, k, sizeof(k))) : NULL;
-	if (w && (json_int_t)s->bpf_cycle <= json_integer_value(w))
+	if (written_of(b, s->pid, &w) && s->bpf_cycle <= w)
 		return LS_EARLIER;
 	return LS_UNSEEN;
 }
@@ -153,14 +167,11 @@ static int lstacks_less(struct model *m, const struct cycle_mark *marks, size_t 
 {
 	size_t w = 0;
 
-	save->lstacks = json_object();
-	if (!save->lstacks)
-		return -ENOMEM;
 	for (size_t i = 0; i < m->nlstacks; i++) {
 		struct model_lstack s = m->lstacks[i];
 		enum lstack_fate fate = lstack_fate(&s, marks, nmarks, base);
+		uint64_t bs, bo;
 		char *key;
-		json_t *b;
 
 		/* a cycle not seen yet may be one later: its stacks wait for it
 		 * (the last period takes them as they are) */
@@ -173,21 +184,21 @@ static int lstacks_less(struct model *m, const struct cycle_mark *marks, size_t 
 		key = lstack_key(m, &s);
 		if (!key)
 			return -ENOMEM;
-		if (json_object_set_new(save->lstacks, key,
-					json_pack("[II]", (json_int_t)s.samples, (json_int_t)s.offcpu_ns))) {
+		if (folded__add(&save->ls_samples, key, s.samples) || folded__add(&save->ls_offcpu, key, s.offcpu_ns)) {
 			free(key);
 			return -ENOMEM;
 		}
-		b = base && base->lstacks ? json_object_get(base->lstacks, key) : NULL;
+		bs = base ? count_of(&base->ls_samples, key) : 0;
+		bo = base ? count_of(&base->ls_offcpu, key) : 0;
 		free(key);
-		if (b) {
-			s.samples = s.samples > base_u64(b, 0) ? s.samples - base_u64(b, 0) : 0;
-			s.offcpu_ns = s.offcpu_ns > base_u64(b, 1) ? s.offcpu_ns - base_u64(b, 1) : 0;
-		}
+		s.samples = s.samples > bs ? s.samples - bs : 0;
+		s.offcpu_ns = s.offcpu_ns > bo ? s.offcpu_ns - bo : 0;
 		if (s.samples || s.offcpu_ns)
 			m->lstacks[w++] = s;
 	}
 	m->nlstacks = w;
+	folded__merge(&save->ls_samples);
+	folded__merge(&save->ls_offcpu);
 	return 0;
 }
 
@@ -195,19 +206,25 @@ static int lstacks_less(struct model *m, const struct cycle_mark *marks, size_t 
 static int mark_written(const struct cycle_mark *marks, size_t n, const struct rotation_base *base,
 			struct rotation_base *save)
 {
-	save->written = base && base->written ? json_deep_copy(base->written) : json_object();
-	if (!save->written)
-		return -ENOMEM;
+	for (size_t i = 0; base && i < base->written.n; i++) {
+		if (VEC_RESERVE(save->written.v, save->written.cap, save->written.n, 8))
+			return -ENOMEM;
+		save->written.v[save->written.n++] = base->written.v[i];
+	}
 	for (size_t i = 0; i < n; i++) {
-		char k[16];
-		json_t *w;
+		size_t k = 0;
 
 		if (!marks[i].here)
 			continue;
-		w = json_object_get(save->written, pid_key(marks[i].pid, k, sizeof(k)));
-		if ((!w || json_integer_value(w) < (json_int_t)marks[i].cycle) &&
-		    json_object_set_new(save->written, k, json_integer(marks[i].cycle)))
-			return -ENOMEM;
+		while (k < save->written.n && save->written.v[k].pid != marks[i].pid)
+			k++;
+		if (k == save->written.n) {
+			if (VEC_RESERVE(save->written.v, save->written.cap, save->written.n, 8))
+				return -ENOMEM;
+			save->written.v[save->written.n++] = marks[i];
+		} else if (save->written.v[k].cycle < marks[i].cycle) {
+			save->written.v[k].cycle = marks[i].cycle;
+		}
 	}
 	return 0;
 }
@@ -247,7 +264,7 @@ int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t
 		if ((c->end_ns >= from || !c->observed) && (final || (c->end_ns < to && !c->open_at_end)))
 			marks[i].here = true, m->cycles[w++] = *c;
 		else
-			json_decref(c->detail);
+			model__cycle_release(c);
 	}
 	nmarks = m->ncycles;
 	m->ncycles = w;
@@ -299,17 +316,15 @@ int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t
 			m->phase_samples[p] -= b->samples[p] < m->phase_samples[p] ? b->samples[p] : m->phase_samples[p];
 		}
 	}
-	save->lost = json_object();
-	if (!save->lost)
-		return -ENOMEM;
 	for (size_t i = 0; i < m->nlost; i++) {
 		struct model_counter *c = &m->lost[i];
-		uint64_t was = b && b->lost ? (uint64_t)json_integer_value(json_object_get(b->lost, c->name)) : 0;
+		uint64_t was = b ? count_of(&b->lost, c->name) : 0;
 
-		if (json_object_set_new(save->lost, c->name, json_integer((json_int_t)c->value)))
+		if (folded__add(&save->lost, c->name, c->value))
 			return -ENOMEM;
 		c->value = c->value > was ? c->value - was : 0;
 	}
+	folded__merge(&save->lost);
 
 	/* the period's time range */
 	m->run.start_wall_s += (double)(int64_t)(from - m->run.start_ns) / 1e9;

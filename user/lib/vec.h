@@ -24,6 +24,10 @@ static inline int vec__reserve(void **arr, size_t *cap, size_t n, size_t elem, s
 	return 0;
 }
 
+/* A growing array of T as a member: { T *v; size_t n, cap; }, grown with
+ * VEC_RESERVE(x.v, x.cap, x.n, first). */
+#define VEC_OF(T) struct { T *v; size_t n, cap; }
+
 #define VEC_RESERVE(arr, cap, n, first) vec__reserve((void **)&(arr), &(cap), (n), sizeof(*(arr)), (first))
 
 #endif

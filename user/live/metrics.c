@@ -250,18 +250,9 @@ static void phases_and_counts(struct expo *e, const struct model *m)
 	}
 }
 
-static double json_number(const json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static void samples_lost_memory(struct expo *e, const struct model *m)
 {
-	json_t *samples = model__section(m, MODEL_SEC_SAMPLES), *mem = model__section(m, MODEL_SEC_MEMORY);
-	double total = json_number(samples, "total"), rss = NAN;
-	json_t *per = json_object_get(mem, "per_process"), *p;
+	double total = m->samples.present ? (double)m->samples.total : NAN, rss = model__rss_now_mb(m);
 	size_t i;
 
 	if (!isnan(total)) {
@@ -272,12 +263,6 @@ static void samples_lost_memory(struct expo *e, const struct model *m)
 	     "Samples, events and other records lost (profile.json lost); non-zero: figures are incomplete");
 	for (i = 0; i < m->nlost; i++)
 		sample(e, "infertrace_lost_total", "kind", m->lost[i].name, m->lost[i].value);
-	json_array_foreach(per, i, p) {
-		double mb = json_number(p, "last_mb");
-
-		if (!isnan(mb))
-			rss = (isnan(rss) ? 0 : rss) + mb;
-	}
 	gauge(e, "infertrace_rss_bytes", "Resident set size of the traced processes, last seen",
 	      rss * 1048576.0);
 	if (m->memory.available)

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "folded.h"
-#include "json_num.h"
 #include "model.h"
 #include "stats.h"
 #include "text.h"
@@ -140,25 +139,10 @@ static int interval_leaves(const struct model *m, const struct folded *prev, str
 	return 0;
 }
 
-static double rss_now_mb(const struct model *m)
-{
-	json_t *per = json_object_get(model__section(m, MODEL_SEC_MEMORY), "per_process"), *p;
-	double rss = NAN;
-	size_t i;
-
-	json_array_foreach(per, i, p) {
-		double mb = json_num(p, "last_mb");
-
-		if (!isnan(mb))
-			rss = (isnan(rss) ? 0 : rss) + mb;
-	}
-	return rss;
-}
-
 static int format(const struct model *m, const struct folded *prev, struct folded *cur_out,
 		  const char *metrics_url, char lines[][256], int nlines, int width)
 {
-	double *ms = calloc(m->ncycles + 1, sizeof(double)), p50, p95, tps = NAN, rss = rss_now_mb(m);
+	double *ms = calloc(m->ncycles + 1, sizeof(double)), p50, p95, tps = NAN, rss = model__rss_now_mb(m);
 	const struct model_cycle *last = NULL;
 	const struct model_sched_figures *s = &m->sched;
 	struct folded cur, delta;

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json_num.h"
 #include "atomic_file.h"
 #include "llama_view.h"
 #include "model.h"
@@ -358,13 +357,60 @@ static void write_slices(const struct model *m, FILE *f, const char **sep, const
 	free(stack);
 }
 
+
+int outputs__side_counters(const struct side_series *sr, int pid, uint64_t base_ns, json_t *events)
+{
+	int added = 0;
+
+	for (size_t r = 0; r < sr->nrows; r++) {
+		double ts_us = ((double)sr->ts[r] - (double)base_ns) / 1000.0;
+
+		for (size_t c0 = 0, c1; c0 < sr->cols.n; c0 = c1) {
+			json_t *args = json_object(), *ev;
+
+			for (c1 = c0; c1 < sr->cols.n && !strcmp(sr->cols.v[c1].series, sr->cols.v[c0].series); c1++) {
+				double v = sr->v[r * sr->cols.n + c1];
+
+				if (!isnan(v)) /* three decimals, as the side sampler keeps them */
+					json_object_set_new(args, sr->cols.v[c1].name, json_real(round(v * 1000.0) / 1000.0));
+			}
+			if (!json_object_size(args)) {
+				json_decref(args);
+				continue;
+			}
+			ev = json_pack("{s:s, s:s, s:f, s:i, s:o}", "name", sr->cols.v[c0].series, "ph", "C", "ts", ts_us,
+				       "pid", pid, "args", args);
+			if (ev && !json_array_append_new(events, ev))
+				added++;
+		}
+	}
+	return added;
+}
+
+/* A reading from before the start (a baseline) has no place on the
+ * timeline. */
+static void write_side_counters(FILE *f, const struct model *m, const char **sep)
+{
+	json_t *events = json_array(), *ev;
+	size_t i;
+
+	outputs__side_counters(&m->side.series, m->nprocs ? m->procs[0].pid : 0, m->run.start_ns, events);
+	json_array_foreach(events, i, ev) {
+		if (json_number_value(json_object_get(ev, "ts")) < 0)
+			continue;
+		fputs(*sep, f);
+		json_dumpf(ev, f, JSON_COMPACT);
+		*sep = ",\n";
+	}
+	json_decref(events);
+}
+
 static int write_trace(const struct model *m, const char *dir)
 {
 	struct sf_tree sft = { .roots = -1 };
 	struct atomic_file *af = atomic_file__open(dir, "trace.json");
 	struct trace_cycle_key *keys;
 	const char *sep = "";
-	json_t *ev;
 	size_t i;
 	FILE *f;
 
@@ -426,15 +472,7 @@ static int write_trace(const struct model *m, const char *dir)
 		sep = ",\n";
 	}
 	/* side data (temperatures, clocks, load, GPU) as counter tracks */
-	json_array_foreach(m->trace_counters, i, ev) {
-		/* a reading from before the start (a baseline) has no place on
-		 * the timeline */
-		if (json_number_value(json_object_get(ev, "ts")) < 0)
-			continue;
-		fputs(sep, f);
-		json_dumpf(ev, f, JSON_COMPACT);
-		sep = ",\n";
-	}
+	write_side_counters(f, m, &sep);
 	free(keys);
 	fprintf(f, "\n]");
 	write_stack_frames(f, &sft);
@@ -588,7 +626,7 @@ static void row_num(FILE *f, const char *name, double v, const char *fmt)
 
 static void html_phases(FILE *f, const struct model *m)
 {
-	json_t *po = json_object_get(model__section(m, MODEL_SEC_PROBES_OVERHEAD), "phases");
+	const struct model_probe_cost *pc = &m->probe_cost;
 	bool any = false;
 
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
@@ -613,7 +651,7 @@ static void html_phases(FILE *f, const struct model *m)
 		outputs__html_num_cell(f, v->p50_ms, "%.3f");
 		outputs__html_num_cell(f, v->p95_ms, "%.3f");
 		outputs__html_num_cell(f, v->p99_ms, "%.3f");
-		outputs__html_num_cell(f, json_num(json_object_get(po, m->phase_names[ph]), "percent"), "%.2f");
+		outputs__html_num_cell(f, pc->derived && pc->phases[ph].present ? pc->phases[ph].percent : NAN, "%.2f");
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n");
@@ -649,29 +687,44 @@ static void html_cycles(FILE *f, const struct model *m)
 	fprintf(f, "</table></details>\n");
 }
 
+static void power_str_row(FILE *f, const char *name, const char *v)
+{
+	if (!v[0])
+		return;
+	fprintf(f, "<tr><th>%s</th><td>", name);
+	h(f, v);
+	fprintf(f, "</td></tr>\n");
+}
+
+static void power_num_row(FILE *f, const char *name, double v)
+{
+	if (!isnan(v))
+		fprintf(f, "<tr><th>%s</th><td>%.1f</td></tr>\n", name, v);
+}
+
 static void html_energy(FILE *f, const struct model *m)
 {
 	const struct model_energy_figures *ef = &m->energy;
-	json_t *pw = json_object_get(m->run.system, "power"), *v;
-	const char *k;
+	const struct power_mode *pw = &m->run.system.power;
+	bool any = m->run.system.has_power && power_mode__any(pw);
 	size_t i;
 
-	if (!ef->detail && !json_object_size(pw))
+	if (!ef->present && !any)
 		return;
 	fprintf(f, "<h2>Energy and power mode</h2><table>\n");
-	json_object_foreach(pw, k, v) {
-		fprintf(f, "<tr><th>");
-		h(f, k);
-		fprintf(f, "</th><td>");
-		if (json_is_string(v))
-			h(f, json_string_value(v));
-		else if (json_is_number(v))
-			fprintf(f, "%.1f", json_number_value(v));
-		else if (json_is_object(v)) { /* nvpmodel */
-			fprintf(f, "%lld ", json_integer_value(json_object_get(v, "id")));
-			h(f, json_string_value(json_object_get(v, "name")));
+	if (any) {
+		power_str_row(f, "governor", pw->governor);
+		power_str_row(f, "energy_performance_preference", pw->epp);
+		power_str_row(f, "scaling_driver", pw->driver);
+		if (pw->has_nvpmodel) {
+			fprintf(f, "<tr><th>nvpmodel</th><td>%d ", pw->nvpmodel_id);
+			h(f, pw->nvpmodel_name);
+			fprintf(f, "</td></tr>\n");
 		}
-		fprintf(f, "</td></tr>\n");
+		power_num_row(f, "emc_mhz", pw->emc_mhz);
+		power_num_row(f, "emc_max_mhz", pw->emc_max_mhz);
+		power_num_row(f, "gpu_mhz", pw->gpu_mhz);
+		power_num_row(f, "gpu_max_mhz", pw->gpu_max_mhz);
 	}
 	if (ef->cycles.present) {
 		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
@@ -682,13 +735,13 @@ static void html_energy(FILE *f, const struct model *m)
 		row_num(f, "tokens per joule", ef->cycles.tokens_per_joule, "%.3f");
 		row_num(f, "cycles left out (shorter than the period)", (double)ef->cycles_left_out, "%.0f");
 	}
-	row_num(f, "resolution ms", ef->resolution_ms, "%.0f");
-	row_num(f, "peak W", ef->peak_w, "%.1f");
-	json_array_foreach(json_object_get(ef->detail, "missing"), i, v) {
+	row_num(f, "resolution ms", ef->side.resolution_ms, "%.0f");
+	row_num(f, "peak W", ef->side.peak_w, "%.1f");
+	for (i = 0; i < ef->side.missing.n; i++) {
 		fprintf(f, "<tr><th>no ");
-		h(f, json_string_value(json_object_get(v, "domain")));
+		h(f, ef->side.missing.v[i].domain);
 		fprintf(f, " energy</th><td>");
-		h(f, json_string_value(json_object_get(v, "reason")));
+		h(f, ef->side.missing.v[i].reason);
 		fprintf(f, "</td></tr>\n");
 	}
 	fprintf(f, "</table>\n");
@@ -724,27 +777,27 @@ static void html_findings(FILE *f, const struct model *m)
 
 static void html_samples(FILE *f, const struct model *m, const struct folded *st)
 {
-	json_t *s = model__section(m, MODEL_SEC_SAMPLES), *q = json_object_get(s, "stack_quality");
-	json_t *objs = json_object_get(q, "by_leaf_object"), *v;
+	const struct model_samples *s = &m->samples;
 	struct folded leaf = {};
-	const char *name;
 
 	fprintf(f, "<h2>Samples</h2><table>\n");
-	row_num(f, "samples", json_num(s, "total"), "%.0f");
-	row_num(f, "requested Hz", json_num(s, "requested_hz"), "%.0f");
-	row_num(f, "achieved Hz", json_num(s, "achieved_hz"), "%.1f");
+	row_num(f, "samples", s->present ? (double)s->total : NAN, "%.0f");
+	row_num(f, "requested Hz", s->present ? (double)s->requested_hz : NAN, "%.0f");
+	row_num(f, "achieved Hz", s->present ? s->achieved_hz : NAN, "%.1f");
 	fprintf(f, "<tr><th>call graph</th><td>");
-	h(f, json_string_value(json_object_get(s, "call_graph")));
+	h(f, s->present ? s->call_graph : NULL);
 	fprintf(f, "</td></tr>\n");
-	row_num(f, "complete stacks %", json_num(q, "complete_percent"), "%.1f");
+	row_num(f, "complete stacks %", s->present ? s->stack_quality.complete_percent : NAN, "%.1f");
 	row_num(f, "lost samples", (double)model__lost(m, "samples"), "%.0f");
 	row_num(f, "lost events", (double)model__lost(m, "events"), "%.0f");
 	fprintf(f, "</table>\n<h3>Stack quality by leaf object</h3><table><tr><th>object</th><th>samples</th>"
 		"<th>truncated %%</th></tr>\n");
-	json_object_foreach(objs, name, v) {
+	for (size_t i = 0; i < s->stack_quality.by_leaf_object.n; i++) {
+		const struct model_leaf_object *v = &s->stack_quality.by_leaf_object.v[i];
+
 		fprintf(f, "<tr><td>");
-		h(f, name);
-		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", json_num(v, "samples"), json_num(v, "truncated_percent"));
+		h(f, v->name);
+		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", (double)v->samples, v->truncated_percent);
 	}
 	fprintf(f, "</table>\n");
 	folded__leaves(st, &leaf);
@@ -854,12 +907,11 @@ static void html_outputs(FILE *f, const struct out_log *lg)
 static int write_html(const struct model *m, const char *dir, const struct out_log *lg)
 {
 	struct atomic_file *af = atomic_file__open(dir, "report.html");
-	json_t *po = model__section(m, MODEL_SEC_PROBES_OVERHEAD);
 	FILE *f;
 
 	if (!af)
 		return -errno;
-	if (m->energy.root_only && atomic_file__private(af)) {
+	if (side_energy__root_only(&m->energy.side) && atomic_file__private(af)) {
 		atomic_file__abort(af);
 		return -EIO;
 	}
@@ -882,7 +934,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "
 			"of a phase at most%s</p>\n", m->probe_cost.warning ? " class=\"warn\"" : "",
-			m->probe_cost.cost_ns / 1e3, json_num(po, "max_percent"),
+			m->probe_cost.cost_ns / 1e3, m->probe_cost.derived ? m->probe_cost.max_percent : NAN,
 			m->probe_cost.warning ? ": phase times are inflated" : ".");
 	}
 	html_findings(f, m);

@@ -370,8 +370,7 @@ static int mapping_rank(const struct model *m, const struct model_mapping *mp)
 static int encode(struct writer *w)
 {
 	const struct model *m = w->m;
-	json_t *freq = json_object_get(m->run.config, "frequency");
-	uint64_t hz = json_is_integer(freq) && json_integer_value(freq) > 0 ? (uint64_t)json_integer_value(freq) : 99;
+	uint64_t hz = m->run.asked.frequency > 0 ? (uint64_t)m->run.asked.frequency : 99;
 	uint64_t period_ns = 1000000000ull / hz;
 	char text[256];
 	bool *used;
@@ -478,7 +477,7 @@ static int gzip_to(FILE *f, const unsigned char *p, size_t n)
 int pprof__encode(const struct model *m, unsigned char **out, size_t *len)
 {
 	struct writer w = {
-		.m = m, .kernel_addresses = json_is_true(json_object_get(m->run.config, "kernel_addresses")),
+		.m = m, .kernel_addresses = m->run.asked.kernel_addresses,
 	};
 	int err = build_cycles(&w);
 

@@ -3,78 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
-#include "json_text.h"
 #include "profile.h"
-#include "procfs.h"
-#include "sysfs_readers.h"
-
-static long mem_total_kb(void)
-{
-	char buf[16384];
-
-	return procfs__read("/proc/meminfo", buf, sizeof(buf)) < 0 ? -1 : procfs__meminfo_kb(buf, "MemTotal");
-}
-
-/* The CPU's model name (/proc/cpuinfo's "model name", x86 and some arm64
- * kernels), into buf; false when the kernel gives none. */
-static bool cpu_model(char *buf, size_t len)
-{
-	char path[4096], text[8192], *line, *save = NULL;
-
-	if (sysfs_path(path, sizeof(path), "/proc/cpuinfo") || procfs__read(path, text, sizeof(text)) < 0)
-		return false;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) || !colon)
-			continue;
-		colon += strspn(colon + 1, " \t") + 1;
-		snprintf(buf, len, "%s", colon);
-		return *buf != 0;
-	}
-	return false;
-}
-
-/* The board's model from the device tree (a Jetson names itself there:
- * "NVIDIA Jetson AGX Orin Developer Kit"); false where there is none. */
-static bool machine_model(char *buf, size_t len)
-{
-	char path[4096];
-
-	if (sysfs_path(path, sizeof(path), "/proc/device-tree/model") || sysfs_read_str(path, buf, len))
-		return false;
-	/* the property ends with a NUL; read as a string already */
-	return *buf != 0;
-}
-
-json_t *profile__system_json(void)
-{
-	char model[256];
-	json_t *s = json_object();
-	struct utsname u;
-	char host[256] = "";
-	long kb = mem_total_kb();
-
-	if (uname(&u) == 0) {
-		json_object_set_new(s, "kernel", json_string(u.release));
-		json_object_set_new(s, "arch", json_string(u.machine));
-	}
-	json_object_set_new(s, "cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-	/* the platform a tuned setting holds for (tune's settings.json) */
-	if (cpu_model(model, sizeof(model)))
-		json_object_set_new(s, "cpu_model", json_text(model));
-	if (machine_model(model, sizeof(model)))
-		json_object_set_new(s, "machine_model", json_text(model));
-	json_object_set_new(s, "mem_total_mb", kb > 0 ? json_real(kb / 1024.0) : json_null());
-	gethostname(host, sizeof(host) - 1);
-	json_object_set_new(s, "hostname", json_string(host));
-	return s;
-}
 
 int profile__write(json_t *profile, const char *dir)
 {

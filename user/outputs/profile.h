@@ -8,8 +8,9 @@
 
 #define PROFILE_SCHEMA_VERSION "1.0"
 
-/* `system`: kernel, cpus, mem_total_mb, hostname. */
-json_t *profile__system_json(void);
+/* system.power as profile.json writes it. */
+struct power_mode;
+json_t *profile__power_mode_json(const struct power_mode *p);
 /* Writes DIR/profile.json atomically. 0 or -errno. */
 int profile__write(json_t *profile, const char *dir);
 /* Reads DIR/profile.json (or a path to a .json file). NULL with a message. */

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* profile.json ↔ the model. model__to_json is the profile.json writer: it
- * reads only the model. model__from_json loads a profile.json back into a
- * model (for `report` and `diff`), so that they read the same typed figures
- * the recording computed. The contract: docs/profile-json.md and
- * docs/profile.schema.json. Longer than 600 lines: the writer and the loader
- * are each other's inverse, kept side by side so that a key changes in both. */
+/* profile.json ↔ the model: one table (profile_table, at the end) names
+ * every top-level key with its writer and its reader, the sections' own
+ * tables name their fields (json_fields.h): here the run, cycles, phases,
+ * findings and the documents kept as JSON; side data, samples, tail,
+ * probes, system, self and llama in profile_*.c (profile_tables.h). model__to_json walks it to
+ * write; model__from_json walks the same table to load a profile back
+ * (for `report` and `diff`), so that they read the same typed figures the
+ * recording computed. The contract: docs/profile-json.md and
+ * docs/profile.schema.json. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -13,417 +16,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "json_fields.h"
 #include "json_num.h"
 #include "json_text.h"
 #include "model.h"
+#include "config_file.h"
 #include "profile.h"
+#include "profile_tables.h"
+#include "profile_side.h"
 #include "stats.h"
-
-static uint64_t u64(json_t *o, const char *key);
-
-/* NAN and infinities are never written: they become null. */
-static json_t *real_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *blocked_json(const double *ms)
-{
-	json_t *o = json_object();
-
-	for (int i = 0; i < BLOCKED_NCLASSES; i++)
-		json_object_set_new(o, blocked_class_names[i], json_real(ms[i]));
-	return o;
-}
-
-void model__split_json(json_t *o, const struct model_split *s)
-{
-	if (!s->present)
-		return;
-	json_object_set_new(o, "oncpu_ms", json_real(s->oncpu_ms));
-	json_object_set_new(o, "runq_wait_ms", json_real(s->runq_ms));
-	json_object_set_new(o, "offcpu_ms", json_real(s->offcpu_ms));
-	json_object_set_new(o, "blocked", blocked_json(s->blocked_ms));
-	if (s->has_wall) {
-		json_object_set_new(o, "unattributed_ms", json_real(s->unattributed_ms));
-		json_object_set_new(o, "unattributed_percent", json_real(s->unattributed_percent));
-	}
-}
-
-/* {cpu_j, dram_j, gpu_j, board_j, total_j, tokens_per_joule}: a domain no
- * source measures is left out, never written as zero. */
-static json_t *energy_json(const struct model_energy *e)
-{
-	json_t *o = json_object();
-
-	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
-		if (isfinite(e->j[d]))
-			json_object_set_new(o, model_energy_keys[d], json_real(e->j[d]));
-	if (isfinite(e->total_j))
-		json_object_set_new(o, "total_j", json_real(e->total_j));
-	if (isfinite(e->tokens_per_joule))
-		json_object_set_new(o, "tokens_per_joule", json_real(e->tokens_per_joule));
-	return o;
-}
-
-static void energy_load(struct model_energy *e, json_t *o)
-{
-	e->present = json_is_object(o);
-	for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
-		e->j[d] = json_num(o, model_energy_keys[d]);
-	e->total_j = json_num(o, "total_j");
-	e->tokens_per_joule = json_num(o, "tokens_per_joule");
-}
-
-/* The top-level `energy`: the cycles' sums, then the sources and the rest. */
-static json_t *energy_section_json(const struct model *m)
-{
-	const struct model_energy_figures *ef = &m->energy;
-	json_t *o = energy_json(&ef->cycles);
-
-	json_object_set_new(o, "cycles_measured", json_integer(ef->cycles_measured));
-	json_object_set_new(o, "cycles_left_out", json_integer(ef->cycles_left_out));
-	json_object_set_new(o, "resolution_ms", real_or_null(ef->resolution_ms));
-	json_object_set_new(o, "peak_w", real_or_null(ef->peak_w));
-	json_object_update_missing(o, ef->detail);
-	return o;
-}
-
-static void energy_section_load(struct model *m, json_t *o)
-{
-	struct model_energy_figures *ef = &m->energy;
-	static const char *const typed[] = { "cpu_j", "dram_j", "gpu_j", "board_j", "total_j", "tokens_per_joule",
-					     "cycles_measured", "cycles_left_out", "resolution_ms", "peak_w" };
-	json_t *v;
-	size_t i;
-
-	if (!json_is_object(o))
-		return;
-	energy_load(&ef->cycles, o);
-	ef->cycles.present = ef->cycles.present && u64(o, "cycles_measured") > 0;
-	ef->cycles_measured = u64(o, "cycles_measured");
-	ef->cycles_left_out = u64(o, "cycles_left_out");
-	ef->resolution_ms = json_num(o, "resolution_ms");
-	ef->peak_w = json_num(o, "peak_w");
-	ef->capped_ms = json_num(json_object_get(o, "power_capped"), "capped_ms");
-	ef->detail = json_deep_copy(o);
-	json_array_foreach(json_object_get(o, "sources"), i, v)
-		ef->root_only |= json_is_true(json_object_get(v, "root_only"));
-	for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
-		json_object_del(ef->detail, typed[i]);
-}
-
-static json_t *cycle_json(const struct model *m, const struct model_cycle *c)
-{
-	json_t *o = json_object(), *phases = json_object(), *counts = json_object(), *v;
-	int tok = model__count_id(m, "tokens");
-	const char *k;
-
-	json_object_set_new(o, "index", json_integer(c->index));
-	json_object_set_new(o, "bpf_cycle", json_integer(c->bpf_cycle));
-	json_object_set_new(o, "pid", json_integer(c->pid));
-	json_object_set_new(o, "start_ns", json_integer(c->start_ns));
-	json_object_set_new(o, "end_ns", json_integer(c->end_ns));
-	json_object_set_new(o, "duration_ms", json_real(c->duration_ms));
-	if (c->open_at_end)
-		json_object_set_new(o, "open_at_end", json_true());
-	if (c->abandoned)
-		json_object_set_new(o, "abandoned", json_true());
-	if (c->ended_at_last_phase)
-		json_object_set_new(o, "end", json_string("last_phase_call"));
-	json_object_set_new(o, "samples", json_integer(c->samples));
-	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-		const struct model_cycle_phase *p = &c->phases[ph];
-		json_t *po;
-
-		if (!p->present || !m->phase_names[ph])
-			continue;
-		po = json_object();
-		json_object_set_new(po, "ms", json_real(p->ms));
-		json_object_set_new(po, "calls", json_integer(p->calls));
-		json_object_set_new(po, "thread_ms", json_real(p->thread_ms));
-		model__split_json(po, &p->split);
-		json_object_set_new(phases, m->phase_names[ph], po);
-	}
-	json_object_set_new(o, "phases", phases);
-	if ((tok > 0 && c->has_count[tok]) || c->llama.present) {
-		json_object_set_new(o, "tokens_per_second", real_or_null(c->tokens_per_second));
-		json_object_set_new(o, "tokens_per_second_wall", real_or_null(c->tokens_per_second_wall));
-	}
-	for (int id = 1; id < IT_MAX_PHASES; id++)
-		if (m->count_names[id] && c->has_count[id])
-			json_object_set_new(counts, m->count_names[id], json_integer(c->counts[id]));
-	json_object_set_new(o, "counts", counts);
-	if (c->llama.present)
-		json_object_set_new(o, "llama", llama__cycle_json(&c->llama));
-	model__split_json(o, &c->split);
-	if (c->has_all_threads) {
-		json_object_set_new(o, "all_threads", json_pack("{s:f,s:f,s:f}", "oncpu_ms", c->all_oncpu_ms,
-								"runq_wait_ms", c->all_runq_ms, "offcpu_ms", c->all_offcpu_ms));
-		json_object_set_new(o, "page_faults", json_pack("{s:I,s:I}", "minor", (json_int_t)c->minflt,
-								"major", (json_int_t)c->majflt));
-		json_object_set_new(o, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)c->nvcsw,
-								     "involuntary", (json_int_t)c->nivcsw));
-	}
-	if (c->has_rss) {
-		json_object_set_new(o, "rss_peak_mb", json_real(c->rss_peak_mb));
-		json_object_set_new(o, "rss_end_mb", json_real(c->rss_end_mb));
-	}
-	if (c->energy.present)
-		json_object_set_new(o, "energy", energy_json(&c->energy));
-	json_object_foreach(c->detail, k, v)
-		json_object_set(o, k, v);
-	return o;
-}
-
-static json_t *processes_json(const struct model *m)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < m->nprocs; i++) {
-		const struct model_process *p = &m->procs[i];
-		json_t *o = json_object();
-
-		json_object_set_new(o, "pid", json_integer(p->pid));
-		json_object_set_new(o, "parent", json_integer(p->ppid));
-		json_object_set_new(o, "comm", json_string(p->comm));
-		json_object_set_new(o, "root", json_boolean(p->root));
-		json_object_set_new(o, "cpu_seconds", real_or_null(p->cpu_s));
-		if (p->exited) {
-			if (WIFSIGNALED(p->exit_status))
-				json_object_set_new(o, "killed_by_signal", json_integer(WTERMSIG(p->exit_status)));
-			else
-				json_object_set_new(o, "exit_code", json_integer(WEXITSTATUS(p->exit_status)));
-		}
-		json_array_append_new(arr, o);
-	}
-	return arr;
-}
-
-static json_t *phase_json(const struct model_phase_summary *s)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "total_ms", json_real(s->total_ms));
-	json_object_set_new(o, "thread_ms", json_real(s->thread_ms));
-	json_object_set_new(o, "calls", json_integer(s->calls));
-	json_object_set_new(o, "percent_of_cycle", json_real(s->percent_of_cycle));
-	json_object_set_new(o, "outside_cycles", json_pack("{s:f,s:I}", "thread_ms", s->outside_thread_ms,
-							   "calls", (json_int_t)s->outside_calls));
-	json_object_set_new(o, "p50_ms", real_or_null(s->p50_ms));
-	json_object_set_new(o, "p95_ms", real_or_null(s->p95_ms));
-	json_object_set_new(o, "p99_ms", real_or_null(s->p99_ms));
-	if (s->percentiles_from)
-		json_object_set_new(o, "percentiles_from", json_string(s->percentiles_from));
-	json_object_set_new(o, "histogram", stats__log2_hist_json(s->hist_us, IT_HIST_SLOTS, "us"));
-	return o;
-}
-
-static json_t *aggregates_json(const struct model *m)
-{
-	const struct model_aggregates *a = &m->agg;
-	json_t *o = json_object();
-
-	json_object_set_new(o, "total_cycles", json_integer(a->total_cycles));
-	if (a->cycles_source)
-		json_object_set_new(o, "cycles_source", json_string(a->cycles_source));
-	if (a->empty_marker_cycles_dropped)
-		json_object_set_new(o, "empty_marker_cycles_dropped", json_integer(a->empty_marker_cycles_dropped));
-	json_object_set_new(o, "avg_cycle_ms", real_or_null(a->avg_cycle_ms));
-	json_object_set_new(o, "max_cycle_ms", real_or_null(a->max_cycle_ms));
-	json_object_set_new(o, "p50_cycle_ms", real_or_null(a->p50_cycle_ms));
-	json_object_set_new(o, "p95_cycle_ms", real_or_null(a->p95_cycle_ms));
-	json_object_set_new(o, "p99_cycle_ms", real_or_null(a->p99_cycle_ms));
-	json_object_set_new(o, "avg_tokens_per_second", real_or_null(a->avg_tokens_per_second));
-	json_object_set_new(o, "avg_tokens_per_second_wall", real_or_null(a->avg_tokens_per_second_wall));
-	if (isfinite(a->peak_memory_mb))
-		json_object_set_new(o, "peak_memory_mb", json_real(a->peak_memory_mb));
-	return o;
-}
-
-static json_t *findings_json(const struct model *m)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < m->nfindings; i++) {
-		const struct model_finding *f = &m->findings[i];
-
-		json_array_append_new(arr, json_pack("{s:s,s:s,s:o,s:O}", "type", f->type, "severity", f->severity,
-						     "percentage_of_cycle", real_or_null(f->percentage_of_cycle),
-						     "evidence", f->evidence ? f->evidence : json_object()));
-	}
-	return arr;
-}
-
-static json_t *recs_json(const struct model *m)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < m->nrecs; i++) {
-		const struct model_recommendation *r = &m->recs[i];
-		json_t *o = json_object();
-
-		json_object_set_new(o, "title", json_string(r->title ? r->title : ""));
-		json_object_set_new(o, "priority", json_string(r->priority ? r->priority : "medium"));
-		json_object_set_new(o, "description", json_string(r->description ? r->description : ""));
-		json_object_set_new(o, "current_value", json_string(r->current_value ? r->current_value : ""));
-		json_object_set_new(o, "recommended_value", json_string(r->recommended_value ? r->recommended_value : ""));
-		if (r->bottleneck)
-			json_object_set_new(o, "bottleneck", json_string(r->bottleneck));
-		if (r->evidence)
-			json_object_set(o, "evidence", r->evidence);
-		json_array_append_new(arr, o);
-	}
-	return arr;
-}
-
-static json_t *thresholds_json(const struct rule_thresholds *t)
-{
-	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}",
-		"inference_pct", t->inference_pct, "database_pct", t->database_pct, "mode_pct", t->mode_pct,
-		"memory_pct", t->memory_pct, "runq_pct", t->runq_pct, "offcpu_pct", t->offcpu_pct,
-		"gpu_util_pct", t->gpu_util_pct, "gpu_sync_pct", t->gpu_sync_pct,
-		"leak_mb_per_cycle", t->leak_mb_per_cycle, "spin_pct", t->spin_pct, "power_mw", t->power_mw,
-		"power_capped_pct", t->power_capped_pct);
-}
-
-/* A detail section, or an empty object/array where the contract wants one. */
-static json_t *section_or(const struct model *m, enum model_section s, bool array)
-{
-	json_t *v = model__section(m, s);
-
-	return v ? json_deep_copy(v) : array ? json_array() : json_object();
-}
-
-json_t *model__to_json(const struct model *m)
-{
-	json_t *p, *tool, *cycles, *phases, *lost, *v, *cmd, *pids;
-	char when[64];
-
-	if (model__require(m, MODEL_ANALYSED, "the profile.json writer"))
-		return NULL;
-	p = json_object();
-	tool = json_object();
-	json_object_set_new(p, "schema_version", json_string(PROFILE_SCHEMA_VERSION));
-	json_object_set_new(tool, "name", json_string("infertrace"));
-	json_object_set_new(tool, "version", json_string(m->run.tool_version ? m->run.tool_version : INFERTRACE_VERSION));
-	json_object_set_new(p, "tool", tool);
-	json_object_set_new(p, "system", m->run.system ? json_deep_copy(m->run.system) : profile__system_json());
-
-	phases = json_object();
-	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
-		if (m->phases[ph].present)
-			json_object_set_new(phases, m->phase_names[ph], phase_json(&m->phases[ph]));
-	json_object_set_new(p, "phases", phases);
-	json_object_set_new(p, "aggregate_metrics", aggregates_json(m));
-	json_object_set_new(p, "samples", section_or(m, MODEL_SEC_SAMPLES, false));
-	json_object_set_new(p, "offcpu", section_or(m, MODEL_SEC_OFFCPU, false));
-	json_object_set_new(p, "sched", section_or(m, MODEL_SEC_SCHED, false));
-	v = section_or(m, MODEL_SEC_MEMORY, false);
-	if (m->memory.available) {
-		json_object_set_new(v, "growth_mb_per_cycle", real_or_null(m->memory.growth_mb_per_cycle));
-		if (m->sched.has_faults)
-			json_object_set_new(v, "faults", json_pack("{s:I,s:I}", "minor", (json_int_t)m->sched.minflt,
-								   "major", (json_int_t)m->sched.majflt));
-	}
-	json_object_set_new(p, "memory", v);
-	json_object_set_new(p, "thermal", section_or(m, MODEL_SEC_THERMAL, false));
-	v = section_or(m, MODEL_SEC_GPU, false);
-	if (m->cuda)
-		json_object_set(v, "cuda", m->cuda);
-	json_object_set_new(p, "gpu", v);
-	json_object_set_new(p, "disk", section_or(m, MODEL_SEC_DISK, false));
-	json_object_set_new(p, "network", section_or(m, MODEL_SEC_NETWORK, false));
-	if (m->energy.detail)
-		json_object_set_new(p, "energy", energy_section_json(m));
-	lost = json_object();
-	for (size_t i = 0; i < m->nlost; i++)
-		json_object_set_new(lost, m->lost[i].name, json_integer(m->lost[i].value));
-	json_object_set_new(p, "lost", lost);
-
-	cycles = json_array();
-	for (size_t i = 0; i < m->ncycles; i++)
-		json_array_append_new(cycles, cycle_json(m, &m->cycles[i]));
-	json_object_set_new(p, "cycles", cycles);
-	json_object_set_new(p, "crashes", section_or(m, MODEL_SEC_CRASHES, true));
-	json_object_set_new(p, "bottlenecks", findings_json(m));
-	json_object_set_new(p, "recommendations", recs_json(m));
-	json_object_set_new(p, "alerts", m->alerts ? json_deep_copy(m->alerts) : json_array());
-
-	if (m->run.command) {
-		cmd = json_array();
-		for (char **a = m->run.command; *a; a++)
-			json_array_append_new(cmd, json_text(*a));
-	} else {
-		cmd = json_null();
-	}
-	json_object_set_new(p, "command", cmd);
-	pids = json_array();
-	for (size_t i = 0; i < m->run.npids; i++)
-		json_array_append_new(pids, json_integer(m->run.pids[i]));
-	json_object_set_new(p, "pids", pids);
-	json_object_set_new(p, "processes", processes_json(m));
-	json_object_set_new(p, "started_at", json_string(m->run.started_at ? m->run.started_at :
-							 profile__iso_time(m->run.start_wall_s, when, sizeof(when))));
-	json_object_set_new(p, "duration_s", json_real(m->run.duration_s));
-	json_object_set_new(p, "stop_reason", json_string(m->run.stop_reason ? m->run.stop_reason : "unknown"));
-	v = m->run.config ? json_deep_copy(m->run.config) : json_object();
-	if (m->have_thresholds)
-		json_object_set_new(v, "thresholds", thresholds_json(&m->thresholds));
-	json_object_set_new(p, "config", v);
-	if (model__section(m, MODEL_SEC_PROBES))
-		json_object_set_new(p, "probes", section_or(m, MODEL_SEC_PROBES, true));
-	if (model__section(m, MODEL_SEC_HOST))
-		json_object_set_new(p, "host", section_or(m, MODEL_SEC_HOST, false));
-	if (model__section(m, MODEL_SEC_PROBES_OVERHEAD))
-		json_object_set_new(p, "probes_overhead", section_or(m, MODEL_SEC_PROBES_OVERHEAD, false));
-	if (model__section(m, MODEL_SEC_SUGGESTED_CYCLE))
-		json_object_set_new(p, "suggested_cycle", section_or(m, MODEL_SEC_SUGGESTED_CYCLE, false));
-	if (m->self) {
-		v = json_deep_copy(m->self);
-		/* the probes' measured cost per hit belongs with the tracer's own */
-		if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns))
-			json_object_set_new(v, "probe_cost_ns_per_hit", json_real(m->probe_cost.cost_ns));
-		json_object_set_new(p, "self", v);
-	}
-	if (m->tail_cycles)
-		json_object_set(p, "tail_cycles", m->tail_cycles);
-	if (m->llama.present || m->llama_facts)
-		json_object_set_new(p, "llama", llama__json(m));
-	if (m->run_edges) {
-		json_object_set(p, "startup", json_object_get(m->run_edges, "startup"));
-		json_object_set(p, "teardown", json_object_get(m->run_edges, "teardown"));
-	}
-	return p;
-}
-
-/* ---- loading --------------------------------------------------------- */
-
-static uint64_t u64(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	/* a real out of uint64_t's range would make the cast undefined */
-	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) :
-	       json_is_real(v) && json_real_value(v) > 0 && json_real_value(v) < 0x1p64 ?
-	       (uint64_t)json_real_value(v) : 0;
-}
-
-/* A pid or a count that must fit an int: 0 when absent, NaN or out of range
- * (as in a hand-edited or corrupt file). */
-static int int_of(json_t *o, const char *key)
-{
-	double d = json_num(o, key);
-
-	return d >= INT_MIN && d <= INT_MAX ? (int)d : 0;
-}
-
-static char *str(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_string(v) ? strdup(json_string_value(v)) : NULL;
-}
 
 /* The id of a phase or count name, added when new; -E2BIG past the
  * IT_MAX_PHASES - 1 names the model holds (the kernel's per-thread slots). */
@@ -438,256 +39,208 @@ static int name_id(char **names, const char *name)
 	return -E2BIG;
 }
 
-static void split_load(struct model_split *s, json_t *o)
+/* A count: 0 when missing, negative or out of range (as in a hand-edited
+ * or corrupt file). */
+static uint64_t u64_of(json_t *o, const char *key)
 {
-	if (!json_is_number(json_object_get(o, "oncpu_ms")) && !json_is_number(json_object_get(o, "offcpu_ms")))
-		return;
-	s->present = true;
-	s->oncpu_ms = isnan(json_num(o, "oncpu_ms")) ? 0 : json_num(o, "oncpu_ms");
-	s->runq_ms = isnan(json_num(o, "runq_wait_ms")) ? 0 : json_num(o, "runq_wait_ms");
-	s->offcpu_ms = isnan(json_num(o, "offcpu_ms")) ? 0 : json_num(o, "offcpu_ms");
+	json_t *v = json_object_get(o, key);
+
+	/* a real out of uint64_t's range would make the cast undefined */
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) :
+	       json_is_real(v) && json_real_value(v) > 0 && json_real_value(v) < 0x1p64 ?
+	       (uint64_t)json_real_value(v) : 0;
+}
+
+
+/* ---- the scheduler's split of a wall interval ---- */
+
+static int blocked_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_split *s = base;
+	json_t *b = json_object();
+
+	(void)ctx;
+	for (int i = 0; b && i < BLOCKED_NCLASSES; i++)
+		json_object_set_new(b, blocked_class_names[i], json_real(s->blocked_ms[i]));
+	return profile__set(o, key, b);
+}
+
+static int blocked_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_split *s = base;
+
+	(void)ctx;
 	for (int i = 0; i < BLOCKED_NCLASSES; i++) {
-		double v = json_num(json_object_get(o, "blocked"), blocked_class_names[i]);
+		double v = json_num(json_object_get(o, key), blocked_class_names[i]);
 
 		s->blocked_ms[i] = isnan(v) ? 0 : v;
 	}
-	s->has_wall = json_is_number(json_object_get(o, "unattributed_ms"));
-	s->unattributed_ms = json_num(o, "unattributed_ms");
-	s->unattributed_percent = json_num(o, "unattributed_percent");
+	return 0;
 }
 
-/* Keys of a cycle the model types; the rest is detail, kept as written. */
-static bool typed_cycle_key(const char *k)
-{
-	static const char *const keys[] = {
-		"index", "bpf_cycle", "pid", "start_ns", "end_ns", "duration_ms", "open_at_end", "abandoned",
-		"end", "samples", "phases", "tokens_per_second", "tokens_per_second_wall", "counts", "oncpu_ms",
-		"runq_wait_ms", "offcpu_ms", "blocked", "unattributed_ms", "unattributed_percent", "all_threads",
-		"page_faults", "context_switches", "rss_peak_mb", "rss_end_mb", "llama", "energy",
-	};
+/* On-CPU, run queue and blocked read as 0 when missing (a hand-written
+ * profile may give one of them). */
+#define JF_T struct model_split
+JF_TABLE(split_fields_table, JF("oncpu_ms", JF_REAL, oncpu_ms, .flags = JF_OMIT | JF_ZERO),
+	 JF("runq_wait_ms", JF_REAL, runq_ms, .flags = JF_OMIT | JF_ZERO),
+	 JF("offcpu_ms", JF_REAL, offcpu_ms, .flags = JF_OMIT | JF_ZERO), JF_FNS("blocked", blocked_write, blocked_read),
+	 JF("unattributed_ms", JF_REAL, unattributed_ms, .flags = JF_OMIT, JF_WHEN(has_wall)),
+	 JF("unattributed_percent", JF_REAL, unattributed_percent, .flags = JF_OMIT, JF_WHEN(has_wall)));
+JF_TABLE(split_table, JF_GROUP(NULL, split_fields_table, JF_WHEN(present)));
+#undef JF_T
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(keys[i], k))
-			return true;
-	return false;
+void model__split_json(json_t *o, const struct model_split *s)
+{
+	jf_write(&split_table, s, o, NULL);
 }
 
-static int cycle_load(struct model *m, json_t *c, size_t index)
+/* ---- cycles ---- */
+
+#define JF_T struct model_cycle_phase
+JF_TABLE(cycle_phase_table, JF("ms", JF_REAL, ms, .flags = JF_OMIT), JF("calls", JF_U64, calls),
+	 JF("thread_ms", JF_REAL, thread_ms, .flags = JF_OMIT), JF(NULL, JF_OBJ, split, .sub = &split_table));
+#undef JF_T
+
+static int cycle_end_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
-	struct model_cycle *mc;
-	json_t *phases = json_object_get(c, "phases"), *counts = json_object_get(c, "counts"), *v;
+	(void)ctx;
+	return ((const struct model_cycle *)base)->ended_at_last_phase ? profile__set(o, key, json_string("last_phase_call")) : 0;
+}
+
+static int cycle_end_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	(void)ctx;
+	((struct model_cycle *)base)->ended_at_last_phase = json_is_string(json_object_get(o, key));
+	return 0;
+}
+
+/* {phase name: its calls in this cycle} (ctx: the model, for the names) */
+static int cycle_phases_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_cycle *c = base;
+	const struct model *m = ctx;
+	json_t *phases = json_object();
+
+	for (int ph = 1; phases && ph < IT_MAX_PHASES; ph++)
+		if (c->phases[ph].present && m->phase_names[ph] &&
+		    profile__set(phases, m->phase_names[ph], jf_object(&cycle_phase_table, &c->phases[ph], ctx)))
+			break;
+	return profile__set(o, key, phases);
+}
+
+static int cycle_phases_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_cycle *c = base;
+	struct model *m = ctx;
 	const char *k;
+	json_t *v;
 
-	if (!json_is_object(c))
-		return -EINVAL;
-	mc = model__add_cycle(m, int_of(c, "pid"), (uint32_t)u64(c, "bpf_cycle"), u64(c, "start_ns"),
-			      u64(c, "end_ns"));
-	if (!mc)
-		return -ENOMEM;
-	mc->index = index;
-	mc->duration_ms = json_num(c, "duration_ms");
-	if (isnan(mc->duration_ms))
-		mc->duration_ms = mc->end_ns > mc->start_ns ? (mc->end_ns - mc->start_ns) / 1e6 : 0;
-	mc->open_at_end = json_is_true(json_object_get(c, "open_at_end"));
-	mc->abandoned = json_is_true(json_object_get(c, "abandoned"));
-	mc->ended_at_last_phase = json_is_string(json_object_get(c, "end"));
-	mc->samples = u64(c, "samples");
-	if (json_is_object(json_object_get(c, "llama")))
-		llama__cycle_load(&mc->llama, json_object_get(c, "llama"));
-	json_object_foreach(phases, k, v) {
+	json_object_foreach(json_object_get(o, key), k, v) {
 		int ph = name_id(m->phase_names, k);
 
 		if (ph < 0)
 			return ph;
-		mc->phases[ph].present = true;
-		mc->phases[ph].ms = json_num(v, "ms");
-		mc->phases[ph].thread_ms = json_num(v, "thread_ms");
-		mc->phases[ph].calls = u64(v, "calls");
-		split_load(&mc->phases[ph].split, v);
+		jf_read_into(&cycle_phase_table, &c->phases[ph], v, ctx);
+		c->phases[ph].present = true;
 	}
-	json_object_foreach(counts, k, v) {
+	return 0;
+}
+
+/* tokens_per_second and _wall: where tokens are counted or llama.cpp runs */
+static int cycle_tps_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_cycle *c = base;
+	int tok = model__count_id(ctx, "tokens");
+	double v = strcmp(key, "tokens_per_second") ? c->tokens_per_second_wall : c->tokens_per_second;
+
+	if (!(tok > 0 && c->has_count[tok]) && !c->llama.present)
+		return 0;
+	return profile__set(o, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+static int cycle_tps_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_cycle *c = base;
+
+	(void)ctx;
+	*(strcmp(key, "tokens_per_second") ? &c->tokens_per_second_wall : &c->tokens_per_second) = json_num(o, key);
+	return 0;
+}
+
+static int cycle_counts_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_cycle *c = base;
+	const struct model *m = ctx;
+	json_t *counts = json_object();
+
+	for (int id = 1; counts && id < IT_MAX_PHASES; id++)
+		if (m->count_names[id] && c->has_count[id])
+			json_object_set_new(counts, m->count_names[id], json_integer((json_int_t)c->counts[id]));
+	return profile__set(o, key, counts);
+}
+
+static int cycle_counts_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_cycle *c = base;
+	struct model *m = ctx;
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(o, key), k, v) {
 		int id = name_id(m->count_names, k);
 
 		if (id < 0)
 			return id;
-		mc->has_count[id] = true;
-		mc->counts[id] = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-	}
-	mc->tokens_per_second = json_num(c, "tokens_per_second");
-	mc->tokens_per_second_wall = json_num(c, "tokens_per_second_wall");
-	split_load(&mc->split, c);
-	if (json_is_object(json_object_get(c, "all_threads"))) {
-		json_t *a = json_object_get(c, "all_threads");
-
-		mc->has_all_threads = true;
-		mc->all_oncpu_ms = json_num(a, "oncpu_ms");
-		mc->all_runq_ms = json_num(a, "runq_wait_ms");
-		mc->all_offcpu_ms = json_num(a, "offcpu_ms");
-		mc->minflt = u64(json_object_get(c, "page_faults"), "minor");
-		mc->majflt = u64(json_object_get(c, "page_faults"), "major");
-		mc->nvcsw = u64(json_object_get(c, "context_switches"), "voluntary");
-		mc->nivcsw = u64(json_object_get(c, "context_switches"), "involuntary");
-	}
-	if (json_is_number(json_object_get(c, "rss_peak_mb"))) {
-		mc->has_rss = true;
-		mc->rss_peak_mb = json_num(c, "rss_peak_mb");
-		mc->rss_end_mb = json_num(c, "rss_end_mb");
-	}
-	if (json_is_object(json_object_get(c, "energy")))
-		energy_load(&mc->energy, json_object_get(c, "energy"));
-	json_object_foreach(c, k, v)
-		if (!typed_cycle_key(k))
-			model__cycle_detail(mc, k, json_incref(v));
-	return 0;
-}
-
-/* The inverse of processes_json: exit statuses back in wait(2) form. */
-static int processes_load(struct model *m, json_t *arr)
-{
-	json_t *v;
-	size_t i;
-
-	json_array_foreach(arr, i, v) {
-		struct model_process *p = model__add_process(m, int_of(v, "pid"));
-		const char *comm = json_string_value(json_object_get(v, "comm"));
-
-		if (!p)
-			return -ENOMEM;
-		p->ppid = (pid_t)u64(v, "parent");
-		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
-		p->root = json_is_true(json_object_get(v, "root"));
-		p->cpu_s = json_num(v, "cpu_seconds");
-		if (json_is_integer(json_object_get(v, "killed_by_signal"))) {
-			p->exited = true;
-			p->exit_status = (int)u64(v, "killed_by_signal") & 0x7f;
-		} else if (json_is_integer(json_object_get(v, "exit_code"))) {
-			p->exited = true;
-			p->exit_status = ((int)u64(v, "exit_code") & 0xff) << 8;
-		}
+		c->has_count[id] = true;
+		c->counts[id] = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 	}
 	return 0;
 }
 
-static void phase_load(struct model *m, int ph, json_t *v)
+#define JF_T struct model_cycle
+JF_TABLE(all_threads_table, JF("oncpu_ms", JF_REAL, all_oncpu_ms, .flags = JF_OMIT),
+	 JF("runq_wait_ms", JF_REAL, all_runq_ms, .flags = JF_OMIT),
+	 JF("offcpu_ms", JF_REAL, all_offcpu_ms, .flags = JF_OMIT));
+JF_TABLE(faults_table, JF("minor", JF_U64, minflt), JF("major", JF_U64, majflt));
+JF_TABLE(switches_table, JF("voluntary", JF_U64, nvcsw), JF("involuntary", JF_U64, nivcsw));
+
+/* A cycle (ctx: the model). Keys it does not name are the concerns'
+ * detail (network, cuda), kept as written. */
+JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cycle), JF("pid", JF_INT, pid),
+	 JF("start_ns", JF_U64, start_ns), JF("end_ns", JF_U64, end_ns),
+	 JF("duration_ms", JF_REAL, duration_ms, .flags = JF_OMIT),
+	 JF("open_at_end", JF_BOOL, open_at_end, .flags = JF_OMIT), JF("abandoned", JF_BOOL, abandoned, .flags = JF_OMIT),
+	 JF_FNS("end", cycle_end_write, cycle_end_read), JF("samples", JF_U64, samples),
+	 JF_FNS("phases", cycle_phases_write, cycle_phases_read),
+	 JF_FNS("tokens_per_second", cycle_tps_write, cycle_tps_read),
+	 JF_FNS("tokens_per_second_wall", cycle_tps_write, cycle_tps_read),
+	 JF_FNS("counts", cycle_counts_write, cycle_counts_read),
+	 JF("llama", JF_OBJ, llama, .sub = &profile_llama_cycle_table, JF_WHEN(llama.present)),
+	 JF(NULL, JF_OBJ, split, .sub = &split_table),
+	 JF_GROUP("all_threads", all_threads_table, JF_WHEN(has_all_threads)),
+	 JF_GROUP("page_faults", faults_table, JF_WHEN(has_all_threads)),
+	 JF_GROUP("context_switches", switches_table, JF_WHEN(has_all_threads)),
+	 JF("rss_peak_mb", JF_REAL, rss_peak_mb, .flags = JF_OMIT, JF_WHEN(has_rss)),
+	 JF("rss_end_mb", JF_REAL, rss_end_mb, .flags = JF_OMIT, JF_WHEN(has_rss)),
+	 JF(NULL, JF_OBJ, side, .sub = &profile_window_table),
+	 JF("kernel_power", JF_OBJ, kernel_power, .sub = &profile_cycle_power_table, JF_WHEN(kernel_power.present)),
+	 JF("energy", JF_OBJ, energy, .sub = &profile_energy_table, JF_WHEN(energy.present)));
+#undef JF_T
+
+static int cycles_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
-	struct model_phase_summary *s = &m->phases[ph];
-	json_t *buckets = json_object_get(json_object_get(v, "histogram"), "buckets"), *b;
-	size_t i;
+	const struct model *m = base;
+	json_t *arr = json_array(), *c, *v;
+	const char *k;
 
-	s->present = true;
-	s->total_ms = json_num(v, "total_ms");
-	s->thread_ms = json_num(v, "thread_ms");
-	s->calls = u64(v, "calls");
-	s->percent_of_cycle = json_num(v, "percent_of_cycle");
-	s->p50_ms = json_num(v, "p50_ms");
-	s->p95_ms = json_num(v, "p95_ms");
-	s->p99_ms = json_num(v, "p99_ms");
-	s->percentiles_from = json_is_string(json_object_get(v, "percentiles_from")) &&
-			      !strcmp(json_string_value(json_object_get(v, "percentiles_from")), "histogram") ?
-			      "histogram" : json_is_string(json_object_get(v, "percentiles_from")) ? "calls" : NULL;
-	s->outside_thread_ms = json_num(json_object_get(v, "outside_cycles"), "thread_ms");
-	if (isnan(s->outside_thread_ms))
-		s->outside_thread_ms = 0;
-	s->outside_calls = u64(json_object_get(v, "outside_cycles"), "calls");
-	json_array_foreach(buckets, i, b) {
-		uint64_t from = u64(b, "from");
-		int slot = 0;
-
-		while (slot + 1 < IT_HIST_SLOTS && (1ull << (slot + 1)) <= from)
-			slot++;
-		s->hist_us[slot] += u64(b, "count");
+	(void)ctx;
+	for (size_t i = 0; arr && i < m->ncycles; i++) {
+		if (!(c = jf_object(&cycle_table, &m->cycles[i], m)) || json_array_append_new(arr, c))
+			break;
+		json_object_foreach(m->cycles[i].detail, k, v)
+			json_object_set(c, k, v);
 	}
-}
-
-static void aggregates_load(struct model *m, json_t *a)
-{
-	static const char *const sources[] = { "cycle", "cycle_marker", "llama_prompt", "whole_run" };
-	const char *src = json_string_value(json_object_get(a, "cycles_source"));
-
-	m->agg.total_cycles = json_is_number(json_object_get(a, "total_cycles")) ? u64(a, "total_cycles") : m->ncycles;
-	for (size_t i = 0; src && i < sizeof(sources) / sizeof(sources[0]); i++)
-		if (!strcmp(src, sources[i]))
-			m->agg.cycles_source = m->cycles_source = sources[i];
-	m->agg.empty_marker_cycles_dropped = u64(a, "empty_marker_cycles_dropped");
-	m->agg.avg_cycle_ms = json_num(a, "avg_cycle_ms");
-	m->agg.p50_cycle_ms = json_num(a, "p50_cycle_ms");
-	m->agg.p95_cycle_ms = json_num(a, "p95_cycle_ms");
-	m->agg.p99_cycle_ms = json_num(a, "p99_cycle_ms");
-	m->agg.max_cycle_ms = json_num(a, "max_cycle_ms");
-	m->agg.avg_tokens_per_second = json_num(a, "avg_tokens_per_second");
-	m->agg.avg_tokens_per_second_wall = json_num(a, "avg_tokens_per_second_wall");
-	m->agg.peak_memory_mb = json_num(a, "peak_memory_mb");
-	for (size_t i = 0; i < m->ncycles; i++)
-		m->agg.cycles_ms += isnan(m->cycles[i].duration_ms) ? 0 : m->cycles[i].duration_ms;
-}
-
-static void findings_load(struct model *m, json_t *bottlenecks, json_t *recs)
-{
-	json_t *v;
-	size_t i;
-
-	json_array_foreach(bottlenecks, i, v) {
-		const char *type = json_string_value(json_object_get(v, "type"));
-		const char *sev = json_string_value(json_object_get(v, "severity"));
-		json_t *ev = json_object_get(v, "evidence");
-
-		if (type)
-			model__add_finding(m, type, sev ? sev : "low", json_num(v, "percentage_of_cycle"),
-					   ev ? json_deep_copy(ev) : NULL);
-	}
-	json_array_foreach(recs, i, v) {
-		struct model_recommendation r = {
-			.title = str(v, "title"), .priority = str(v, "priority"), .description = str(v, "description"),
-			.current_value = str(v, "current_value"), .recommended_value = str(v, "recommended_value"),
-			.bottleneck = str(v, "bottleneck"),
-		};
-		json_t *ev = json_object_get(v, "evidence");
-
-		r.evidence = ev ? json_deep_copy(ev) : NULL;
-		model__add_recommendation(m, &r);
-		free(r.title);
-		free(r.priority);
-		free(r.description);
-		free(r.current_value);
-		free(r.recommended_value);
-		free(r.bottleneck);
-	}
-}
-
-/* Typed figures the rules read, from the detail sections. */
-static void figures_load(struct model *m)
-{
-	json_t *sched = model__section(m, MODEL_SEC_SCHED), *mem = model__section(m, MODEL_SEC_MEMORY);
-	json_t *thermal = model__section(m, MODEL_SEC_THERMAL), *gpu = model__section(m, MODEL_SEC_GPU), *c;
-	size_t i;
-
-	m->sched.available = json_is_number(json_object_get(sched, "runq_share_percent"));
-	m->sched.runq_share_percent = json_num(sched, "runq_share_percent");
-	m->sched.avg_runnable_threads = json_num(sched, "avg_runnable_threads");
-	m->sched.runq_wait_ms = json_num(sched, "runq_wait_ms");
-	m->sched.oncpu_ms = json_num(sched, "oncpu_ms");
-	m->sched.offcpu_ms = json_num(sched, "offcpu_ms");
-	m->sched.cpus = int_of(sched, "cpus");
-	m->memory.available = json_is_object(mem) && json_object_size(mem);
-	m->memory.peak_mb = json_num(mem, "peak_mb");
-	m->memory.growth_mb_per_cycle = json_num(mem, "growth_mb_per_cycle");
-	if (json_is_object(json_object_get(mem, "faults"))) {
-		m->sched.has_faults = true;
-		m->sched.minflt = u64(json_object_get(mem, "faults"), "minor");
-		m->sched.majflt = u64(json_object_get(mem, "faults"), "major");
-	}
-	if (json_is_object(mem)) { /* typed: the writer puts them back */
-		json_object_del(mem, "growth_mb_per_cycle");
-		json_object_del(mem, "faults");
-	}
-	m->side.throttled = json_is_true(json_object_get(thermal, "throttled"));
-	m->side.max_temp_c = json_num(thermal, "max_temp_c");
-	m->side.gpu_available = json_is_true(json_object_get(gpu, "available"));
-	m->side.gpu_util_avg_pct = json_num(json_object_get(gpu, "util_pct"), "avg");
-	json_array_foreach(model__section(m, MODEL_SEC_CRASHES), i, c)
-		if (json_is_string(json_object_get(c, "cause")) &&
-		    !strcmp(json_string_value(json_object_get(c, "cause")), "oom_kill"))
-			m->oom_kills++;
+	return profile__set(o, key, arr);
 }
 
 static int too_many_names(const char *source)
@@ -697,12 +250,725 @@ static int too_many_names(const char *source)
 	return -E2BIG;
 }
 
+static int cycles_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	const char *source = ctx, *k;
+	json_t *c, *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, key), i, c) {
+		struct model_cycle *mc = json_is_object(c) ? model__add_cycle(m, 0, 0, 0, 0) : NULL;
+		int err = !json_is_object(c) ? -EINVAL : !mc ? -ENOMEM : jf_read_into(&cycle_table, mc, c, m);
+
+		if (err == -E2BIG)
+			return too_many_names(source);
+		if (err) {
+			fprintf(stderr, "infertrace: %s: cycle %zu is malformed\n", source, i);
+			return err;
+		}
+		mc->index = i;
+		if (isnan(mc->duration_ms))
+			mc->duration_ms = mc->end_ns > mc->start_ns ? (mc->end_ns - mc->start_ns) / 1e6 : 0;
+		json_object_foreach(c, k, v)
+			if (!jf_claims(&cycle_table, k))
+				model__cycle_detail(mc, k, json_incref(v));
+	}
+	return 0;
+}
+
+/* ---- phases and aggregates ---- */
+
+static int hist_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	(void)ctx;
+	return profile__set(o, key, stats__log2_hist_json(((const struct model_phase_summary *)base)->hist_us,
+						     IT_HIST_SLOTS, "us"));
+}
+
+static int hist_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_phase_summary *s = base;
+	json_t *b;
+	size_t i;
+
+	(void)ctx;
+	json_array_foreach(json_object_get(json_object_get(o, key), "buckets"), i, b) {
+		uint64_t from = u64_of(b, "from");
+		int slot = 0;
+
+		while (slot + 1 < IT_HIST_SLOTS && (1ull << (slot + 1)) <= from)
+			slot++;
+		s->hist_us[slot] += u64_of(b, "count");
+	}
+	return 0;
+}
+
+static int percentiles_from_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const char *from = ((const struct model_phase_summary *)base)->percentiles_from;
+
+	(void)ctx;
+	return from ? profile__set(o, key, json_string(from)) : 0;
+}
+
+/* "calls" or "histogram": static strings */
+static int percentiles_from_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	(void)ctx;
+	((struct model_phase_summary *)base)->percentiles_from = !v ? NULL : !strcmp(v, "histogram") ? "histogram" : "calls";
+	return 0;
+}
+
+#define JF_T struct model_phase_summary
+JF_TABLE(outside_table, JF("thread_ms", JF_REAL, outside_thread_ms, .flags = JF_OMIT | JF_ZERO),
+	 JF("calls", JF_U64, outside_calls));
+JF_TABLE(phase_summary_table, JF("total_ms", JF_REAL, total_ms, .flags = JF_OMIT),
+	 JF("thread_ms", JF_REAL, thread_ms, .flags = JF_OMIT), JF("calls", JF_U64, calls),
+	 JF("percent_of_cycle", JF_REAL, percent_of_cycle, .flags = JF_OMIT),
+	 JF_GROUP("outside_cycles", outside_table), JF("p50_ms", JF_REAL, p50_ms),
+	 JF("p95_ms", JF_REAL, p95_ms), JF("p99_ms", JF_REAL, p99_ms),
+	 JF_FNS("percentiles_from", percentiles_from_write, percentiles_from_read),
+	 JF_FNS("histogram", hist_write, hist_read));
+#undef JF_T
+
+static int phases_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *phases = json_object();
+
+	for (int ph = 1; phases && ph < IT_MAX_PHASES; ph++)
+		if (m->phases[ph].present &&
+		    profile__set(phases, m->phase_names[ph], jf_object(&phase_summary_table, &m->phases[ph], ctx)))
+			break;
+	return profile__set(o, key, phases);
+}
+
+/* First of the names: the phases' ids follow the summary's order. */
+static int phases_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	const char *source = ctx, *k;
+	json_t *v;
+
+	json_object_foreach(json_object_get(o, key), k, v) {
+		int ph = name_id(m->phase_names, k);
+
+		if (ph == -E2BIG)
+			return too_many_names(source);
+		if (ph < 0)
+			return ph;
+		if (!json_is_object(v)) {
+			fprintf(stderr, "infertrace: %s: phase '%s' is not an object\n", source, k);
+			return -EINVAL;
+		}
+		jf_read(&phase_summary_table, &m->phases[ph], v, ctx);
+		m->phases[ph].present = true;
+	}
+	return 0;
+}
+
+static int cycles_source_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const char *src = ((const struct model *)base)->agg.cycles_source;
+
+	(void)ctx;
+	return src ? profile__set(o, key, json_string(src)) : 0;
+}
+
+/* one of the static names the probes concern uses */
+static int cycles_source_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	static const char *const sources[] = { "cycle", "cycle_marker", "llama_prompt", "whole_run" };
+	struct model *m = base;
+	const char *src = json_string_value(json_object_get(o, key));
+
+	(void)ctx;
+	for (size_t i = 0; src && i < sizeof(sources) / sizeof(sources[0]); i++)
+		if (!strcmp(src, sources[i]))
+			m->agg.cycles_source = m->cycles_source = sources[i];
+	return 0;
+}
+
+#define JF_T struct model
+JF_TABLE(aggregates_table, JF("total_cycles", JF_U64, agg.total_cycles),
+	 JF_FNS("cycles_source", cycles_source_write, cycles_source_read),
+	 JF("empty_marker_cycles_dropped", JF_U64, agg.empty_marker_cycles_dropped, .flags = JF_OMIT),
+	 JF("avg_cycle_ms", JF_REAL, agg.avg_cycle_ms), JF("max_cycle_ms", JF_REAL, agg.max_cycle_ms),
+	 JF("p50_cycle_ms", JF_REAL, agg.p50_cycle_ms), JF("p95_cycle_ms", JF_REAL, agg.p95_cycle_ms),
+	 JF("p99_cycle_ms", JF_REAL, agg.p99_cycle_ms), JF("avg_tokens_per_second", JF_REAL, agg.avg_tokens_per_second),
+	 JF("avg_tokens_per_second_wall", JF_REAL, agg.avg_tokens_per_second_wall),
+	 JF("peak_memory_mb", JF_REAL, agg.peak_memory_mb, .flags = JF_OMIT));
+#undef JF_T
+
+/* ---- processes, findings, the run ---- */
+
+static int processes_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *arr = json_array();
+
+	(void)ctx;
+	for (size_t i = 0; arr && i < m->nprocs; i++) {
+		const struct model_process *p = &m->procs[i];
+		json_t *po = json_pack("{s:i,s:i,s:s,s:b,s:o}", "pid", p->pid, "parent", p->ppid, "comm", p->comm, "root",
+				       p->root, "cpu_seconds", isfinite(p->cpu_s) ? json_real(p->cpu_s) : json_null());
+
+		if (po && p->exited) {
+			if (WIFSIGNALED(p->exit_status))
+				json_object_set_new(po, "killed_by_signal", json_integer(WTERMSIG(p->exit_status)));
+			else
+				json_object_set_new(po, "exit_code", json_integer(WEXITSTATUS(p->exit_status)));
+		}
+		json_array_append_new(arr, po);
+	}
+	return profile__set(o, key, arr);
+}
+
+/* exit statuses back in wait(2) form */
+static int processes_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *v;
+	size_t i;
+
+	(void)ctx;
+	json_array_foreach(json_object_get(o, key), i, v) {
+		double pid = json_num(v, "pid");
+		struct model_process *p = model__add_process(m, pid >= INT_MIN && pid <= INT_MAX ? (pid_t)pid : 0);
+		const char *comm = json_string_value(json_object_get(v, "comm"));
+
+		if (!p)
+			return -ENOMEM;
+		p->ppid = (pid_t)u64_of(v, "parent");
+		snprintf(p->comm, sizeof(p->comm), "%s", comm ? comm : "");
+		p->root = json_is_true(json_object_get(v, "root"));
+		p->cpu_s = json_num(v, "cpu_seconds");
+		if (json_is_integer(json_object_get(v, "killed_by_signal"))) {
+			p->exited = true;
+			p->exit_status = (int)u64_of(v, "killed_by_signal") & 0x7f;
+		} else if (json_is_integer(json_object_get(v, "exit_code"))) {
+			p->exited = true;
+			p->exit_status = ((int)u64_of(v, "exit_code") & 0xff) << 8;
+		}
+	}
+	return 0;
+}
+
+#define JF_T struct model_finding
+JF_TABLE(finding_table, JF("type", JF_STR, type), JF("severity", JF_STR, severity),
+	 JF("percentage_of_cycle", JF_REAL, percentage_of_cycle), JF("evidence", JF_JSON, evidence));
+#undef JF_T
+
+#define JF_T struct model_recommendation
+JF_TABLE(rec_table, JF("title", JF_STR, title), JF("priority", JF_STR, priority),
+	 JF("description", JF_STR, description), JF("current_value", JF_STR, current_value),
+	 JF("recommended_value", JF_STR, recommended_value), JF("bottleneck", JF_STR, bottleneck, .flags = JF_OMIT),
+	 JF("evidence", JF_JSON, evidence, .flags = JF_OMIT));
+#undef JF_T
+
+static int findings_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < m->nfindings; i++)
+		json_array_append_new(arr, jf_object(&finding_table, &m->findings[i], ctx));
+	return profile__set(o, key, arr);
+}
+
+/* a finding without a type is left out; severity low unless given */
+static int findings_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, key), i, v) {
+		struct model_finding f;
+		int err = jf_read(&finding_table, &f, v, ctx);
+
+		if (!err && f.type)
+			err = model__add_finding(m, f.type, f.severity ? f.severity : "low", f.percentage_of_cycle,
+						 json_incref(f.evidence));
+		free(f.type);
+		free(f.severity);
+		json_decref(f.evidence);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* "medium" where a recommendation has no priority */
+static int recs_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < m->nrecs; i++) {
+		struct model_recommendation r = m->recs[i];
+
+		r.priority = r.priority ? r.priority : "medium";
+		json_array_append_new(arr, jf_object(&rec_table, &r, ctx));
+	}
+	return profile__set(o, key, arr);
+}
+
+static int recs_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, key), i, v) {
+		struct model_recommendation r;
+		int err = jf_read(&rec_table, &r, v, ctx);
+
+		if (!err && !(err = model__add_recommendation(m, &r)))
+			r.evidence = NULL; /* the model's now */
+		free(r.title);
+		free(r.priority);
+		free(r.description);
+		free(r.current_value);
+		free(r.recommended_value);
+		free(r.bottleneck);
+		json_decref(r.evidence);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int lost_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *lost = json_object();
+
+	(void)ctx;
+	for (size_t i = 0; lost && i < m->nlost; i++)
+		json_object_set_new(lost, m->lost[i].name, json_integer((json_int_t)m->lost[i].value));
+	return profile__set(o, key, lost);
+}
+
+static int lost_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	const char *k;
+	json_t *v;
+
+	(void)ctx;
+	json_object_foreach(json_object_get(o, key), k, v)
+		if (json_is_integer(v) && model__add_lost(m, k, (uint64_t)json_integer_value(v) - model__lost(m, k)))
+			return -ENOMEM;
+	return 0;
+}
+
+/* A string member of the run: NULL when missing. */
+static int run_str_read(char **dst, const char *key, json_t *o)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) && !(*dst = strdup(json_string_value(v))) ? -ENOMEM : 0;
+}
+
+/* this writer's version, whatever the model was loaded from */
+static int schema_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	(void)base, (void)ctx;
+	return profile__set(o, key, json_string(PROFILE_SCHEMA_VERSION));
+}
+
+static int schema_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	(void)ctx;
+	return run_str_read(&((struct model *)base)->run.schema_version, key, o);
+}
+
+static int tool_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+
+	(void)ctx;
+	return profile__set(o, key, json_pack("{s:s,s:s}", "name", "infertrace", "version",
+					 m->run.tool_version ? m->run.tool_version : INFERTRACE_VERSION));
+}
+
+static int tool_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	const char *v = json_string_value(json_object_get(json_object_get(o, key), "version"));
+
+	(void)ctx;
+	return v && !(m->run.tool_version = strdup(v)) ? -ENOMEM : 0;
+}
+
+static int command_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *cmd;
+
+	(void)ctx;
+	if (!m->run.command)
+		return profile__set(o, key, json_null());
+	cmd = json_array();
+	for (char **a = m->run.command; cmd && *a; a++)
+		json_array_append_new(cmd, json_text(*a));
+	return profile__set(o, key, cmd);
+}
+
+static int command_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *cmd = json_object_get(o, key), *v;
+	size_t i;
+
+	(void)ctx;
+	if (!json_is_array(cmd))
+		return 0;
+	m->run.command = calloc(json_array_size(cmd) + 1, sizeof(char *));
+	if (!m->run.command)
+		return -ENOMEM;
+	json_array_foreach(cmd, i, v)
+		if (!(m->run.command[i] = strdup(json_is_string(v) ? json_string_value(v) : "?")))
+			return -ENOMEM;
+	return 0;
+}
+
+static int pids_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *pids = json_array();
+
+	(void)ctx;
+	for (size_t i = 0; pids && i < m->run.npids; i++)
+		json_array_append_new(pids, json_integer(m->run.pids[i]));
+	return profile__set(o, key, pids);
+}
+
+static int pids_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *v = json_object_get(o, key), *p;
+	size_t i;
+
+	(void)ctx;
+	m->run.pids = calloc(json_array_size(v) + 1, sizeof(pid_t));
+	if (!m->run.pids)
+		return -ENOMEM;
+	json_array_foreach(v, i, p)
+		if (json_is_integer(p))
+			m->run.pids[m->run.npids++] = (pid_t)json_integer_value(p);
+	return 0;
+}
+
+static int started_at_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	char when[64];
+
+	(void)ctx;
+	return profile__set(o, key, json_string(m->run.started_at ? m->run.started_at :
+					   profile__iso_time(m->run.start_wall_s, when, sizeof(when))));
+}
+
+static int started_at_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	(void)ctx;
+	return run_str_read(&((struct model *)base)->run.started_at, key, o);
+}
+
+static int stop_reason_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+
+	(void)ctx;
+	return profile__set(o, key, json_string(m->run.stop_reason ? m->run.stop_reason : "unknown"));
+}
+
+static int stop_reason_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	(void)ctx;
+	return run_str_read(&((struct model *)base)->run.stop_reason, key, o);
+}
+
+#define THRESHOLD_FIELD(name, def) JF(#name, JF_REAL, name, .flags = JF_KEEP),
+#define JF_T struct rule_thresholds
+JF_TABLE(thresholds_table, RULE_THRESHOLDS(THRESHOLD_FIELD));
+#undef JF_T
+#undef THRESHOLD_FIELD
+
+/* config: what was asked, as given; thresholds: the rules' (every one) */
+static int config_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *v = m->run.config ? json_deep_copy(m->run.config) : json_object();
+
+	if (v && m->have_thresholds)
+		json_object_set_new(v, "thresholds", jf_object(&thresholds_table, &m->thresholds, ctx));
+	return profile__set(o, key, v);
+}
+
+static int config_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *cfg = json_object_get(o, key), *t = json_object_get(cfg, "thresholds");
+
+	m->run.config = json_deep_copy(cfg);
+	if (config_file__asked(cfg, m))
+		return -ENOMEM;
+	if (json_is_object(t)) {
+		rule_thresholds__defaults(&m->thresholds);
+		jf_read_into(&thresholds_table, &m->thresholds, t, ctx);
+		m->have_thresholds = true;
+	}
+	return 0;
+}
+
+/* ---- the concerns' detail documents ---- */
+
+static enum model_section section_of(const char *key)
+{
+	int s = 0;
+
+	while (s < MODEL_NSECTIONS && strcmp(model_section_names[s], key))
+		s++;
+	return (enum model_section)s;
+}
+
+/* Written as given; an empty object (crashes: array) where the contract
+ * wants one. */
+static int section_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	json_t *v = model__section(base, section_of(key));
+
+	(void)ctx;
+	return profile__set(o, key, v ? json_deep_copy(v) : !strcmp(key, "crashes") ? json_array() : json_object());
+}
+
+static int section_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	json_t *v = json_object_get(o, key);
+
+	(void)ctx;
+	if (v && !json_is_null(v))
+		model__set_section(base, section_of(key), json_deep_copy(v));
+	return 0;
+}
+
+/* The figures the rules read, from the scheduler's section. */
+static int sched_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *sched = json_object_get(o, key);
+	double cpus = json_num(sched, "cpus");
+
+	section_read(base, key, o, ctx);
+	m->sched.available = json_is_number(json_object_get(sched, "runq_share_percent"));
+	m->sched.runq_share_percent = json_num(sched, "runq_share_percent");
+	m->sched.avg_runnable_threads = json_num(sched, "avg_runnable_threads");
+	m->sched.runq_wait_ms = json_num(sched, "runq_wait_ms");
+	m->sched.oncpu_ms = json_num(sched, "oncpu_ms");
+	m->sched.offcpu_ms = json_num(sched, "offcpu_ms");
+	m->sched.cpus = cpus >= INT_MIN && cpus <= INT_MAX ? (int)cpus : 0;
+	return 0;
+}
+
+/* memory: the memory concern's figures, with the growth the derivation
+ * computed and the faults the scheduler counted */
+#define JF_T struct model_memory_proc
+JF_TABLE(memory_proc_table, JF("pid", JF_INT, pid), JF("comm", JF_CHARS, comm),
+	 JF("peak_mb", JF_REAL, peak_mb, .flags = JF_OMIT), JF("last_mb", JF_REAL, last_mb, .flags = JF_OMIT));
+#undef JF_T
+
+#define JF_T struct model_memory_point
+JF_TABLE(memory_point_table, JF("t_s", JF_REAL, t_s, .flags = JF_OMIT), JF("rss_mb", JF_REAL, rss_mb, .flags = JF_OMIT));
+#undef JF_T
+
+#define JF_T struct model
+JF_TABLE(model_faults_table, JF("minor", JF_U64, sched.minflt), JF("major", JF_U64, sched.majflt));
+JF_TABLE(memory_fields_table, JF("source", JF_CHARS, memory.source),
+	 JF("peak_mb", JF_REAL, memory.peak_mb, .flags = JF_OMIT),
+	 JF("per_process", JF_VEC, memory.per_process, .sub = &memory_proc_table),
+	 JF("timeline", JF_VEC, memory.timeline, .sub = &memory_point_table),
+	 JF("timeline_max_points", JF_U64, memory.timeline_max_points),
+	 JF("growth_mb_per_cycle", JF_REAL, memory.growth_mb_per_cycle),
+	 JF_GROUP("faults", model_faults_table, JF_WHEN(sched.has_faults)));
+JF_TABLE(memory_table, JF_GROUP(NULL, memory_fields_table, JF_WHEN(memory.available)));
+#undef JF_T
+
+static int crashes_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *c;
+	size_t i;
+
+	section_read(base, key, o, ctx);
+	json_array_foreach(json_object_get(o, key), i, c)
+		if (json_is_string(json_object_get(c, "cause")) &&
+		    !strcmp(json_string_value(json_object_get(c, "cause")), "oom_kill"))
+			m->oom_kills++;
+	return 0;
+}
+
+/* gpu: the side sampler's, with the CUDA concern's totals under `cuda` */
+static int gpu_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	json_t *gpu = jf_object(&profile_gpu_table, &m->side.run.gpu, ctx);
+
+	if (gpu && m->cuda)
+		json_object_set(gpu, "cuda", m->cuda);
+	return profile__set(o, key, gpu);
+}
+
+static int gpu_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *gpu = json_object_get(o, key);
+
+	if (json_is_object(json_object_get(gpu, "cuda")))
+		m->cuda = json_deep_copy(json_object_get(gpu, "cuda"));
+	return jf_read(&profile_gpu_table, &m->side.run.gpu, gpu, ctx);
+}
+
+#define JF_T struct model_alert
+JF_TABLE(alert_table, JF("type", JF_CHARS, type), JF("severity", JF_CHARS, severity, .flags = JF_OMIT),
+	 JF("description", JF_CHARS, description, .flags = JF_OMIT), JF("value_mw", JF_REAL, value_mw, .flags = JF_OMIT),
+	 JF("threshold_mw", JF_REAL, threshold_mw, .flags = JF_OMIT));
+#undef JF_T
+
+#define JF_T struct model_suggestion
+JF_TABLE(suggestion_table, JF("option", JF_CHARS, option), JF("function", JF_CHARS, function),
+	 JF("text", JF_CHARS, text), JF("bursts", JF_U64, bursts), JF("period_ms", JF_REAL, period_ms, .flags = JF_OMIT));
+#undef JF_T
+
+/* startup and teardown: the run outside its cycles */
+static int edge_name_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = ctx;
+	int32_t i = ((const struct model_edge_top *)base)->name;
+
+	return profile__set(o, key, json_text(i >= 0 && (size_t)i < m->nnames ? m->names[i] : "[unknown]"));
+}
+
+static int edge_name_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	int32_t *i = &((struct model_edge_top *)base)->name;
+
+	return (*i = model__intern(ctx, v ? v : "[unknown]")) < 0 ? -ENOMEM : 0;
+}
+
+#define JF_T struct model_edge_top
+JF_TABLE(edge_top_table, JF_FNS("name", edge_name_write, edge_name_read), JF("samples", JF_U64, samples),
+	 JF("percent", JF_REAL, percent, .flags = JF_OMIT));
+#undef JF_T
+
+#define JF_T struct model_edge
+JF_TABLE(edge_table, JF("ms", JF_REAL, ms, .flags = JF_OMIT), JF("samples", JF_U64, samples),
+	 JF_ARR("top_functions", top, ntop, edge_top_table),
+	 JF("oncpu_ms", JF_REAL, oncpu_ms, .flags = JF_OMIT, JF_WHEN(has_split)),
+	 JF("runq_wait_ms", JF_REAL, runq_wait_ms, .flags = JF_OMIT, JF_WHEN(has_split)),
+	 JF("runq_share_percent", JF_REAL, runq_share_percent, .flags = JF_OMIT, JF_WHEN(has_split)));
+#undef JF_T
+
+static int edge_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+
+	(void)ctx;
+	if (!m->edges.present)
+		return 0;
+	return profile__set(o, key, jf_object(&edge_table, strcmp(key, "startup") ? &m->edges.teardown : &m->edges.startup, m));
+}
+
+/* both or neither */
+static int edges_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+	json_t *st = json_object_get(o, "startup"), *td = json_object_get(o, "teardown");
+
+	(void)key, (void)ctx;
+	if (!json_is_object(st) || !json_is_object(td))
+		return 0;
+	m->edges.present = true;
+	return jf_read(&edge_table, &m->edges.startup, st, m) || jf_read(&edge_table, &m->edges.teardown, td, m) ?
+	       -ENOMEM : 0;
+}
+
+/* Figures over what was loaded: the aggregates' cycle time. */
+static int loaded_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model *m = base;
+
+	(void)key, (void)ctx;
+	if (!json_is_number(json_object_get(json_object_get(o, "aggregate_metrics"), "total_cycles")))
+		m->agg.total_cycles = m->ncycles;
+	for (size_t i = 0; i < m->ncycles; i++)
+		m->agg.cycles_ms += isnan(m->cycles[i].duration_ms) ? 0 : m->cycles[i].duration_ms;
+	return 0;
+}
+
+/* ---- the profile ---- */
+
+/* Every top-level key, in the order written; read in the same order (the
+ * phases' names first, the cycles before what refers to them). ctx: on
+ * reading, the source's name for messages. */
+#define SECTION(key) JF_FNS(key, section_write, section_read)
+#define JF_T struct model
+JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_FNS("tool", tool_write, tool_read),
+	 JF_FNS("system", profile_system__write, profile_system__read), JF_FNS("phases", phases_write, phases_read),
+	 JF_GROUP("aggregate_metrics", aggregates_table),
+	 JF_FNS("samples", profile_samples__write, profile_samples__read), SECTION("offcpu"), JF_FNS("sched", section_write, sched_read),
+	 JF_GROUP("memory", memory_table),
+	 JF("thermal", JF_OBJ, side.run.thermal, .sub = &profile_thermal_table), JF_FNS("gpu", gpu_write, gpu_read),
+	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), SECTION("network"),
+	 JF_GROUP("energy", profile_energy_section_table, JF_WHEN(energy.present)),
+	 JF_FNS("lost", lost_write, lost_read), JF_FNS("cycles", cycles_write, cycles_read),
+	 JF_FNS("crashes", section_write, crashes_read), JF_FNS("bottlenecks", findings_write, findings_read),
+	 JF_FNS("recommendations", recs_write, recs_read), JF("alerts", JF_VEC, alerts, .sub = &alert_table),
+	 JF_FNS("command", command_write, command_read), JF_FNS("pids", pids_write, pids_read),
+	 JF_FNS("processes", processes_write, processes_read),
+	 JF_FNS("started_at", started_at_write, started_at_read),
+	 JF("duration_s", JF_REAL, run.duration_s, .flags = JF_OMIT),
+	 JF_FNS("stop_reason", stop_reason_write, stop_reason_read),
+	 JF_FNS("config", config_write, config_read), JF_FNS("probes", profile_probes__write, profile_probes__read),
+	 JF("host", JF_OBJ, side.run.host, .sub = &profile_host_table, JF_WHEN(side.run.host.present)),
+	 JF_FNS("probes_overhead", profile_overhead__write, profile_overhead__read),
+	 JF("suggested_cycle", JF_OBJ, suggested_cycle, .sub = &suggestion_table, JF_WHEN(suggested_cycle.present)), JF_GROUP("self", profile_self_table, JF_WHEN(self.present)),
+	 JF_FNS("tail_cycles", profile_tail__write, profile_tail__read), JF_FNS("llama", profile_llama__write, profile_llama__read),
+	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
+	 JF_FNS(NULL, NULL, loaded_read));
+#undef JF_T
+#undef SECTION
+
+json_t *model__section_json(const struct model *m, const char *key)
+{
+	json_t *o = json_object(), *v;
+
+	for (size_t i = 0; o && i < profile_table.n; i++)
+		if (profile_table.f[i].key && !strcmp(profile_table.f[i].key, key) &&
+		    jf_write(&(struct jf_table){ &profile_table.f[i], 1, profile_table.size }, m, o, m))
+			break;
+	v = json_incref(json_object_get(o, key));
+	json_decref(o);
+	return v;
+}
+
+json_t *model__to_json(const struct model *m)
+{
+	if (model__require(m, MODEL_ANALYSED, "the profile.json writer"))
+		return NULL;
+	return jf_object(&profile_table, m, m);
+}
+
 int model__from_json(struct model *m, json_t *p, const char *source)
 {
-	json_t *cycles, *phases, *v, *cmd;
-	const char *k;
-	size_t i;
-	int err = 0;
+	json_t *v, *cycles, *phases;
+	int err;
 
 	model__init(m);
 	if (!json_is_object(p)) {
@@ -721,88 +987,9 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 		fprintf(stderr, "infertrace: %s: `cycles` must be an array and `phases` an object\n", source);
 		return -EINVAL;
 	}
-	m->run.schema_version = str(p, "schema_version");
-	m->run.tool_version = str(json_object_get(p, "tool"), "version");
-	m->run.started_at = str(p, "started_at");
-	m->run.stop_reason = str(p, "stop_reason");
-	m->run.duration_s = json_num(p, "duration_s");
-	m->run.config = json_deep_copy(json_object_get(p, "config"));
-	m->run.system = json_deep_copy(json_object_get(p, "system"));
-	cmd = json_object_get(p, "command");
-	if (json_is_array(cmd)) {
-		m->run.command = calloc(json_array_size(cmd) + 1, sizeof(char *));
-		if (!m->run.command)
-			return -ENOMEM;
-		json_array_foreach(cmd, i, v)
-			m->run.command[i] = strdup(json_is_string(v) ? json_string_value(v) : "?");
-	}
-	v = json_object_get(p, "pids");
-	m->run.pids = calloc(json_array_size(v) + 1, sizeof(pid_t));
-	json_array_foreach(v, i, cmd)
-		if (m->run.pids && json_is_integer(cmd))
-			m->run.pids[m->run.npids++] = (pid_t)json_integer_value(cmd);
-	err = processes_load(m, json_object_get(p, "processes"));
+	err = jf_read_into(&profile_table, m, p, (void *)source);
 	if (err)
 		return err;
-	/* phases first: their ids follow the summary's order */
-	json_object_foreach(phases, k, v) {
-		int ph = name_id(m->phase_names, k);
-
-		if (ph == -E2BIG)
-			return too_many_names(source);
-		if (ph < 0)
-			return ph;
-		if (!json_is_object(v)) {
-			fprintf(stderr, "infertrace: %s: phase '%s' is not an object\n", source, k);
-			return -EINVAL;
-		}
-		phase_load(m, ph, v);
-	}
-	json_array_foreach(cycles, i, v) {
-		err = cycle_load(m, v, i);
-		if (err == -E2BIG)
-			return too_many_names(source);
-		if (err) {
-			fprintf(stderr, "infertrace: %s: cycle %zu is malformed\n", source, i);
-			return err;
-		}
-	}
-	aggregates_load(m, json_object_get(p, "aggregate_metrics"));
-	for (int s = 0; s < MODEL_NSECTIONS; s++) {
-		v = json_object_get(p, model_section_names[s]);
-		if (v && !json_is_null(v))
-			model__set_section(m, s, json_deep_copy(v));
-	}
-	v = model__section(m, MODEL_SEC_GPU);
-	if (json_is_object(json_object_get(v, "cuda"))) {
-		m->cuda = json_deep_copy(json_object_get(v, "cuda"));
-		json_object_del(v, "cuda");
-	}
-	figures_load(m);
-	energy_section_load(m, json_object_get(p, "energy"));
-	json_object_foreach(json_object_get(p, "lost"), k, v)
-		if (json_is_integer(v))
-			model__add_lost(m, k, (uint64_t)json_integer_value(v) - model__lost(m, k));
-	if (json_is_object(json_object_get(p, "self")))
-		m->self = json_deep_copy(json_object_get(p, "self"));
-	if (json_is_array(json_object_get(p, "alerts")))
-		m->alerts = json_deep_copy(json_object_get(p, "alerts"));
-	if (json_is_array(json_object_get(p, "tail_cycles")))
-		m->tail_cycles = json_deep_copy(json_object_get(p, "tail_cycles"));
-	if (json_is_object(json_object_get(p, "llama")))
-		llama__load(m, json_object_get(p, "llama"));
-	if (json_is_object(json_object_get(p, "startup")) && json_is_object(json_object_get(p, "teardown")))
-		m->run_edges = json_pack("{s:O,s:O}", "startup", json_object_get(p, "startup"), "teardown",
-					 json_object_get(p, "teardown"));
-	v = json_object_get(json_object_get(p, "config"), "thresholds");
-	if (json_is_object(v)) {
-		rule_thresholds__defaults(&m->thresholds);
-		json_object_foreach(v, k, cmd)
-			if (json_is_number(cmd))
-				rule_thresholds__set(&m->thresholds, k, json_number_value(cmd));
-		m->have_thresholds = true;
-	}
-	findings_load(m, json_object_get(p, "bottlenecks"), json_object_get(p, "recommendations"));
 	m->stage = MODEL_ANALYSED;
 	return 0;
 }

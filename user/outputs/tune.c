@@ -242,8 +242,9 @@ static int count_run(struct tune_cmd *c, struct tune_setting *s, const char *run
 		else
 			tune_metric__default(&m, &t->metric);
 		t->have_metric = true;
-		t->system = json_deep_copy(m.run.system);
-		t->gpu = json_deep_copy(model__section(&m, MODEL_SEC_GPU));
+		/* the platform as profile.json states it (settings.json copies it) */
+		t->system = model__section_json(&m, "system");
+		t->gpu = model__section_json(&m, "gpu");
 	}
 	n = tune__measured(&m, c->opts.warmup, c->opts.cycles, &idx, &left);
 	if (n == (size_t)-1) {

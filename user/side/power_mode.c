@@ -11,19 +11,19 @@
 
 #include "gpu_jetson.h"
 #include "sysfs_readers.h"
+#include "vec.h"
 
 #define MAX_CPUS_SCANNED 4096
 
 /* {value: cpus} of one cpufreq file over every CPU that has it; the value
  * when all agree, else "mixed" with the counts. */
-static void cpufreq_setting(json_t *o, const char *file, const char *key)
+static int cpufreq_setting(const char *file, char *value, size_t len, struct power_mode_counts *counts)
 {
-	json_t *counts = json_object();
 	char path[PATH_MAX], val[128];
 	int missing_run = 0;
 
 	for (int cpu = 0; cpu < MAX_CPUS_SCANNED && missing_run < 64; cpu++) {
-		json_t *c;
+		size_t k = 0;
 
 		if (sysfs_path(path, sizeof(path), "sys/devices/system/cpu/cpu%d/cpufreq/%s", cpu, file) ||
 		    sysfs_read_str(path, val, sizeof(val)) || !val[0]) {
@@ -31,21 +31,23 @@ static void cpufreq_setting(json_t *o, const char *file, const char *key)
 			continue;
 		}
 		missing_run = 0;
-		c = json_object_get(counts, val);
-		json_object_set_new(counts, val, json_integer(c ? json_integer_value(c) + 1 : 1));
+		while (k < counts->n && strcmp(counts->v[k].value, val))
+			k++;
+		if (k == counts->n) {
+			if (VEC_RESERVE(counts->v, counts->cap, counts->n, 4))
+				return -ENOMEM;
+			counts->v[counts->n] = (struct power_mode_count){ .cpus = 0 };
+			snprintf(counts->v[counts->n++].value, sizeof(counts->v[0].value), "%s", val);
+		}
+		counts->v[k].cpus++;
 	}
-	if (json_object_size(counts) == 1) {
-		json_object_set_new(o, key, json_string(json_object_iter_key(json_object_iter(counts))));
-		json_decref(counts);
-	} else if (json_object_size(counts) > 1) {
-		char k[64];
-
-		json_object_set_new(o, key, json_string("mixed"));
-		snprintf(k, sizeof(k), "%s_by_cpus", key);
-		json_object_set_new(o, k, counts);
-	} else {
-		json_decref(counts);
+	if (counts->n == 1) {
+		snprintf(value, len, "%s", counts->v[0].value);
+		counts->n = 0; /* all agree: no counts */
+	} else if (counts->n > 1) {
+		snprintf(value, len, "mixed");
 	}
+	return 0;
 }
 
 /* "< POWER_MODEL ID=2 NAME=15W >" lines of nvpmodel.conf: the name of id. */
@@ -104,7 +106,7 @@ static bool nvpmodel_query(int *id, char *name, size_t len)
 	return false;
 }
 
-static json_t *nvpmodel_json(void)
+static void nvpmodel(struct power_mode *p)
 {
 	char path[PATH_MAX], st[256], name[64] = "";
 	const char *pm;
@@ -112,19 +114,23 @@ static json_t *nvpmodel_json(void)
 
 	if (!sysfs_path(path, sizeof(path), "var/lib/nvpmodel/status") && !sysfs_read_str(path, st, sizeof(st)) &&
 	    (pm = strstr(st, "pmode:")) && sscanf(pm + 6, "%d", &id) == 1) {
-		json_t *o = json_pack("{s:i,s:s}", "id", id, "source", "/var/lib/nvpmodel/status");
-
+		p->has_nvpmodel = true;
+		p->nvpmodel_id = id;
+		snprintf(p->nvpmodel_source, sizeof(p->nvpmodel_source), "/var/lib/nvpmodel/status");
 		if (nvpmodel_name(id, name, sizeof(name)))
-			json_object_set_new(o, "name", json_string(name));
-		return o;
+			snprintf(p->nvpmodel_name, sizeof(p->nvpmodel_name), "%s", name);
+		return;
 	}
-	if (nvpmodel_query(&id, name, sizeof(name)))
-		return json_pack("{s:i,s:s,s:s}", "id", id, "name", name, "source", "nvpmodel -q");
-	return NULL;
+	if (nvpmodel_query(&id, name, sizeof(name))) {
+		p->has_nvpmodel = true;
+		p->nvpmodel_id = id;
+		snprintf(p->nvpmodel_name, sizeof(p->nvpmodel_name), "%s", name);
+		snprintf(p->nvpmodel_source, sizeof(p->nvpmodel_source), "nvpmodel -q");
+	}
 }
 
 /* The EMC (memory controller) clock: debugfs, root only. */
-static void emc_clock(json_t *o)
+static void emc_clock(struct power_mode *p)
 {
 	static const char *const cur[] = { "sys/kernel/debug/bpmp/debug/clk/emc/rate", "sys/kernel/debug/clk/emc/clk_rate" };
 	static const char *const max[] = { "sys/kernel/debug/bpmp/debug/clk/emc/max_rate",
@@ -135,15 +141,15 @@ static void emc_clock(json_t *o)
 	for (size_t i = 0; i < sizeof(cur) / sizeof(cur[0]); i++) {
 		if (sysfs_path(path, sizeof(path), "%s", cur[i]) || sysfs_read_ll(path, &hz) || hz <= 0)
 			continue;
-		json_object_set_new(o, "emc_mhz", json_real(hz / 1e6));
+		p->emc_mhz = hz / 1e6;
 		if (!sysfs_path(path, sizeof(path), "%s", max[i]) && !sysfs_read_ll(path, &hz) && hz > 0)
-			json_object_set_new(o, "emc_max_mhz", json_real(hz / 1e6));
+			p->emc_max_mhz = hz / 1e6;
 		return;
 	}
 }
 
 /* The Jetson GPU's devfreq clock, through the same paths the sampler reads. */
-static void jetson_gpu_clock(json_t *o)
+static void jetson_gpu_clock(struct power_mode *p)
 {
 	char why[128];
 	struct gpu_jetson *j = gpu_jetson__probe(why, sizeof(why));
@@ -163,9 +169,9 @@ static void jetson_gpu_clock(json_t *o)
 			if (isnan(row[i]))
 				continue;
 			if (cs.v[i].metric == SM_GPU_SM_MHZ)
-				json_object_set_new(o, "gpu_mhz", json_real(row[i]));
+				p->gpu_mhz = row[i];
 			else if (cs.v[i].metric == SM_GPU_MAX_MHZ)
-				json_object_set_new(o, "gpu_max_mhz", json_real(row[i]));
+				p->gpu_max_mhz = row[i];
 		}
 	}
 	free(row);
@@ -173,60 +179,87 @@ static void jetson_gpu_clock(json_t *o)
 	gpu_jetson__free(j);
 }
 
-json_t *power_mode__json(void)
+void power_mode__init(struct power_mode *p)
 {
-	json_t *o = json_object(), *nv;
+	memset(p, 0, sizeof(*p));
+	p->emc_mhz = p->emc_max_mhz = p->gpu_mhz = p->gpu_max_mhz = NAN;
+}
 
-	if (!o)
-		return NULL;
-	cpufreq_setting(o, "scaling_governor", "governor");
-	cpufreq_setting(o, "energy_performance_preference", "energy_performance_preference");
-	cpufreq_setting(o, "scaling_driver", "scaling_driver");
-	nv = nvpmodel_json();
-	if (nv)
-		json_object_set_new(o, "nvpmodel", nv);
-	emc_clock(o);
-	jetson_gpu_clock(o);
-	return o;
+int power_mode__read(struct power_mode *p)
+{
+	int err = 0;
+
+	power_mode__init(p);
+	err |= cpufreq_setting("scaling_governor", p->governor, sizeof(p->governor), &p->governor_by_cpus);
+	err |= cpufreq_setting("energy_performance_preference", p->epp, sizeof(p->epp), &p->epp_by_cpus);
+	err |= cpufreq_setting("scaling_driver", p->driver, sizeof(p->driver), &p->driver_by_cpus);
+	nvpmodel(p);
+	emc_clock(p);
+	jetson_gpu_clock(p);
+	return err ? -ENOMEM : 0;
+}
+
+void power_mode__free(struct power_mode *p)
+{
+	free(p->governor_by_cpus.v);
+	free(p->epp_by_cpus.v);
+	free(p->driver_by_cpus.v);
+	p->governor_by_cpus = p->epp_by_cpus = p->driver_by_cpus = (struct power_mode_counts){ NULL, 0, 0 };
+}
+
+static int dup_counts(struct power_mode_counts *c)
+{
+	struct power_mode_count *v = c->n ? malloc(c->n * sizeof(*v)) : NULL;
+
+	if (c->n && !v) {
+		*c = (struct power_mode_counts){ NULL, 0, 0 };
+		return -ENOMEM;
+	}
+	if (v)
+		memcpy(v, c->v, c->n * sizeof(*v));
+	c->v = v;
+	c->cap = c->n;
+	return 0;
+}
+
+int power_mode__copy(struct power_mode *dst, const struct power_mode *src)
+{
+	int err = 0;
+
+	*dst = *src;
+	err |= dup_counts(&dst->governor_by_cpus);
+	err |= dup_counts(&dst->epp_by_cpus);
+	err |= dup_counts(&dst->driver_by_cpus);
+	return err ? -ENOMEM : 0;
+}
+
+bool power_mode__any(const struct power_mode *p)
+{
+	return p->governor[0] || p->epp[0] || p->driver[0] || p->has_nvpmodel || !isnan(p->emc_mhz) ||
+	       !isnan(p->emc_max_mhz) || !isnan(p->gpu_mhz) || !isnan(p->gpu_max_mhz);
 }
 
 /* "nvpmodel 2 (15W)", "governor powersave, epp power": what decides the
  * figures, for diff's header. */
-void power_mode__describe(const json_t *pw, char *buf, size_t len)
+void power_mode__describe(const struct power_mode *p, char *buf, size_t len)
 {
-	const json_t *nv = json_object_get(pw, "nvpmodel");
-	const char *gov = json_string_value(json_object_get(pw, "governor"));
-	const char *epp = json_string_value(json_object_get(pw, "energy_performance_preference"));
 	size_t off = 0;
 
 	buf[0] = 0;
-	if (nv) {
-		const char *name = json_string_value(json_object_get(nv, "name"));
-
-		off += snprintf(buf + off, len - off, "nvpmodel %lld%s%s%s", json_integer_value(json_object_get(nv, "id")),
-				name ? " (" : "", name ? name : "", name ? ")" : "");
-	}
-	if (gov && off < len)
-		off += snprintf(buf + off, len - off, "%sgovernor %s", off ? ", " : "", gov);
-	if (epp && off < len)
-		off += snprintf(buf + off, len - off, "%sepp %s", off ? ", " : "", epp);
+	if (p->has_nvpmodel)
+		off += snprintf(buf + off, len - off, "nvpmodel %d%s%s%s", p->nvpmodel_id, p->nvpmodel_name[0] ? " (" : "",
+				p->nvpmodel_name, p->nvpmodel_name[0] ? ")" : "");
+	if (p->governor[0] && off < len)
+		off += snprintf(buf + off, len - off, "%sgovernor %s", off ? ", " : "", p->governor);
+	if (p->epp[0] && off < len)
+		off += snprintf(buf + off, len - off, "%sepp %s", off ? ", " : "", p->epp);
 	if (!off)
 		snprintf(buf, len, "unknown");
 }
 
-bool power_mode__differs(const json_t *a, const json_t *b)
+bool power_mode__differs(const struct power_mode *a, const struct power_mode *b)
 {
-	static const char *const keys[] = { "nvpmodel", "governor", "energy_performance_preference" };
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const json_t *x = json_object_get(a, keys[i]), *y = json_object_get(b, keys[i]);
-
-		if (!strcmp(keys[i], "nvpmodel")) {
-			x = json_object_get(x, "id");
-			y = json_object_get(y, "id");
-		}
-		if ((x || y) && !json_equal((json_t *)x, (json_t *)y))
-			return true;
-	}
-	return false;
+	if (a->has_nvpmodel != b->has_nvpmodel || (a->has_nvpmodel && a->nvpmodel_id != b->nvpmodel_id))
+		return true;
+	return strcmp(a->governor, b->governor) || strcmp(a->epp, b->epp);
 }

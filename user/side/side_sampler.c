@@ -19,6 +19,7 @@
 #include "gpu_nvml.h"
 #include "sysfs_readers.h"
 #include "throttle.h"
+#include "vec.h"
 
 #define MAX_GPUS 16
 #define MAX_PIDMEM 256
@@ -812,7 +813,7 @@ size_t side_sampler__sample_count(struct side_sampler *s)
 	return n;
 }
 
-/* ---- JSON (callers hold mu) ---- */
+/* ---- summaries (callers hold mu) ---- */
 
 /* The columns exist once discovery is done; a getter called at once after
  * start waits for it (sysfs enumeration and nvmlInit). Called with mu held. */
@@ -851,56 +852,61 @@ static double avg(const struct stats *st)
 }
 
 /* three decimals are below every sensor's resolution */
-static json_t *num(double v)
+static double r3(double v)
 {
-	if (isnan(v) || isinf(v))
-		return json_null();
-	return json_real(round(v * 1000.0) / 1000.0);
+	return isfinite(v) ? round(v * 1000.0) / 1000.0 : NAN;
 }
 
-static json_t *min_avg_max(const struct stats *st)
+static struct side_mam mam(const struct stats *st)
 {
-	json_t *o = json_object();
-
-	json_object_set_new(o, "min", num(st->min));
-	json_object_set_new(o, "avg", num(avg(st)));
-	json_object_set_new(o, "max", num(st->max));
-	return o;
+	return (struct side_mam){ r3(st->min), r3(avg(st)), r3(st->max) };
 }
 
-static json_t *avg_max(const struct stats *st)
+static struct side_am am(const struct stats *st)
 {
-	json_t *o = json_object();
+	return (struct side_am){ r3(avg(st)), r3(st->max) };
+}
 
-	json_object_set_new(o, "avg", num(avg(st)));
-	json_object_set_new(o, "max", num(st->max));
-	return o;
+/* The element n of a growing vector of the summary: room made and zeroed,
+ * or NULL on ENOMEM. */
+#define VEC_PUSH(vec) \
+	(VEC_RESERVE((vec).v, (vec).cap, (vec).n, 8) ? NULL : memset(&(vec).v[(vec).n++], 0, sizeof(*(vec).v)))
+
+static void copy_name(char *dst, const char *src)
+{
+	snprintf(dst, SIDE_NAME_LEN, "%s", src);
 }
 
 /* {name: {min, avg, max}} of every column of metric m with data */
-static json_t *named_stats(const struct side_sampler *s, enum side_metric m)
+static int named_stats(const struct side_sampler *s, enum side_metric m, void *vec)
 {
-	json_t *o = json_object();
+	SIDE_VEC(struct side_named_mam) *out = vec;
 
 	for (int i = 0; i < s->ch.n; i++) {
+		struct side_named_mam *e;
 		struct stats st;
 
 		if (s->ch.v[i].metric != m)
 			continue;
 		st = col_stats(s, i, 0, s->nrows);
-		if (st.n)
-			json_object_set_new(o, s->ch.v[i].name, min_avg_max(&st));
+		if (!st.n)
+			continue;
+		if (!(e = VEC_PUSH(*out)))
+			return -ENOMEM;
+		copy_name(e->name, s->ch.v[i].name);
+		e->v = mam(&st);
 	}
-	return o;
+	return 0;
 }
 
-static json_t *thermal_json(const struct side_sampler *s)
+static int thermal_summary(const struct side_sampler *s, struct side_thermal *t)
 {
-	json_t *o = json_object(), *cpufreq = json_object(), *power, *eps = json_array();
 	double hottest = NAN;
+	int err = 0;
 
-	json_object_set_new(o, "zones", named_stats(s, SM_ZONE_TEMP_C));
-	json_object_set_new(o, "hwmon", named_stats(s, SM_HWMON_TEMP_C));
+	t->present = true;
+	err |= named_stats(s, SM_ZONE_TEMP_C, &t->zones);
+	err |= named_stats(s, SM_HWMON_TEMP_C, &t->hwmon);
 	for (int i = 0; i < s->ch.n; i++) {
 		if (s->ch.v[i].metric == SM_ZONE_TEMP_C || s->ch.v[i].metric == SM_HWMON_TEMP_C) {
 			struct stats st = col_stats(s, i, 0, s->nrows);
@@ -912,148 +918,139 @@ static json_t *thermal_json(const struct side_sampler *s)
 			struct stats st = col_stats(s, i, 0, s->nrows);
 			struct stats hw = col_stats(s, col_of(s, SM_CPU_MAX_MHZ, s->ch.v[i].index), 0, s->nrows);
 			struct stats cap = col_stats(s, col_of(s, SM_CPU_SCALING_MAX_MHZ, s->ch.v[i].index), 0, s->nrows);
-			json_t *c = json_object();
+			struct side_cpufreq *c;
 
-			if (!st.n) {
-				json_decref(c);
+			if (!st.n)
 				continue;
-			}
-			json_object_set_new(c, "min_mhz", num(st.min));
-			json_object_set_new(c, "avg_mhz", num(avg(&st)));
-			json_object_set_new(c, "max_mhz", num(st.max));
-			json_object_set_new(c, "hw_max_mhz", num(hw.max));
-			json_object_set_new(c, "lowest_scaling_max_mhz", num(cap.min));
-			json_object_set_new(cpufreq, s->ch.v[i].name, c);
+			if (!(c = VEC_PUSH(t->cpufreq)))
+				return -ENOMEM;
+			copy_name(c->name, s->ch.v[i].name);
+			c->min_mhz = r3(st.min);
+			c->avg_mhz = r3(avg(&st));
+			c->max_mhz = r3(st.max);
+			c->hw_max_mhz = r3(hw.max);
+			c->lowest_scaling_max_mhz = r3(cap.min);
 		}
 	}
-	json_object_set_new(o, "cpufreq", cpufreq);
-	power = named_stats(s, SM_HWMON_POWER_W);
-	json_object_update_new(power, named_stats(s, SM_RAIL_POWER_W));
-	json_object_set_new(o, "power_w", power);
-	json_object_set_new(o, "max_temp_c", num(hottest));
-	json_object_set_new(o, "temp_threshold_c", num(s->temp_threshold_c));
-	json_object_set_new(o, "clock_drop_pct", num(s->clock_drop_pct));
-	for (size_t i = 0; i < throttle_tracker__count(s->thr); i++)
-		json_array_append_new(eps, throttle_episode__json(throttle_tracker__get(s->thr, i)));
-	json_object_set_new(o, "throttled", json_boolean(json_array_size(eps) > 0));
-	json_object_set_new(o, "throttling", eps);
-	json_object_set_new(o, "samples", json_integer((json_int_t)s->nrows));
-	json_object_set_new(o, "period_ms", json_integer(s->period_ms));
-	return o;
+	err |= named_stats(s, SM_HWMON_POWER_W, &t->power_w);
+	err |= named_stats(s, SM_RAIL_POWER_W, &t->power_w);
+	t->max_temp_c = r3(hottest);
+	t->temp_threshold_c = r3(s->temp_threshold_c);
+	t->clock_drop_pct = r3(s->clock_drop_pct);
+	for (size_t i = 0; i < throttle_tracker__count(s->thr); i++) {
+		struct throttle_episode *e = VEC_PUSH(t->throttling);
+
+		if (!e)
+			return -ENOMEM;
+		*e = *throttle_tracker__get(s->thr, i);
+	}
+	t->throttled = t->throttling.n > 0;
+	t->samples = s->nrows;
+	t->period_ms = s->period_ms;
+	return err ? -ENOMEM : 0;
 }
 
-static json_t *gpu_device_json(const struct side_sampler *s, int g)
+static int gpu_device_summary(const struct side_sampler *s, int g, struct side_gpu_device *d)
 {
 	static const struct {
 		enum side_metric m;
-		const char *key;
+		size_t off;
 	} fields[] = {
-		{ SM_GPU_UTIL_PCT, "util_pct" },     { SM_GPU_MEM_UTIL_PCT, "mem_util_pct" },
-		{ SM_GPU_MEM_USED_MB, "mem_used_mb" }, { SM_GPU_TEMP_C, "temp_c" },
-		{ SM_GPU_POWER_W, "power_w" },       { SM_GPU_SM_MHZ, "sm_clock_mhz" },
-		{ SM_GPU_MEM_MHZ, "mem_clock_mhz" },  { SM_GPU_PROC_MEM_MB, "target_mem_mb" },
+		{ SM_GPU_UTIL_PCT, offsetof(struct side_gpu_device, util_pct) },
+		{ SM_GPU_MEM_UTIL_PCT, offsetof(struct side_gpu_device, mem_util_pct) },
+		{ SM_GPU_MEM_USED_MB, offsetof(struct side_gpu_device, mem_used_mb) },
+		{ SM_GPU_TEMP_C, offsetof(struct side_gpu_device, temp_c) },
+		{ SM_GPU_POWER_W, offsetof(struct side_gpu_device, power_w) },
+		{ SM_GPU_SM_MHZ, offsetof(struct side_gpu_device, sm_clock_mhz) },
+		{ SM_GPU_MEM_MHZ, offsetof(struct side_gpu_device, mem_clock_mhz) },
+		{ SM_GPU_PROC_MEM_MB, offsetof(struct side_gpu_device, target_mem_mb) },
 	};
-	json_t *d = json_object(), *pm = json_object();
 	struct stats st;
 
-	json_object_set_new(d, "index", json_integer(g));
-	json_object_set_new(d, "name", json_string(s->gpu_name[g]));
+	d->index = g;
+	copy_name(d->name, s->gpu_name[g]);
 	for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+		struct side_am *v = (void *)((char *)d + fields[k].off);
+
 		st = col_stats(s, col_of(s, fields[k].m, g), 0, s->nrows);
-		if (st.n)
-			json_object_set_new(d, fields[k].key, avg_max(&st));
+		*v = st.n ? am(&st) : (struct side_am){ NAN, NAN };
 	}
 	st = col_stats(s, col_of(s, SM_GPU_MEM_TOTAL_MB, g), 0, s->nrows);
-	if (st.n)
-		json_object_set_new(d, "mem_total_mb", num(st.max));
+	d->mem_total_mb = st.n ? r3(st.max) : NAN;
 	st = col_stats(s, col_of(s, SM_GPU_MAX_MHZ, g), 0, s->nrows);
-	if (st.n)
-		json_object_set_new(d, "max_sm_clock_mhz", num(st.max));
-	if (col_of(s, SM_GPU_REASONS, g) >= 0)
-		json_object_set_new(d, "throttle_reasons", throttle_nvml_reasons_json(s->reasons_seen[g]));
+	d->max_sm_clock_mhz = st.n ? r3(st.max) : NAN;
+	d->has_reasons = col_of(s, SM_GPU_REASONS, g) >= 0;
+	d->throttle_reasons = s->reasons_seen[g];
 	for (int i = 0; i < s->npidmem; i++) {
-		char pid[16];
+		struct side_named_value *p;
 
 		if (s->pidmem[i].gpu != g)
 			continue;
-		snprintf(pid, sizeof(pid), "%d", (int)s->pidmem[i].pid);
-		json_object_set_new(pm, pid, num(s->pidmem[i].max_mb));
+		if (!(p = VEC_PUSH(d->process_mem_mb)))
+			return -ENOMEM;
+		snprintf(p->name, sizeof(p->name), "%d", (int)s->pidmem[i].pid);
+		p->v = r3(s->pidmem[i].max_mb);
 	}
-	json_object_set_new(d, "process_mem_mb", pm);
-	return d;
+	return 0;
 }
 
-static json_t *gpu_json(const struct side_sampler *s)
+static int gpu_summary(const struct side_sampler *s, struct side_gpu *o)
 {
-	json_t *o = json_object(), *devs = json_array();
+	o->present = true;
+	o->available = s->gpu_source != NULL;
+	snprintf(o->source, sizeof(o->source), "%s", s->gpu_source ? s->gpu_source : "");
+	copy_name(o->device, s->ngpu ? s->gpu_name[0] : "");
+	snprintf(o->unavailable_reason, sizeof(o->unavailable_reason), "%s",
+		 s->gpu_source ? "" : s->ready ? s->gpu_reason : "GPU not probed");
+	for (int g = 0; g < s->ngpu; g++) {
+		struct side_gpu_device *d = VEC_PUSH(o->devices);
 
-	json_object_set_new(o, "available", json_boolean(s->gpu_source != NULL));
-	json_object_set_new(o, "source", s->gpu_source ? json_string(s->gpu_source) : json_null());
-	json_object_set_new(o, "device", s->ngpu ? json_string(s->gpu_name[0]) : json_null());
-	json_object_set_new(o, "unavailable_reason",
-			    s->gpu_source ? json_null() : json_string(s->ready ? s->gpu_reason : "GPU not probed"));
-	for (int g = 0; g < s->ngpu; g++)
-		json_array_append_new(devs, gpu_device_json(s, g));
-	/* device 0's figures at the top level: the common single-GPU case reads flat */
-	if (s->ngpu) {
-		json_t *d0 = json_deep_copy(json_array_get(devs, 0));
-
-		json_object_del(d0, "index");
-		json_object_del(d0, "name");
-		json_object_update_new(o, d0);
+		if (!d || gpu_device_summary(s, g, d))
+			return -ENOMEM;
 	}
-	json_object_set_new(o, "devices", devs);
-	return o;
+	return 0;
 }
 
-static json_t *disk_json(const struct side_sampler *s)
+static int disk_summary(const struct side_sampler *s, struct side_disk *o)
 {
-	json_t *o = json_object(), *paths = json_object();
-	bool any_alert = false;
-
+	o->present = true;
 	for (int i = 0; i < s->ch.n; i++) {
+		struct side_disk_path *p;
 		struct stats fr, tot;
-		json_t *p;
-		double pct, min_pct;
-		bool alert;
 
 		if (s->ch.v[i].metric != SM_DISK_FREE_MB)
 			continue;
+		if (!(p = VEC_PUSH(o->paths)))
+			return -ENOMEM;
+		copy_name(p->name, s->ch.v[i].name);
 		fr = col_stats(s, i, 0, s->nrows);
 		tot = col_stats(s, i + 1, 0, s->nrows); /* added right after its free column */
-		p = json_object();
 		if (!fr.n || !tot.n || tot.last <= 0) {
-			json_object_set_new(p, "error", json_string("statvfs failed"));
-			json_object_set_new(paths, s->ch.v[i].name, p);
+			snprintf(p->error, sizeof(p->error), "statvfs failed");
 			continue;
 		}
-		pct = 100.0 * fr.last / tot.last;
-		min_pct = 100.0 * fr.min / tot.max;
-		alert = min_pct < s->disk_alert_pct;
-		any_alert |= alert;
-		json_object_set_new(p, "free_mb", num(fr.last));
-		json_object_set_new(p, "total_mb", num(tot.last));
-		json_object_set_new(p, "percent_free", num(pct));
-		json_object_set_new(p, "min_free_mb", num(fr.min));
-		json_object_set_new(p, "alert", json_boolean(alert));
-		json_object_set_new(paths, s->ch.v[i].name, p);
+		p->ok = true;
+		p->free_mb = r3(fr.last);
+		p->total_mb = r3(tot.last);
+		p->percent_free = r3(100.0 * fr.last / tot.last);
+		p->min_free_mb = r3(fr.min);
+		p->alert = 100.0 * fr.min / tot.max < s->disk_alert_pct;
+		o->alert |= p->alert;
 	}
-	json_object_set_new(o, "paths", paths);
-	json_object_set_new(o, "alert", json_boolean(any_alert));
-	json_object_set_new(o, "alert_below_pct", num(s->disk_alert_pct));
-	return o;
+	o->alert_below_pct = r3(s->disk_alert_pct);
+	return 0;
 }
 
-static json_t *host_json(const struct side_sampler *s)
+static int host_summary(const struct side_sampler *s, struct side_host *o)
 {
-	json_t *o = json_object(), *load = json_object();
 	struct stats mem = col_stats(s, col_of(s, SM_MEM_AVAILABLE_MB, 0), 0, s->nrows);
 	double sum = 0;
 	int n = 0;
 
-	if (mem.n)
-		json_object_set_new(o, "mem_available_mb", min_avg_max(&mem));
+	o->present = true;
+	o->mem_available_mb = mem.n ? mam(&mem) : (struct side_mam){ NAN, NAN, NAN };
 	for (int i = 0; i < s->ch.n; i++) {
+		struct side_named_am *e;
 		struct stats st;
 
 		if (s->ch.v[i].metric != SM_CPU_LOAD_PCT)
@@ -1061,41 +1058,44 @@ static json_t *host_json(const struct side_sampler *s)
 		st = col_stats(s, i, 0, s->nrows);
 		if (!st.n)
 			continue;
-		json_object_set_new(load, s->ch.v[i].name, avg_max(&st));
+		if (!(e = VEC_PUSH(o->cpu_load_pct)))
+			return -ENOMEM;
+		copy_name(e->name, s->ch.v[i].name);
+		e->v = am(&st);
 		sum += avg(&st);
 		n++;
 	}
-	json_object_set_new(o, "cpu_load_pct", load);
-	json_object_set_new(o, "cpu_load_avg_pct", num(n ? sum / n : NAN));
-	return o;
+	o->cpu_load_avg_pct = r3(n ? sum / n : NAN);
+	return 0;
 }
 
-json_t *side_sampler__summary_json(struct side_sampler *s)
+int side_sampler__summary(struct side_sampler *s, struct side_summary *out)
 {
-	json_t *o = json_object();
+	int err = 0;
 
-	if (!o)
-		return NULL;
+	side_summary__init(out);
 	pthread_mutex_lock(&s->mu);
 	wait_ready(s);
-	json_object_set_new(o, "thermal", thermal_json(s));
-	json_object_set_new(o, "gpu", gpu_json(s));
-	json_object_set_new(o, "disk", disk_json(s));
-	json_object_set_new(o, "host", host_json(s));
+	err |= thermal_summary(s, &out->thermal);
+	err |= gpu_summary(s, &out->gpu);
+	err |= disk_summary(s, &out->disk);
+	err |= host_summary(s, &out->host);
 	pthread_mutex_unlock(&s->mu);
-	return o;
+	return err ? -ENOMEM : 0;
 }
 
-/* averages of every column of metric m in rows [from, to): {name: avg} and their mean */
-static json_t *named_avgs(const struct side_sampler *s, enum side_metric m, size_t from, size_t to,
-			  double *mean, double *maxv)
+/* averages of every column of metric m in rows [from, to) into vec
+ * ({name: avg}; NULL: not kept), their mean and their largest */
+static int named_avgs(const struct side_sampler *s, enum side_metric m, size_t from, size_t to, void *vec,
+		      double *mean, double *maxv)
 {
-	json_t *o = json_object();
+	SIDE_VEC(struct side_named_value) *out = vec;
 	double sum = 0;
 	int n = 0;
 
 	*maxv = NAN;
 	for (int i = 0; i < s->ch.n; i++) {
+		struct side_named_value *e;
 		struct stats st;
 
 		if (s->ch.v[i].metric != m)
@@ -1103,33 +1103,40 @@ static json_t *named_avgs(const struct side_sampler *s, enum side_metric m, size
 		st = col_stats(s, i, from, to);
 		if (!st.n)
 			continue;
-		json_object_set_new(o, s->ch.v[i].name, num(avg(&st)));
+		if (out) {
+			if (!(e = VEC_PUSH(*out)))
+				return -ENOMEM;
+			copy_name(e->name, s->ch.v[i].name);
+			e->v = r3(avg(&st));
+		}
 		sum += avg(&st);
 		n++;
 		if (isnan(*maxv) || avg(&st) > *maxv)
 			*maxv = avg(&st);
 	}
 	*mean = n ? sum / n : NAN;
-	return o;
+	return 0;
 }
 
-json_t *side_sampler__cycle_json(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns)
+int side_sampler__window(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns, struct side_window *w)
 {
 	static const struct {
 		enum side_metric m;
-		const char *key;
+		size_t off;
 	} gpu_fields[] = {
-		{ SM_GPU_UTIL_PCT, "util_pct" }, { SM_GPU_MEM_USED_MB, "mem_used_mb" },
-		{ SM_GPU_TEMP_C, "temp_c" },     { SM_GPU_POWER_W, "power_w" },
-		{ SM_GPU_SM_MHZ, "sm_clock_mhz" }, { SM_GPU_MEM_MHZ, "mem_clock_mhz" },
-		{ SM_GPU_PROC_MEM_MB, "target_mem_mb" },
+		{ SM_GPU_UTIL_PCT, offsetof(struct side_gpu_avgs, util_pct) },
+		{ SM_GPU_MEM_USED_MB, offsetof(struct side_gpu_avgs, mem_used_mb) },
+		{ SM_GPU_TEMP_C, offsetof(struct side_gpu_avgs, temp_c) },
+		{ SM_GPU_POWER_W, offsetof(struct side_gpu_avgs, power_w) },
+		{ SM_GPU_SM_MHZ, offsetof(struct side_gpu_avgs, sm_clock_mhz) },
+		{ SM_GPU_MEM_MHZ, offsetof(struct side_gpu_avgs, mem_clock_mhz) },
+		{ SM_GPU_PROC_MEM_MB, offsetof(struct side_gpu_avgs, target_mem_mb) },
 	};
-	json_t *o = json_object(), *power;
-	size_t from = 0, to = 0, n;
+	size_t from = 0, to = 0;
 	double mean, maxv, pm, px;
+	int err = 0;
 
-	if (!o)
-		return NULL;
+	side_window__init(w);
 	pthread_mutex_lock(&s->mu);
 	wait_ready(s);
 	while (from < s->nrows && s->ts[from] < start_ns)
@@ -1137,41 +1144,37 @@ json_t *side_sampler__cycle_json(struct side_sampler *s, uint64_t start_ns, uint
 	to = from;
 	while (to < s->nrows && s->ts[to] <= end_ns)
 		to++;
-	n = to - from;
-	if (n == 0 && from > 0) /* a window shorter than the period: hold the last value */
+	w->present = true;
+	w->samples = to - from;
+	if (to == from && from > 0) /* a window shorter than the period: hold the last value */
 		from--, to = from + 1;
-	json_object_set_new(o, "side_samples", json_integer((json_int_t)n));
 	if (to > from) {
-		json_object_set_new(o, "temp_c", named_avgs(s, SM_ZONE_TEMP_C, from, to, &mean, &maxv));
-		json_object_set_new(o, "temp_max_c", num(maxv));
-		json_decref(named_avgs(s, SM_CPU_MHZ, from, to, &mean, &maxv));
-		json_object_set_new(o, "cpu_mhz", num(mean));
-		json_decref(named_avgs(s, SM_CPU_LOAD_PCT, from, to, &mean, &maxv));
-		json_object_set_new(o, "cpu_load_pct", num(mean));
-		json_decref(named_avgs(s, SM_MEM_AVAILABLE_MB, from, to, &mean, &maxv));
-		json_object_set_new(o, "mem_available_mb", num(mean));
-		power = named_avgs(s, SM_HWMON_POWER_W, from, to, &pm, &px);
-		json_object_update_new(power, named_avgs(s, SM_RAIL_POWER_W, from, to, &pm, &px));
-		json_object_set_new(o, "power_w", power);
-		for (int g = 0; g < s->ngpu && g < 1; g++) {
-			json_t *gj = json_object();
+		w->has_rows = true;
+		err |= named_avgs(s, SM_ZONE_TEMP_C, from, to, &w->temp_c, &mean, &maxv);
+		w->temp_max_c = r3(maxv);
+		err |= named_avgs(s, SM_CPU_MHZ, from, to, NULL, &mean, &maxv);
+		w->cpu_mhz = r3(mean);
+		err |= named_avgs(s, SM_CPU_LOAD_PCT, from, to, NULL, &mean, &maxv);
+		w->cpu_load_pct = r3(mean);
+		err |= named_avgs(s, SM_MEM_AVAILABLE_MB, from, to, NULL, &mean, &maxv);
+		w->mem_available_mb = r3(mean);
+		err |= named_avgs(s, SM_HWMON_POWER_W, from, to, &w->power_w, &pm, &px);
+		err |= named_avgs(s, SM_RAIL_POWER_W, from, to, &w->power_w, &pm, &px);
+		w->has_gpu = s->ngpu > 0;
+		for (size_t k = 0; w->has_gpu && k < sizeof(gpu_fields) / sizeof(gpu_fields[0]); k++) {
+			struct stats st = col_stats(s, col_of(s, gpu_fields[k].m, 0), from, to);
 
-			for (size_t k = 0; k < sizeof(gpu_fields) / sizeof(gpu_fields[0]); k++) {
-				struct stats st = col_stats(s, col_of(s, gpu_fields[k].m, g), from, to);
+			double *v = (void *)((char *)&w->gpu + gpu_fields[k].off);
 
-				if (st.n)
-					json_object_set_new(gj, gpu_fields[k].key, num(avg(&st)));
-			}
-			json_object_set_new(o, "gpu", gj);
+			*v = st.n ? r3(avg(&st)) : NAN;
 		}
 	}
-	json_object_set_new(o, "throttled_ms",
-			    num(throttle_tracker__overlap_ns(s->thr, start_ns, end_ns) / 1e6));
+	w->throttled_ms = r3(throttle_tracker__overlap_ns(s->thr, start_ns, end_ns) / 1e6);
 	pthread_mutex_unlock(&s->mu);
-	return o;
+	return err ? -ENOMEM : 0;
 }
 
-int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid, uint64_t base_ns)
+int side_sampler__series(struct side_sampler *s, struct side_series *out)
 {
 	static const struct {
 		enum side_metric m;
@@ -1185,34 +1188,45 @@ int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid
 		{ SM_GPU_TEMP_C, "gpu temperature (C)" }, { SM_GPU_POWER_W, "gpu power (W)" },
 		{ SM_GPU_SM_MHZ, "gpu clock (MHz)" },
 	};
-	int added = 0;
+	int *cols = NULL, err = 0;
 
+	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&s->mu);
 	wait_ready(s);
-	for (size_t r = 0; r < s->nrows; r++) {
-		double ts_us = ((double)s->ts[r] - (double)base_ns) / 1000.0;
+	cols = malloc((s->ch.n ? s->ch.n : 1) * sizeof(*cols));
+	if (!cols)
+		goto nomem;
+	/* the columns series by series, as the counter tracks group them */
+	for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++)
+		for (int i = 0; i < s->ch.n; i++) {
+			struct side_series_col *c;
 
-		for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++) {
-			json_t *args = json_object(), *ev;
-
-			for (int i = 0; i < s->ch.n; i++) {
-				double v = s->rows[r * s->ch.n + i];
-
-				if (s->ch.v[i].metric == series[k].m && !isnan(v))
-					json_object_set_new(args, s->ch.v[i].name, num(v));
-			}
-			if (!json_object_size(args)) {
-				json_decref(args);
+			if (s->ch.v[i].metric != series[k].m)
 				continue;
-			}
-			ev = json_pack("{s:s, s:s, s:f, s:i, s:o}", "name", series[k].name, "ph", "C", "ts", ts_us,
-				       "pid", pid, "args", args);
-			if (ev && !json_array_append_new(events, ev))
-				added++;
+			if (!(c = VEC_PUSH(out->cols)))
+				goto nomem;
+			snprintf(c->series, sizeof(c->series), "%s", series[k].name);
+			copy_name(c->name, s->ch.v[i].name);
+			cols[out->cols.n - 1] = i;
 		}
+	if (s->nrows && out->cols.n) {
+		out->ts = malloc(s->nrows * sizeof(*out->ts));
+		out->v = malloc(s->nrows * out->cols.n * sizeof(*out->v));
+		if (!out->ts || !out->v)
+			goto nomem;
+		memcpy(out->ts, s->ts, s->nrows * sizeof(*out->ts));
+		for (size_t r = 0; r < s->nrows; r++)
+			for (size_t c = 0; c < out->cols.n; c++)
+				out->v[r * out->cols.n + c] = s->rows[r * s->ch.n + cols[c]];
+		out->nrows = s->nrows;
 	}
+	goto out;
+nomem:
+	err = -ENOMEM;
+out:
 	pthread_mutex_unlock(&s->mu);
-	return added;
+	free(cols);
+	return err;
 }
 
 /* ---- energy ---- */
@@ -1268,77 +1282,77 @@ out:
 	return err;
 }
 
-json_t *side_sampler__energy_json(struct side_sampler *s)
+int side_sampler__energy_summary(struct side_sampler *s, struct side_energy *out)
 {
 	static const char *const kinds[] = { "counter", "integral" };
-	json_t *o = json_object(), *srcs = json_array(), *missing = json_array(), *run = json_object();
-	json_t *eps = json_array();
 	double dom[ENERGY_NDOMAINS];
 	bool have[ENERGY_NDOMAINS] = { false };
 	uint64_t capped_ns = 0;
 	double pms, res = 0;
+	int err = 0;
 
+	side_energy__init(out);
 	pthread_mutex_lock(&s->mu);
 	wait_ready(s);
 	for (int i = 0; i < s->nen; i++) {
 		const struct energy_source *e = &s->en[i];
 		double dur = e->primed && e->prev_ts > e->first_ts ? (e->prev_ts - e->first_ts) / 1e9 : NAN;
-		json_t *so = json_object();
+		struct side_energy_source *so = VEC_PUSH(out->sources);
 
-		json_object_set_new(so, "name", json_string(e->name));
-		json_object_set_new(so, "domain", json_string(energy_domain_name(e->domain)));
-		json_object_set_new(so, "kind", json_string(kinds[e->kind]));
+		if (!so)
+			goto nomem;
+		copy_name(so->name, e->name);
+		snprintf(so->domain, sizeof(so->domain), "%s", energy_domain_name(e->domain));
+		snprintf(so->kind, sizeof(so->kind), "%s", kinds[e->kind]);
 		/* the period it was actually read at */
 		pms = energy_source__median_gap_ms(e);
 		if (isnan(pms))
 			pms = s->period_ms;
 		if (pms > res)
 			res = pms;
-		json_object_set_new(so, "period_ms", json_real(pms));
-		json_object_set_new(so, "joules", num(isnan(dur) ? NAN : e->joules));
-		json_object_set_new(so, "seconds", num(dur));
-		json_object_set_new(so, "mean_w", num(dur > 0 ? e->joules / dur : NAN));
-		if (e->kind == ENERGY_COUNTER) {
-			json_object_set_new(so, "wraps", json_integer(e->wraps));
-			if (e->max_range)
-				json_object_set_new(so, "max_range_j", num(e->max_range * e->unit_j));
-		}
-		if (isfinite(e->limit_w))
-			json_object_set_new(so, "limit_w", num(e->limit_w));
-		if (e->via == ENERGY_VIA_POWERCAP) /* root only since Linux 5.10 (PLATYPUS) */
-			json_object_set_new(so, "root_only", json_true());
-		if (e->read_errors)
-			json_object_set_new(so, "read_errors", json_integer(e->read_errors));
-		json_array_append_new(srcs, so);
+		so->period_ms = pms;
+		so->joules = r3(isnan(dur) ? NAN : e->joules);
+		so->seconds = r3(dur);
+		so->mean_w = r3(dur > 0 ? e->joules / dur : NAN);
+		so->counter = e->kind == ENERGY_COUNTER;
+		so->wraps = e->wraps;
+		so->max_range_j = so->counter && e->max_range ? r3(e->max_range * e->unit_j) : NAN;
+		so->limit_w = r3(e->limit_w);
+		so->root_only = e->via == ENERGY_VIA_POWERCAP; /* root only since Linux 5.10 (PLATYPUS) */
+		so->read_errors = e->read_errors;
 		if (e->domain < ENERGY_NDOMAINS && !isnan(dur)) {
 			dom[e->domain] = (have[e->domain] ? dom[e->domain] : 0) + e->joules;
 			have[e->domain] = true;
 		}
 	}
 	for (int d = 0; d < ENERGY_NDOMAINS; d++) {
-		char key[16];
+		struct side_energy_missing *mi;
 
-		snprintf(key, sizeof(key), "%s_j", energy_domain_name(d));
 		if (have[d])
-			json_object_set_new(run, key, num(dom[d]));
-		if (s->en_missing[d][0])
-			json_array_append_new(missing, json_pack("{s:s,s:s}", "domain", energy_domain_name(d),
-								 "reason", s->en_missing[d]));
+			out->j[d] = r3(dom[d]);
+		if (!s->en_missing[d][0])
+			continue;
+		if (!(mi = VEC_PUSH(out->missing)))
+			goto nomem;
+		snprintf(mi->domain, sizeof(mi->domain), "%s", energy_domain_name(d));
+		snprintf(mi->reason, sizeof(mi->reason), "%s", s->en_missing[d]);
 	}
-	json_object_set_new(run, "peak_w", num(s->peak_w));
+	out->peak_w = r3(s->peak_w);
 	for (size_t i = 0; i < throttle_tracker__count(s->pcap); i++) {
 		const struct throttle_episode *ep = throttle_tracker__get(s->pcap, i);
-		json_t *ej = throttle_episode__json(ep);
+		struct throttle_episode *c = VEC_PUSH(out->capped);
 
-		json_object_del(ej, "peak_temp_c");
-		json_array_append_new(eps, ej);
+		if (!c)
+			goto nomem;
+		*c = *ep;
 		capped_ns += ep->end_ns > ep->start_ns ? ep->end_ns - ep->start_ns : 0;
 	}
-	json_object_set_new(o, "resolution_ms", json_real(res > 0 ? res : s->period_ms));
-	json_object_set_new(o, "sources", srcs);
-	json_object_set_new(o, "missing", missing);
-	json_object_set_new(o, "run", run);
-	json_object_set_new(o, "power_capped", json_pack("{s:o,s:o}", "capped_ms", num(capped_ns / 1e6), "episodes", eps));
+	out->resolution_ms = res > 0 ? res : s->period_ms;
+	out->capped_ms = r3(capped_ns / 1e6);
+	goto out;
+nomem:
+	err = -ENOMEM;
+out:
 	pthread_mutex_unlock(&s->mu);
-	return o;
+	return err;
 }

@@ -2,14 +2,15 @@
 /* The side sampler: a thread that reads thermal zones, cpufreq, hwmon,
  * MemAvailable, per-CPU load, disk free space, and the GPU (NVML or Jetson
  * sysfs) every period, keeps the timeline, detects throttling episodes, and
- * renders profile.json's `thermal`, `gpu`, `disk` and `host` sections, the
- * side data of one cycle, and trace.json counter events.
+ * reduces them to typed results (side_summary.h): the run's summary, the
+ * side data of one window (a cycle), the readings' series and the energy.
  *
  * Timestamps are CLOCK_MONOTONIC nanoseconds, the clock of bpf_ktime_get_ns.
  * sysfs/procfs paths are read under INFERTRACE_SYSFS_ROOT (default "/"); the
  * NVML library is INFERTRACE_NVML_LIB (default "libnvidia-ml.so.1").
- * All functions are thread-safe; the JSON getters may be called while
- * sampling runs and return new references the caller owns. */
+ * All functions are thread-safe; the getters may be called while sampling
+ * runs and fill structs the caller owns (and frees with side_summary.h's
+ * functions; they are complete even on -ENOMEM). */
 #ifndef INFERTRACE_SIDE_SAMPLER_H
 #define INFERTRACE_SIDE_SAMPLER_H
 
@@ -17,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <jansson.h>
+#include "side_summary.h"
 
 enum side_gpu_mode {
 	SIDE_GPU_AUTO = 0,  /* NVML, else Jetson sysfs, else none */
@@ -68,18 +69,18 @@ size_t side_sampler__sample_count(struct side_sampler *s);
 void side_sampler__set_hold(struct side_sampler *s, bool hold);
 uint64_t side_sampler__rows_not_kept(struct side_sampler *s);
 
-/* {"thermal": {...}, "gpu": {...}, "disk": {...}, "host": {...}}: the
- * sections of profile.json (see docs/side-data.md). */
-json_t *side_sampler__summary_json(struct side_sampler *s);
+/* The run's thermal, GPU, disk and host summary (docs/side-data.md).
+ * 0 or -ENOMEM. */
+int side_sampler__summary(struct side_sampler *s, struct side_summary *out);
 
 /* Side data averaged over the samples taken in [start_ns, end_ns]; with no
  * sample inside, the latest sample before end_ns stands for the window.
- * Keys are merged into cycles[i] (see docs/side-data.md). */
-json_t *side_sampler__cycle_json(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns);
+ * 0 or -ENOMEM. */
+int side_sampler__window(struct side_sampler *s, uint64_t start_ns, uint64_t end_ns, struct side_window *out);
 
-/* Appends Chrome trace counter events ("ph": "C") for every sample to
- * events, ts in microseconds since base_ns. Returns the number appended. */
-int side_sampler__trace_counters(struct side_sampler *s, json_t *events, int pid, uint64_t base_ns);
+/* Every row kept so far, column by column (trace.json's counter tracks).
+ * 0 or -ENOMEM. */
+int side_sampler__series(struct side_sampler *s, struct side_series *out);
 
 /* Joules per domain (cpu, dram, gpu, board: energy.h's ENERGY_NDOMAINS
  * order) in [start_ns, end_ns], NAN where no source measures it. 0, or
@@ -96,9 +97,8 @@ int side_sampler__energy(struct side_sampler *s, uint64_t start_ns, uint64_t end
 #define SIDE_ENERGY_START_NS 50000000ULL /* 50 ms */
 void side_sampler__energy_pace(struct side_sampler *s, uint64_t cycle_ns);
 
-/* {resolution_ms, sources: [{name, domain, kind, period_ms, joules, seconds,
- * mean_w, wraps, max_range_j, limit_w}], missing: [{domain, reason}],
- * run: {cpu_j.., peak_w}, power_capped: {capped_ms, episodes}} */
-json_t *side_sampler__energy_json(struct side_sampler *s);
+/* The energy sources, what no source measures and why, the run's joules,
+ * its peak power and the power-cap episodes. 0 or -ENOMEM. */
+int side_sampler__energy_summary(struct side_sampler *s, struct side_energy *out);
 
 #endif

@@ -131,29 +131,6 @@ uint64_t throttle_tracker__overlap_ns(const struct throttle_tracker *t, uint64_t
 	return sum;
 }
 
-static json_t *num_or_null(double v)
-{
-	return isnan(v) ? json_null() : json_real(v);
-}
-
-json_t *throttle_episode__json(const struct throttle_episode *e)
-{
-	json_t *o = json_object();
-
-	if (!o)
-		return NULL;
-	json_object_set_new(o, "source", json_string(e->source));
-	json_object_set_new(o, "zone", json_string(e->zone));
-	json_object_set_new(o, "reason", json_string(e->reason));
-	json_object_set_new(o, "start_ns", json_integer((json_int_t)e->start_ns));
-	json_object_set_new(o, "end_ns", json_integer((json_int_t)e->end_ns));
-	json_object_set_new(o, "duration_ms", json_real((e->end_ns - e->start_ns) / 1e6));
-	json_object_set_new(o, "peak_temp_c", num_or_null(e->peak_temp_c));
-	json_object_set_new(o, "min_clock_pct", num_or_null(e->min_clock_pct));
-	json_object_set_new(o, "open", json_boolean(e->open));
-	return o;
-}
-
 bool throttle_thermal_active(double temp_c, double cur, double max, double temp_threshold_c, double drop_pct)
 {
 	if (isnan(temp_c) || isnan(cur) || isnan(max) || max <= 0)
@@ -202,12 +179,10 @@ void throttle_nvml_reason_names(uint64_t reasons, char *buf, size_t len)
 	}
 }
 
-json_t *throttle_nvml_reasons_json(uint64_t reasons)
+const char *throttle_nvml_reason(size_t i, uint64_t *bit)
 {
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < sizeof(reason_names) / sizeof(reason_names[0]); i++)
-		if (reasons & reason_names[i].bit)
-			json_array_append_new(a, json_string(reason_names[i].name));
-	return a;
+	if (i >= sizeof(reason_names) / sizeof(reason_names[0]))
+		return NULL;
+	*bit = reason_names[i].bit;
+	return reason_names[i].name;
 }

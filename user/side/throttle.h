@@ -14,8 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 struct throttle_episode {
 	char source[64];      /* "cpu", "gpu0" */
 	char zone[96];        /* hottest zone or GPU name when the episode began */
@@ -48,8 +46,6 @@ const struct throttle_episode *throttle_tracker__get(const struct throttle_track
 /* Nanoseconds of [start, end) covered by episodes (an open one up to its
  * latest throttled sample). */
 uint64_t throttle_tracker__overlap_ns(const struct throttle_tracker *t, uint64_t start, uint64_t end);
-/* {source, zone, reason, start_ns, end_ns, duration_ms, peak_temp_c, min_clock_pct, open} */
-json_t *throttle_episode__json(const struct throttle_episode *e);
 
 /* temp above temp_threshold_c and cur below (100 - drop_pct)% of max. */
 bool throttle_thermal_active(double temp_c, double cur, double max, double temp_threshold_c, double drop_pct);
@@ -59,7 +55,7 @@ bool throttle_thermal_active(double temp_c, double cur, double max, double temp_
 bool throttle_nvml_active(uint64_t reasons);
 /* "sw_thermal,hw_slowdown" ("" for none). */
 void throttle_nvml_reason_names(uint64_t reasons, char *buf, size_t len);
-/* ["sw_thermal", ...] */
-json_t *throttle_nvml_reasons_json(uint64_t reasons);
+/* The name of NVML reason i (0, 1, ...) and its bit; NULL past the last. */
+const char *throttle_nvml_reason(size_t i, uint64_t *bit);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,29 +313,28 @@ int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *k
 	return err;
 }
 
-json_t *stacks__quality_json(const struct stack_report *r)
+int stacks__quality(const struct stack_report *r, struct model_samples *s)
 {
-	json_t *q = json_object(), *objs = json_object();
-
-	json_object_set_new(q, "stacks", json_integer(r->total));
-	json_object_set_new(q, "complete", json_integer(r->complete));
-	json_object_set_new(q, "complete_percent",
-			    json_real(r->total ? 100.0 * r->complete / r->total : 0));
-	json_object_set_new(q, "user_stack_missing", json_integer(r->user_stack_missing));
-	json_object_set_new(q, "distinct_stacks", json_integer(r->distinct_stacks));
+	s->stack_quality.stacks = r->total;
+	s->stack_quality.complete = r->complete;
+	s->stack_quality.complete_percent = r->total ? 100.0 * r->complete / r->total : 0;
+	s->stack_quality.user_stack_missing = r->user_stack_missing;
+	s->stack_quality.distinct_stacks = r->distinct_stacks;
+	s->stack_quality.by_leaf_object.n = 0;
 	for (size_t i = 0; i < r->nobjects; i++) {
 		const struct object_quality *o = &r->objects[i];
-		json_t *e = json_object();
+		struct model_leaf_object *e;
 
-		json_object_set_new(e, "samples", json_integer(o->samples));
-		json_object_set_new(e, "complete", json_integer(o->complete));
-		json_object_set_new(e, "truncated", json_integer(o->samples - o->complete));
-		json_object_set_new(e, "truncated_percent",
-				    json_real(o->samples ? 100.0 * (o->samples - o->complete) / o->samples : 0));
-		json_object_set_new(objs, o->object, e);
+		if (VEC_RESERVE(s->stack_quality.by_leaf_object.v, s->stack_quality.by_leaf_object.cap,
+				s->stack_quality.by_leaf_object.n, 16))
+			return -ENOMEM;
+		e = &s->stack_quality.by_leaf_object.v[s->stack_quality.by_leaf_object.n++];
+		*e = (struct model_leaf_object){ .samples = o->samples, .complete = o->complete,
+						 .truncated = o->samples - o->complete,
+						 .truncated_percent = o->samples ? 100.0 * (o->samples - o->complete) / o->samples : 0 };
+		snprintf(e->name, sizeof(e->name), "%s", o->object);
 	}
-	json_object_set_new(q, "by_leaf_object", objs);
-	return q;
+	return 0;
 }
 
 void stack_report__free(struct stack_report *r)

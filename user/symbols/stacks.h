@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <jansson.h>
 
 #include "folded.h"
 #include <linux/types.h>
@@ -66,8 +65,10 @@ int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *k
 		const __u64 *uips, const __u64 *kips, __u64 count);
 /* Whether a symbol is the root of a complete user stack. */
 int stacks__is_root_symbol(const char *name);
-/* profile.json's `samples.stack_quality` object. */
-json_t *stacks__quality_json(const struct stack_report *r);
+/* The samples' stack quality (profile.json's samples.stack_quality) into
+ * s. 0 or -ENOMEM. */
+struct model_samples;
+int stacks__quality(const struct stack_report *r, struct model_samples *s);
 void stack_report__free(struct stack_report *r);
 
 /* Typed stacks with labels and addresses for the model (profile.pb.gz).

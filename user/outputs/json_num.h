@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Reading numbers out of JSON documents (profile.json, side-data and
- * detail sections). */
+/* Reading numbers out of JSON documents: profile.json's loader, at the
+ * edge where JSON is read; the rest of the code reads the model's structs. */
 #ifndef INFERTRACE_JSON_NUM_H
 #define INFERTRACE_JSON_NUM_H
 
