@@ -187,10 +187,10 @@ class TestGenerated(unittest.TestCase):
 
     def test_tune_options_everywhere(self):
         """tune's options, from its table, in its help, the man page and the completion."""
-        opts = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z-]*)", infertrace(["tune", "--help"]).stdout, re.M))
+        opts = set(re.findall(r"^\s+(?:-\w, )?--([a-z][a-z-]*)", infertrace("tune", "--help").stdout, re.M))
         self.assertGreaterEqual(len(opts), 12)
-        man = infertrace(["--man"]).stdout.replace("\\-", "-")
-        words = {w.strip("'") for w in infertrace(["--completion", "bash"]).stdout.split()}
+        man = infertrace("--man").stdout.replace("\\-", "-")
+        words = {w.strip("'") for w in infertrace("--completion", "bash").stdout.split()}
         for o in opts:
             self.assertIn(f"--{o}", man)
             self.assertIn(f"--{o}", words)
