@@ -14,7 +14,7 @@
 
 void rule_thresholds__defaults(struct rule_thresholds *t)
 {
-#define DEFAULT(name, def) .name = def,
+#define DEFAULT(name, def) .name = (def),
 	*t = (struct rule_thresholds){ RULE_THRESHOLDS(DEFAULT) };
 #undef DEFAULT
 }
