@@ -11,6 +11,7 @@
 
 #include "json_fields.h"
 #include "json_text.h"
+#include "vec.h"
 
 /* The layout of every JF_VEC and JF_MAP member. */
 struct jf_vec {
@@ -345,15 +346,8 @@ static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx)
 		json_array_foreach(v, i, x) {
 			int err;
 
-			if (vec->n == vec->cap) {
-				size_t cap = vec->cap ? vec->cap * 2 : 8;
-				void *nv = realloc(vec->v, cap * f->sub->size);
-
-				if (!nv)
-					return -ENOMEM;
-				vec->v = nv;
-				vec->cap = cap;
-			}
+			if (vec__reserve(&vec->v, &vec->cap, vec->n, f->sub->size, 8))
+				return -ENOMEM;
 			err = read_element(f->sub, AT(vec->v, vec->n++ * f->sub->size), x, ctx);
 			if (err)
 				return err;
@@ -391,15 +385,8 @@ static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx)
 			char *e;
 			int err;
 
-			if (vec->n == vec->cap) {
-				size_t cap = vec->cap ? vec->cap * 2 : 8;
-				void *nv = realloc(vec->v, cap * f->sub->size);
-
-				if (!nv)
-					return -ENOMEM;
-				vec->v = nv;
-				vec->cap = cap;
-			}
+			if (vec__reserve(&vec->v, &vec->cap, vec->n, f->sub->size, 8))
+				return -ENOMEM;
 			e = AT(vec->v, vec->n++ * f->sub->size);
 			err = read_element(f->sub, e, x, ctx);
 			snprintf((char *)AT(e, key->off), key->size, "%s", k);
