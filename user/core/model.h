@@ -46,6 +46,7 @@
 #include "power_mode.h"
 #include "side_summary.h"
 #include "vec.h"
+#include "model_gpu.h"
 
 enum model_stage {
 	MODEL_EMPTY = 0,     /* run facts only */
@@ -133,6 +134,7 @@ struct model_cycle {
 	double duration_ms;
 	double tokens_per_second, tokens_per_second_wall; /* NAN without tokens */
 	struct model_llama_cycle llama;
+	struct model_gpu_cycle gpu;    /* gpu: GPU time per device and phase */
 };
 
 struct model_phase_summary {
@@ -687,6 +689,7 @@ struct model {
 	struct model_llama_facts llama_facts; /* llama concern */
 	struct model_llama_cycle llama;   /* derived: over the cycles */
 	struct model_edges edges; /* derived: outside the cycles (edges.c) */
+	struct model_gpu_activity gpu_activity; /* gpu concern: CUPTI records, figures */
 };
 
 void model__init(struct model *m);

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* GPU time in the model: the kernels, copies and memsets a CUPTI injection
+ * library reported (include/gpu_channel.h), on the tracer's clock, each
+ * joined to the cycle and phase of the thread that launched it; and the
+ * figures derived from them per device over each cycle, each phase and the
+ * run. Without CUPTI, NVML's utilization samples give the busy figure alone
+ * (source "nvml"). Filled by the gpu concern (collect) and
+ * analysis/gpu_join.c (derive); read by the outputs and the rules. */
+#ifndef INFERTRACE_MODEL_GPU_H
+#define INFERTRACE_MODEL_GPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpu_channel.h"
+#include "folded.h"
+#include "vec.h"
+
+enum model_gpu_what {
+	MODEL_GPU_KERNEL,
+	MODEL_GPU_COPY,
+	MODEL_GPU_SET,
+};
+
+/* One kernel, copy or memset as the GPU ran it. */
+struct model_gpu_op {
+	uint8_t what;               /* enum model_gpu_what */
+	uint8_t dir;                /* copies: enum it_gpu_copy_dir */
+	uint32_t device, stream, correlation;
+	uint64_t start_ns, end_ns;  /* tracer clock (CLOCK_MONOTONIC) */
+	uint64_t bytes;             /* copies and memsets */
+	int32_t name;               /* kernels: demangled name in model.names; -1 */
+	pid_t tgid, tid;            /* the launching thread; tid 0: no API record matched */
+	uint64_t launch_ns;         /* the launch call's entry, tracer clock; 0 unknown */
+	uint32_t launch_cbid;       /* CUPTI's id of the launching call */
+	int32_t cycle;              /* index in model.cycles at launch; -1 outside them */
+	uint32_t phase;             /* the launching thread's phase at launch; 0 none */
+	int32_t launch_stack;       /* folded launch stack in model.names; -1 none */
+};
+
+struct model_gpu_kernel_total {
+	int32_t name;               /* model.names */
+	uint64_t count;
+	double ms;                  /* summed durations */
+};
+
+struct model_gpu_dir_total {
+	uint64_t count, bytes;
+	double ms;                  /* summed durations */
+};
+
+/* A host stack that ran on the launching thread while the GPU sat idle. */
+struct model_gpu_idle_stack {
+	int32_t stack;              /* folded stack in model.names */
+	uint64_t samples;
+	double ms;                  /* samples × the sampling period */
+};
+
+/* One device over one window: a cycle, a phase (its calls) or the run. */
+struct model_gpu_figures {
+	uint32_t device;
+	uint32_t phase;             /* 0: the whole window (cycle or run) */
+	double window_ms;           /* wall of the window (phase: its calls' time) */
+	double busy_ms;             /* union of the kernels launched in the window */
+	double active_ms;           /* union of all GPU work inside the window */
+	double idle_ms;             /* window_ms - active_ms */
+	double idle_host_ms;        /* idle while the launching thread ran on a CPU */
+	double sync_ms;             /* launching thread waiting in synchronize calls */
+	uint64_t kernels;
+	struct model_gpu_dir_total copies[IT_GPU_DIR_MAX];
+	struct model_gpu_dir_total sets;
+	VEC_OF(struct model_gpu_kernel_total) top;       /* by ms, descending, at most 10 */
+	VEC_OF(struct model_gpu_idle_stack) idle_stacks; /* by samples, at most 5 */
+};
+
+/* A cycle's GPU figures: per (device, phase). */
+struct model_gpu_cycle {
+	bool present;
+	bool sampled;               /* activity recorded for this cycle (1 in N mode) */
+	bool nvml_only;             /* busy_ms from NVML samples alone */
+	VEC_OF(struct model_gpu_figures) figures;
+};
+
+struct model_gpu_clock {
+	bool calibrated;
+	double offset_ns;           /* tracer clock − CUPTI clock at the first pair */
+	double drift_us;            /* change of that offset from first to last pair */
+	double drift_ppm;
+	uint64_t pairs;
+};
+
+struct model_gpu_process {
+	pid_t pid;
+	uint32_t cupti_version;
+	char cupti_path[256];
+	bool said_bye;              /* flushed at exit: nothing lost at the end */
+};
+
+struct model_gpu_activity {
+	bool present;               /* records or a notice arrived */
+	const char *source;         /* "cupti", "nvml", or NULL: none */
+	char notice[240];           /* why kernel timing is off, one line; "" none */
+	uint32_t sample_every;      /* 1: every cycle recorded */
+	VEC_OF(struct model_gpu_process) processes;
+	struct model_gpu_clock clock;
+	uint64_t kernels, copies, sets, api_records;
+	uint64_t unattributed;      /* ops with no matching launch record */
+	uint64_t dropped;           /* records CUPTI dropped */
+	VEC_OF(struct model_gpu_op) ops;            /* sorted by (device, start_ns) */
+	VEC_OF(struct model_gpu_figures) figures;   /* the run: per (device, phase) */
+	struct folded folded;       /* gpu.folded: kernel µs under launch stacks */
+};
+
+#endif
