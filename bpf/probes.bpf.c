@@ -34,10 +34,21 @@ struct {
  * that reach them. With frame_end global too, it_uretprobe went from
  * 659,000 verified instructions to 41,000 and it_uprobe from 156,000 to
  * 34,000: start-up CPU with --preset llama.cpp 2.0 -> 0.6 s. A pointer
- * passed to a global function may be NULL to it. */
+ * passed to a global function may be NULL to it. edge_unseen_in settles a
+ * thread that the edge finds off its CPU (sched_edge_unseen_in). */
+__noinline int edge_unseen_in(struct it_sched_thread *st, __u32 tid, __u64 now)
+{
+	if (st)
+		sched_edge_unseen_in(st, tid, now);
+	return 0;
+}
+
 __noinline int edge_settle(struct it_sched_thread *st, __u32 tgid, __u32 tid, __u64 now, int lost)
 {
-	sched_edge_settle(st, tgid, tid, now, lost);
+	if (cfg_sched_edges && st && st->state != IT_SCHED_ONCPU)
+		edge_unseen_in(st, tid, now);
+	else
+		sched_edge_settle(st, tgid, tid, now, lost);
 	return 0;
 }
 

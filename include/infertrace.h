@@ -410,7 +410,10 @@ struct it_ustack_check {
 struct it_sched_thread {
 	__u64 ts;          /* last settled instant: start of the current interval */
 	__u64 sum_exec;    /* the task's se.sum_exec_runtime at the last kernel sync
-			    * (switch, wake-up, tick), plus the excess carried over */
+			    * (switch, wake-up, tick): what a run whose switch was
+			    * not seen counted */
+	__u64 run_delay;   /* its sched_info.run_delay then: what such a run
+			    * waited for a CPU */
 	__u64 minflt, majflt; /* the task's fault counters at the last flush */
 	__u64 edge_on;     /* on-CPU ns given at edges since the last kernel sync */
 	__u64 edge_ns;     /* an edge's program is running on the thread: its
@@ -422,8 +425,7 @@ struct it_sched_thread {
 	__u32 tgid;
 	__u32 cycle, phase; /* attribution of the current interval */
 	__s32 kstack_id, ustack_id; /* IT_SCHED_BLOCKED: where it blocked */
-	__u32 resync;      /* sum_exec is stale (read between updates, at exec):
-			    * the first flush takes the interval as run time */
+	__u32 pad;
 	__u32 dwarf_phase;  /* with dwarf_pend_ns: the phase it blocked in */
 	__u64 dwarf_pend_ns; /* blocked ns waiting for the system call's exit, where
 			    * the user stack is copied (ustack_id SCHED_USTACK_AT_SYSCALL_EXIT) */

@@ -13,6 +13,11 @@ import common
 PHASES = ("p1", "p5", "p20")
 LENGTH = {"p1": 1, "p5": 5, "p20": 20}
 CYCLES = 15
+# how far apart the kernel (schedstat) and the tracer put the ends of one
+# block: the kernel's begins where it dequeues the thread, the tracer's at
+# the switch after the scheduler picked the next task (measured up to 0.06
+# ms apart on a loaded 2-vCPU VM)
+CLOCKS_MS = 0.1
 
 
 @common.need_root
@@ -49,18 +54,14 @@ class EdgesTest(unittest.TestCase):
         for i, c in enumerate(rec.profile["cycles"]):
             for name in PHASES:
                 ph = c["phases"][name]
-                # the sleep's time off the CPU by the fixture's own clocks
-                # (its wall less the CPU time the thread ran in the call:
-                # measured 0.05-0.19 ms in a 0.5 ms sleep on a loaded
-                # 2-vCPU VM) is blocked or run-queue time of the phase, but
-                # for on-CPU time the phase shows beyond the fixture's own
-                # CPU clock over it (a run the kernel's counter added late,
-                # carried from the piece before: docs/sched-memory.md)
                 L = LENGTH[name]
-                away = truth[f"sleep_wall_{L}ms"][i] - truth[f"sleep_cpu_{L}ms"][i]
-                carried = max(0.0, ph["oncpu_ms"] - truth[f"cpu_{L}ms"][i])
-                self.assertGreaterEqual(ph["offcpu_ms"] + ph["runq_wait_ms"] + carried, away - 0.05,
-                                        f"cycle {i} {name}: {ph}, fixture sleep off its CPU {away:.4f} ms")
+                # the phase blocks only in its sleep: its blocked time is the
+                # kernel's for that sleep (the fixture's wall clock less what
+                # its schedstat saw it on a CPU or waiting for one, at least
+                # and at most), but for where each puts the block's ends
+                lo, hi = truth[f"sleep_blocked_lo_{L}ms"][i], truth[f"sleep_blocked_hi_{L}ms"][i]
+                self.assertTrue(lo - CLOCKS_MS <= ph["offcpu_ms"] <= hi + CLOCKS_MS,
+                                f"cycle {i} {name}: {ph}, the fixture's sleep blocked {lo:.4f}-{hi:.4f} ms")
                 # it blocked where the fixture saw a voluntary switch in it:
                 # one preempted past its end before it reached schedule()
                 # never blocks (all of it is then run-queue wait)

@@ -7,6 +7,17 @@ import unittest
 
 import common
 
+# how far apart the kernel (schedstat) and the tracer put the ends of one
+# block: the kernel's begins where it dequeues the thread, the tracer's at
+# the switch after the scheduler picked the next task (measured up to 0.06
+# ms apart on a loaded 2-vCPU VM) (test_edges too)
+CLOCKS_MS = 0.1
+# a run after a switch-in that no program saw is the kernel's count of it
+# (docs/sched-memory.md), which can miss part of it (0.22 ms of a 0.32 ms
+# run measured at a switch)
+UNSEEN_RUN_MS = 0.25
+
+
 class Hog:
     """A busy process per CPU for the duration of a with-block: the machine is
     loaded, as a CI machine running other suites is."""
@@ -34,24 +45,27 @@ class SchedTest(unittest.TestCase):
         self.assertEqual(len(cycles), 20)
         self.assertEqual(r.split_checks, 40)
         truth = json.loads([l for l in r.stdout.splitlines() if l.startswith("{")][-1])
-        for c, call_cpu in zip(cycles, truth["call_cpu_ms"]):
-            # on-CPU is the kernel's CPU time: the 20 ms spun, plus the
-            # cycle's own calls and the probes' traps, all inside the CPU
-            # time the fixture's caller measured around the call
-            self.assertGreaterEqual(c["oncpu_ms"], 20 * 0.99, c)
-            self.assertLessEqual(c["oncpu_ms"], call_cpu * 1.01 + 0.2, (c, call_cpu))
+        for i, c in enumerate(cycles):
+            lo, hi, seen = (truth[k][i] for k in ("blocked_lo_ms", "blocked_hi_ms", "spin_seen_ms"))
+            # the cycle blocks only in its sleep: its blocked time is the
+            # kernel's (the fixture's wall clock less what its schedstat saw
+            # it on a CPU or waiting for one), but for where each puts the
+            # block's ends
+            self.assertTrue(lo - CLOCKS_MS <= c["offcpu_ms"] <= hi + CLOCKS_MS, (c, lo, hi))
             # a sleep lasts at least what was asked: blocked, or waiting for
             # the CPU (preempted before it blocked, woken before it ran)
             self.assertGreater(c["offcpu_ms"], 0, c)
             self.assertGreaterEqual(c["offcpu_ms"] + c["runq_wait_ms"], 10 - 0.05, c)
             self.assertGreaterEqual(c["blocked"]["sleep"], c["offcpu_ms"] * 0.99, c)
             spin = c["phases"]["spin"]
-            # the 20 ms spun, but for what the phase shows as waiting: time a
-            # preemption or the hypervisor took inside it, and a run the
-            # kernel's counter had not added yet at the exit edge (it goes to
-            # the next piece; docs/sched-memory.md). Seen on a busy fresh
-            # root: 19.78 ms on-CPU with 0.28 ms waiting
-            self.assertGreaterEqual(spin["oncpu_ms"], 20 * 0.99 - spin["runq_wait_ms"], spin)
+            # the spin ran at least what the fixture's own clock saw it run
+            # (spin_ms: its loop's steps but for the longest, one for each
+            # of its context switches), not the 20 ms of its CPU clock: the
+            # kernel's count moves time between threads at a switch whose
+            # run-queue clock update was skipped (measured: 1.04 ms counted
+            # to the spin while it waited before a switch-in)
+            self.assertGreaterEqual(seen, 0, "more context switches in the spin than spin_ms keeps")
+            self.assertGreaterEqual(spin["oncpu_ms"], seen - UNSEEN_RUN_MS, (spin, seen))
             self.assertLess(spin["offcpu_ms"], 1, msg=spin)
 
     def test_sleep_spin_cycles(self):
