@@ -12,6 +12,7 @@
 #include "../fixtures/sysfs_fixture.h"
 #include "test_helpers.h"
 #include "gpu_nvml.h"
+#include "gpu_busy.h"
 #include "outputs.h"
 #include "profile_side.h"
 #include "side_sampler.h"
@@ -266,6 +267,84 @@ static void expect_unavailable(const char *lib_path, const char *reason_part)
 	side_sampler__free(s);
 }
 
+/* Busy time over a window from driver samples, by hand: samples at 1000,
+ * 1010, 1020, 1030 µs (realtime) holding 0, 50, 100 and 20 %, the realtime
+ * clock 500 µs ahead of the tracer's. */
+static void test_busy_window_math(void **state)
+{
+	const struct gpu_util_sample smp[] = { { 1000, 0 }, { 1010, 50 }, { 1020, 100 }, { 1030, 20 } };
+	const struct gpu_util_sample again[] = { { 1030, 99 }, { 1040, 40 } };
+	struct gpu_busy_series s = { 0 };
+	double covered;
+
+	(void)state;
+	assert_int_equal(gpu_busy__add(&s, smp, 4, 500000), 0);
+	assert_int_equal(s.periods.n, 3); /* the first sample only marks a start */
+	assert_int_equal(s.periods.v[0].start_ns, 500000);
+	assert_int_equal(s.periods.v[2].end_ns, 530000);
+	/* [505, 525) µs: 5 µs at 50% + 10 at 100% + 5 at 20% */
+	assert_float_equal(gpu_busy__window(&s, 505000, 525000, &covered), 0.0135, EPS);
+	assert_float_equal(covered, 0.020, EPS);
+	/* before the first period and after the last: nothing covered */
+	assert_float_equal(gpu_busy__window(&s, 100000, 500000, &covered), 0, EPS);
+	assert_float_equal(covered, 0, EPS);
+	/* a sample already taken is not taken again */
+	assert_int_equal(gpu_busy__add(&s, again, 2, 500000), 0);
+	assert_int_equal(s.periods.n, 4);
+	assert_float_equal(gpu_busy__window(&s, 525000, 540000, &covered), 0.005 * 0.2 + 0.010 * 0.4, EPS);
+	assert_float_equal(covered, 0.015, EPS);
+	gpu_busy__free(&s);
+}
+
+/* The sampler keeps the driver's utilization samples: a window's busy time
+ * is the fake's util times the time the samples cover, and they cover the
+ * whole window (read every PERIOD_MS, the driver keeps 100 of 10 ms). */
+static void test_sampler_util_samples(void **state)
+{
+	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = SIDE_GPU_NVML };
+	struct side_sampler *s;
+	double busy, covered;
+	uint64_t a0, a1;
+
+	(void)state;
+	need_lib();
+	fx_write(dir, "script", "%sutil=60\nsample_ms=10", base_script);
+	s = side_sampler__start(&cfg);
+	assert_non_null(s);
+	a0 = fx_now_ns();
+	fx_sleep_ms(300);
+	a1 = fx_now_ns();
+	side_sampler__stop(s);
+	assert_int_equal(side_sampler__gpu_count(s), 2);
+	assert_int_equal(side_sampler__gpu_busy(s, 1, a0 + MARGIN_NS, a1 - MARGIN_NS, &busy, &covered), 0);
+	assert_float_equal(covered, (a1 - a0 - 2 * MARGIN_NS) / 1e6, 1e-3);
+	assert_float_equal(busy, 0.6 * covered, 1e-6);
+	assert_null(side_sampler__gpu_busy_why(s));
+	side_sampler__free(s);
+}
+
+/* A driver without samples: no busy figure, and why. */
+static void test_sampler_no_util_samples(void **state)
+{
+	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = SIDE_GPU_NVML };
+	struct side_sampler *s;
+	double busy, covered;
+	uint64_t a0;
+
+	(void)state;
+	need_lib();
+	fx_write(dir, "script", "%sutil=60\nsample_ms=0", base_script);
+	s = side_sampler__start(&cfg);
+	assert_non_null(s);
+	a0 = fx_now_ns();
+	fx_sleep_ms(100);
+	side_sampler__stop(s);
+	assert_int_equal(side_sampler__gpu_busy(s, 0, a0, fx_now_ns(), &busy, &covered), -ENODATA);
+	assert_non_null(side_sampler__gpu_busy_why(s));
+	assert_non_null(strstr(side_sampler__gpu_busy_why(s), "nvmlDeviceGetSamples"));
+	side_sampler__free(s);
+}
+
 static void test_missing_library(void **state)
 {
 	(void)state;
@@ -295,6 +374,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_direct_read, setup),
 		cmocka_unit_test_setup(test_sampler_nvml, setup),
+		cmocka_unit_test(test_busy_window_math),
+		cmocka_unit_test_setup(test_sampler_util_samples, setup),
+		cmocka_unit_test_setup(test_sampler_no_util_samples, setup),
 		cmocka_unit_test_setup(test_missing_library, setup),
 		cmocka_unit_test_setup(test_init_fails, setup),
 		cmocka_unit_test_setup(test_no_devices, setup),

@@ -485,6 +485,37 @@ static void side_now(struct side_state *ss, struct model *m, double period_s)
 	side_window__free(&w);
 }
 
+/* Without CUPTI's kernel times, the driver's own utilization samples give
+ * a cycle its GPU busy figure per device (the gpu concern's kernel times
+ * take the cycle's place when they exist). */
+static void nvml_busy(struct side_sampler *sp, struct model *m, struct model_cycle *c)
+{
+	int n = side_sampler__gpu_count(sp);
+
+	if (c->gpu.present && !c->gpu.nvml_only)
+		return;
+	c->gpu.figures.n = 0;
+	for (int g = 0; g < n; g++) {
+		struct model_gpu_figures *f;
+		double busy, covered;
+
+		if (side_sampler__gpu_busy(sp, g, c->start_ns, c->end_ns, &busy, &covered) || covered <= 0)
+			continue;
+		if (VEC_RESERVE(c->gpu.figures.v, c->gpu.figures.cap, c->gpu.figures.n, 2))
+			return;
+		f = &c->gpu.figures.v[c->gpu.figures.n++];
+		memset(f, 0, sizeof(*f));
+		f->device = (uint32_t)g;
+		f->window_ms = (c->end_ns - c->start_ns) / 1e6;
+		f->covered_ms = covered;
+		f->busy_ms = f->active_ms = busy;
+		f->idle_ms = covered - busy;
+		c->gpu.present = c->gpu.nvml_only = true;
+		if (!m->gpu_activity.source)
+			m->gpu_activity.source = "nvml";
+	}
+}
+
 static int side_collect(struct recording *rec, struct model *m)
 {
 	struct side_state *ss = rec->side;
@@ -516,6 +547,7 @@ static int side_collect(struct recording *rec, struct model *m)
 		if (ss->sampler) {
 			side_window__free(&c->side);
 			side_sampler__window(ss->sampler, c->start_ns, c->end_ns, &c->side);
+			nvml_busy(ss->sampler, m, c);
 		}
 		annotate_cycle_events(ss, c, c->start_ns, c->end_ns);
 	}

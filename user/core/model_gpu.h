@@ -72,6 +72,7 @@ struct model_gpu_figures {
 	struct model_gpu_dir_total sets;
 	VEC_OF(struct model_gpu_kernel_total) top;       /* by ms, descending, at most 10 */
 	VEC_OF(struct model_gpu_idle_stack) idle_stacks; /* by samples, at most 5 */
+	double covered_ms;          /* nvml: the part of the window its samples cover */
 };
 
 /* A cycle's GPU figures: per (device, phase). */

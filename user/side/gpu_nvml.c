@@ -24,7 +24,19 @@ typedef struct {
 	unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t;
 
+/* nvmlDeviceGetSamples: the value is a union of 8 bytes; utilization
+ * samples are unsigned ints (NVML_VALUE_TYPE_UNSIGNED_INT) */
+typedef union { double d; unsigned int ui; unsigned long ul; unsigned long long ull; long long sll; } nvmlValue_t;
+typedef struct { unsigned long long timeStamp; nvmlValue_t sampleValue; } nvmlSample_t;
+
 #define NVML_SUCCESS 0
+#define NVML_ERROR_NOT_FOUND 6
+#define NVML_GPU_UTILIZATION_SAMPLES 1
+#define NVML_VALUE_TYPE_DOUBLE 0
+#define NVML_VALUE_TYPE_UNSIGNED_INT 1
+#define NVML_VALUE_TYPE_UNSIGNED_LONG 2
+#define NVML_VALUE_TYPE_UNSIGNED_LONG_LONG 3
+#define MAX_UTIL_SAMPLES 1024
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_TEMPERATURE_GPU 0
 #define NVML_CLOCK_SM 1
@@ -51,6 +63,7 @@ struct gpu_nvml {
 	nvmlReturn_t (*get_energy)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*get_procs_v2)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_v2_t *);
 	nvmlReturn_t (*get_procs_v1)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_v1_t *);
+	nvmlReturn_t (*get_samples)(nvmlDevice_t, int, unsigned long long, int *, unsigned int *, nvmlSample_t *);
 	const char *(*error_string)(nvmlReturn_t);
 	int count;
 	nvmlDevice_t dev[MAX_GPUS];
@@ -58,6 +71,7 @@ struct gpu_nvml {
 	/* scratch for the process lists, so no allocation per sample */
 	nvmlProcessInfo_v2_t procs2[MAX_PROCS];
 	nvmlProcessInfo_v1_t procs1[MAX_PROCS];
+	nvmlSample_t samples[MAX_UTIL_SAMPLES];
 };
 
 void gpu_reading__clear(struct gpu_reading *r)
@@ -123,6 +137,7 @@ struct gpu_nvml *gpu_nvml__open(char *reason, size_t reason_len)
 			     "nvmlDeviceGetCurrentClocksThrottleReasons");
 	/* Volta and later; millijoules since the driver was loaded */
 	g->get_energy = sym(g->lib, "nvmlDeviceGetTotalEnergyConsumption", NULL);
+	g->get_samples = sym(g->lib, "nvmlDeviceGetSamples", NULL);
 	g->get_procs_v2 = sym(g->lib, "nvmlDeviceGetComputeRunningProcesses_v3",
 			      "nvmlDeviceGetComputeRunningProcesses_v2");
 	if (!g->get_procs_v2)
@@ -285,4 +300,61 @@ int gpu_nvml__energy_mj(struct gpu_nvml *g, int idx, unsigned long long *mj, cha
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+static double sample_value(int type, const nvmlValue_t *v)
+{
+	switch (type) {
+	case NVML_VALUE_TYPE_DOUBLE: return v->d;
+	case NVML_VALUE_TYPE_UNSIGNED_INT: return v->ui;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG: return (double)v->ul;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return (double)v->ull;
+	default: return NAN;
+	}
+}
+
+int gpu_nvml__util_samples(struct gpu_nvml *g, int idx, uint64_t last_us, struct gpu_util_sample *out, int max,
+			   char *why, size_t whylen)
+{
+	unsigned int n = MAX_UTIL_SAMPLES;
+	int type = NVML_VALUE_TYPE_UNSIGNED_INT, k = 0;
+	char ebuf[128];
+	nvmlReturn_t rc;
+
+	if (idx < 0 || idx >= g->count)
+		return -ENODEV;
+	if (!g->get_samples) {
+		snprintf(why, whylen, "this NVML has no nvmlDeviceGetSamples");
+		return -EOPNOTSUPP;
+	}
+	rc = g->get_samples(g->dev[idx], NVML_GPU_UTILIZATION_SAMPLES, last_us, &type, &n, g->samples);
+	if (rc == NVML_ERROR_NOT_FOUND)
+		return 0; /* nothing newer */
+	if (rc != NVML_SUCCESS) {
+		snprintf(why, whylen, "nvmlDeviceGetSamples: %s", errstr(g, rc, ebuf, sizeof(ebuf)));
+		return -EOPNOTSUPP;
+	}
+	if (n > MAX_UTIL_SAMPLES)
+		n = MAX_UTIL_SAMPLES;
+	/* the driver's buffer is a ring: keep the newer ones, oldest first */
+	for (unsigned int i = 0; i < n; i++) {
+		double v = sample_value(type, &g->samples[i].sampleValue);
+
+		if (g->samples[i].timeStamp <= last_us || isnan(v) || v < 0 || v > 100)
+			continue;
+		if (k == max)
+			break;
+		out[k].ts_us = g->samples[i].timeStamp;
+		out[k].util_pct = v;
+		k++;
+	}
+	for (int i = 1; i < k; i++) { /* insertion sort: nearly in order already */
+		struct gpu_util_sample t = out[i];
+		int j = i - 1;
+
+		for (; j >= 0 && out[j].ts_us > t.ts_us; j--)
+			out[j + 1] = out[j];
+		out[j + 1] = t;
+	}
+	return k;
 }

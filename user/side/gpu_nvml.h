@@ -39,6 +39,13 @@ struct gpu_reading {
 	double proc_mem_mb;    /* sum over the matched pids, NAN when none matched */
 };
 
+/* One of the driver's utilization samples: the share of the period since
+ * its previous sample in which a kernel ran on the device. */
+struct gpu_util_sample {
+	uint64_t ts_us;        /* the driver's timestamp: CLOCK_REALTIME, µs */
+	double util_pct;
+};
+
 /* Per-process GPU memory seen in one reading. */
 struct gpu_proc_mem {
 	pid_t pid;
@@ -60,6 +67,11 @@ const char *gpu_nvml__name(const struct gpu_nvml *g, int idx);
  * *nprocs is set to the number written). 0, or -ENODEV for a bad index. */
 int gpu_nvml__read(struct gpu_nvml *g, int idx, const pid_t *pids, int npids,
 		   struct gpu_reading *r, struct gpu_proc_mem *procs, int *nprocs);
+/* The device's utilization samples newer than last_us (0: all the driver
+ * holds), oldest first, at most max. The count (0: none new), or
+ * -EOPNOTSUPP when the driver keeps no samples (why filled in). */
+int gpu_nvml__util_samples(struct gpu_nvml *g, int idx, uint64_t last_us, struct gpu_util_sample *out, int max,
+			   char *why, size_t whylen);
 /* The device's total-energy counter in millijoules (Volta and later). 0, or
  * -EOPNOTSUPP with why filled in (no such call, or the GPU lacks it). */
 int gpu_nvml__energy_mj(struct gpu_nvml *g, int idx, unsigned long long *mj, char *why, size_t whylen);

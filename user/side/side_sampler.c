@@ -17,6 +17,7 @@
 #include "energy.h"
 #include "gpu_jetson.h"
 #include "gpu_nvml.h"
+#include "gpu_busy.h"
 #include "sysfs_readers.h"
 #include "throttle.h"
 #include "vec.h"
@@ -87,6 +88,9 @@ struct side_sampler {
 	 * the rows): a cycle shorter than the side period still has reads
 	 * around its edges. Set from the cycles' pace (side_sampler__energy_pace). */
 	uint64_t en_period_ns;
+	/* NVML's own utilization samples, per device, under mu */
+	struct gpu_busy_series busy[MAX_GPUS];
+	char busy_why[160];           /* why the driver gave none; "" when it did */
 };
 
 static uint64_t now_ns(void)
@@ -456,6 +460,35 @@ static void detect_throttling(struct side_sampler *s, uint64_t ts, uint64_t read
 	}
 }
 
+/* The driver's utilization samples since the last read, per device, on
+ * the tracer's clock (the driver stamps them with CLOCK_REALTIME). */
+static void read_util_samples(struct side_sampler *s)
+{
+	static struct gpu_util_sample smp[1024];
+	struct timespec rt, mono;
+	int64_t rt_minus_mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	rt_minus_mono = ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+	for (int g = 0; s->nvml && g < s->ngpu && g < MAX_GPUS; g++) {
+		char why[160] = "";
+		uint64_t last;
+		int n;
+
+		pthread_mutex_lock(&s->mu);
+		last = s->busy[g].last_us;
+		pthread_mutex_unlock(&s->mu);
+		n = gpu_nvml__util_samples(s->nvml, g, last, smp, 1024, why, sizeof(why));
+		pthread_mutex_lock(&s->mu);
+		if (n < 0)
+			snprintf(s->busy_why, sizeof(s->busy_why), "%s", why);
+		else
+			gpu_busy__add(&s->busy[g], smp, n, rt_minus_mono);
+		pthread_mutex_unlock(&s->mu);
+	}
+}
+
 static void take_sample(struct side_sampler *s)
 {
 	int ncols = s->ch.n;
@@ -499,6 +532,7 @@ static void take_sample(struct side_sampler *s)
 		memcpy(&row[s->nvml_base[g]], v, sizeof(v));
 	}
 	free(pids);
+	read_util_samples(s);
 	read_end = now_ns(); /* the row's values were read in [ts, read_end] */
 
 	pthread_mutex_lock(&s->mu);
@@ -729,6 +763,8 @@ void side_sampler__free(struct side_sampler *s)
 		return;
 	side_sampler__stop(s);
 	gpu_nvml__close(s->nvml);
+	for (int g = 0; g < MAX_GPUS; g++)
+		gpu_busy__free(&s->busy[g]);
 	gpu_jetson__free(s->jetson);
 	channels__free(&s->ch);
 	throttle_tracker__free(s->thr);
@@ -1355,4 +1391,30 @@ nomem:
 out:
 	pthread_mutex_unlock(&s->mu);
 	return err;
+}
+
+int side_sampler__gpu_busy(struct side_sampler *s, int g, uint64_t start_ns, uint64_t end_ns, double *busy_ms,
+			   double *covered_ms)
+{
+	int err = 0;
+
+	if (!s || !s->ready || !s->nvml || g < 0 || g >= s->ngpu || g >= MAX_GPUS)
+		return -ENODATA;
+	pthread_mutex_lock(&s->mu);
+	if (!s->busy[g].periods.n)
+		err = -ENODATA;
+	else
+		*busy_ms = gpu_busy__window(&s->busy[g], start_ns, end_ns, covered_ms);
+	pthread_mutex_unlock(&s->mu);
+	return err;
+}
+
+int side_sampler__gpu_count(struct side_sampler *s)
+{
+	return s && s->ready && s->nvml ? s->ngpu : 0;
+}
+
+const char *side_sampler__gpu_busy_why(struct side_sampler *s)
+{
+	return s && s->busy_why[0] ? s->busy_why : NULL;
 }

@@ -99,6 +99,15 @@ void side_sampler__energy_pace(struct side_sampler *s, uint64_t cycle_ns);
 
 /* The energy sources, what no source measures and why, the run's joules,
  * its peak power and the power-cap episodes. 0 or -ENOMEM. */
+/* GPU g's busy ms in [start_ns, end_ns) from NVML's own utilization
+ * samples (tens of ms apart), and how much of the window they cover.
+ * -ENODATA when there are none (no NVML, a driver without samples, a
+ * window before the first). */
+int side_sampler__gpu_busy(struct side_sampler *s, int g, uint64_t start_ns, uint64_t end_ns, double *busy_ms,
+			   double *covered_ms);
+int side_sampler__gpu_count(struct side_sampler *s); /* NVML devices; 0 none */
+/* Why NVML gave no utilization samples; NULL when it did. */
+const char *side_sampler__gpu_busy_why(struct side_sampler *s);
 int side_sampler__energy_summary(struct side_sampler *s, struct side_energy *out);
 
 #endif
