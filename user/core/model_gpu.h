@@ -5,7 +5,8 @@
  * figures derived from them per device over each cycle, each phase and the
  * run. Without CUPTI, NVML's utilization samples give the busy figure alone
  * (source "nvml"). Filled by the gpu concern (collect) and
- * analysis/gpu_join.c (derive); read by the outputs and the rules. */
+ * analysis/gpu_join.c (derive); read by the outputs and the rules.
+ * A part of model.h (which includes folded.h first): include model.h. */
 #ifndef INFERTRACE_MODEL_GPU_H
 #define INFERTRACE_MODEL_GPU_H
 
@@ -14,7 +15,6 @@
 #include <sys/types.h>
 
 #include "gpu_channel.h"
-#include "folded.h"
 #include "vec.h"
 
 enum model_gpu_what {
