@@ -308,6 +308,18 @@ static void test_jetson_gpu(void **state)
 	w = window_json(s, b0, b1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 80.0, EPS);
 	json_decref(w);
+	/* the GPU's busy time over a window, from the load read each period:
+	 * load times the time the reads cover, which is the whole window */
+	{
+		double busy, covered;
+
+		assert_int_equal(side_sampler__gpu_count(s), 1);
+		assert_int_equal(side_sampler__gpu_busy(s, 0, a0 + MARGIN_NS, a1 - MARGIN_NS, &busy, &covered), 0);
+		assert_float_equal(covered, (a1 - a0 - 2 * MARGIN_NS) / 1e6, 1e-6);
+		assert_float_equal(busy, 0.2 * covered, 1e-6);
+		assert_int_equal(side_sampler__gpu_busy(s, 0, b0 + MARGIN_NS, b1 - MARGIN_NS, &busy, &covered), 0);
+		assert_float_equal(busy, 0.8 * covered, 1e-6);
+	}
 	w = window_json(s, c0, c1 - MARGIN_NS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 306.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 88.0, EPS);

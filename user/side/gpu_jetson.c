@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "gpu_jetson.h"
 
+#include <errno.h>
+
 #include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -155,6 +157,20 @@ void gpu_jetson__free(struct gpu_jetson *j)
 const char *gpu_jetson__name(const struct gpu_jetson *j)
 {
 	return j ? j->name : NULL;
+}
+
+int gpu_jetson__read_load(const struct gpu_jetson *j, double *pct)
+{
+	long long v;
+	int err;
+
+	if (!j || !j->load_path[0])
+		return -ENOENT;
+	err = sysfs_read_ll(j->load_path, &v);
+	if (err)
+		return err;
+	*pct = v / 10.0; /* per mille */
+	return 0;
 }
 
 static bool contains_ci(const char *hay, const char *needle)

@@ -24,6 +24,9 @@ struct gpu_jetson *gpu_jetson__probe(char *reason, size_t reason_len);
 void gpu_jetson__free(struct gpu_jetson *j); /* accepts NULL */
 /* "ga10b", "gv11b", "gp10b", "gm20b" or the devfreq entry's name. */
 const char *gpu_jetson__name(const struct gpu_jetson *j);
+/* The GPU's load now, in percent (the driver's per mille over its own
+ * short window). 0, or -errno (-ENOENT: no load file). */
+int gpu_jetson__read_load(const struct gpu_jetson *j, double *pct);
 /* Adds the GPU channels as device 0: load, clock, max clock, GPU thermal
  * zone temperature and the GPU power rail where present. Returns the count. */
 int gpu_jetson__add_channels(const struct gpu_jetson *j, struct channels *cs);

@@ -460,6 +460,23 @@ static void detect_throttling(struct side_sampler *s, uint64_t ts, uint64_t read
 	}
 }
 
+/* A Jetson GPU's load, read at the rows' period and, while cycles run,
+ * at the cycles' pace (read_energy_only): each read is the load over the
+ * period since the previous one. */
+static void read_jetson_load(struct side_sampler *s)
+{
+	struct gpu_util_sample smp;
+	double pct;
+
+	if (!s->jetson || gpu_jetson__read_load(s->jetson, &pct))
+		return;
+	smp.ts_us = now_ns() / 1000;
+	smp.util_pct = pct;
+	pthread_mutex_lock(&s->mu);
+	gpu_busy__add(&s->busy[0], &smp, 1, 0);
+	pthread_mutex_unlock(&s->mu);
+}
+
 /* The driver's utilization samples since the last read, per device, on
  * the tracer's clock (the driver stamps them with CLOCK_REALTIME). */
 static void read_util_samples(struct side_sampler *s)
@@ -533,6 +550,7 @@ static void take_sample(struct side_sampler *s)
 	}
 	free(pids);
 	read_util_samples(s);
+	read_jetson_load(s);
 	read_end = now_ns(); /* the row's values were read in [ts, read_end] */
 
 	pthread_mutex_lock(&s->mu);
@@ -587,6 +605,7 @@ static void read_energy_only(struct side_sampler *s)
 	uint64_t *raw = calloc(s->nen ? 2 * s->nen : 1, sizeof(*raw));
 	bool *ok = calloc(s->nen ? s->nen : 1, sizeof(*ok));
 
+	read_jetson_load(s);
 	if (raw && ok) {
 		read_counters(s, raw, raw + s->nen, ok);
 		pthread_mutex_lock(&s->mu);
@@ -619,7 +638,8 @@ static void *sampler_main(void *arg)
 	bool counters;
 
 	discover(s);
-	counters = have_counters(s);
+	/* a Jetson's GPU load is read between rows too, at the cycles' pace */
+	counters = have_counters(s) || s->jetson;
 	pthread_mutex_lock(&s->mu);
 	s->ready = true;
 	pthread_cond_broadcast(&s->cv);
@@ -1398,7 +1418,7 @@ int side_sampler__gpu_busy(struct side_sampler *s, int g, uint64_t start_ns, uin
 {
 	int err = 0;
 
-	if (!s || !s->ready || !s->nvml || g < 0 || g >= s->ngpu || g >= MAX_GPUS)
+	if (!s || !s->ready || !(s->nvml || s->jetson) || g < 0 || g >= s->ngpu || g >= MAX_GPUS)
 		return -ENODATA;
 	pthread_mutex_lock(&s->mu);
 	if (!s->busy[g].periods.n)
@@ -1411,7 +1431,7 @@ int side_sampler__gpu_busy(struct side_sampler *s, int g, uint64_t start_ns, uin
 
 int side_sampler__gpu_count(struct side_sampler *s)
 {
-	return s && s->ready && s->nvml ? s->ngpu : 0;
+	return s && s->ready && (s->nvml || s->jetson) ? s->ngpu : 0;
 }
 
 const char *side_sampler__gpu_busy_why(struct side_sampler *s)
