@@ -550,16 +550,64 @@ static void cause_text(char *buf, size_t len, const struct model *m, const struc
 			 100.0 * (1 - cz->value / cz->median));
 }
 
-/* The leaf-most part of a root-first stack, for one line. */
-static const char *stack_tail(const char *s, size_t keep)
+static bool is_kernel_frame(const char *f, size_t len)
 {
-	size_t len = strlen(s);
-	const char *p;
+	return len > 4 && !strncmp(f + len - 4, "_[k]", 4);
+}
 
-	if (len <= keep)
-		return s;
-	p = strchr(s + len - keep, ';');
-	return p ? p + 1 : s + len - keep;
+/* A root-first stack for one line: whole frames from the leaf, as many as
+ * fit in `keep` characters (the leaf alone when it is longer: a name is
+ * never cut). An off-CPU stack shows the user frames that blocked and the
+ * kernel frame that says how (do_epoll_wait, futex_wait), not the
+ * scheduler's frames above it. */
+static const char *stack_line(char *buf, size_t len, const char *s, bool offcpu, size_t keep)
+{
+	const char *f[STACK_FRAMES * 2], *p = s;
+	size_t fl[STACK_FRAMES * 2], n = 0, first, used = 0, out = 0;
+	ssize_t pick = -1;
+
+	while (n < STACK_FRAMES * 2) {
+		const char *e = strchr(p, ';');
+
+		f[n] = p;
+		fl[n] = e ? (size_t)(e - p) : strlen(p);
+		n++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	if (offcpu && n && is_kernel_frame(f[n - 1], fl[n - 1])) {
+		size_t u = n;
+
+		while (u > 0 && is_kernel_frame(f[u - 1], fl[u - 1]))
+			u--;
+		for (size_t k = n; k-- > u && pick < 0;)
+			if (!memmem(f[k], fl[k], "schedule", 8))
+				pick = (ssize_t)k;
+		if (u > 0) { /* user frames, then the kernel frame that waited */
+			if (pick >= 0) {
+				f[u] = f[pick];
+				fl[u] = fl[pick];
+				u++;
+			}
+			n = u;
+		}
+	}
+	for (first = n; first > 0; first--) {
+		size_t add = fl[first - 1] + (first < n);
+
+		if (first < n && used + add > keep)
+			break;
+		used += add;
+	}
+	for (size_t k = first; k < n && out + fl[k] + 2 < len; k++) {
+		if (k > first)
+			buf[out++] = ';';
+		memcpy(buf + out, f[k], fl[k]);
+		out += fl[k];
+	}
+	buf[out] = 0;
+	return buf;
 }
 
 static const char *stack_kind(const struct model_tail_stack *st)
@@ -569,7 +617,7 @@ static const char *stack_kind(const struct model_tail_stack *st)
 
 void tail__print(FILE *out, const struct model *m)
 {
-	char buf[256];
+	char buf[256], line[1024];
 
 	if (!m->tail.n)
 		return;
@@ -586,7 +634,8 @@ void tail__print(FILE *out, const struct model *m)
 			fprintf(out, "    - %s\n", buf);
 			for (size_t k = 0; k < cz->stacks.n; k++)
 				fprintf(out, "        +%.1f ms %s: %s\n", cz->stacks.v[k].excess_ms, stack_kind(&cz->stacks.v[k]),
-					stack_tail(name_of(m, cz->stacks.v[k].stack), 100));
+					stack_line(line, sizeof(line), name_of(m, cz->stacks.v[k].stack),
+						   !cz->stacks.v[k].oncpu, 100));
 		}
 		if (!t->causes.n)
 			fprintf(out, "    - no figure grew enough to name a cause\n");
@@ -595,7 +644,7 @@ void tail__print(FILE *out, const struct model *m)
 
 void tail__html(FILE *out, const struct model *m)
 {
-	char buf[256];
+	char buf[256], line[1024];
 
 	if (!m->tail.n)
 		return;
@@ -615,7 +664,8 @@ void tail__html(FILE *out, const struct model *m)
 			for (size_t k = 0; k < cz->stacks.n; k++) {
 				fprintf(out, "<br><small>+%.1f ms %s: <code>", cz->stacks.v[k].excess_ms,
 					stack_kind(&cz->stacks.v[k]));
-				outputs__xml_escape(out, stack_tail(name_of(m, cz->stacks.v[k].stack), 160));
+				outputs__xml_escape(out, stack_line(line, sizeof(line), name_of(m, cz->stacks.v[k].stack),
+								    !cz->stacks.v[k].oncpu, 160));
 				fprintf(out, "</code></small>");
 			}
 			fprintf(out, "</li>");
