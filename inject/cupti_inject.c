@@ -143,19 +143,28 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The pair whose CLOCK_MONOTONIC reads lie closest around
+ * cuptiGetTimestamp, of a few: a read preempted between the two would be
+ * off by up to the preemption. */
 static void send_calib(void)
 {
 	struct it_gpu_calib c;
-	uint64_t before, after, ts = 0;
+	uint64_t best = UINT64_MAX;
 
 	memset(&c, 0, sizeof(c));
 	hdr(&c.h, IT_GPU_CALIB, sizeof(c));
-	before = mono_ns();
-	if (g.get_timestamp(&ts) != CUPTI_SUCCESS)
-		return;
-	after = mono_ns();
-	c.cupti_ns = ts;
-	c.mono_ns = before + (after - before) / 2;
+	for (int i = 0; i < 5; i++) {
+		uint64_t before = mono_ns(), after, ts = 0;
+
+		if (g.get_timestamp(&ts) != CUPTI_SUCCESS)
+			return;
+		after = mono_ns();
+		if (after - before < best) {
+			best = after - before;
+			c.cupti_ns = ts;
+			c.mono_ns = before + (after - before) / 2;
+		}
+	}
 	chan_send(&c, sizeof(c));
 }
 
