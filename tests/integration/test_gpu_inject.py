@@ -136,10 +136,8 @@ class GpuInjectTest(unittest.TestCase):
         self.exe = common.fixture("gpu_exp")
         self.fake = common.fixture("libfake_cupti.so")
         self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
         self.truth_path = os.path.join(self.tmp.name, "truth.jsonl")
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def run_exp(self, mode, cycles, channel=True, close_after=None, **env):
         """Runs gpu_exp; returns (its JSON, [records per connection], truth ops)."""
