@@ -243,11 +243,17 @@ class GpuInjectTest(unittest.TestCase):
         self.assertEqual([(r["dir"], r["src"], r["dst"]) for r in peer], [(DIR_PTOP, 0, 1)] * 2)
 
     def test_sync_mode(self):
-        out, recs, _ = self.check_ops("sync", 1, FAKE_CUPTI_SYNC_LATENCY_US=400)
-        syncs = [r for r in recs if r["kind"] == API and r["cbid"] == CBID_STREAM_SYNC]
-        self.assertEqual(len(syncs), 50)
-        # each sync lasted at least the latency the fake driver added
-        self.assertTrue(all(r["end"] - r["start"] >= 400000 for r in syncs))
+        out, recs, truth = self.check_ops("sync", 1, FAKE_CUPTI_SYNC_LATENCY_US=400)
+        to_mono = calib_map(recs)
+        syncs = sorted((r for r in recs if r["kind"] == API and r["cbid"] == CBID_STREAM_SYNC),
+                       key=lambda r: r["start"])
+        kernels = sorted((t for t in truth if t["what"] == "kernel"), key=lambda t: t["start_ns"])
+        self.assertEqual((len(syncs), len(kernels)), (50, 50))
+        # each sync returned no sooner than the fake driver's latency after
+        # its kernel ended (measured from the kernel, not from the call: a
+        # caller preempted past that point returns at once)
+        for s, k in zip(syncs, kernels):
+            self.assertGreaterEqual(to_mono(s["end"]), k["end_ns"] + 400000 - 2000)
 
     def fatal_notice(self, **env):
         out, conns, _ = self.run_exp("gpu", 1, **env)
