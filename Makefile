@@ -105,7 +105,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
 .PHONY: all deps test unit integration demo demo-python bench bench-sched bench-short bench-node bench-llama bench-longrun bench-spool bench-soak clean test-arm64 arm64-tests vmlinux-arm64 man docs docs-check \
 	lint sanitize-test fuzz fuzz-smoke fuzz-bins test-flaky
-all: $(OUT)/infertrace
+all: $(OUT)/infertrace $(OUT)/libinfertrace-cupti.so
 
 # The BPF objects, one per concern, are linked into one object so that all
 # programs share the maps declared in bpf/maps.bpf.h, then one skeleton.
@@ -130,6 +130,16 @@ $(OUT)/user/%.o: user/%.c $(OUT)/infertrace.skel.h
 $(OUT)/infertrace: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The CUPTI injection library, loaded by the CUDA driver inside the target
+# (docs/side-data.md): plain C against CUPTI's ABI (inject/cupti_abi.h), no
+# CUDA toolkit, only libdl and libpthread, nothing exported but
+# InitializeInjection. Never built with sanitizers: it runs in the target.
+INJECT_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -fPIC -fvisibility=hidden
+$(OUT)/libinfertrace-cupti.so: inject/cupti_inject.c $(wildcard inject/*.h) include/gpu_channel.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(INJECT_CFLAGS) -shared -Wl,-z,defs $< -ldl -lpthread -o $@
 
 $(OUT)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) | $(OUT)/tests
 	$(call msg,CC,$@)

@@ -10,6 +10,11 @@ import unittest
 # share that a busy or slower machine could move. `make test-flaky` runs
 # each of them RUNS times beside a CPU hog (tools/run-tests.sh BUILD flaky).
 TIMING_SENSITIVE = [
+    "test_gpu_inject.GpuInjectTest.test_gpu_mode_every_op_once",
+    "test_gpu_inject.GpuInjectTest.test_drift_recovered",
+    "test_gpu_inject.GpuInjectTest.test_transfer_copies",
+    "test_gpu_inject.GpuInjectTest.test_multi_devices_streams",
+    "test_gpu_inject.GpuInjectTest.test_sync_mode",
     "test_unwind.UnwindTest.test_dwarf_stacks_complete",
     "test_unwind.UnwindTest.test_unnamed_root_counts_as_complete",
     "test_offcpu_stacks.OffcpuStacksTest.test_usleep_caller_kept_with_dwarf_lost_with_fp",

@@ -117,6 +117,11 @@ FIXTURE_RULES = {
                             deps=("libcuda.so.1",)),
     "cuda_exp": Rule(("cuda_exp.c",), "-O1 -g -L{build} -l:libcudart.so.12 -l:libcuda.so.1 -Wl,-rpath,{build}",
                      deps=("libcudart.so.12", "libcuda.so.1")),
+    # the CUPTI path: a fake libcupti simulating GPUs, driven by the fake
+    # libcuda's calls, and the experiment that makes them
+    "libfake_cupti.so": Rule(("fake_cupti.c",), "-shared -fPIC -O1 -lpthread"),
+    "gpu_exp": Rule(("gpu_exp.c",), "-O1 -g -L{build} -l:libcuda.so.1 -Wl,-rpath,{build}",
+                    deps=("libcuda.so.1",)),
     # scheduler, off-CPU, wake-ups, network
     "sched_fix": Rule(("sched_fix.c",), "-O1 -g -fno-omit-frame-pointer -pthread"),
     "edges": Rule(("edges.c",), "-O1 -g -pthread"),

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* CUPTI's callback ids (CUpti_CallbackId) of the runtime and driver calls
+ * whose activity records the injection library forwards: kernel and graph
+ * launches, copies and memsets, synchronizations. Numbers from CUPTI's
+ * cupti_runtime_cbid.h / cupti_driver_cbid.h; the ids are append-only and
+ * the ones below are equal in CUDA 12.9 Update 1 and 13.0, except those
+ * marked 13.0, which 12.9 does not have. Sorted by id within each domain. */
+#ifndef INFERTRACE_CUPTI_CBIDS_H
+#define INFERTRACE_CUPTI_CBIDS_H
+
+#define IT_CUPTI_RUNTIME_CBIDS(RUNTIME) \
+	RUNTIME(13, cudaLaunch_v3020) \
+	RUNTIME(31, cudaMemcpy_v3020) \
+	RUNTIME(32, cudaMemcpy2D_v3020) \
+	RUNTIME(33, cudaMemcpyToArray_v3020) \
+	RUNTIME(34, cudaMemcpy2DToArray_v3020) \
+	RUNTIME(35, cudaMemcpyFromArray_v3020) \
+	RUNTIME(36, cudaMemcpy2DFromArray_v3020) \
+	RUNTIME(37, cudaMemcpyArrayToArray_v3020) \
+	RUNTIME(38, cudaMemcpy2DArrayToArray_v3020) \
+	RUNTIME(39, cudaMemcpyToSymbol_v3020) \
+	RUNTIME(40, cudaMemcpyFromSymbol_v3020) \
+	RUNTIME(41, cudaMemcpyAsync_v3020) \
+	RUNTIME(42, cudaMemcpyToArrayAsync_v3020) \
+	RUNTIME(43, cudaMemcpyFromArrayAsync_v3020) \
+	RUNTIME(44, cudaMemcpy2DAsync_v3020) \
+	RUNTIME(45, cudaMemcpy2DToArrayAsync_v3020) \
+	RUNTIME(46, cudaMemcpy2DFromArrayAsync_v3020) \
+	RUNTIME(47, cudaMemcpyToSymbolAsync_v3020) \
+	RUNTIME(48, cudaMemcpyFromSymbolAsync_v3020) \
+	RUNTIME(49, cudaMemset_v3020) \
+	RUNTIME(50, cudaMemset2D_v3020) \
+	RUNTIME(51, cudaMemsetAsync_v3020) \
+	RUNTIME(52, cudaMemset2DAsync_v3020) \
+	RUNTIME(126, cudaThreadSynchronize_v3020) \
+	RUNTIME(131, cudaStreamSynchronize_v3020) \
+	RUNTIME(137, cudaEventSynchronize_v3020) \
+	RUNTIME(142, cudaMemset3D_v3020) \
+	RUNTIME(143, cudaMemset3DAsync_v3020) \
+	RUNTIME(144, cudaMemcpy3D_v3020) \
+	RUNTIME(145, cudaMemcpy3DAsync_v3020) \
+	RUNTIME(160, cudaMemcpyPeer_v4000) \
+	RUNTIME(161, cudaMemcpyPeerAsync_v4000) \
+	RUNTIME(162, cudaMemcpy3DPeer_v4000) \
+	RUNTIME(163, cudaMemcpy3DPeerAsync_v4000) \
+	RUNTIME(165, cudaDeviceSynchronize_v3020) \
+	RUNTIME(211, cudaLaunchKernel_v7000) \
+	RUNTIME(213, cudaLaunch_ptsz_v7000) \
+	RUNTIME(214, cudaLaunchKernel_ptsz_v7000) \
+	RUNTIME(215, cudaMemcpy_ptds_v7000) \
+	RUNTIME(216, cudaMemcpy2D_ptds_v7000) \
+	RUNTIME(217, cudaMemcpyToArray_ptds_v7000) \
+	RUNTIME(218, cudaMemcpy2DToArray_ptds_v7000) \
+	RUNTIME(219, cudaMemcpyFromArray_ptds_v7000) \
+	RUNTIME(220, cudaMemcpy2DFromArray_ptds_v7000) \
+	RUNTIME(221, cudaMemcpyArrayToArray_ptds_v7000) \
+	RUNTIME(222, cudaMemcpy2DArrayToArray_ptds_v7000) \
+	RUNTIME(223, cudaMemcpyToSymbol_ptds_v7000) \
+	RUNTIME(224, cudaMemcpyFromSymbol_ptds_v7000) \
+	RUNTIME(225, cudaMemcpyAsync_ptsz_v7000) \
+	RUNTIME(226, cudaMemcpyToArrayAsync_ptsz_v7000) \
+	RUNTIME(227, cudaMemcpyFromArrayAsync_ptsz_v7000) \
+	RUNTIME(228, cudaMemcpy2DAsync_ptsz_v7000) \
+	RUNTIME(229, cudaMemcpy2DToArrayAsync_ptsz_v7000) \
+	RUNTIME(230, cudaMemcpy2DFromArrayAsync_ptsz_v7000) \
+	RUNTIME(231, cudaMemcpyToSymbolAsync_ptsz_v7000) \
+	RUNTIME(232, cudaMemcpyFromSymbolAsync_ptsz_v7000) \
+	RUNTIME(233, cudaMemset_ptds_v7000) \
+	RUNTIME(234, cudaMemset2D_ptds_v7000) \
+	RUNTIME(235, cudaMemsetAsync_ptsz_v7000) \
+	RUNTIME(236, cudaMemset2DAsync_ptsz_v7000) \
+	RUNTIME(239, cudaStreamSynchronize_ptsz_v7000) \
+	RUNTIME(243, cudaMemset3D_ptds_v7000) \
+	RUNTIME(244, cudaMemset3DAsync_ptsz_v7000) \
+	RUNTIME(245, cudaMemcpy3D_ptds_v7000) \
+	RUNTIME(246, cudaMemcpy3DAsync_ptsz_v7000) \
+	RUNTIME(249, cudaMemcpy3DPeer_ptds_v7000) \
+	RUNTIME(250, cudaMemcpy3DPeerAsync_ptsz_v7000) \
+	RUNTIME(269, cudaLaunchCooperativeKernel_v9000) \
+	RUNTIME(270, cudaLaunchCooperativeKernel_ptsz_v9000) \
+	RUNTIME(272, cudaLaunchCooperativeKernelMultiDevice_v9000) \
+	RUNTIME(284, cudaLaunchHostFunc_v10000) \
+	RUNTIME(285, cudaLaunchHostFunc_ptsz_v10000) \
+	RUNTIME(311, cudaGraphLaunch_v10000) \
+	RUNTIME(312, cudaGraphLaunch_ptsz_v10000) \
+	RUNTIME(430, cudaLaunchKernelExC_v11060) \
+	RUNTIME(431, cudaLaunchKernelExC_ptsz_v11060) \
+	RUNTIME(482, cudaMemcpyBatchAsync_v12080) \
+	RUNTIME(483, cudaMemcpyBatchAsync_ptsz_v12080) \
+	RUNTIME(484, cudaMemcpy3DBatchAsync_v12080) \
+	RUNTIME(485, cudaMemcpy3DBatchAsync_ptsz_v12080) \
+	RUNTIME(509, cudaMemcpyBatchAsync_v13000) /* 13.0 */ \
+	RUNTIME(510, cudaMemcpyBatchAsync_ptsz_v13000) /* 13.0 */ \
+	RUNTIME(511, cudaMemcpy3DBatchAsync_v13000) /* 13.0 */ \
+	RUNTIME(512, cudaMemcpy3DBatchAsync_ptsz_v13000) /* 13.0 */ \
+	/* end */
+
+#define IT_CUPTI_DRIVER_CBIDS(DRIVER) \
+	DRIVER(17, cuCtxSynchronize) \
+	DRIVER(43, cuMemcpyHtoD) \
+	DRIVER(45, cuMemcpyDtoH) \
+	DRIVER(47, cuMemcpyDtoD) \
+	DRIVER(49, cuMemcpyDtoA) \
+	DRIVER(51, cuMemcpyAtoD) \
+	DRIVER(53, cuMemcpyHtoA) \
+	DRIVER(54, cuMemcpyAtoH) \
+	DRIVER(55, cuMemcpyAtoA) \
+	DRIVER(56, cuMemcpy2D) \
+	DRIVER(57, cuMemcpy2DUnaligned) \
+	DRIVER(58, cuMemcpy3D) \
+	DRIVER(60, cuMemcpyHtoDAsync) \
+	DRIVER(62, cuMemcpyDtoHAsync) \
+	DRIVER(64, cuMemcpyDtoDAsync) \
+	DRIVER(66, cuMemcpyHtoAAsync) \
+	DRIVER(67, cuMemcpyAtoHAsync) \
+	DRIVER(68, cuMemcpy2DAsync) \
+	DRIVER(69, cuMemcpy3DAsync) \
+	DRIVER(71, cuMemsetD8) \
+	DRIVER(73, cuMemsetD16) \
+	DRIVER(75, cuMemsetD32) \
+	DRIVER(77, cuMemsetD2D8) \
+	DRIVER(79, cuMemsetD2D16) \
+	DRIVER(81, cuMemsetD2D32) \
+	DRIVER(115, cuLaunch) \
+	DRIVER(116, cuLaunchGrid) \
+	DRIVER(117, cuLaunchGridAsync) \
+	DRIVER(121, cuEventSynchronize) \
+	DRIVER(126, cuStreamSynchronize) \
+	DRIVER(216, cuMemsetD8Async) \
+	DRIVER(218, cuMemsetD16Async) \
+	DRIVER(220, cuMemsetD32Async) \
+	DRIVER(222, cuMemsetD2D8Async) \
+	DRIVER(224, cuMemsetD2D16Async) \
+	DRIVER(226, cuMemsetD2D32Async) \
+	DRIVER(248, cuMemcpy_v2) \
+	DRIVER(249, cuMemsetD8_v2) \
+	DRIVER(250, cuMemsetD16_v2) \
+	DRIVER(251, cuMemsetD32_v2) \
+	DRIVER(252, cuMemsetD2D8_v2) \
+	DRIVER(253, cuMemsetD2D16_v2) \
+	DRIVER(254, cuMemsetD2D32_v2) \
+	DRIVER(276, cuMemcpyHtoD_v2) \
+	DRIVER(277, cuMemcpyHtoDAsync_v2) \
+	DRIVER(278, cuMemcpyDtoH_v2) \
+	DRIVER(279, cuMemcpyDtoHAsync_v2) \
+	DRIVER(280, cuMemcpyDtoD_v2) \
+	DRIVER(281, cuMemcpyDtoDAsync_v2) \
+	DRIVER(282, cuMemcpyAtoH_v2) \
+	DRIVER(283, cuMemcpyAtoHAsync_v2) \
+	DRIVER(284, cuMemcpyAtoD_v2) \
+	DRIVER(285, cuMemcpyDtoA_v2) \
+	DRIVER(286, cuMemcpyAtoA_v2) \
+	DRIVER(287, cuMemcpy2D_v2) \
+	DRIVER(288, cuMemcpy2DUnaligned_v2) \
+	DRIVER(289, cuMemcpy2DAsync_v2) \
+	DRIVER(290, cuMemcpy3D_v2) \
+	DRIVER(291, cuMemcpy3DAsync_v2) \
+	DRIVER(292, cuMemcpyHtoA_v2) \
+	DRIVER(293, cuMemcpyHtoAAsync_v2) \
+	DRIVER(305, cuMemcpy) \
+	DRIVER(306, cuMemcpyAsync) \
+	DRIVER(307, cuLaunchKernel) \
+	DRIVER(318, cuMemcpyPeer) \
+	DRIVER(319, cuMemcpyPeerAsync) \
+	DRIVER(320, cuMemcpy3DPeer) \
+	DRIVER(321, cuMemcpy3DPeerAsync) \
+	DRIVER(397, cuMemcpyHtoD_v2_ptds) \
+	DRIVER(398, cuMemcpyDtoH_v2_ptds) \
+	DRIVER(399, cuMemcpyDtoD_v2_ptds) \
+	DRIVER(400, cuMemcpyDtoA_v2_ptds) \
+	DRIVER(401, cuMemcpyAtoD_v2_ptds) \
+	DRIVER(402, cuMemcpyHtoA_v2_ptds) \
+	DRIVER(403, cuMemcpyAtoH_v2_ptds) \
+	DRIVER(404, cuMemcpyAtoA_v2_ptds) \
+	DRIVER(405, cuMemcpy2D_v2_ptds) \
+	DRIVER(406, cuMemcpy2DUnaligned_v2_ptds) \
+	DRIVER(407, cuMemcpy3D_v2_ptds) \
+	DRIVER(408, cuMemcpy_ptds) \
+	DRIVER(409, cuMemcpyPeer_ptds) \
+	DRIVER(410, cuMemcpy3DPeer_ptds) \
+	DRIVER(411, cuMemsetD8_v2_ptds) \
+	DRIVER(412, cuMemsetD16_v2_ptds) \
+	DRIVER(413, cuMemsetD32_v2_ptds) \
+	DRIVER(414, cuMemsetD2D8_v2_ptds) \
+	DRIVER(415, cuMemsetD2D16_v2_ptds) \
+	DRIVER(416, cuMemsetD2D32_v2_ptds) \
+	DRIVER(418, cuMemcpyAsync_ptsz) \
+	DRIVER(419, cuMemcpyHtoAAsync_v2_ptsz) \
+	DRIVER(420, cuMemcpyAtoHAsync_v2_ptsz) \
+	DRIVER(421, cuMemcpyHtoDAsync_v2_ptsz) \
+	DRIVER(422, cuMemcpyDtoHAsync_v2_ptsz) \
+	DRIVER(423, cuMemcpyDtoDAsync_v2_ptsz) \
+	DRIVER(424, cuMemcpy2DAsync_v2_ptsz) \
+	DRIVER(425, cuMemcpy3DAsync_v2_ptsz) \
+	DRIVER(426, cuMemcpyPeerAsync_ptsz) \
+	DRIVER(427, cuMemcpy3DPeerAsync_ptsz) \
+	DRIVER(428, cuMemsetD8Async_ptsz) \
+	DRIVER(429, cuMemsetD16Async_ptsz) \
+	DRIVER(430, cuMemsetD32Async_ptsz) \
+	DRIVER(431, cuMemsetD2D8Async_ptsz) \
+	DRIVER(432, cuMemsetD2D16Async_ptsz) \
+	DRIVER(433, cuMemsetD2D32Async_ptsz) \
+	DRIVER(440, cuStreamSynchronize_ptsz) \
+	DRIVER(442, cuLaunchKernel_ptsz) \
+	DRIVER(477, cuLaunchCooperativeKernel) \
+	DRIVER(478, cuLaunchCooperativeKernel_ptsz) \
+	DRIVER(480, cuLaunchCooperativeKernelMultiDevice) \
+	DRIVER(514, cuGraphLaunch) \
+	DRIVER(515, cuGraphLaunch_ptsz) \
+	DRIVER(527, cuLaunchHostFunc) \
+	DRIVER(528, cuLaunchHostFunc_ptsz) \
+	DRIVER(652, cuLaunchKernelEx) \
+	DRIVER(653, cuLaunchKernelEx_ptsz) \
+	DRIVER(776, cuMemcpyBatchAsync) \
+	DRIVER(777, cuMemcpyBatchAsync_ptsz) \
+	DRIVER(778, cuMemcpy3DBatchAsync) \
+	DRIVER(779, cuMemcpy3DBatchAsync_ptsz) \
+	DRIVER(796, cuMemcpyBatchAsync_v2) /* 13.0 */ \
+	DRIVER(797, cuMemcpyBatchAsync_v2_ptsz) /* 13.0 */ \
+	DRIVER(798, cuMemcpy3DBatchAsync_v2) /* 13.0 */ \
+	DRIVER(799, cuMemcpy3DBatchAsync_v2_ptsz) /* 13.0 */ \
+	DRIVER(800, cuCtxSynchronize_v2) /* 13.0 */ \
+	/* end */
+
+#endif
