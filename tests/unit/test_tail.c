@@ -45,11 +45,13 @@ static void stack(struct model *m, uint32_t cycle, uint32_t phase, const char *c
 	assert_int_equal(model__add_lstack(m, &s, f, (uint32_t)n), 0);
 }
 
+static const char *spin_leaf = "spin"; /* the leaf of the stack that grows in cycle 12 */
+
 static void add_cycle(struct model *m, uint32_t i, double extra_infer, double extra_db, double extra_mode)
 {
 	static const char *const infer[] = { "infer", "run_cycle", "main" };
 	static const char *const mode[] = { "mode", "run_cycle", "main" };
-	static const char *const spin[] = { "spin", "mode", "run_cycle", "main" };
+	const char *const spin[] = { spin_leaf, "mode", "run_cycle", "main" };
 	static const char *const sleep[] = { "do_nanosleep_[k]", "hrtimer_nanosleep_[k]", "nanosleep", "database",
 					     "run_cycle", "main" };
 	uint64_t start = 1000 * MS + i * 100 * MS;
@@ -204,12 +206,41 @@ static void test_round_trip_and_report(void **state)
 	assert_non_null(strstr(buf, "cycle 7: 40.0 ms, +30.0 ms over the median 10.0 ms"));
 	assert_non_null(strstr(buf, "phase database +30.0 ms"));
 	assert_non_null(strstr(buf, "<h2>Tail cycles</h2>"));
+	/* off-CPU: the user frames that blocked and the kernel frame that says how */
+	assert_non_null(strstr(buf, "offcpu: main;run_cycle;database;nanosleep;do_nanosleep_[k]\n"));
 	/* no `nan` but in the sleep's frame names */
 	for (const char *q = buf; (q = strstr(q, "nan")); q++)
 		assert_true(!strncmp(q, "nanosleep", 9));
 	free(buf);
 	json_decref(p);
 	model__free(&back);
+	model__free(&m);
+}
+
+/* A frame name longer than the line is shown whole, never cut inside; the
+ * frames before it that do not fit are left out at a frame boundary. */
+static void test_long_frame_names_kept_whole(void **state)
+{
+	static const char long_name[] =
+		"tinyBLAS<8, float __vector(8), float __vector(8), unsigned short, float, float>::gemm<4, 3>(long, long, long, long)";
+	struct model m;
+	struct rule_thresholds t;
+	char *buf = NULL, want[512];
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	spin_leaf = long_name;
+	build(&m, 14);
+	spin_leaf = "spin";
+	rule_thresholds__defaults(&t);
+	assert_int_equal(rules__evaluate(&m, &t), 0);
+	f = open_memstream(&buf, &len);
+	tail__print(f, &m);
+	fclose(f);
+	snprintf(want, sizeof(want), "oncpu: %s\n", long_name);
+	assert_non_null(strstr(buf, want));
+	free(buf);
 	model__free(&m);
 }
 
@@ -239,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_names_the_slow_cycles_and_their_causes),
 		cmocka_unit_test(test_round_trip_and_report),
 		cmocka_unit_test(test_too_few_or_regular_cycles),
+		cmocka_unit_test(test_long_frame_names_kept_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
