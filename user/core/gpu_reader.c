@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,6 @@ struct gpu_reader {
 	pthread_t thread;
 	bool started, stopped;
 	pthread_mutex_t lock;
-	pthread_cond_t changed;      /* a connection said BYE or ended */
 	bool may_hold;
 	VEC_OF(struct conn) conns;   /* thread-owned, but counted under lock */
 	/* under lock */
@@ -158,8 +158,9 @@ static bool on_record(struct gpu_reader *r, struct conn *c, const uint8_t *p, si
 			if (VEC_RESERVE(r->procs.v, r->procs.cap, r->procs.n, 8))
 				return true;
 			pr = &r->procs.v[r->procs.n++];
+			*pr = (struct model_gpu_process){ .pid = c->pid };
 		}
-		*pr = (struct model_gpu_process){ .pid = c->pid, .cupti_version = m.cupti_version };
+		pr->cupti_version = m.cupti_version;
 		memcpy(pr->cupti_path, m.cupti_path, sizeof(pr->cupti_path) - 1);
 		r->sample_every = m.sample_every;
 		return true;
@@ -246,7 +247,6 @@ static bool on_record(struct gpu_reader *r, struct conn *c, const uint8_t *p, si
 		if (!c->bye) {
 			c->bye = true;
 			r->done_conns++;
-			pthread_cond_broadcast(&r->changed);
 		}
 		return true;
 	}
@@ -286,7 +286,6 @@ static void conn_close(struct gpu_reader *r, size_t i, bool bad)
 		r->counts.bad_connections++;
 	if (!c->bye)
 		r->done_conns++;
-	pthread_cond_broadcast(&r->changed);
 	pthread_mutex_unlock(&r->lock);
 	close(c->fd);
 	free(c->buf);
@@ -327,8 +326,10 @@ static bool conn_read(struct gpu_reader *r, struct conn *c, bool *bad)
 		ssize_t n = read(c->fd, c->buf + c->len, GPU_READER_RECORD_MAX - c->len);
 		bool ok;
 
-		if (n == 0)
+		if (n == 0) {
+			*bad = c->len > 0; /* it ended inside a record: truncated */
 			return false;
+		}
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR;
 		c->len += (size_t)n;
@@ -378,8 +379,18 @@ static void *reader_run(void *arg)
 			break;
 	}
 	free(pfd);
-	while (r->conns.n)
-		conn_close(r, r->conns.n - 1, false);
+	/* what is already here is read: connections not yet accepted, bytes
+	 * not yet read */
+	for (size_t before = SIZE_MAX; r->conns.n != before;) {
+		before = r->conns.n;
+		conn_accept(r);
+	}
+	for (size_t i = r->conns.n; i-- > 0;) {
+		bool bad = false;
+
+		conn_read(r, &r->conns.v[i], &bad);
+		conn_close(r, i, bad);
+	}
 	return NULL;
 }
 
@@ -395,7 +406,6 @@ int gpu_reader__open(struct gpu_reader **out, const struct run_as *as)
 	r->listen_fd = r->wake[0] = r->wake[1] = -1;
 	r->may_hold = true;
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->changed, NULL);
 	snprintf(r->dir, sizeof(r->dir), "/tmp/infertrace-gpu.XXXXXX");
 	if (!mkdtemp(r->dir)) {
 		r->dir[0] = 0;
@@ -438,24 +448,35 @@ void gpu_reader__set_hold(struct gpu_reader *r, bool may_hold)
 	pthread_mutex_unlock(&r->lock);
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Whether every connection so far, those still to be accepted included,
+ * said BYE or ended. */
+static bool all_done(struct gpu_reader *r)
+{
+	struct pollfd p = { .fd = r->listen_fd, .events = POLLIN };
+	bool done;
+
+	pthread_mutex_lock(&r->lock);
+	done = r->done_conns >= r->open_conns;
+	pthread_mutex_unlock(&r->lock);
+	return done && poll(&p, 1, 0) == 0;
+}
+
 void gpu_reader__stop(struct gpu_reader *r, int wait_ms)
 {
-	struct timespec until;
+	uint64_t until = now_ms() + (uint64_t)(wait_ms > 0 ? wait_ms : 0);
 
 	if (!r || !r->started || r->stopped)
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&r->lock);
-	while (r->done_conns < r->open_conns)
-		if (pthread_cond_timedwait(&r->changed, &r->lock, &until))
-			break;
-	pthread_mutex_unlock(&r->lock);
+	while (!all_done(r) && now_ms() < until)
+		nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000000L }, NULL);
 	if (write(r->wake[1], "x", 1) != 1)
 		pthread_cancel(r->thread);
 	pthread_join(r->thread, NULL);
@@ -487,7 +508,6 @@ void gpu_reader__free(struct gpu_reader *r)
 	free(r->calib.v);
 	free(r->conns.v);
 	pthread_mutex_destroy(&r->lock);
-	pthread_cond_destroy(&r->changed);
 	free(r);
 }
 
