@@ -340,6 +340,46 @@ static void test_run_figures_and_copy(void **state)
 	model__free(&m);
 }
 
+static void test_profile_json(void **state)
+{
+	struct model m;
+	json_t *cycles, *gpu, *phases, *d, *a;
+
+	(void)state;
+	build(&m);
+	assert_int_equal(gpu_join__derive(&m), 0);
+	m.phases[DECODE].present = true;
+	cycles = model__section_json(&m, "cycles");
+	gpu = model__section_json(&m, "gpu");
+	phases = model__section_json(&m, "phases");
+	assert_non_null(cycles);
+	assert_non_null(gpu);
+	assert_non_null(phases);
+	d = json_array_get(json_object_get(json_object_get(json_array_get(cycles, 0), "gpu"), "devices"), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(cycles, 0), "gpu"),
+							      "source")), "cupti");
+	NEAR(json_real_value(json_object_get(d, "busy_ms")), 43);
+	NEAR(json_real_value(json_object_get(d, "idle_ms")), 65);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(d, "copies"), "htod"), "bytes")),
+			 1048576);
+	assert_null(json_object_get(json_object_get(d, "copies"), "dtoh")); /* only the directions seen */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(d, "top_kernels"), 0), "name")),
+			    "foo(int)");
+	NEAR(json_real_value(json_object_get(json_object_get(json_object_get(d, "phases"), "decode"), "busy_ms")), 20);
+	a = json_object_get(gpu, "activity");
+	assert_int_equal(json_integer_value(json_object_get(a, "unattributed")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(a, "clock"), "pairs")), 3);
+	assert_int_equal(json_array_size(json_object_get(a, "devices")), 2);
+	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(a, "devices"), 0), "idle_stacks")), 2);
+	NEAR(json_real_value(json_object_get(json_array_get(json_object_get(json_object_get(json_object_get(phases, "decode"),
+											 "gpu"), "devices"), 0),
+					     "window_ms")), 160);
+	json_decref(cycles);
+	json_decref(gpu);
+	json_decref(phases);
+	model__free(&m);
+}
+
 /* ---- the reader ---- */
 
 static int connect_to(const char *path)
@@ -445,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_join_ops),
 		cmocka_unit_test(test_cycle_figures),
 		cmocka_unit_test(test_run_figures_and_copy),
+		cmocka_unit_test(test_profile_json),
 		cmocka_unit_test(test_reader_robust),
 	};
 
