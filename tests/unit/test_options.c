@@ -135,6 +135,7 @@ static const struct {
 	{ "checkpoint", { "--checkpoint", "2.5" }, "{\"checkpoint_s\": 2.5}" },
 	{ "rotate", { "--checkpoint", "60", "--rotate", "24" }, "{\"checkpoint_s\": 60, \"rotate\": 24}" },
 	{ "gpu", { "--gpu", "none" }, "{\"gpu\": \"none\"}" },
+	{ "cupti", { "--cupti", "off" }, "{\"cupti\": \"off\"}" },
 	{ "jit-maps", { "--jit-maps", "read" }, "{\"jit_maps\": \"read\"}" },
 	{ "side-period", { "--side-period", "0.5" }, "{\"side_period_s\": 0.5}" },
 	{ "threshold", { "--threshold", "inference_pct=70", "--threshold", "offcpu_pct=5" },

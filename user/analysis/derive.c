@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_join.h"
 #include "model.h"
 #include "stats.h"
 #include "tail.h"
@@ -231,6 +232,10 @@ int model__derive(struct model *m)
 		derive_probe_cost(m);
 	tail__derive(m);
 	edges__derive(m);
+	/* GPU time per cycle and phase, from CUPTI's records */
+	err = gpu_join__derive(m);
+	if (err)
+		goto out;
 	err = model__advance(m, MODEL_DERIVED, "model__derive");
 out:
 	free(durs);

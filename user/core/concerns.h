@@ -17,6 +17,7 @@ extern const struct concern crash_concern;    /* OOM kills, fatal signals, --com
 extern const struct concern side_concern;     /* thermal, power, GPU, disk: side sampler + tracepoints */
 extern const struct concern network_concern;  /* TCP bytes per cycle, RTT, retransmits: network */
 extern const struct concern cuda_concern;     /* --preset cuda: launches, copies, sync waits per cycle */
+extern const struct concern gpu_concern;      /* CUPTI activity over the channel: GPU time per cycle and phase */
 extern const struct concern overhead_concern; /* probe cost per hit: probes_overhead */
 extern const struct concern self_cost_concern; /* the tracer's CPU, RSS, wake-ups, BPF run time: self */
 extern const struct concern llama_concern;    /* --preset llama.cpp: model file and context settings: llama */

@@ -137,6 +137,7 @@ void model__free(struct model *m)
 	free(m->alerts.v);
 	model__clear_tail(m);
 	side_energy__free(&m->energy.side);
+	model_gpu__activity_free(&m->gpu_activity);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -371,6 +372,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->names = NULL;
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
+	memset(&dst->gpu_activity, 0, sizeof(dst->gpu_activity));
 
 	if (src->run.command) {
 		size_t n = 0;
@@ -435,8 +437,15 @@ int model__copy(struct model *dst, const struct model *src)
 			goto nomem;
 		memcpy(dst->cycles, src->cycles, src->ncycles * sizeof(*dst->cycles));
 		dst->ncycles = dst->capcycles = src->ncycles;
+		for (size_t i = 0; i < src->ncycles; i++)
+			memset(&dst->cycles[i].gpu, 0, sizeof(dst->cycles[i].gpu));
 		for (size_t i = 0; i < src->ncycles; i++) {
 			dst->cycles[i].detail = copy_json(src->cycles[i].detail);
+			if (model_gpu__cycle_copy(&dst->cycles[i].gpu, &src->cycles[i].gpu)) {
+				dst->cycles[i].side = (struct side_window){ 0 };
+				dst->ncycles = i + 1;
+				goto nomem;
+			}
 			if (side_window__copy(&dst->cycles[i].side, &src->cycles[i].side)) {
 				dst->ncycles = i + 1; /* the later ones still share the source's */
 				goto nomem;
@@ -535,6 +544,8 @@ int model__copy(struct model *dst, const struct model *src)
 	if (copy_tail(dst, src))
 		goto nomem;
 	if (side_energy__copy(&dst->energy.side, &src->energy.side))
+		goto nomem;
+	if (model_gpu__activity_copy(&dst->gpu_activity, &src->gpu_activity))
 		goto nomem;
 	return 0;
 nomem:
@@ -697,6 +708,108 @@ void model__cycle_release(struct model_cycle *c)
 	json_decref(c->detail);
 	c->detail = NULL;
 	side_window__free(&c->side);
+	model_gpu__cycle_free(&c->gpu);
+}
+
+/* ---- GPU activity (model_gpu.h) ---- */
+
+#define DUP_VEC(dst, src)                                                                     \
+	((src).n && !((dst).v = dup_elems((src).v, (src).n, sizeof(*(src).v))) ? -ENOMEM        \
+									      : ((dst).n = (dst).cap = (src).n, 0))
+
+void model_gpu__figures_free(struct model_gpu_figures *f)
+{
+	free(f->top.v);
+	free(f->idle_stacks.v);
+	memset(&f->top, 0, sizeof(f->top));
+	memset(&f->idle_stacks, 0, sizeof(f->idle_stacks));
+}
+
+int model_gpu__figures_copy(struct model_gpu_figures *dst, const struct model_gpu_figures *src)
+{
+	*dst = *src;
+	memset(&dst->top, 0, sizeof(dst->top));
+	memset(&dst->idle_stacks, 0, sizeof(dst->idle_stacks));
+	if (DUP_VEC(dst->top, src->top) || DUP_VEC(dst->idle_stacks, src->idle_stacks)) {
+		model_gpu__figures_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void gpu_figures_vec_free(struct model_gpu_figures *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		model_gpu__figures_free(&v[i]);
+	free(v);
+}
+
+/* dst's vector of figures: a copy of src's n (dst->v NULL on failure). */
+static int gpu_figures_vec_copy(struct model_gpu_figures **dst, const struct model_gpu_figures *src, size_t n)
+{
+	*dst = n ? calloc(n, sizeof(**dst)) : NULL;
+	if (n && !*dst)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (model_gpu__figures_copy(&(*dst)[i], &src[i])) {
+			gpu_figures_vec_free(*dst, i);
+			*dst = NULL;
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+void model_gpu__cycle_free(struct model_gpu_cycle *c)
+{
+	gpu_figures_vec_free(c->figures.v, c->figures.n);
+	memset(c, 0, sizeof(*c));
+}
+
+int model_gpu__cycle_copy(struct model_gpu_cycle *dst, const struct model_gpu_cycle *src)
+{
+	*dst = *src;
+	memset(&dst->figures, 0, sizeof(dst->figures));
+	if (gpu_figures_vec_copy(&dst->figures.v, src->figures.v, src->figures.n))
+		return -ENOMEM;
+	dst->figures.n = dst->figures.cap = dst->figures.v ? src->figures.n : 0;
+	return 0;
+}
+
+void model_gpu__activity_clear_derived(struct model_gpu_activity *a)
+{
+	gpu_figures_vec_free(a->figures.v, a->figures.n);
+	memset(&a->figures, 0, sizeof(a->figures));
+	folded__free(&a->folded);
+	memset(&a->folded, 0, sizeof(a->folded));
+}
+
+void model_gpu__activity_free(struct model_gpu_activity *a)
+{
+	model_gpu__activity_clear_derived(a);
+	free(a->processes.v);
+	free(a->ops.v);
+	free(a->calib.v);
+	free(a->api.v);
+	memset(a, 0, sizeof(*a));
+}
+
+int model_gpu__activity_copy(struct model_gpu_activity *dst, const struct model_gpu_activity *src)
+{
+	*dst = *src;
+	memset(&dst->processes, 0, sizeof(dst->processes));
+	memset(&dst->ops, 0, sizeof(dst->ops));
+	memset(&dst->figures, 0, sizeof(dst->figures));
+	memset(&dst->calib, 0, sizeof(dst->calib));
+	memset(&dst->api, 0, sizeof(dst->api));
+	if (DUP_VEC(dst->processes, src->processes) || DUP_VEC(dst->ops, src->ops) ||
+	    DUP_VEC(dst->calib, src->calib) || DUP_VEC(dst->api, src->api) ||
+	    gpu_figures_vec_copy(&dst->figures.v, src->figures.v, src->figures.n) ||
+	    copy_folded(&dst->folded, &src->folded)) {
+		model_gpu__activity_free(dst);
+		return -ENOMEM;
+	}
+	dst->figures.n = dst->figures.cap = dst->figures.v ? src->figures.n : 0;
+	return 0;
 }
 
 static int cycle_key_cmp(pid_t pa, uint32_t ca, pid_t pb, uint32_t cb)

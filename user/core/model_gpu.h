@@ -37,6 +37,9 @@ struct model_gpu_op {
 	int32_t cycle;              /* index in model.cycles at launch; -1 outside them */
 	uint32_t phase;             /* the launching thread's phase at launch; 0 none */
 	int32_t launch_stack;       /* folded launch stack in model.names; -1 none */
+	/* as received, before the join maps them (analysis/gpu_join.c) */
+	uint64_t cupti_start_ns, cupti_end_ns; /* CUPTI clock */
+	int32_t mangled;            /* kernels: the name CUPTI gave, in model.names; -1 */
 };
 
 struct model_gpu_kernel_total {
@@ -98,6 +101,19 @@ struct model_gpu_process {
 	bool said_bye;              /* flushed at exit: nothing lost at the end */
 };
 
+/* A calibration pair of one process (CUPTI clock, CLOCK_MONOTONIC). */
+struct model_gpu_calib {
+	pid_t pid;
+	uint64_t cupti_ns, mono_ns;
+};
+
+/* A runtime or driver call of a launching thread, CUPTI clock. */
+struct model_gpu_api {
+	pid_t pid, tid;
+	uint32_t correlation, cbid, domain;
+	uint64_t start_ns, end_ns;
+};
+
 struct model_gpu_activity {
 	bool present;               /* records or a notice arrived */
 	const char *source;         /* "cupti", "nvml", or NULL: none */
@@ -111,6 +127,22 @@ struct model_gpu_activity {
 	VEC_OF(struct model_gpu_op) ops;            /* sorted by (device, start_ns) */
 	VEC_OF(struct model_gpu_figures) figures;   /* the run: per (device, phase) */
 	struct folded folded;       /* gpu.folded: kernel µs under launch stacks */
+	/* the join's inputs, as the channel received them (gpu concern) */
+	VEC_OF(struct model_gpu_calib) calib;
+	VEC_OF(struct model_gpu_api) api;
+	uint64_t channel_errors;    /* connections dropped for a malformed record */
+	uint64_t dropped_budget;    /* records not kept: --max-memory reached */
 };
+
+/* What a cycle's and the activity's vectors own (core/model_gpu.c). */
+void model_gpu__cycle_free(struct model_gpu_cycle *c);
+/* *dst = *src with its own vectors; 0 or -ENOMEM (dst then owns nothing). */
+int model_gpu__cycle_copy(struct model_gpu_cycle *dst, const struct model_gpu_cycle *src);
+void model_gpu__figures_free(struct model_gpu_figures *f);
+int model_gpu__figures_copy(struct model_gpu_figures *dst, const struct model_gpu_figures *src);
+void model_gpu__activity_free(struct model_gpu_activity *a);
+int model_gpu__activity_copy(struct model_gpu_activity *dst, const struct model_gpu_activity *src);
+/* The derived parts emptied (figures, folded), ready to be joined again. */
+void model_gpu__activity_clear_derived(struct model_gpu_activity *a);
 
 #endif

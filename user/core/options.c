@@ -56,6 +56,7 @@ enum {
 	OPTK_CONFIG,
 	OPTK_COMM,
 	OPTK_GPU,
+	OPTK_CUPTI,
 	OPTK_SIDE_PERIOD,
 	OPTK_MIN_BLOCK,
 	OPTK_OFFCPU_SAMPLE,
@@ -386,6 +387,15 @@ static int set_gpu(struct record_opts *o, const char *arg, bool cfg, char *err, 
 	return 0;
 }
 
+static int set_cupti(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
+{
+	(void)cfg;
+	if (strcmp(arg, "auto") && strcmp(arg, "off"))
+		return fail(err, errlen, "invalid --cupti '%s': expected auto or off", arg);
+	o->cupti = arg;
+	return 0;
+}
+
 static int set_jit_maps(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
 	(void)cfg;
@@ -535,6 +545,11 @@ const struct record_option record_options[] = {
 	  "addresses help an attacker defeat KASLR)", set_kernel_addresses },
 	{ "gpu", OPTK_GPU, "auto|nvml|jetson|none", S, 0, NULL, 3,
 	  "GPU side data source (default auto)", set_gpu },
+	{ "cupti", OPTK_CUPTI, "auto|off", S, 0, NULL, 3,
+	  "GPU kernel, copy and memset timing from CUPTI activity records in a launched command: auto "
+	  "(default) has the CUDA driver load infertrace's injection library (CUDA_INJECTION64_PATH, "
+	  "unless the command's environment sets it) and joins each kernel to the cycle and phase that "
+	  "launched it; off, or --gpu none, leaves the command's environment alone", set_cupti },
 	{ "side-period", OPTK_SIDE_PERIOD, "SECONDS", N, 0, "side_period_s", 3,
 	  "Side-data sampling period (default 1)", set_side_period },
 	{ "threshold", OPTK_THRESHOLD, "NAME=VALUE", N, OPTF_REPEAT | OPTF_NAMED, "thresholds", 3,
@@ -738,6 +753,7 @@ void record_opts__defaults(struct record_opts *o)
 	o->output_dir = "infertrace-out";
 	o->frequency = 99;
 	o->gpu_mode = "auto";
+	o->cupti = "auto";
 	o->side_period_s = 1.0;
 	o->min_block_us = 1;
 	/* short blocks cost as much to copy and unwind as they last: sampled,
@@ -894,6 +910,7 @@ json_t *record_opts__json(const struct record_opts *o)
 	if (o->run_as.set)
 		json_object_set_new(c, "user", json_text(o->run_as.name));
 	json_object_set_new(c, "gpu", json_text(o->gpu_mode));
+	json_object_set_new(c, "cupti", json_text(o->cupti ? o->cupti : "auto"));
 	json_object_set_new(c, "side_period_s", json_real(o->side_period_s));
 	json_object_set_new(c, "min_block_us", json_integer(o->min_block_us));
 	json_object_set_new(c, "offcpu_sample_us", json_integer(o->offcpu_sample_us));

@@ -62,6 +62,7 @@ struct record_opts {
 	const char *user;             /* --user as given; NULL: none */
 	struct run_as run_as;         /* the launched command's user (--user, or sudo's) */
 	const char *gpu_mode;         /* auto|nvml|jetson|none */
+	const char *cupti;            /* --cupti auto|off: the injection library in a launched command */
 	const char *jit_maps;         /* --jit-maps on|read|off (jit.c); NULL: on */
 	double side_period_s;
 	unsigned int min_block_us;    /* off-CPU intervals shorter than this are ignored */

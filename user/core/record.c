@@ -59,6 +59,7 @@ static const struct concern *const concerns[] = {
 	&side_concern,
 	&network_concern,
 	&cuda_concern,
+	&gpu_concern, /* configure: before the command is forked (its environment) */
 	&overhead_concern,
 	&llama_concern,
 	&jsphase_concern, /* after probes (spans) and sched (collect) */
@@ -136,6 +137,18 @@ uint64_t recording__now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int recording__add_child_env(struct recording *rec, char *name_value)
+{
+	size_t n = 0;
+
+	while (n < RECORDING_CHILD_ENV_MAX && rec->child_env[n])
+		n++;
+	if (n == RECORDING_CHILD_ENV_MAX)
+		return -ENOSPC;
+	rec->child_env[n] = name_value;
+	return 0;
 }
 
 static double wall_s(void)
@@ -261,7 +274,7 @@ static int setup_targets(struct recording *rec)
 			}
 			atomic_file__chown_invoker(out_fd);
 		}
-		err = launched__fork(&rec->cmd, o->command, out_fd, &o->run_as);
+		err = launched__fork(&rec->cmd, o->command, out_fd, &o->run_as, rec->child_env);
 		if (out_fd >= 0)
 			close(out_fd);
 		if (err) {

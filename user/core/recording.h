@@ -25,6 +25,7 @@ struct sampling_state;
 struct mem_state;
 struct net_state;
 struct cuda_state;
+struct gpu_state;
 struct crash_state;
 struct overhead_state;
 struct jsphase_state;
@@ -32,6 +33,12 @@ struct live_state;
 struct py_state;
 struct rotation;
 struct spool;
+
+#define RECORDING_CHILD_ENV_MAX 8
+
+/* Adds "NAME=VALUE" (kept, not copied) to the launched command's environment. 0 or -ENOSPC. */
+struct recording;
+int recording__add_child_env(struct recording *rec, char *name_value);
 
 struct recording {
 	struct record_opts opts;
@@ -43,6 +50,10 @@ struct recording {
 	struct unwinder *unwinder;
 	struct launched cmd;
 	bool launched;
+	/* "NAME=VALUE" added to the launched command's environment, set by
+	 * the concerns' configure (before the fork); NULL-terminated, owned by
+	 * the concern that set each */
+	char *child_env[RECORDING_CHILD_ENV_MAX + 1];
 	/* times BPF stopped a target until its new code was handled, and for
 	 * how long (the record's kernel time to the SIGCONT), in all and at most */
 	uint64_t target_stops;
@@ -68,6 +79,7 @@ struct recording {
 	struct mem_state *memory;
 	struct net_state *network;
 	struct cuda_state *cuda;
+	struct gpu_state *gpu;
 	struct crash_state *crash;
 	struct overhead_state *overhead;
 	struct self_cost_state *self_cost;

@@ -64,7 +64,7 @@ static int drop_to(const struct run_as *as)
 	return 0;
 }
 
-int launched__fork(struct launched *l, char **argv, int out_fd, const struct run_as *as)
+int launched__fork(struct launched *l, char **argv, int out_fd, const struct run_as *as, char *const *env)
 {
 	int gate[2], errp[2];
 	pid_t pid;
@@ -116,6 +116,9 @@ int launched__fork(struct launched *l, char **argv, int out_fd, const struct run
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		e = as && as->set ? drop_to(as) : 0;
+		for (size_t i = 0; !e && env && env[i]; i++)
+			if (putenv(env[i]))
+				e = errno;
 		if (!e) {
 			execvp(argv[0], argv);
 			e = errno;

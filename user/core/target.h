@@ -32,9 +32,10 @@ int run_as__resolve(const char *user, struct run_as *as);
 /* Forks the command, stopped before exec until launched__release. The
  * child's stdin/stdout/stderr are ours, or with out_fd >= 0 stdout and
  * stderr go to out_fd and stdin reads /dev/null. With as->set it drops to
- * that user (its groups, uid, gid; HOME, USER, LOGNAME) before exec.
- * 0 or -errno. */
-int launched__fork(struct launched *l, char **argv, int out_fd, const struct run_as *as);
+ * that user (its groups, uid, gid; HOME, USER, LOGNAME) before exec. env:
+ * NULL, or NULL-terminated "NAME=VALUE" strings added to the command's
+ * environment (replacing a NAME it has). 0 or -errno. */
+int launched__fork(struct launched *l, char **argv, int out_fd, const struct run_as *as, char *const *env);
 /* Releases the child into exec. Returns 0, or -errno (with a message
  * printed) when the command could not be started (not found, not executable). */
 int launched__release(struct launched *l, const char *name);

@@ -223,6 +223,7 @@ JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cy
 	 JF("rss_peak_mb", JF_REAL, rss_peak_mb, .flags = JF_OMIT, JF_WHEN(has_rss)),
 	 JF("rss_end_mb", JF_REAL, rss_end_mb, .flags = JF_OMIT, JF_WHEN(has_rss)),
 	 JF(NULL, JF_OBJ, side, .sub = &profile_window_table),
+	 JF_FNS("gpu", profile_gpu__cycle_write, profile_gpu__cycle_read), /* after side's: adds to its gpu */
 	 JF("kernel_power", JF_OBJ, kernel_power, .sub = &profile_cycle_power_table, JF_WHEN(kernel_power.present)),
 	 JF("energy", JF_OBJ, energy, .sub = &profile_energy_table, JF_WHEN(energy.present)));
 #undef JF_T
@@ -339,10 +340,18 @@ static int phases_write(const void *base, const char *key, json_t *o, const void
 	const struct model *m = base;
 	json_t *phases = json_object();
 
-	for (int ph = 1; phases && ph < IT_MAX_PHASES; ph++)
-		if (m->phases[ph].present &&
-		    profile__set(phases, m->phase_names[ph], jf_object(&phase_summary_table, &m->phases[ph], ctx)))
+	for (int ph = 1; phases && ph < IT_MAX_PHASES; ph++) {
+		json_t *p, *gpu;
+
+		if (!m->phases[ph].present)
+			continue;
+		p = jf_object(&phase_summary_table, &m->phases[ph], ctx);
+		if (profile__set(phases, m->phase_names[ph], p))
 			break;
+		gpu = profile_gpu__phase_json(m, ph);
+		if (gpu && json_object_set_new(p, "gpu", gpu))
+			break;
+	}
 	return profile__set(o, key, phases);
 }
 
@@ -821,6 +830,14 @@ static int gpu_write(const void *base, const char *key, json_t *o, const void *c
 
 	if (gpu && m->cuda)
 		json_object_set(gpu, "cuda", m->cuda);
+	if (gpu && m->gpu_activity.present) {
+		json_t *a = profile_gpu__activity_json(m);
+
+		if (!a || json_object_set_new(gpu, "activity", a)) {
+			json_decref(gpu);
+			return -ENOMEM;
+		}
+	}
 	return profile__set(o, key, gpu);
 }
 
@@ -831,6 +848,8 @@ static int gpu_read(void *base, const char *key, json_t *o, void *ctx)
 
 	if (json_is_object(json_object_get(gpu, "cuda")))
 		m->cuda = json_deep_copy(json_object_get(gpu, "cuda"));
+	if (profile_gpu__activity_read(m, json_object_get(gpu, "activity")))
+		return -ENOMEM;
 	return jf_read(&profile_gpu_table, &m->side.run.gpu, gpu, ctx);
 }
 

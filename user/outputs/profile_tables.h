@@ -39,4 +39,13 @@ extern const struct jf_table profile_llama_cycle_table;
 int profile_llama__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_llama__read(void *base, const char *key, json_t *o, void *ctx);
 
+/* profile_gpu.c: cycles[i].gpu's source and devices (merged into the side
+ * sampler's gpu object; ctx: the model), phases[NAME].gpu (NULL: none) and
+ * gpu.activity (NULL: no activity) */
+int profile_gpu__cycle_write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_gpu__cycle_read(void *base, const char *key, json_t *o, void *ctx);
+json_t *profile_gpu__phase_json(const struct model *m, int phase);
+json_t *profile_gpu__activity_json(const struct model *m);
+int profile_gpu__activity_read(struct model *m, json_t *activity);
+
 #endif
