@@ -792,11 +792,13 @@ int gpu_join__derive(struct model *m)
 	int err = 0;
 
 	model_gpu__activity_clear_derived(a);
-	for (size_t i = 0; i < m->ncycles; i++)
-		model_gpu__cycle_free(&m->cycles[i].gpu);
 	a->clock = (struct model_gpu_clock){ 0 };
 	if (!a->ops.n && !a->calib.n && !a->api.n)
 		return 0;
+	/* kernel times replace the cycles' NVML busy figures (side concern);
+	 * without a kernel, those stay */
+	for (size_t i = 0; a->ops.n && i < m->ncycles; i++)
+		model_gpu__cycle_free(&m->cycles[i].gpu);
 	x.period_ms = hz > 0 ? 1000.0 / hz : 0;
 	x.cycle_order = index_of(m->ncycles, cmp_cycle, m->cycles);
 	x.call_by_tid = index_of(m->ncalls, cmp_call_tid, m->calls);
@@ -840,7 +842,7 @@ int gpu_join__derive(struct model *m)
 		if (o->what == MODEL_GPU_KERNEL && (err = fold(m, o)))
 			goto out;
 	}
-	if (a->ops.n || a->calib.n)
+	if (a->ops.n || (a->calib.n && !a->source))
 		a->source = "cupti";
 	a->present = true;
 	/* per cycle: the ops launched in it, by (cycle, device, start) */
@@ -850,7 +852,7 @@ int gpu_join__derive(struct model *m)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0, k = 0; i < m->ncycles && !err; i++) {
+	for (size_t i = 0, k = 0; x.nops && i < m->ncycles && !err; i++) {
 		struct model_cycle *c = &m->cycles[i];
 		size_t b;
 		bool cph[IT_MAX_PHASES];

@@ -513,6 +513,7 @@ static void nvml_busy(struct side_sampler *sp, struct model *m, struct model_cyc
 		c->gpu.present = c->gpu.nvml_only = true;
 		if (!m->gpu_activity.source)
 			m->gpu_activity.source = "nvml";
+		m->gpu_activity.present = true;
 	}
 }
 

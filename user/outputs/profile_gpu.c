@@ -67,7 +67,8 @@ JF_TABLE(figures_table, JF("device", JF_U32, device), JF("window_ms", JF_REAL, w
 	 JF("busy_ms", JF_REAL, busy_ms, .flags = JF_ZERO), JF("active_ms", JF_REAL, active_ms, .flags = JF_ZERO),
 	 JF("idle_ms", JF_REAL, idle_ms, .flags = JF_ZERO), JF("idle_host_ms", JF_REAL, idle_host_ms, .flags = JF_ZERO),
 	 JF("sync_ms", JF_REAL, sync_ms, .flags = JF_ZERO), JF("kernels", JF_U64, kernels),
-	 JF_FNS("copies", copies_write, copies_read), JF_FNS("memset", memset_write, memset_read));
+	 JF_FNS("copies", copies_write, copies_read), JF_FNS("memset", memset_write, memset_read),
+	 JF("covered_ms", JF_REAL, covered_ms, .flags = JF_OMIT | JF_ZERO));
 JF_TABLE(figures_top_table, JF_GROUP(NULL, figures_table), JF("top_kernels", JF_VEC, top, .sub = &kernel_table));
 JF_TABLE(figures_run_table, JF_GROUP(NULL, figures_table), JF("top_kernels", JF_VEC, top, .sub = &kernel_table),
 	 JF("idle_stacks", JF_VEC, idle_stacks, .sub = &idle_stack_table));
