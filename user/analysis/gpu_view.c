@@ -154,6 +154,27 @@ const struct model_cycle *gpu_view__last_cycle(const struct model *m)
 	return last;
 }
 
+void gpu_view__live_line(const struct model *m, char *buf, size_t len)
+{
+	const struct model_cycle *c = gpu_view__last_cycle(m);
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; c && i < c->gpu.figures.n && off < len; i++) {
+		const struct model_gpu_figures *f = &c->gpu.figures.v[i];
+
+		if (f->phase)
+			continue;
+		off += snprintf(buf + off, len - off, "%sGPU %u busy %.0f%% of %.1f ms", off ? "  " : "", f->device,
+				gpu_view__pct(f->busy_ms, f->window_ms), f->window_ms);
+		if (!c->gpu.nvml_only && off < len)
+			off += snprintf(buf + off, len - off, ", %llu kernels, idle while the host ran %.1f ms",
+					(unsigned long long)f->kernels, f->idle_host_ms);
+	}
+	if (off && off < len)
+		snprintf(buf + off, len - off, " (last cycle)");
+}
+
 /* ---- the report's section ---- */
 
 static const char *phase_name(const struct model *m, uint32_t ph)

@@ -51,6 +51,11 @@ double gpu_view__pct(double ms, double window_ms);
 /* The last ended cycle with GPU figures; NULL: none yet. */
 const struct model_cycle *gpu_view__last_cycle(const struct model *m);
 
+/* `top`'s GPU line from the last ended cycle with GPU figures, e.g. "GPU 0
+ * busy 85% of 14.5 ms, 120 kernels, idle while the host ran 2.1 ms (last
+ * cycle)"; "" without figures. */
+void gpu_view__live_line(const struct model *m, char *buf, size_t len);
+
 /* The text report's GPU section (nothing without GPU figures). */
 void gpu_view__print(FILE *out, const struct model *m);
 
