@@ -9,6 +9,7 @@
 
 #include "bootstrap.h"
 #include "diff.h"
+#include "gpu_view.h"
 #include "llama_view.h"
 #include "model.h"
 #include "power_mode.h"
@@ -68,6 +69,35 @@ static bool energy_j(const struct model *m, const struct model_cycle *c, int arg
 	*x = c->energy.total_j;
 	*w = 1;
 	return c->energy.present && isfinite(*x);
+}
+
+/* GPU figures per cycle: arg = device * GPU_ROWS + which */
+enum { GPU_BUSY, GPU_IDLE, GPU_KERNELS, GPU_ROWS };
+
+static bool gpu_fig(const struct model *m, const struct model_cycle *c, int arg, double *x, double *w)
+{
+	const struct model_gpu_figures *f = gpu_view__cycle(c, (uint32_t)(arg / GPU_ROWS), 0);
+
+	(void)m;
+	if (!f || (c->gpu.nvml_only && arg % GPU_ROWS != GPU_BUSY))
+		return false; /* NVML gives the busy figure alone */
+	*x = arg % GPU_ROWS == GPU_BUSY ? f->busy_ms : arg % GPU_ROWS == GPU_IDLE ? f->idle_ms : (double)f->kernels;
+	*w = 1;
+	return isfinite(*x);
+}
+
+/* The mean of a GPU figure over the cycles that have it; NAN: none. */
+static double gpu_mean(const struct model *m, int arg)
+{
+	double sum = 0, x, w;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->ncycles; i++)
+		if (gpu_fig(m, &m->cycles[i], arg, &x, &w)) {
+			sum += x;
+			n++;
+		}
+	return n ? sum / n : NAN;
 }
 
 enum { LL_DECODE, LL_PREFILL, LL_JOULES };
@@ -242,6 +272,25 @@ static void print_header(const struct model *b, const struct model *n)
 	printf("%-28s %12s %12s %10s %9s %18s\n", "metric", "base", "new", "change", "speedup", "95% interval");
 }
 
+/* The GPU timeline's verdicts of one side, "-" for none. */
+static void gpu_verdicts(const struct model *m, char *buf, size_t len)
+{
+	static const char *const types[] = { "gpu_bound", "launch_bound", "sync_bound", "transfer_bound" };
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < m->nfindings && off < len; i++) {
+		json_t *dev = json_object_get(m->findings[i].evidence, "device");
+
+		for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
+			if (!strcmp(m->findings[i].type, types[k]) && json_is_integer(dev) && off < len)
+				off += snprintf(buf + off, len - off, "%s%s (GPU %lld)", off ? ", " : "", types[k],
+						(long long)json_integer_value(dev));
+	}
+	if (!off)
+		snprintf(buf, len, "-");
+}
+
 /* a lower-is-better row */
 static void add(struct row *rows, int *k, const char *name, double base, double new_v, cycle_figure fig,
 		struct diff_stat st)
@@ -253,8 +302,10 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 {
 	const struct model_aggregates *ba = &b->agg, *na = &n->agg;
 	struct llama_diff_row ll[LLAMA_DIFF_ROWS];
-	struct row rows[16 + 2 * IT_MAX_PHASES];
-	char labels[2 * IT_MAX_PHASES][64];
+	struct row rows[16 + 2 * IT_MAX_PHASES + GPU_ROWS * GPU_VIEW_MAX_DEVICES];
+	char labels[2 * IT_MAX_PHASES + GPU_ROWS * GPU_VIEW_MAX_DEVICES][64];
+	uint32_t devs[GPU_VIEW_MAX_DEVICES];
+	size_t nd = 0;
 	int k = 0, nl = 0, regressions = 0;
 	const struct diff_stat mean = { false, 0 };
 
@@ -292,6 +343,25 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 			rows[k - 1].phase = m->phase_names[ph];
 		}
 	}
+	/* GPU time per cycle, per device both runs have */
+	if (gpu_view__any(b) && gpu_view__any(n))
+		nd = gpu_view__devices(b, devs, GPU_VIEW_MAX_DEVICES);
+	for (size_t i = 0; i < nd; i++) {
+		static const char *const what[GPU_ROWS] = { "busy_ms", "idle_ms", "kernels" };
+
+		if (!gpu_view__run(n, devs[i], 0))
+			continue;
+		for (int r = 0; r < GPU_ROWS; r++) {
+			int arg = (int)devs[i] * GPU_ROWS + r;
+			double bv = gpu_mean(b, arg), nv = gpu_mean(n, arg);
+
+			if (!isfinite(bv) || !isfinite(nv))
+				continue;
+			snprintf(labels[nl], sizeof(labels[nl]), "gpu%u %s/cycle", devs[i], what[r]);
+			add(rows, &k, labels[nl++], bv, nv, gpu_fig, mean);
+			rows[k - 1].arg = arg;
+		}
+	}
 	for (int i = 0; i < k; i++)
 		regressions += print_row(b, n, &rows[i], threshold);
 	nl = llama__diff_rows(b, n, threshold, ll);
@@ -301,6 +371,13 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 
 		r.arg = strstr(r.name, "decode") ? LL_DECODE : strstr(r.name, "prefill") ? LL_PREFILL : LL_JOULES;
 		regressions += print_row(b, n, &r, threshold);
+	}
+	if (gpu_view__timeline(b) && gpu_view__timeline(n)) {
+		char bv[512], nv[512];
+
+		gpu_verdicts(b, bv, sizeof(bv));
+		gpu_verdicts(n, nv, sizeof(nv));
+		printf("GPU verdicts: base %s; new %s\n", bv, nv);
 	}
 	return regressions;
 }

@@ -12,6 +12,7 @@
 #include "diff.h"
 #include "exit_codes.h"
 #include "folded.h"
+#include "gpu_view.h"
 #include "llama_view.h"
 #include "model.h"
 #include "outputs.h"
@@ -398,6 +399,7 @@ static int report_main(int argc, char **argv)
 	print_samples(&m);
 	print_cycles(&m);
 	print_energy(&m);
+	gpu_view__print(stdout, &m);
 	print_probe_overhead(&m);
 	print_self_cost(&m);
 	print_py_resolution(&m);

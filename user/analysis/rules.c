@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "gpu_view.h"
 #include "model.h"
 #include "rules.h"
 #include "gguf.h"
@@ -900,7 +901,8 @@ static void side_rules(struct model *m, const struct rule_thresholds *t)
 				    gpu_util_advice, 1, current);
 		}
 	}
-	if (sync) {
+	/* with the GPU timeline, its figures decide (gpu_rules) */
+	if (sync && !gpu_view__timeline(m)) {
 		double pct = m->phases[sync].percent_of_cycle;
 
 		if (!isnan(pct) && pct > t->gpu_sync_pct) {
@@ -912,6 +914,178 @@ static void side_rules(struct model *m, const struct rule_thresholds *t)
 			add_finding(m, "gpu_bound", severity(pct, t->gpu_sync_pct), pct, ev, gpu_sync_advice, 1, current);
 		}
 	}
+}
+
+/* ---- the GPU timeline's verdicts (CUPTI activity) ---- */
+
+static const struct advice gpu_kernels_advice = {
+	"Make the GPU's work cheaper", "The GPU runs kernels most of the window: kernel time sets the cycle; "
+	"the top kernels are where it goes.", "less kernel time (lower precision, smaller batch or model)",
+};
+static const struct advice launch_graph_advice = {
+	"Launch the step's kernels at once", "Many small kernels per cycle with the GPU idle between them: "
+	"launch overhead starves the GPU.", "CUDA graphs (torch.compile mode=\"reduce-overhead\"), or fewer, larger kernels",
+};
+static const struct advice launch_host_advice = {
+	"Move host work off the launching thread", "The GPU sits idle while the thread that launches its work runs "
+	"host code (the stack in the evidence).", "host work overlapped with the GPU, or batched",
+};
+static const struct advice transfer_advice = {
+	"Copy less, in fewer and larger transfers", "Copies take more of the window than kernels: the GPU waits for data.",
+	"pinned host memory, fewer and larger copies, tensors kept on the device",
+};
+static const struct advice sync_advice = {
+	"Remove per-step synchronizations", "The launching thread waits in synchronize calls while the GPU is idle: "
+	"each wait drains the queue.", "no .item()/.cpu()/torch.cuda.synchronize() per step; read results once per cycle",
+};
+
+/* Kernels per cycle at which CUDA graphs are worth naming. */
+#define GPU_MANY_KERNELS 50
+
+/* The evidence every GPU verdict starts with: where its figures come
+ * from, the device, the window and its figures. */
+static json_t *gpu_evidence(const struct model *m, const struct model_gpu_figures *f, uint32_t ph, double ncycles)
+{
+	json_t *ev = json_object();
+
+	json_object_set_new(ev, "from", json_string("GPU timeline (CUPTI activity)"));
+	json_object_set_new(ev, "device", json_integer(f->device));
+	json_object_set_new(ev, "window", json_string(ph && m->phase_names[ph] ? m->phase_names[ph] : "cycles"));
+	json_object_set_new(ev, "window_ms", json_real(f->window_ms));
+	json_object_set_new(ev, "busy_ms", json_real(f->busy_ms));
+	json_object_set_new(ev, "idle_ms", json_real(f->idle_ms));
+	json_object_set_new(ev, "kernels_per_cycle", json_real(ncycles > 0 ? f->kernels / ncycles : 0));
+	if (f->top.n) {
+		const struct model_gpu_kernel_total *k = &f->top.v[0];
+
+		json_object_set_new(ev, "top_kernel", json_pack("{s:s,s:I,s:f}", "name",
+				    model__name(m, k->name) ? model__name(m, k->name) : "?", "count",
+				    (json_int_t)k->count, "ms", k->ms));
+	}
+	return ev;
+}
+
+/* The sync calls per cycle the CUDA probes counted (cycles[].cuda); NAN: none. */
+static double syncs_per_cycle(const struct model *m)
+{
+	double n = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->ncycles; i++) {
+		json_t *v = json_object_get(json_object_get(m->cycles[i].detail, "cuda"), "sync_calls");
+
+		if (json_is_number(v)) {
+			n += json_number_value(v);
+			k++;
+		}
+	}
+	return k ? n / k : NAN;
+}
+
+static void gpu_device_rules(struct model *m, const struct rule_thresholds *t, uint32_t dev)
+{
+	uint32_t ph;
+	const struct model_gpu_figures *f = gpu_view__window(m, dev, &ph);
+	double ncycles = (double)gpu_view__cycles(m), w, pct, copy_ms, waits_idle;
+	const char *top_stack;
+	char cur[224];
+	json_t *ev;
+
+	if (!f)
+		return;
+	w = f->window_ms;
+	pct = gpu_view__pct(f->busy_ms, w);
+	if (pct >= t->gpu_busy_pct) {
+		ev = gpu_evidence(m, f, ph, ncycles);
+		json_object_set_new(ev, "busy_percent", json_real(pct));
+		json_object_set_new(ev, "threshold_percent", json_real(t->gpu_busy_pct));
+		snprintf(cur, sizeof(cur), "GPU %u busy %.0f%% of %s", dev, pct,
+			 ph ? m->phase_names[ph] : "the cycles");
+		add_finding(m, "gpu_bound", severity(pct, t->gpu_busy_pct), pct, ev, &gpu_kernels_advice, 1, cur);
+	}
+	pct = gpu_view__pct(f->idle_host_ms, w);
+	top_stack = f->idle_stacks.n ? model__name(m, f->idle_stacks.v[0].stack) : NULL;
+	if (pct >= t->launch_idle_pct) {
+		double kpc = ncycles > 0 ? f->kernels / ncycles : 0;
+
+		ev = gpu_evidence(m, f, ph, ncycles);
+		json_object_set_new(ev, "idle_host_ms", json_real(f->idle_host_ms));
+		json_object_set_new(ev, "idle_host_percent", json_real(pct));
+		json_object_set_new(ev, "threshold_percent", json_real(t->launch_idle_pct));
+		if (top_stack)
+			json_object_set_new(ev, "top_idle_stack", json_pack("{s:s,s:f}", "stack", top_stack, "ms",
+									      f->idle_stacks.v[0].ms));
+		model__add_finding(m, "launch_bound", severity(pct, t->launch_idle_pct), pct, ev);
+		if (kpc >= GPU_MANY_KERNELS) {
+			snprintf(cur, sizeof(cur), "%.0f kernels per cycle; GPU %u idle %.0f%% of %s while the host ran",
+				 kpc, dev, pct, ph ? m->phase_names[ph] : "the cycles");
+			add_advice(m, "launch_bound", priority_of(severity(pct, t->launch_idle_pct)), &launch_graph_advice,
+				   cur, NULL, json_deep_copy(ev));
+		}
+		if (top_stack) {
+			const char *leaf = strrchr(top_stack, ';');
+
+			snprintf(cur, sizeof(cur), "GPU %u idle %.1f ms while the launching thread ran %s", dev,
+				 f->idle_host_ms, leaf ? leaf + 1 : top_stack);
+			add_advice(m, "launch_bound", kpc >= GPU_MANY_KERNELS ? "medium" :
+				   priority_of(severity(pct, t->launch_idle_pct)), &launch_host_advice, cur, NULL,
+				   json_deep_copy(ev));
+		}
+	}
+	copy_ms = gpu_view__copy_ms(f);
+	pct = gpu_view__pct(copy_ms, w);
+	if (pct >= t->transfer_pct && copy_ms > f->busy_ms) {
+		json_t *dirs = json_object();
+
+		ev = gpu_evidence(m, f, ph, ncycles);
+		json_object_set_new(ev, "copy_ms", json_real(copy_ms));
+		json_object_set_new(ev, "copy_percent", json_real(pct));
+		json_object_set_new(ev, "threshold_percent", json_real(t->transfer_pct));
+		for (unsigned int d = 0; d < IT_GPU_DIR_MAX; d++)
+			if (f->copies[d].count)
+				json_object_set_new(dirs, gpu_view__dir_name(d), json_pack("{s:I,s:I,s:f}", "count",
+						    (json_int_t)f->copies[d].count, "bytes", (json_int_t)f->copies[d].bytes,
+						    "ms", f->copies[d].ms));
+		json_object_set_new(ev, "copies", dirs);
+		snprintf(cur, sizeof(cur), "copies take %.0f%% of %s on GPU %u (%.1f ms, kernels %.1f ms)", pct,
+			 ph ? m->phase_names[ph] : "the cycles", dev, copy_ms, f->busy_ms);
+		add_finding(m, "transfer_bound", severity(pct, t->transfer_pct), pct, ev, &transfer_advice, 1, cur);
+	}
+	pct = gpu_view__pct(f->sync_ms, w);
+	waits_idle = f->idle_ms - f->idle_host_ms;
+	if (pct >= t->gpu_sync_pct && waits_idle >= f->sync_ms / 2) {
+		double spc = syncs_per_cycle(m);
+
+		ev = gpu_evidence(m, f, ph, ncycles);
+		json_object_set_new(ev, "sync_ms", json_real(f->sync_ms));
+		json_object_set_new(ev, "sync_percent", json_real(pct));
+		json_object_set_new(ev, "idle_host_ms", json_real(f->idle_host_ms));
+		json_object_set_new(ev, "threshold_percent", json_real(t->gpu_sync_pct));
+		if (isfinite(spc)) {
+			json_object_set_new(ev, "syncs_per_cycle", json_real(spc));
+			snprintf(cur, sizeof(cur), "%.1f syncs per cycle; waits %.0f%% of %s with GPU %u idle", spc, pct,
+				 ph ? m->phase_names[ph] : "the cycles", dev);
+		} else {
+			snprintf(cur, sizeof(cur), "%.1f ms per cycle in synchronize calls (%.0f%% of %s), GPU %u idle",
+				 ncycles > 0 ? f->sync_ms / ncycles : f->sync_ms, pct, ph ? m->phase_names[ph] : "the cycles",
+				 dev);
+		}
+		add_finding(m, "sync_bound", severity(pct, t->gpu_sync_pct), pct, ev, &sync_advice, 1, cur);
+	}
+}
+
+/* gpu_bound, launch_bound, transfer_bound, sync_bound per device, from the
+ * GPU timeline's figures over the inference phase (else the cycles). */
+static void gpu_rules(struct model *m, const struct rule_thresholds *t)
+{
+	uint32_t devs[GPU_VIEW_MAX_DEVICES];
+	size_t nd;
+
+	if (!gpu_view__timeline(m))
+		return;
+	nd = gpu_view__devices(m, devs, GPU_VIEW_MAX_DEVICES);
+	for (size_t i = 0; i < nd; i++)
+		gpu_device_rules(m, t, devs[i]);
 }
 
 /* power_capped: the share of the cycles' time (the run's without cycles)
@@ -974,6 +1148,7 @@ int rules__evaluate(struct model *m, const struct rule_thresholds *t)
 	memory_rules(m, t);
 	sched_rules(m, t);
 	side_rules(m, t);
+	gpu_rules(m, t);
 	power_rules(m, t);
 	power_alert(m, t);
 	m->thresholds = *t;

@@ -16,7 +16,10 @@
 	X(runq_pct, 20)           /* run-queue wait share of on-CPU + wait */                        \
 	X(offcpu_pct, 50)         /* a phase blocked this share of its time */                       \
 	X(gpu_util_pct, 70)       /* GPU utilisation below this while inference dominates */         \
-	X(gpu_sync_pct, 30)       /* host waits on the GPU this share of the cycle */                \
+	X(gpu_sync_pct, 30)       /* host waits on the GPU this share of the cycle (or window) */    \
+	X(gpu_busy_pct, 80)       /* GPU timeline: kernels busy this share of the window */          \
+	X(launch_idle_pct, 30)    /* GPU timeline: idle while the launching thread runs host code */ \
+	X(transfer_pct, 30)       /* GPU timeline: copies take this share of the window */           \
 	X(leak_mb_per_cycle, 1)   /* RSS growth per cycle */                                         \
 	X(spin_pct, 10)           /* on-CPU samples spinning in barriers */                          \
 	X(power_mw, 1000)         /* power alert: peak total power above this (the seeds') */        \

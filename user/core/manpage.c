@@ -132,8 +132,8 @@ int manpage__write(FILE *f)
 #define IT_EXIT_MAN(name, value, what) fprintf(f, ".TP\n.B %d\n", value), roff(f, what), fputc('\n', f);
 	IT_EXIT_CODES(IT_EXIT_MAN)
 #undef IT_EXIT_MAN
-	fputs(".SH FILES\nprofile.json, stacks.folded, offcpu.folded, wakeup.folded, trace.json, flamegraph.svg, offcpu.svg, "
-	      "report.html in the output directory.\n"
+	fputs(".SH FILES\nprofile.json, stacks.folded, offcpu.folded, wakeup.folded, gpu.folded, trace.json, "
+	      "flamegraph.svg, offcpu.svg, report.html in the output directory.\n"
 	      ".SH SEE ALSO\n.BR perf (1)\n", f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -554,7 +554,8 @@ const struct record_option record_options[] = {
 	  "Side-data sampling period (default 1)", set_side_period },
 	{ "threshold", OPTK_THRESHOLD, "NAME=VALUE", N, OPTF_REPEAT | OPTF_NAMED, "thresholds", 3,
 	  "Bottleneck rule threshold (repeatable): inference_pct=60, database_pct=15, mode_pct=10, "
-	  "memory_pct=80, runq_pct=20, offcpu_pct=50, gpu_util_pct=70, gpu_sync_pct=30, leak_mb_per_cycle=1, "
+	  "memory_pct=80, runq_pct=20, offcpu_pct=50, gpu_util_pct=70, gpu_sync_pct=30, gpu_busy_pct=80, "
+	  "launch_idle_pct=30, transfer_pct=30, leak_mb_per_cycle=1, "
 	  "power_mw=1000 (power alert), power_capped_pct=5",
 	  set_threshold },
 	{ "metrics", OPTK_METRICS, "[ADDR:]PORT", S, 0, NULL, 4,

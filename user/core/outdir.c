@@ -20,17 +20,24 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+/* The names a recording writes, known at its start: the one list of them. */
+static const char *const claimed[] = {
+	"profile.json", "profile.pb.gz", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
+	"timeline.speedscope.json", "stacks.folded", "offcpu.folded", "wakeup.folded", "gpu.folded",
+};
+
 bool output_dir__is_ours(const char *name)
 {
-	static const char *const fixed[] = {
-		"profile.json", "profile.pb.gz", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
-		"timeline.speedscope.json", "stacks.folded", "offcpu.folded", "wakeup.folded",
+	static const char *const also[] = {
 		"command.log", /* `top`: the launched command's output */
 		SPOOL_NAME,    /* a killed recording's spool */
 	};
 
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-		if (!strcmp(name, fixed[i]))
+	for (size_t i = 0; i < sizeof(claimed) / sizeof(claimed[0]); i++)
+		if (!strcmp(name, claimed[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(also) / sizeof(also[0]); i++)
+		if (!strcmp(name, also[i]))
 			return true;
 	/* per-phase stacks: stacks.PHASE.folded, offcpu.PHASE.folded */
 	if ((!strncmp(name, "stacks.", 7) || !strncmp(name, "offcpu.", 7)) && has_suffix(name, ".folded") &&
@@ -77,12 +84,6 @@ static void remove_stale(int dirfd)
 	}
 	closedir(d);
 }
-
-/* The names a recording writes, known at its start. */
-static const char *const claimed[] = {
-	"profile.json", "profile.pb.gz", "trace.json", "flamegraph.svg", "offcpu.svg", "report.html",
-	"timeline.speedscope.json", "stacks.folded", "offcpu.folded", "wakeup.folded",
-};
 
 /* A name taken by what remove_stale could not remove (a directory). */
 static int check_free(const char *dir, int fd, const char *name)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpu_view.h"
 #include "metrics.h"
 #include "model.h"
 
@@ -297,6 +298,35 @@ static void side(struct expo *e, const struct model *m)
 	gauge(e, "infertrace_gpu_power_watts", "GPU power, recent", s->now_gpu_power_w);
 }
 
+/* The GPU timeline's figures of the last ended cycle that has them. */
+static void gpu(struct expo *e, const struct model *m)
+{
+	const struct model_cycle *c = gpu_view__last_cycle(m);
+	char dev[16];
+
+	if (!c)
+		return;
+	head(e, "infertrace_gpu_busy_ratio", "gauge",
+	     "GPU busy share of the last ended cycle with GPU figures (kernels over its wall)");
+	for (size_t i = 0; i < c->gpu.figures.n; i++) {
+		const struct model_gpu_figures *f = &c->gpu.figures.v[i];
+
+		snprintf(dev, sizeof(dev), "%u", f->device);
+		if (!f->phase && f->window_ms > 0)
+			sample(e, "infertrace_gpu_busy_ratio", "device", dev, gpu_view__pct(f->busy_ms, f->window_ms) / 100);
+	}
+	if (c->gpu.nvml_only)
+		return;
+	head(e, "infertrace_gpu_kernels_per_cycle", "gauge", "Kernels launched in the last ended cycle with GPU figures");
+	for (size_t i = 0; i < c->gpu.figures.n; i++) {
+		const struct model_gpu_figures *f = &c->gpu.figures.v[i];
+
+		snprintf(dev, sizeof(dev), "%u", f->device);
+		if (!f->phase)
+			sample(e, "infertrace_gpu_kernels_per_cycle", "device", dev, (double)f->kernels);
+	}
+}
+
 char *metrics__render(const struct model *m)
 {
 	struct expo e;
@@ -313,6 +343,7 @@ char *metrics__render(const struct model *m)
 	samples_lost_memory(&e, m);
 	sched(&e, m);
 	side(&e, m);
+	gpu(&e, m);
 	if (fclose(e.f)) {
 		free(buf);
 		return NULL;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "folded.h"
+#include "gpu_view.h"
 #include "model.h"
 #include "stats.h"
 #include "text.h"
@@ -203,6 +204,9 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "GPU %.0f MHz  ", m->side.now_gpu_mhz);
 	if (!isnan(m->side.now_gpu_temp_c))
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "GPU %.0f C  ", m->side.now_gpu_temp_c);
+	if (buf[0])
+		line(lines, &nl, nlines, width, "%s", buf);
+	gpu_view__live_line(m, buf, sizeof(buf));
 	if (buf[0])
 		line(lines, &nl, nlines, width, "%s", buf);
 	snprintf(buf, sizeof(buf), "lost: samples %llu  events %llu", (unsigned long long)model__lost(m, "samples"),

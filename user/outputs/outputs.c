@@ -7,12 +7,15 @@
  *                   calls as nested spans per thread, samples as instant
  *                   events with their stacks in stackFrames (--call-graph
  *                   dwarf streams each sample with its time) or, without
- *                   per-sample times, a samples-per-cycle counter;
+ *                   per-sample times, a samples-per-cycle counter; GPU
+ *                   kernels and copies on one track per device and
+ *                   stream (trace_gpu.c);
  *   timeline.speedscope.json  the timed samples per thread (speedscope.c);
  *   flamegraph.svg  the on-CPU flame graph of stacks.folded;
  *   wakeup.folded   the stacks of the threads that woke a blocked thread
  *                   of their process, weighted by the us they ended;
  *   offcpu.svg      the off-CPU flame graph of offcpu.folded (us blocked);
+ *   gpu.folded      kernel time (us) under the launch stacks (GPU timeline);
  *   report.html     one self-contained page: summary tables and the flame
  *                   graphs, each with a per-phase selector.
  * See docs/outputs.md. */
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "gpu_view.h"
 #include "llama_view.h"
 #include "model.h"
 #include "outputs.h"
@@ -31,6 +35,7 @@
 #include "profile.h"
 #include "speedscope.h"
 #include "tail.h"
+#include "trace_gpu.h"
 
 /* ---- trace.json ---- */
 
@@ -77,7 +82,7 @@ static int trace_thread_cmp(const void *a, const void *b)
 
 static void write_thread_names(const struct model *m, FILE *f, const char **sep)
 {
-	size_t n = 0, cap = m->ncalls + m->ntrace_samples + m->nprocs + m->noffcpu_intervals;
+	size_t n = 0, cap = m->ncalls + m->ntrace_samples + m->nprocs + m->noffcpu_intervals + m->gpu_activity.ops.n;
 	struct trace_thread *t = cap ? malloc(cap * sizeof(*t)) : NULL;
 
 	if (!t)
@@ -90,6 +95,10 @@ static void write_thread_names(const struct model *m, FILE *f, const char **sep)
 		t[n++] = (struct trace_thread){ m->trace_samples[i].tgid, m->trace_samples[i].tid };
 	for (size_t i = 0; i < m->noffcpu_intervals; i++)
 		t[n++] = (struct trace_thread){ m->offcpu_intervals[i].tgid, m->offcpu_intervals[i].tid };
+	/* the threads that launched GPU work: their flows start there */
+	for (size_t i = 0; i < m->gpu_activity.ops.n; i++)
+		if (m->gpu_activity.ops.v[i].tid && m->gpu_activity.ops.v[i].launch_ns)
+			t[n++] = (struct trace_thread){ m->gpu_activity.ops.v[i].tgid, m->gpu_activity.ops.v[i].tid };
 	qsort(t, n, sizeof(*t), trace_thread_cmp);
 	for (size_t i = 0; i < n; i++) {
 		const char *comm = NULL;
@@ -442,6 +451,7 @@ static int write_trace(const struct model *m, const char *dir)
 	for (i = 0; sft.leaf_of && i < m->nnames; i++)
 		sft.leaf_of[i] = -2;
 	write_slices(m, f, &sep, keys, &sft);
+	trace_gpu__write(m, f, &sep);
 	/* without per-sample times: samples per cycle as a counter */
 	for (i = 0; !m->ntrace_samples && i < m->ncycles; i++) {
 		const struct model_cycle *c = &m->cycles[i];
@@ -747,6 +757,26 @@ static void html_energy(FILE *f, const struct model *m)
 	fprintf(f, "</table>\n");
 }
 
+/* The GPU section: the text report's, as it prints it. */
+static void html_gpu(FILE *f, const struct model *m)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *t = open_memstream(&text, &len);
+
+	if (!t)
+		return;
+	gpu_view__print(t, m);
+	if (fclose(t) || !len) {
+		free(text);
+		return;
+	}
+	fprintf(f, "<h2>GPU</h2>\n<pre>");
+	h(f, text[0] == '\n' ? text + 1 : text);
+	fprintf(f, "</pre>\n");
+	free(text);
+}
+
 static void html_findings(FILE *f, const struct model *m)
 {
 	if (m->nfindings) {
@@ -931,6 +961,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 	html_phases(f, m);
 	html_energy(f, m);
 	llama__html(f, m);
+	html_gpu(f, m);
 	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "
 			"of a phase at most%s</p>\n", m->probe_cost.warning ? " class=\"warn\"" : "",
@@ -989,6 +1020,19 @@ static void write_wakeup(struct out_log *lg, const struct model *m)
 		not_written(lg, "wakeup.folded", "no thread of a target woke another");
 	else
 		out_done(lg, "wakeup.folded", write_folded_copy(&m->wakeup_us, lg->dir, "wakeup.folded"));
+}
+
+/* gpu.folded: kernel time under the launch stacks, with the GPU timeline. */
+static void write_gpu_folded(struct out_log *lg, const struct model *m)
+{
+	const struct model_gpu_activity *a = &m->gpu_activity;
+
+	if (!a->source || strcmp(a->source, "cupti"))
+		return;
+	if (folded_empty(&a->folded))
+		not_written(lg, "gpu.folded", "no kernel ran in the recording");
+	else
+		out_done(lg, "gpu.folded", write_folded_copy(&a->folded, lg->dir, "gpu.folded"));
 }
 
 /* timeline.speedscope.json: written where samples carry their times. */
@@ -1067,6 +1111,7 @@ static void write_stacks(struct out_log *lg, const struct model *m, const char *
 	if (m->have_offcpu)
 		write_folded_set(lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
 	write_wakeup(lg, m);
+	write_gpu_folded(lg, m);
 	out_done(lg, "profile.pb.gz", pprof__write(m, dir));
 }
 
