@@ -251,7 +251,8 @@ static void test_cycle_figures(void **state)
 	assert_int_equal(f->copies[IT_GPU_DIR_HTOD].count, 1);
 	assert_int_equal(f->copies[IT_GPU_DIR_HTOD].bytes, 1048576);
 	NEAR(f->copies[IT_GPU_DIR_HTOD].ms, 2);
-	NEAR(f->idle_host_ms, 4);
+	/* the gaps less the thread's sync [70, 90]: 12 + 15 + 18 */
+	NEAR(f->idle_host_ms, 45);
 	NEAR(f->sync_ms, 20);
 	assert_int_equal(f->top.n, 2);
 	assert_string_equal(model__name(&m, f->top.v[0].name), "foo(int)");
@@ -271,7 +272,7 @@ static void test_cycle_figures(void **state)
 	NEAR(f->busy_ms, 23);
 	NEAR(f->active_ms, 23);
 	NEAR(f->idle_ms, 17);
-	NEAR(f->idle_host_ms, 2);
+	NEAR(f->idle_host_ms, 17);
 	NEAR(f->sync_ms, 0);
 	assert_int_equal(f->kernels, 2);
 	/* decode [40, 100]: the copy and bar */
@@ -281,7 +282,8 @@ static void test_cycle_figures(void **state)
 	NEAR(f->busy_ms, 20);
 	NEAR(f->active_ms, 12);
 	NEAR(f->idle_ms, 48);
-	NEAR(f->idle_host_ms, 2);
+	/* gaps [40, 50], [52, 90] less the sync [70, 90] */
+	NEAR(f->idle_host_ms, 28);
 	NEAR(f->sync_ms, 20);
 	assert_int_equal(f->kernels, 1);
 	/* cycle 1, dev 0: nothing launched in it; bar's tail [100, 110] and
@@ -302,6 +304,28 @@ static void test_cycle_figures(void **state)
 	assert_non_null(f);
 	NEAR(f->window_ms, 100);
 	NEAR(f->busy_ms, 10);
+	model__free(&m);
+}
+
+/* GPU idle while the host thread was blocked (an off-CPU interval, say a
+ * read) is not host code: 101 blocked [52, 60] in cycle 0's decode. */
+static void test_idle_host_less_blocked(void **state)
+{
+	struct model_offcpu_interval b = { .start_ns = T0 + 52 * MS, .end_ns = T0 + 60 * MS, .tgid = 100, .tid = 101,
+					   .phase = DECODE, .kstack_id = -1, .stack = -1 };
+	struct model m;
+	const struct model_gpu_figures *f;
+
+	(void)state;
+	build(&m);
+	assert_int_equal(model__add_offcpu_interval(&m, &b), 0);
+	assert_int_equal(gpu_join__derive(&m), 0);
+	f = fig(m.cycles[0].gpu.figures.v, m.cycles[0].gpu.figures.n, 0, 0);
+	assert_non_null(f);
+	NEAR(f->idle_host_ms, 45 - 8);
+	f = fig(m.cycles[0].gpu.figures.v, m.cycles[0].gpu.figures.n, 0, DECODE);
+	assert_non_null(f);
+	NEAR(f->idle_host_ms, 28 - 8);
 	model__free(&m);
 }
 
@@ -484,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_clock_fit),
 		cmocka_unit_test(test_join_ops),
 		cmocka_unit_test(test_cycle_figures),
+		cmocka_unit_test(test_idle_host_less_blocked),
 		cmocka_unit_test(test_run_figures_and_copy),
 		cmocka_unit_test(test_profile_json),
 		cmocka_unit_test(test_reader_robust),

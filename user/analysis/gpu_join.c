@@ -147,6 +147,27 @@ static double iv_ms(const iv_vec *v)
 	return ns / 1e6;
 }
 
+/* a less b (both sorted and disjoint) into out. */
+static int iv_subtract(const iv_vec *a, const iv_vec *b, iv_vec *out)
+{
+	int err = 0;
+
+	for (size_t i = 0, k = 0; i < a->n && !err; i++) {
+		uint64_t at = a->v[i].a;
+
+		while (k < b->n && b->v[k].b <= at)
+			k++;
+		for (size_t j = k; j < b->n && b->v[j].a < a->v[i].b && !err; j++) {
+			err = iv_add(out, at, b->v[j].a);
+			if (b->v[j].b > at)
+				at = b->v[j].b;
+		}
+		if (!err && at < a->v[i].b)
+			err = iv_add(out, at, a->v[i].b);
+	}
+	return err;
+}
+
 /* ---- the join's indexes ---- */
 
 struct jctx {
@@ -159,6 +180,8 @@ struct jctx {
 	uint32_t *call_by_tgid;         /* calls by (tgid, entry_ns) */
 	uint64_t max_call_ns;
 	uint32_t *sample_by_tid;        /* trace samples by (tid, ts_ns) */
+	uint32_t *off_by_tid;           /* blocked intervals by (tid, start_ns) */
+	uint64_t max_off_ns;
 	struct iv *sync;                /* sync calls, tracer clock, by (tid, start) */
 	pid_t *sync_tid;
 	size_t nsync;
@@ -203,6 +226,15 @@ static int cmp_sample(const void *x, const void *y, void *arg)
 	if (p->tid != q->tid)
 		return p->tid < q->tid ? -1 : 1;
 	return (p->ts_ns > q->ts_ns) - (p->ts_ns < q->ts_ns);
+}
+
+static int cmp_off(const void *x, const void *y, void *arg)
+{
+	const struct model_offcpu_interval *s = arg, *p = &s[*(const uint32_t *)x], *q = &s[*(const uint32_t *)y];
+
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return (p->start_ns > q->start_ns) - (p->start_ns < q->start_ns);
 }
 
 static int cmp_op(const void *x, const void *y)
@@ -371,6 +403,55 @@ static int cmp_idle_stack(const void *x, const void *y)
 	return (p->stack > q->stack) - (p->stack < q->stack);
 }
 
+/* The time in gaps (sorted, disjoint) when a host thread ran host code:
+ * neither inside a synchronize call nor blocked (the off-CPU intervals of
+ * --call-graph dwarf); exact where those are recorded. */
+static int host_running_ms(const struct jctx *x, const pid_t *tids, size_t ntids, const iv_vec *gaps, double *out)
+{
+	const struct model_offcpu_interval *o = x->m->offcpu_intervals;
+	iv_vec waits = { 0 }, run = { 0 };
+	int err = 0;
+
+	*out = 0;
+	if (!gaps->n)
+		return 0;
+	for (size_t t = 0; t < ntids && !err; t++) {
+		uint64_t from = gaps->v[0].a, to = gaps->v[gaps->n - 1].b;
+		uint64_t back = from > x->max_off_ns ? from - x->max_off_ns : 0;
+		size_t lo = 0, hi = x->m->noffcpu_intervals;
+
+		waits.n = 0;
+		for (size_t i = 0; i < x->nsync && !err; i++)
+			if (x->sync_tid[i] == tids[t] && x->sync[i].b > from && x->sync[i].a < to)
+				err = iv_add(&waits, x->sync[i].a, x->sync[i].b);
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			const struct model_offcpu_interval *p = &o[x->off_by_tid[mid]];
+
+			if (p->tid < tids[t] || (p->tid == tids[t] && p->start_ns < back))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < x->m->noffcpu_intervals && !err; lo++) {
+			const struct model_offcpu_interval *p = &o[x->off_by_tid[lo]];
+
+			if (p->tid != tids[t] || p->start_ns >= to)
+				break;
+			if (p->end_ns > from)
+				err = iv_add(&waits, p->start_ns, p->end_ns);
+		}
+		iv_merge(&waits);
+		if (!err)
+			err = iv_subtract(gaps, &waits, &run);
+	}
+	iv_merge(&run);
+	*out = iv_ms(&run);
+	free(waits.v);
+	free(run.v);
+	return err;
+}
+
 /* The launching threads' samples in the idle gaps. */
 static int idle_host(const struct jctx *x, const pid_t *tids, size_t ntids, const iv_vec *gaps, bool stacks,
 		     struct model_gpu_figures *f)
@@ -408,7 +489,9 @@ static int idle_host(const struct jctx *x, const pid_t *tids, size_t ntids, cons
 				}
 			}
 		}
-	f->idle_host_ms = samples * x->period_ms;
+	(void)samples;
+	if (!err)
+		err = host_running_ms(x, tids, ntids, gaps, &f->idle_host_ms);
 	qsort(hit.v, hit.n, sizeof(*hit.v), cmp_stack);
 	for (size_t i = 0; i < hit.n && !err; i++) {
 		if (f->idle_stacks.n && f->idle_stacks.v[f->idle_stacks.n - 1].stack == hit.v[i]) {
@@ -458,12 +541,17 @@ static int sync_ms(const struct jctx *x, const pid_t *tids, size_t ntids, const 
 /* The figures of device dev over window win (disjoint, sorted), for the
  * ops attributed to it (attr: indexes in x->ops, all on dev). */
 static int window_figures(const struct jctx *x, uint32_t dev, const iv_vec *win, const uint32_t *attr, size_t nattr,
-			  bool lists, struct model_gpu_figures *f)
+			  const pid_t *host, size_t nhost, bool lists, struct model_gpu_figures *f)
 {
 	iv_vec busy = { 0 }, active = { 0 }, gaps = { 0 };
-	pid_t *tids = malloc((nattr ? nattr : 1) * sizeof(*tids));
+	pid_t *tids = malloc((nattr + nhost ? nattr + nhost : 1) * sizeof(*tids));
 	size_t ntids = 0, lo = 0, hi = x->nops;
 	int err = tids ? 0 : -ENOMEM;
+
+	/* the host threads: those that launched work here, and (a phase) the
+	 * threads that launched in its cycle, whose code the phase runs */
+	for (size_t i = 0; tids && i < nhost; i++)
+		tids[ntids++] = host[i];
 
 	f->device = dev;
 	f->window_ms = iv_ms(win);
@@ -594,7 +682,9 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 {
 	iv_vec win = { 0 }, pwin = { 0 };
 	uint32_t *sub = malloc((nops ? nops : 1) * sizeof(*sub));
-	int err = sub ? iv_add(&win, from, to) : -ENOMEM;
+	pid_t *tids = malloc((nops ? nops : 1) * sizeof(*tids));
+	size_t ntids = 0;
+	int err = sub && tids ? iv_add(&win, from, to) : -ENOMEM;
 
 	for (size_t d = 0; d < x->ndevices && !err; d++) {
 		uint32_t dev = x->devices[d];
@@ -605,7 +695,16 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 			a++;
 		for (b = a; b < nops && x->ops[ops[b]].device == dev; b++)
 			;
-		err = window_figures(x, dev, &win, ops + a, b - a, lists, &f);
+		ntids = 0;
+		for (size_t i = a; i < b; i++) {
+			bool seen = false;
+
+			for (size_t k = 0; k < ntids && !seen; k++)
+				seen = tids[k] == x->ops[ops[i]].tid;
+			if (x->ops[ops[i]].tid && !seen)
+				tids[ntids++] = x->ops[ops[i]].tid;
+		}
+		err = window_figures(x, dev, &win, ops + a, b - a, NULL, 0, lists, &f);
 		if (!err && (b > a || f.active_ms > 0))
 			err = add_figures(v, n, cap, &f);
 		else
@@ -622,7 +721,7 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 			if (err || (!pwin.n && !ns))
 				continue;
 			f = (struct model_gpu_figures){ .phase = ph };
-			err = window_figures(x, dev, &pwin, sub, ns, lists, &f);
+			err = window_figures(x, dev, &pwin, sub, ns, tids, ntids, lists, &f);
 			f.phase = ph;
 			if (!err && (ns || f.active_ms > 0))
 				err = add_figures(v, n, cap, &f);
@@ -633,6 +732,7 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 	free(win.v);
 	free(pwin.v);
 	free(sub);
+	free(tids);
 	return err;
 }
 
@@ -680,6 +780,7 @@ static void jctx_free(struct jctx *x)
 	free(x->call_by_tid);
 	free(x->call_by_tgid);
 	free(x->sample_by_tid);
+	free(x->off_by_tid);
 	free(x->sync);
 	free(x->sync_tid);
 	free(x->by_cycle);
@@ -804,9 +905,14 @@ int gpu_join__derive(struct model *m)
 	x.call_by_tid = index_of(m->ncalls, cmp_call_tid, m->calls);
 	x.call_by_tgid = index_of(m->ncalls, cmp_call_tgid, m->calls);
 	x.sample_by_tid = index_of(m->ntrace_samples, cmp_sample, m->trace_samples);
+	x.off_by_tid = index_of(m->noffcpu_intervals, cmp_off, m->offcpu_intervals);
+	for (size_t i = 0; i < m->noffcpu_intervals; i++)
+		if (m->offcpu_intervals[i].end_ns - m->offcpu_intervals[i].start_ns > x.max_off_ns)
+			x.max_off_ns = m->offcpu_intervals[i].end_ns - m->offcpu_intervals[i].start_ns;
 	x.sync = malloc((a->api.n ? a->api.n : 1) * sizeof(*x.sync));
 	x.sync_tid = malloc((a->api.n ? a->api.n : 1) * sizeof(*x.sync_tid));
-	if (!x.cycle_order || !x.call_by_tid || !x.call_by_tgid || !x.sample_by_tid || !x.sync || !x.sync_tid) {
+	if (!x.cycle_order || !x.call_by_tid || !x.call_by_tgid || !x.sample_by_tid || !x.off_by_tid || !x.sync ||
+	    !x.sync_tid) {
 		err = -ENOMEM;
 		goto out;
 	}
