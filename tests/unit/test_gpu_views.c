@@ -132,11 +132,19 @@ static void set_gpu(struct model *m, const struct gpu_case *k)
 		struct model_cycle *c = &m->cycles[i];
 
 		c->gpu.present = true;
-		f = add_fig(&c->gpu.figures, 0, 0, 100);
-		f->busy_ms = k->busy_ms / NCYCLES;
-		f->idle_ms = k->idle_ms / NCYCLES;
-		f->kernels = k->kernels / NCYCLES;
-		f->idle_host_ms = k->idle_host_ms / NCYCLES;
+		/* the cycle (100 ms) and its llm_inference (80 ms): a quarter of the run's */
+		for (int w = 0; w < 2; w++) {
+			f = add_fig(&c->gpu.figures, 0, w ? INFER : 0, w ? 80 : 100);
+			f->busy_ms = k->busy_ms / NCYCLES;
+			f->active_ms = (k->busy_ms + k->htod_ms) / NCYCLES;
+			f->idle_ms = k->idle_ms / NCYCLES;
+			f->kernels = k->kernels / NCYCLES;
+			f->idle_host_ms = k->idle_host_ms / NCYCLES;
+			f->sync_ms = k->sync_ms / NCYCLES;
+			if (k->htod_ms > 0)
+				f->copies[IT_GPU_DIR_HTOD] = (struct model_gpu_dir_total){ 2, 2 * 8388608ull,
+											   k->htod_ms / NCYCLES };
+		}
 	}
 }
 

@@ -84,17 +84,59 @@ static uint32_t inference_phase(const struct model *m)
 	return id > 0 ? (uint32_t)id : 0;
 }
 
-const struct model_gpu_figures *gpu_view__window(const struct model *m, uint32_t device, uint32_t *phase)
+/* The sum of the cycles' figures of (device, phase) into sum; false: none. */
+static bool cycles_sum(const struct model *m, uint32_t device, uint32_t phase, struct model_gpu_figures *sum)
+{
+	bool any = false;
+
+	memset(sum, 0, sizeof(*sum));
+	sum->device = device;
+	sum->phase = phase;
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_gpu_figures *f = gpu_view__cycle(&m->cycles[i], device, phase);
+
+		if (!f)
+			continue;
+		any = true;
+		sum->window_ms += f->window_ms;
+		sum->busy_ms += f->busy_ms;
+		sum->active_ms += f->active_ms;
+		sum->idle_ms += f->idle_ms;
+		sum->idle_host_ms += f->idle_host_ms;
+		sum->sync_ms += f->sync_ms;
+		sum->covered_ms += f->covered_ms;
+		sum->kernels += f->kernels;
+		for (int d = 0; d < IT_GPU_DIR_MAX; d++) {
+			sum->copies[d].count += f->copies[d].count;
+			sum->copies[d].bytes += f->copies[d].bytes;
+			sum->copies[d].ms += f->copies[d].ms;
+		}
+		sum->sets.count += f->sets.count;
+		sum->sets.bytes += f->sets.bytes;
+		sum->sets.ms += f->sets.ms;
+	}
+	return any;
+}
+
+const struct model_gpu_figures *gpu_view__window(const struct model *m, uint32_t device, uint32_t *phase,
+						  struct model_gpu_figures *sum)
 {
 	uint32_t ph = inference_phase(m);
-	const struct model_gpu_figures *f = ph ? gpu_view__run(m, device, ph) : NULL;
+	const struct model_gpu_figures *run;
 
-	if (!f || !(f->window_ms > 0)) {
+	if (!ph || !cycles_sum(m, device, ph, sum) || !(sum->window_ms > 0)) {
 		ph = 0;
-		f = gpu_view__run(m, device, 0);
+		if (!cycles_sum(m, device, 0, sum) || !(sum->window_ms > 0))
+			return NULL;
+	}
+	/* the lists (top kernels, idle stacks) are the run's, borrowed */
+	run = gpu_view__run(m, device, ph);
+	if (run) {
+		sum->top = run->top;
+		sum->idle_stacks = run->idle_stacks;
 	}
 	*phase = ph;
-	return f && f->window_ms > 0 ? f : NULL;
+	return sum;
 }
 
 double gpu_view__copy_ms(const struct model_gpu_figures *f)

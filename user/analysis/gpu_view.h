@@ -33,11 +33,14 @@ size_t gpu_view__devices(const struct model *m, uint32_t *out, size_t max);
 /* The cycles with GPU figures (present); the number of cycles when none says. */
 size_t gpu_view__cycles(const struct model *m);
 
-/* The window a verdict judges on a device: the inference phase's figures
- * (llm_inference, a phase named *inference*, else llm_generate) when the
- * device has them, else the whole cycles' (phase 0). *phase: the phase id,
- * 0 for the cycles. NULL: the device has neither. */
-const struct model_gpu_figures *gpu_view__window(const struct model *m, uint32_t device, uint32_t *phase);
+/* The window a verdict judges on a device, summed over the cycles into sum:
+ * the inference phase's figures (llm_inference, a phase named *inference*,
+ * else llm_generate) when the device has them, else the whole cycles'
+ * (phase 0); the lists (top kernels, idle stacks) are the run's, borrowed:
+ * do not free sum. *phase: the phase id, 0 for the cycles. NULL: the
+ * device has neither (no cycle with GPU figures). */
+const struct model_gpu_figures *gpu_view__window(const struct model *m, uint32_t device, uint32_t *phase,
+						  struct model_gpu_figures *sum);
 
 /* Copies' summed time, all directions. */
 double gpu_view__copy_ms(const struct model_gpu_figures *f);

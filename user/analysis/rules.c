@@ -985,7 +985,8 @@ static double syncs_per_cycle(const struct model *m)
 static void gpu_device_rules(struct model *m, const struct rule_thresholds *t, uint32_t dev)
 {
 	uint32_t ph;
-	const struct model_gpu_figures *f = gpu_view__window(m, dev, &ph);
+	struct model_gpu_figures sum;
+	const struct model_gpu_figures *f = gpu_view__window(m, dev, &ph, &sum);
 	double ncycles = (double)gpu_view__cycles(m), w, pct, copy_ms, waits_idle;
 	const char *top_stack;
 	char cur[224];

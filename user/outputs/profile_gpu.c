@@ -62,13 +62,31 @@ static int memset_read(void *base, const char *key, json_t *o, void *ctx)
 	return jf_read(&dir_table, &((struct model_gpu_figures *)base)->sets, json_object_get(o, key), ctx);
 }
 
+/* NVML's figures only: the part of the window its samples cover */
+static int covered_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_gpu_figures *f = base;
+
+	(void)ctx;
+	return f->covered_ms > 0 ? profile__set(o, key, json_real(f->covered_ms)) : 0;
+}
+
+static int covered_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	json_t *v = json_object_get(o, key);
+
+	(void)ctx;
+	((struct model_gpu_figures *)base)->covered_ms = json_is_number(v) ? json_number_value(v) : 0;
+	return 0;
+}
+
 #define JF_T struct model_gpu_figures
 JF_TABLE(figures_table, JF("device", JF_U32, device), JF("window_ms", JF_REAL, window_ms, .flags = JF_ZERO),
 	 JF("busy_ms", JF_REAL, busy_ms, .flags = JF_ZERO), JF("active_ms", JF_REAL, active_ms, .flags = JF_ZERO),
 	 JF("idle_ms", JF_REAL, idle_ms, .flags = JF_ZERO), JF("idle_host_ms", JF_REAL, idle_host_ms, .flags = JF_ZERO),
 	 JF("sync_ms", JF_REAL, sync_ms, .flags = JF_ZERO), JF("kernels", JF_U64, kernels),
 	 JF_FNS("copies", copies_write, copies_read), JF_FNS("memset", memset_write, memset_read),
-	 JF("covered_ms", JF_REAL, covered_ms, .flags = JF_OMIT | JF_ZERO));
+	 JF_FNS("covered_ms", covered_write, covered_read));
 JF_TABLE(figures_top_table, JF_GROUP(NULL, figures_table), JF("top_kernels", JF_VEC, top, .sub = &kernel_table));
 JF_TABLE(figures_run_table, JF_GROUP(NULL, figures_table), JF("top_kernels", JF_VEC, top, .sub = &kernel_table),
 	 JF("idle_stacks", JF_VEC, idle_stacks, .sub = &idle_stack_table));
