@@ -25,6 +25,23 @@ uname -r
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 "$py" -c 'import torch; print("python", __import__("sys").version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
 "$it" --version || exit 1
+# the libcupti a PyTorch wheel brings, and its API version (the injection
+# library accepts the versions whose record layouts it was checked against)
+"$py" - <<'EOF2'
+import ctypes, glob, os, site
+paths = []
+for d in site.getsitepackages():
+    paths += glob.glob(os.path.join(d, "nvidia", "**", "libcupti.so*"), recursive=True)
+paths += glob.glob("/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so*") + glob.glob("/usr/local/cuda*/lib64/libcupti.so*")
+for p in sorted(set(paths)):
+    try:
+        v = ctypes.c_uint32()
+        ctypes.CDLL(p).cuptiGetVersion(ctypes.byref(v))
+        print("libcupti", p, "version", v.value)
+    except OSError as e:
+        print("libcupti", p, "not loaded:", e)
+EOF2
+grep -h "define CUPTI_API_VERSION " /usr/local/cuda*/include/cupti_version.h /usr/local/cuda*/extras/CUPTI/include/cupti_version.h 2>/dev/null | sort -u
 
 specs=(--cycle py:run_cycle --phase prepare=py:prepare --phase forward=py:forward --phase wait=py:wait)
 run() { # MODE ROUND
@@ -94,5 +111,7 @@ for r in range(1, rounds + 1):
         print(f"  round {r}: last cycle device 0: busy {d['busy_ms']:.3f} idle {d['idle_ms']:.3f} window {d['window_ms']:.3f}"
               f" top {[(k['name'][:60], k['count'], round(k['ms'], 3)) for k in d.get('top_kernels', [])[:3]]}")
 EOF
+echo "== report (CUPTI, round 1)"
+"$it" report "$out/rec-cupti.1" 2>&1 | sed -n '/GPU/,$p' | head -n 40
 tar -C "$out" -czf "$out/rec-cupti.tar.gz" rec-cupti.1 2>/dev/null
 true
