@@ -677,14 +677,41 @@ static int add_figures(struct model_gpu_figures **v, size_t *n, size_t *cap, con
 
 /* The figures of one window (phase 0) and of each phase in it, device by
  * device. ops: indexes of the ops attributed to the window, by (device, start). */
-static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t to, const uint32_t *ops, size_t nops,
-		       const bool *phases, bool lists, struct model_gpu_figures **v, size_t *n, size_t *cap)
+/* a ∩ b (both sorted and disjoint) into out. */
+static int iv_intersect(const iv_vec *a, const iv_vec *b, iv_vec *out)
 {
-	iv_vec win = { 0 }, pwin = { 0 };
+	int err = 0;
+
+	out->n = 0;
+	for (size_t i = 0, k = 0; i < a->n && k < b->n && !err;) {
+		uint64_t lo = a->v[i].a > b->v[k].a ? a->v[i].a : b->v[k].a;
+		uint64_t hi = a->v[i].b < b->v[k].b ? a->v[i].b : b->v[k].b;
+
+		err = iv_add(out, lo, hi);
+		if (a->v[i].b < b->v[k].b)
+			i++;
+		else
+			k++;
+	}
+	return err;
+}
+
+/* within: the window as disjoint sorted intervals inside [from, to] (the
+ * run's cycles); NULL: [from, to] whole. */
+static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t to, const iv_vec *within,
+		       const uint32_t *ops, size_t nops, const bool *phases, bool lists, struct model_gpu_figures **v,
+		       size_t *n, size_t *cap)
+{
+	iv_vec win = { 0 }, pwin = { 0 }, whole = { 0 };
 	uint32_t *sub = malloc((nops ? nops : 1) * sizeof(*sub));
 	pid_t *tids = malloc((nops ? nops : 1) * sizeof(*tids));
 	size_t ntids = 0;
-	int err = sub && tids ? iv_add(&win, from, to) : -ENOMEM;
+	int err = sub && tids ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && within && i < within->n; i++)
+		err = iv_add(&win, within->v[i].a, within->v[i].b);
+	if (!err && !within)
+		err = iv_add(&win, from, to);
 
 	for (size_t d = 0; d < x->ndevices && !err; d++) {
 		uint32_t dev = x->devices[d];
@@ -718,6 +745,15 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 			if (!phases[ph] && !ns)
 				continue;
 			err = phase_window(x, pid, ph, from, to, &pwin);
+			if (!err && within) {
+				err = iv_intersect(&pwin, within, &whole);
+				if (!err) {
+					iv_vec t = pwin;
+
+					pwin = whole;
+					whole = t;
+				}
+			}
 			if (err || (!pwin.n && !ns))
 				continue;
 			f = (struct model_gpu_figures){ .phase = ph };
@@ -731,6 +767,7 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 	}
 	free(win.v);
 	free(pwin.v);
+	free(whole.v);
 	free(sub);
 	free(tids);
 	return err;
@@ -889,6 +926,8 @@ int gpu_join__derive(struct model *m)
 	struct jctx x = { .m = m };
 	bool phases[IT_MAX_PHASES] = { false };
 	uint32_t *all = NULL;
+	size_t nall = 0;
+	iv_vec cycles = { 0 };
 	int hz = m->samples.requested_hz > 0 ? m->samples.requested_hz : m->run.asked.frequency;
 	int err = 0;
 
@@ -969,15 +1008,22 @@ int gpu_join__derive(struct model *m)
 			;
 		for (int ph = 0; ph < IT_MAX_PHASES; ph++)
 			cph[ph] = c->phases[ph].present;
-		err = figures_for(&x, c->pid, c->start_ns, c->end_ns, x.by_cycle + k, b - k, cph, true,
+		err = figures_for(&x, c->pid, c->start_ns, c->end_ns, NULL, x.by_cycle + k, b - k, cph, true,
 				  &c->gpu.figures.v, &c->gpu.figures.n, &c->gpu.figures.cap);
 		c->gpu.present = c->gpu.figures.n > 0;
 		c->gpu.sampled = true;
 		k = b;
 	}
-	/* the run: every op; its phases are those of any cycle or call */
+	/* the run: over the cycles when there are any (the ops launched in
+	 * them; start-up and teardown left out), else the whole recording and
+	 * every op; its phases are those of any cycle or call */
+	for (size_t i = 0; i < m->ncycles && !err; i++)
+		if (m->cycles[i].end_ns > m->cycles[i].start_ns)
+			err = iv_add(&cycles, m->cycles[i].start_ns, m->cycles[i].end_ns);
+	iv_merge(&cycles);
 	for (size_t i = 0; i < x.nops; i++)
-		all[i] = (uint32_t)i;
+		if (!cycles.n || x.ops[i].cycle >= 0)
+			all[nall++] = (uint32_t)i;
 	for (size_t i = 0; i < m->ncalls; i++)
 		if (m->calls[i].phase < IT_MAX_PHASES)
 			phases[m->calls[i].phase] = true;
@@ -993,12 +1039,17 @@ int gpu_join__derive(struct model *m)
 				to = x.ops[i].end_ns > to ? x.ops[i].end_ns : to;
 			}
 		}
-		err = figures_for(&x, 0, from, to, all, x.nops, phases, true, &a->figures.v, &a->figures.n,
-				  &a->figures.cap);
+		if (cycles.n) {
+			from = cycles.v[0].a;
+			to = cycles.v[cycles.n - 1].b;
+		}
+		err = figures_for(&x, 0, from, to, cycles.n ? &cycles : NULL, all, nall, phases, true, &a->figures.v,
+				  &a->figures.n, &a->figures.cap);
 	}
 	folded__merge(&a->folded);
 out:
 	free(all);
+	free(cycles.v);
 	jctx_free(&x);
 	return err;
 }
