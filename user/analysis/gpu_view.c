@@ -224,6 +224,61 @@ static const char *phase_name(const struct model *m, uint32_t ph)
 	return ph && ph < IT_MAX_PHASES && m->phase_names[ph] ? m->phase_names[ph] : "cycles";
 }
 
+/* A kernel's name for one line: no template arguments, no parameters, no
+ * return type ("void at::native::f<8, ...>(int, ...)" is
+ * "at::native::f"); "(anonymous namespace)" stays. The full name is in
+ * profile.json. */
+const char *gpu_view__short_kernel(const char *name, char *buf, size_t len)
+{
+	static const char anon[] = "(anonymous namespace)";
+	size_t out = 0;
+	int depth = 0;
+
+	if (!name || !len)
+		return name ? name : "?";
+	if (!strncmp(name, "void ", 5))
+		name += 5;
+	for (const char *p = name; *p && out + 1 < len; p++) {
+		if (!depth && *p == '(' && !strncmp(p, anon, sizeof(anon) - 1)) {
+			size_t n = sizeof(anon) - 1 < len - 1 - out ? sizeof(anon) - 1 : len - 1 - out;
+
+			memcpy(buf + out, p, n);
+			out += n;
+			p += sizeof(anon) - 2;
+			continue;
+		}
+		if (*p == '<' || *p == '(') {
+			depth++;
+			continue;
+		}
+		if ((*p == '>' || *p == ')') && depth) {
+			depth--;
+			continue;
+		}
+		if (!depth)
+			buf[out++] = *p;
+	}
+	buf[out] = 0;
+	return out ? buf : name;
+}
+
+/* The leaf-most whole frames of a root-first stack that fit in keep
+ * characters (the leaf alone when longer). */
+static const char *stack_leafward(const char *st, size_t keep)
+{
+	size_t len = strlen(st);
+	const char *p;
+
+	if (len <= keep)
+		return st;
+	for (p = st + len - keep; *p && *p != ';'; p++)
+		;
+	if (*p)
+		return p + 1;
+	p = strrchr(st, ';');
+	return p ? p + 1 : st;
+}
+
 static void print_device(FILE *out, const struct model *m, const struct model_gpu_figures *f, size_t ncycles)
 {
 	char b[32];
@@ -247,9 +302,12 @@ static void print_device(FILE *out, const struct model *m, const struct model_gp
 			gpu_view__bytes(b, sizeof(b), f->sets.bytes), f->sets.ms);
 	if (f->top.n)
 		fprintf(out, "    top kernels:   ms      count  name\n");
-	for (size_t i = 0; i < f->top.n && i < 5; i++)
+	for (size_t i = 0; i < f->top.n && i < 5; i++) {
+		char nb[160];
+
 		fprintf(out, "    %14.2f %10llu  %s\n", f->top.v[i].ms, (unsigned long long)f->top.v[i].count,
-			model__name(m, f->top.v[i].name) ? model__name(m, f->top.v[i].name) : "?");
+			gpu_view__short_kernel(model__name(m, f->top.v[i].name), nb, sizeof(nb)));
+	}
 }
 
 static void print_phases(FILE *out, const struct model *m, uint32_t dev)
@@ -283,7 +341,7 @@ static void print_phases(FILE *out, const struct model *m, uint32_t dev)
 		const struct model_gpu_idle_stack *s = &idlest->idle_stacks.v[i];
 		const char *st = model__name(m, s->stack);
 
-		fprintf(out, "      %10.2f ms  %s\n", s->ms, st ? st : "?");
+		fprintf(out, "      %10.2f ms  %s\n", s->ms, st ? stack_leafward(st, 160) : "?");
 	}
 }
 

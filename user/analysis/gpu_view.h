@@ -42,6 +42,10 @@ size_t gpu_view__cycles(const struct model *m);
 const struct model_gpu_figures *gpu_view__window(const struct model *m, uint32_t device, uint32_t *phase,
 						  struct model_gpu_figures *sum);
 
+/* A kernel's name for one line (no template arguments, parameters or
+ * return type), in buf; name itself when nothing is left. */
+const char *gpu_view__short_kernel(const char *name, char *buf, size_t len);
+
 /* Copies' summed time, all directions. */
 double gpu_view__copy_ms(const struct model_gpu_figures *f);
 /* "HtoD", "DtoH", ... of enum it_gpu_copy_dir. */
