@@ -111,6 +111,23 @@ for r in range(1, rounds + 1):
         print(f"  round {r}: last cycle device 0: busy {d['busy_ms']:.3f} idle {d['idle_ms']:.3f} window {d['window_ms']:.3f}"
               f" top {[(k['name'][:60], k['count'], round(k['ms'], 3)) for k in d.get('top_kernels', [])[:3]]}")
 EOF
+echo "== a launch-bound loop: 40 products of 256 x 256 per cycle, no host spin"
+"$it" record -o "$out/rec-small" "${specs[@]}" -- "$py" "$fix" 100 "$out/small.json" 256 40 0 >"$out/small.log" 2>&1
+echo "exit $?"
+"$py" - "$out" <<'EOF3'
+import json, sys
+out = sys.argv[1]
+f, p = json.load(open(f"{out}/small.json")), json.load(open(f"{out}/rec-small/profile.json"))
+ok = sum(1 for i, c in enumerate(p["cycles"][:len(f["ops"])])
+         if (c.get("gpu") or {}).get("devices") and c["gpu"]["devices"][0]["kernels"] == f["ops"][i])
+print(f"  kernel count equal to ops launched in {ok}/{len(p['cycles'])} cycles")
+d = p["gpu"]["activity"]["devices"][0]
+print(f"  over the cycles: busy {d['busy_ms']:.2f} active {d['active_ms']:.2f} idle {d['idle_ms']:.2f}"
+      f" idle_host {d['idle_host_ms']:.2f} sync {d['sync_ms']:.2f} of {d['window_ms']:.2f} ms")
+print("  verdicts:", [(b["type"], b["severity"]) for b in p.get("bottlenecks", [])])
+for s in d.get("idle_stacks", [])[:2]:
+    print("  idle stack:", s["ms"], s["stack"][-200:])
+EOF3
 echo "== report (CUPTI, round 1)"
 "$it" report "$out/rec-cupti.1" 2>&1 | sed -n '/GPU/,$p' | head -n 40
 tar -C "$out" -czf "$out/rec-cupti.tar.gz" rec-cupti.1 2>/dev/null
