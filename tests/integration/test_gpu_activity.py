@@ -19,6 +19,8 @@ PHASES = ["--cycle", "run_cycle", "--phase", "host=host_work", "--phase", "launc
 # ms of slack between the tracer's figures and the truth: the clock map
 # (calibration pairs read around cuptiGetTimestamp) is good to a few µs
 EPS_MS = 0.02
+# trace.json's slices are in whole µs: each phase window's ends are within 2 µs
+EPS_PHASE_MS = 0.002 + EPS_MS
 
 
 def union_ms(ivs):
@@ -98,6 +100,29 @@ class GpuActivityTest(unittest.TestCase):
                 self.assertAlmostEqual(d["idle_ms"], win - active, delta=EPS_MS, msg=d)
         return cycles
 
+    def check_phases(self, r, ops, dev=0):
+        """Every cycle's per-phase window, active and idle time against the
+        truth, the phases' windows taken from trace.json's phase slices
+        (whole µs: EPS_PHASE_MS of slack per window)."""
+        with open(os.path.join(r.dir, "trace.json")) as f:
+            events = json.load(f)["traceEvents"]
+        cycle_ts = {e["args"]["index"]: e["ts"] for e in events if e.get("cat") == "cycle"}
+        checked = 0
+        for c in r.profile["cycles"]:
+            for name, ph in device(c, dev)["phases"].items():
+                t0 = cycle_ts[c["index"]]
+                wins = [(c["start_ns"] + (e["ts"] - t0) * 1000, c["start_ns"] + (e["ts"] + e["dur"] - t0) * 1000)
+                        for e in events if e.get("cat") == "phase" and e["name"] == name
+                        and e["args"].get("cycle") == c["index"]]
+                slack = EPS_PHASE_MS * len(wins)
+                clipped = [(max(o["start_ns"], a), min(o["end_ns"], b)) for o in ops if o["device"] == dev
+                           for a, b in wins]
+                self.assertAlmostEqual(ph["window_ms"], union_ms(wins), delta=slack, msg=(name, ph))
+                self.assertAlmostEqual(ph["active_ms"], union_ms(clipped), delta=slack, msg=(name, ph))
+                self.assertAlmostEqual(ph["idle_ms"], ph["window_ms"] - ph["active_ms"], delta=1e-6)
+                checked += 1
+        self.assertGreater(checked, 0)
+
     def verdicts(self, r):
         return {b["type"] for b in r.profile.get("bottlenecks", [])}
 
@@ -105,6 +130,7 @@ class GpuActivityTest(unittest.TestCase):
         r, ops, truth = run("gpu", 5)
         common.assert_schema(r.profile)
         cycles = self.check_cycles(r, ops)
+        self.check_phases(r, ops)
         a = r.profile["gpu"]["activity"]
         self.assertEqual(a["source"], "cupti")
         self.assertEqual(a["kernels"], 4 * 5)
@@ -141,6 +167,7 @@ class GpuActivityTest(unittest.TestCase):
     def test_launch_bound_gap_named_by_host_work(self):
         r, ops, truth = run("launch", 4)
         cycles = self.check_cycles(r, ops)
+        self.check_phases(r, ops)
         for c in cycles:
             d = device(c)
             # the GPU idles while the launching thread spins in host_work
@@ -171,6 +198,7 @@ class GpuActivityTest(unittest.TestCase):
     def test_transfer_bound(self):
         r, ops, truth = run("transfer", 3)
         cycles = self.check_cycles(r, ops)
+        self.check_phases(r, ops)
         for c in cycles:
             d = device(c)
             mine = launched_in(ops, c)
