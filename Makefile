@@ -199,7 +199,7 @@ endif
 
 # The unit tests and these integration tests again, built with ASan+UBSan
 # (about 2 minutes more; the whole integration suite takes 7 under ASan).
-SANITIZE_TESTS ?= test_foundation test_report test_cli
+SANITIZE_TESTS ?= test_foundation test_report test_cli test_gpu_activity
 sanitize-test:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 all $(patsubst $(OUT)/%,$(OUT)-asan/%,$(UNIT_BINS))
 	$(Q)ASAN_OPTIONS=detect_leaks=1 tools/run-tests.sh $(OUT)-asan unit

@@ -126,7 +126,8 @@ static void iv_merge(iv_vec *v)
 {
 	size_t w = 0;
 
-	qsort(v->v, v->n, sizeof(*v->v), iv_cmp);
+	if (v->n)
+		qsort(v->v, v->n, sizeof(*v->v), iv_cmp);
 	for (size_t i = 0; i < v->n; i++) {
 		if (w && v->v[i].a <= v->v[w - 1].b) {
 			if (v->v[i].b > v->v[w - 1].b)
@@ -282,7 +283,8 @@ static uint32_t *index_of(size_t n, int (*cmp)(const void *, const void *, void 
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		ix[i] = (uint32_t)i;
-	qsort_r(ix, n, sizeof(*ix), cmp, arg);
+	if (n)
+		qsort_r(ix, n, sizeof(*ix), cmp, arg);
 	return ix;
 }
 
@@ -365,7 +367,8 @@ static int top_kernels(struct model_gpu_figures *f, const struct model_gpu_op *o
 	for (size_t i = 0; i < n; i++)
 		if (ops[attr[i]].what == MODEL_GPU_KERNEL)
 			v[k++] = (struct name_ms){ ops[attr[i]].name, (ops[attr[i]].end_ns - ops[attr[i]].start_ns) / 1e6 };
-	qsort(v, k, sizeof(*v), cmp_name);
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_name);
 	for (size_t i = 0; i < k; i++) {
 		struct model_gpu_kernel_total *t;
 
@@ -383,7 +386,8 @@ static int top_kernels(struct model_gpu_figures *f, const struct model_gpu_op *o
 		t->ms += v[i].ms;
 	}
 	free(v);
-	qsort(f->top.v, f->top.n, sizeof(*f->top.v), cmp_total);
+	if (f->top.n)
+		qsort(f->top.v, f->top.n, sizeof(*f->top.v), cmp_total);
 	if (f->top.n > TOP_KERNELS)
 		f->top.n = TOP_KERNELS;
 	return 0;
@@ -492,7 +496,8 @@ static int idle_host(const struct jctx *x, const pid_t *tids, size_t ntids, cons
 	(void)samples;
 	if (!err)
 		err = host_running_ms(x, tids, ntids, gaps, &f->idle_host_ms);
-	qsort(hit.v, hit.n, sizeof(*hit.v), cmp_stack);
+	if (hit.n)
+		qsort(hit.v, hit.n, sizeof(*hit.v), cmp_stack);
 	for (size_t i = 0; i < hit.n && !err; i++) {
 		if (f->idle_stacks.n && f->idle_stacks.v[f->idle_stacks.n - 1].stack == hit.v[i]) {
 			f->idle_stacks.v[f->idle_stacks.n - 1].samples++;
@@ -504,7 +509,8 @@ static int idle_host(const struct jctx *x, const pid_t *tids, size_t ntids, cons
 			f->idle_stacks.v[f->idle_stacks.n++] = (struct model_gpu_idle_stack){ .stack = hit.v[i], .samples = 1 };
 	}
 	free(hit.v);
-	qsort(f->idle_stacks.v, f->idle_stacks.n, sizeof(*f->idle_stacks.v), cmp_idle_stack);
+	if (f->idle_stacks.n)
+		qsort(f->idle_stacks.v, f->idle_stacks.n, sizeof(*f->idle_stacks.v), cmp_idle_stack);
 	if (f->idle_stacks.n > TOP_IDLE_STACKS)
 		f->idle_stacks.n = TOP_IDLE_STACKS;
 	for (size_t i = 0; i < f->idle_stacks.n; i++)
@@ -875,7 +881,7 @@ static int join_ops(struct jctx *x)
 			x->sync_tid[x->nsync++] = a->api.v[i].tid;
 		}
 	}
-	if (!err)
+	if (!err && a->api.n)
 		qsort(refs, a->api.n, sizeof(*refs), cmp_api);
 	a->unattributed = 0;
 	for (size_t i = 0; !err && i < a->ops.n; i++) {
@@ -961,7 +967,8 @@ int gpu_join__derive(struct model *m)
 	err = join_ops(&x);
 	if (err)
 		goto out;
-	qsort(a->ops.v, a->ops.n, sizeof(*a->ops.v), cmp_op);
+	if (a->ops.n)
+		qsort(a->ops.v, a->ops.n, sizeof(*a->ops.v), cmp_op);
 	x.ops = a->ops.v;
 	x.nops = a->ops.n;
 	a->kernels = a->copies = a->sets = 0;

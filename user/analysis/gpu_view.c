@@ -58,7 +58,8 @@ size_t gpu_view__devices(const struct model *m, uint32_t *out, size_t max)
 		if (j == n && n < max)
 			out[n++] = d;
 	}
-	qsort(out, n, sizeof(*out), cmp_u32);
+	if (n)
+		qsort(out, n, sizeof(*out), cmp_u32);
 	return n;
 }
 

@@ -104,7 +104,8 @@ void trace_gpu__write(const struct model *m, FILE *f, const char **sep)
 		return;
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), track_cmp, (void *)ops);
+	if (n)
+		qsort_r(idx, n, sizeof(*idx), track_cmp, (void *)ops);
 	for (size_t k = 0; k < n; k++) {
 		const struct model_gpu_op *op = &ops[idx[k]], *prev = k ? &ops[idx[k - 1]] : NULL;
 		bool new_track = !prev || prev->device != op->device || prev->stream != op->stream, clipped = false;
