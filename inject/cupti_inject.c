@@ -266,44 +266,34 @@ static size_t convert(const cupti_activity *r, char *out)
 		struct it_gpu_copy o;
 
 		memset(&o, 0, sizeof(o));
+/* the fields memsets, copies and peer copies share, each at its own offset */
+#define COPY_FIELDS(o, m, kind)                                                                    \
+	do {                                                                                       \
+		hdr(&(o).h, (kind), sizeof(o));                                                    \
+		(o).start_ns = (m)->start;                                                         \
+		(o).end_ns = (m)->end;                                                             \
+		(o).bytes = (m)->bytes;                                                            \
+		(o).device = (o).src_device = (o).dst_device = (m)->device;                        \
+		(o).context = (m)->context;                                                        \
+		(o).stream = (m)->stream;                                                          \
+		(o).correlation = (m)->correlation;                                                \
+	} while (0)
 		if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
-			const cupti_memset *m = (const cupti_memset *)r;
-
-			hdr(&o.h, IT_GPU_SET, sizeof(o));
-			o.start_ns = m->start;
-			o.end_ns = m->end;
-			o.bytes = m->bytes;
-			o.device = o.src_device = o.dst_device = m->device;
-			o.context = m->context;
-			o.stream = m->stream;
-			o.correlation = m->correlation;
+			COPY_FIELDS(o, (const cupti_memset *)r, IT_GPU_SET);
 		} else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
 			const cupti_memcpy *m = (const cupti_memcpy *)r;
 
-			hdr(&o.h, IT_GPU_COPY, sizeof(o));
-			o.start_ns = m->start;
-			o.end_ns = m->end;
-			o.bytes = m->bytes;
-			o.device = o.src_device = o.dst_device = m->device;
-			o.context = m->context;
-			o.stream = m->stream;
-			o.correlation = m->correlation;
+			COPY_FIELDS(o, m, IT_GPU_COPY);
 			o.dir = copy_dir(m->copy_kind);
 		} else {
 			const cupti_memcpy_p2p *m = (const cupti_memcpy_p2p *)r;
 
-			hdr(&o.h, IT_GPU_COPY, sizeof(o));
-			o.start_ns = m->start;
-			o.end_ns = m->end;
-			o.bytes = m->bytes;
-			o.device = m->device;
-			o.context = m->context;
-			o.stream = m->stream;
-			o.correlation = m->correlation;
+			COPY_FIELDS(o, m, IT_GPU_COPY);
 			o.dir = IT_GPU_DIR_PTOP;
 			o.src_device = m->src_device;
 			o.dst_device = m->dst_device;
 		}
+#undef COPY_FIELDS
 		memcpy(out, &o, sizeof(o));
 		return sizeof(o);
 	}
