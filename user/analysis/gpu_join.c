@@ -277,7 +277,7 @@ static int cmp_api(const void *x, const void *y)
 
 static uint32_t *index_of(size_t n, int (*cmp)(const void *, const void *, void *), void *arg)
 {
-	uint32_t *ix = malloc((n ? n : 1) * sizeof(*ix));
+	uint32_t *ix = calloc(n ? n : 1, sizeof(*ix)); /* calloc: clang-analyzer sees it set */
 
 	if (!ix)
 		return NULL;
@@ -831,6 +831,18 @@ static void jctx_free(struct jctx *x)
 }
 
 /* Each op on the tracer's clock, joined to its launch call, cycle and phase. */
+/* The clock fit of process p; one without calibration (CUPTI's clock
+ * taken as is) when p sent none. */
+static const struct gpu_clock_fit *fit_of(const pid_t *pids, const struct gpu_clock_fit *fits, size_t n, pid_t p)
+{
+	static const struct gpu_clock_fit none;
+
+	for (size_t k = 0; pids && fits && k < n; k++)
+		if (pids[k] == p)
+			return &fits[k];
+	return &none;
+}
+
 static int join_ops(struct jctx *x)
 {
 	struct model *m = x->m;
@@ -838,7 +850,7 @@ static int join_ops(struct jctx *x)
 	struct gpu_clock_fit *fits = NULL;
 	pid_t *pids = NULL;
 	size_t npids = 0;
-	struct api_ref *refs = malloc((a->api.n ? a->api.n : 1) * sizeof(*refs));
+	struct api_ref *refs = calloc(a->api.n ? a->api.n : 1, sizeof(*refs));
 	int err = refs ? 0 : -ENOMEM;
 
 	/* one fit per process that sent anything */
@@ -870,9 +882,8 @@ static int join_ops(struct jctx *x)
 			a->clock = fits[npids].clock;
 		npids++;
 	}
-#define FIT_OF(p) ({ size_t k_ = 0; while (pids[k_] != (p)) k_++; &fits[k_]; })
 	for (size_t i = 0; !err && i < a->api.n; i++) {
-		const struct gpu_clock_fit *f = FIT_OF(a->api.v[i].pid);
+		const struct gpu_clock_fit *f = fit_of(pids, fits, npids, a->api.v[i].pid);
 
 		refs[i] = (struct api_ref){ a->api.v[i].pid, a->api.v[i].correlation, (uint32_t)i };
 		if (gpu_join__is_sync(a->api.v[i].domain, a->api.v[i].cbid)) {
@@ -886,7 +897,7 @@ static int join_ops(struct jctx *x)
 	a->unattributed = 0;
 	for (size_t i = 0; !err && i < a->ops.n; i++) {
 		struct model_gpu_op *o = &a->ops.v[i];
-		const struct gpu_clock_fit *f = FIT_OF(o->tgid);
+		const struct gpu_clock_fit *f = fit_of(pids, fits, npids, o->tgid);
 		struct api_ref key = { o->tgid, o->correlation, 0 };
 		size_t lo = 0, hi = a->api.n;
 
@@ -919,7 +930,6 @@ static int join_ops(struct jctx *x)
 			a->unattributed++;
 		}
 	}
-#undef FIT_OF
 	free(refs);
 	free(pids);
 	free(fits);

@@ -562,11 +562,12 @@ static bool is_kernel_frame(const char *f, size_t len)
  * scheduler's frames above it. */
 static const char *stack_line(char *buf, size_t len, const char *s, bool offcpu, size_t keep)
 {
-	const char *f[STACK_FRAMES * 2], *p = s;
-	size_t fl[STACK_FRAMES * 2], n = 0, first, used = 0, out = 0;
+	enum { MAX_FRAMES = 2 * STACK_FRAMES };
+	const char *f[MAX_FRAMES], *p = s;
+	size_t fl[MAX_FRAMES], n = 0, first, used = 0, out = 0;
 	ssize_t pick = -1;
 
-	while (n < STACK_FRAMES * 2) {
+	while (n < MAX_FRAMES) {
 		const char *e = strchr(p, ';');
 
 		f[n] = p;

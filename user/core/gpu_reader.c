@@ -551,7 +551,8 @@ int gpu_reader__collect(struct gpu_reader *r, struct model *m)
 		}
 	for (size_t i = 0; i < a->ops.n; i++)
 		if (a->ops.v[i].mangled >= 0)
-			a->ops.v[i].mangled = map[a->ops.v[i].mangled];
+			a->ops.v[i].mangled = map && (size_t)a->ops.v[i].mangled < r->names.n ? map[a->ops.v[i].mangled]
+											       : -1;
 	a->present = a->present || r->counts.connections > 0 || r->notice[0];
 	if (r->ops.n || r->calib.n)
 		a->source = "cupti";
