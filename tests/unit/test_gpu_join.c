@@ -246,10 +246,12 @@ static int64_t folded_count(const struct folded *f, const char *stack)
 /* The cuda preset's launch events (tracer clock, sorted by tid and time)
  * against build()'s launch calls:
  *   corr 1 [10, 11] ms: an event 3 µs before its entry: attn
- *   corr 2 [20, 21]: one 100 µs before (outside the 20 µs slack: not it)
- *            and one inside the call: mlp
+ *   corr 2 [20, 21]: one 2 ms before (more than 1 ms: not it) and one
+ *            inside the call: mlp
  *   corr 4 [60, 61]: an event of another thread (102) only: none
- *   corr 5 [150, 151]: two inside; the one closest to the entry: near */
+ *   corr 5 [150, 151]: one 400 µs before (a preempted thread: it), one
+ *            inside the call farther from the entry
+ *   corr 7 [250, 251]: one 30 µs past the end (more than 20 µs): none */
 static void test_launch_stacks(void **state)
 {
 	struct model m, copy;
@@ -258,10 +260,11 @@ static void test_launch_stacks(void **state)
 	(void)state;
 	build(&m);
 	launch(&m, 101, T0 + 10 * MS - 3000, "run (a.py);attn (a.py)");
-	launch(&m, 101, T0 + 20 * MS - 100000, "run (a.py);wrong (a.py)");
+	launch(&m, 101, T0 + 18 * MS, "run (a.py);wrong (a.py)");
 	launch(&m, 101, T0 + 20 * MS + 500000, "run (a.py);mlp (a.py)");
-	launch(&m, 101, T0 + 150 * MS + 5000, "run (a.py);near (a.py)");
+	launch(&m, 101, T0 + 150 * MS - 400000, "run (a.py);near (a.py)");
 	launch(&m, 101, T0 + 150 * MS + 900000, "run (a.py);far (a.py)");
+	launch(&m, 101, T0 + 251 * MS + 30000, "run (a.py);late (a.py)");
 	launch(&m, 102, T0 + 60 * MS, "other (a.py)");
 	assert_int_equal(gpu_join__derive(&m), 0);
 	f = &m.gpu_activity.folded;
@@ -277,7 +280,7 @@ static void test_launch_stacks(void **state)
 	assert_int_equal(gpu_join__launch_stack(&m.gpu_activity, 100, 101, T0 + 300 * MS, T0 + 301 * MS), -1);
 	/* a snapshot's copy keeps the launches: the same gpu.folded */
 	assert_int_equal(model__copy(&copy, &m), 0);
-	assert_int_equal(copy.gpu_activity.launches.n, 6);
+	assert_int_equal(copy.gpu_activity.launches.n, 7);
 	assert_ptr_not_equal(copy.gpu_activity.launches.v, m.gpu_activity.launches.v);
 	assert_int_equal(gpu_join__derive(&copy), 0);
 	assert_int_equal(folded_count(&copy.gpu_activity.folded, "prefill;run (a.py);attn (a.py);foo(int)"), 18000);

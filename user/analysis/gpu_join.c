@@ -775,11 +775,16 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 
 /* ---- the join ---- */
 
-/* A launch event (the cuda preset's uprobe, tracer clock) belongs to a
+/* A launch event (the cuda preset's uprobe, tracer clock) may belong to a
  * launch call (CUPTI's API record, mapped to that clock) when it lies in
- * the call, give or take this: the uprobe fires before CUPTI reads its
- * clock at the call's entry, and the clock map is good to a few µs. */
-#define LAUNCH_SLACK_NS 20000ull
+ * the call or up to LAUNCH_BEFORE_NS before its entry (the uprobe fires
+ * before CUPTI reads its clock, and the thread may be preempted between
+ * the two), or LAUNCH_AFTER_NS past its end (the clock map is good to a
+ * few µs). Of those, the closest to the entry is the call's own: the
+ * previous launch's event lies before the previous call, the next one's
+ * after this call. */
+#define LAUNCH_BEFORE_NS 1000000ull
+#define LAUNCH_AFTER_NS 20000ull
 
 static int cmp_launch_key(pid_t tgid, pid_t tid, uint64_t ts, const struct model_gpu_launch *l)
 {
@@ -794,7 +799,7 @@ int32_t gpu_join__launch_stack(const struct model_gpu_activity *a, pid_t tgid, p
 			       uint64_t end_ns)
 {
 	const struct model_gpu_launch *v = a->launches.v;
-	uint64_t from = start_ns > LAUNCH_SLACK_NS ? start_ns - LAUNCH_SLACK_NS : 0, best = UINT64_MAX;
+	uint64_t from = start_ns > LAUNCH_BEFORE_NS ? start_ns - LAUNCH_BEFORE_NS : 0, best = UINT64_MAX;
 	size_t lo = 0, hi = a->launches.n;
 	int32_t stack = -1;
 
@@ -808,7 +813,7 @@ int32_t gpu_join__launch_stack(const struct model_gpu_activity *a, pid_t tgid, p
 		else
 			hi = mid;
 	}
-	for (; lo < a->launches.n && v[lo].tgid == tgid && v[lo].tid == tid && v[lo].ts_ns <= end_ns + LAUNCH_SLACK_NS;
+	for (; lo < a->launches.n && v[lo].tgid == tgid && v[lo].tid == tid && v[lo].ts_ns <= end_ns + LAUNCH_AFTER_NS;
 	     lo++) {
 		uint64_t d = v[lo].ts_ns > start_ns ? v[lo].ts_ns - start_ns : start_ns - v[lo].ts_ns;
 
