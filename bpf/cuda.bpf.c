@@ -54,9 +54,10 @@ static __always_inline void cuda_add(__u32 tgid, __u32 counter, __u64 calls, __u
 	__sync_fetch_and_add(&t->sum, v);
 }
 
-/* The thread's Python stack at the entry (now) of an outermost launch. A
+/* The thread's Python stack at the entry of an outermost launch, stamped
+ * once walked: the closer to the call's own start, the surer the join. A
  * process that is no known Python costs one hash lookup. */
-static __always_inline void cuda_launch_stack(__u32 tgid, __u32 tid, __u64 now)
+static __always_inline void cuda_launch_stack(__u32 tgid, __u32 tid)
 {
 	struct it_cuda_launch_event *e;
 	__u64 h;
@@ -71,7 +72,7 @@ static __always_inline void cuda_launch_stack(__u32 tgid, __u32 tid, __u64 now)
 		stat_inc(IT_STAT_RINGBUF_LOST);
 		return;
 	}
-	event_header(&e->hdr, IT_EV_CUDA_LAUNCH, tgid, tid, now);
+	event_header(&e->hdr, IT_EV_CUDA_LAUNCH, tgid, tid, bpf_ktime_get_ns());
 	e->pystack = h;
 	bpf_ringbuf_submit(e, lazy_wakeup());
 }
@@ -97,11 +98,9 @@ int cuda_uprobe(struct pt_regs *ctx)
 	__u32 tgid = id >> 32, tid = (__u32)id, counter = IT_CUDA_COOKIE_COUNTER(cookie);
 	bool runtime = cookie & IT_CUDA_COOKIE_RUNTIME;
 	struct cuda_thread zero = {}, *st;
-	__u64 now;
 
 	if (!target_of(tgid))
 		return 0;
-	now = bpf_ktime_get_ns();
 	st = bpf_map_lookup_elem(&cuda_threads, &tid);
 	if (!st) {
 		bpf_map_update_elem(&cuda_threads, &tid, &zero, BPF_NOEXIST);
@@ -117,11 +116,11 @@ int cuda_uprobe(struct pt_regs *ctx)
 		st->rt_depth++;
 	if (counter == IT_CUDA_SYNC) {
 		if (!st->sync_depth++)
-			st->sync_entry_ns = now;
+			st->sync_entry_ns = bpf_ktime_get_ns();
 		return 0; /* counted at return, with the time waited */
 	}
 	if (counter == IT_CUDA_LAUNCH || counter == IT_CUDA_GRAPH)
-		cuda_launch_stack(tgid, tid, now);
+		cuda_launch_stack(tgid, tid);
 	cuda_add(tgid, counter, 1, arg_value(ctx, IT_CUDA_COOKIE_ARG(cookie)));
 	return 0;
 }

@@ -598,7 +598,7 @@ enum it_cuda_event_type {
  * Python and the thread had Python frames; one not sent (ring buffer full)
  * counts in IT_STAT_RINGBUF_LOST. */
 struct it_cuda_launch_event {
-	struct it_event_header hdr; /* ts_ns: the launch call's entry */
+	struct it_event_header hdr; /* ts_ns: at the launch call's entry, once the stack was walked */
 	__u64 pystack;              /* key of `py_stacks`, never 0 */
 };
 

@@ -245,13 +245,15 @@ static int64_t folded_count(const struct folded *f, const char *stack)
 
 /* The cuda preset's launch events (tracer clock, sorted by tid and time)
  * against build()'s launch calls:
+ * A call's own event is its thread's last from 1 ms before its entry to
+ * 2 µs past its end:
  *   corr 1 [10, 11] ms: an event 3 µs before its entry: attn
  *   corr 2 [20, 21]: one 2 ms before (more than 1 ms: not it) and one
- *            inside the call: mlp
+ *            1 µs past the end (the clock map's error): mlp
  *   corr 4 [60, 61]: an event of another thread (102) only: none
- *   corr 5 [150, 151]: one 400 µs before (a preempted thread: it), one
- *            inside the call farther from the entry
- *   corr 7 [250, 251]: one 30 µs past the end (more than 20 µs): none */
+ *   corr 5 [150, 151]: one 400 µs before (a preempted thread): near; the
+ *            next launch's, 30 µs past the end, is not it
+ *   corr 7 [250, 251]: one 30 µs past the end: none */
 static void test_launch_stacks(void **state)
 {
 	struct model m, copy;
@@ -261,9 +263,9 @@ static void test_launch_stacks(void **state)
 	build(&m);
 	launch(&m, 101, T0 + 10 * MS - 3000, "run (a.py);attn (a.py)");
 	launch(&m, 101, T0 + 18 * MS, "run (a.py);wrong (a.py)");
-	launch(&m, 101, T0 + 20 * MS + 500000, "run (a.py);mlp (a.py)");
+	launch(&m, 101, T0 + 21 * MS + 1000, "run (a.py);mlp (a.py)");
 	launch(&m, 101, T0 + 150 * MS - 400000, "run (a.py);near (a.py)");
-	launch(&m, 101, T0 + 150 * MS + 900000, "run (a.py);far (a.py)");
+	launch(&m, 101, T0 + 151 * MS + 30000, "run (a.py);next (a.py)");
 	launch(&m, 101, T0 + 251 * MS + 30000, "run (a.py);late (a.py)");
 	launch(&m, 102, T0 + 60 * MS, "other (a.py)");
 	assert_int_equal(gpu_join__derive(&m), 0);
