@@ -6,12 +6,16 @@
  * the sum, bytes for copies, nanoseconds from entry to return for
  * synchronizations. The runtime implements its calls with the driver's,
  * so driver functions called inside a runtime call are not counted again,
- * and nested synchronizations are timed once (outermost). */
+ * and nested synchronizations are timed once (outermost). At an outermost
+ * kernel or graph launch by a thread of a known Python process, its Python
+ * stack goes to user space (IT_EV_CUDA_LAUNCH): the launch stack the GPU
+ * join puts that launch's kernels under. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
+#include "python.bpf.h"
 
 struct cuda_thread {
 	__u32 rt_depth;    /* open runtime calls */
@@ -48,6 +52,29 @@ static __always_inline void cuda_add(__u32 tgid, __u32 counter, __u64 calls, __u
 	}
 	__sync_fetch_and_add(&t->calls, calls);
 	__sync_fetch_and_add(&t->sum, v);
+}
+
+/* The thread's Python stack at the entry of an outermost launch, stamped
+ * once walked: the closer to the call's own start, the surer the join. A
+ * process that is no known Python costs one hash lookup. */
+static __always_inline void cuda_launch_stack(__u32 tgid, __u32 tid)
+{
+	struct it_cuda_launch_event *e;
+	__u64 h;
+
+	if (!py_procs_known || !bpf_map_lookup_elem(&py_procs, &tgid))
+		return;
+	h = py_stack_capture(tgid, tid);
+	if (!h)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(IT_STAT_RINGBUF_LOST);
+		return;
+	}
+	event_header(&e->hdr, IT_EV_CUDA_LAUNCH, tgid, tid, bpf_ktime_get_ns());
+	e->pystack = h;
+	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
 /* _CORE reads: the compiler may merge plain ctx loads into one computed
@@ -92,6 +119,8 @@ int cuda_uprobe(struct pt_regs *ctx)
 			st->sync_entry_ns = bpf_ktime_get_ns();
 		return 0; /* counted at return, with the time waited */
 	}
+	if (counter == IT_CUDA_LAUNCH || counter == IT_CUDA_GRAPH)
+		cuda_launch_stack(tgid, tid);
 	cuda_add(tgid, counter, 1, arg_value(ctx, IT_CUDA_COOKIE_ARG(cookie)));
 	return 0;
 }

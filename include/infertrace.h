@@ -33,7 +33,8 @@
 
 /* Ring-buffer records: every one starts with `type`. Value ranges by concern:
  * 1..9 processes, 10..19 probes (cycles, phases), 20..29 scheduler, memory
- * and crashes, 30..39 thermal/power, 40..49 network, 50..59 sampling. */
+ * and crashes, 30..39 thermal/power, 40..49 network, 50..59 sampling,
+ * 60..69 Python frames, 70..79 CUDA. */
 enum it_event_type {
 	IT_EV_FORK = 1,   /* a followed process forked a child process */
 	IT_EV_EXEC = 2,   /* a followed process called exec */
@@ -584,6 +585,21 @@ struct it_cuda_key {
 struct it_cuda_total {
 	__u64 calls;
 	__u64 sum;     /* bytes (memcpy); ns waited (sync, entry to return) */
+};
+
+/* Records of the cuda concern (values 70..79). */
+enum it_cuda_event_type {
+	IT_EV_CUDA_LAUNCH = 70, /* an outermost kernel or graph launch by a thread running Python */
+};
+
+/* IT_EV_CUDA_LAUNCH (--preset cuda): the Python stack of the thread at the
+ * entry of a launch call, for the GPU join to put each kernel under the
+ * Python function that launched it. Sent only when the process is a known
+ * Python and the thread had Python frames; one not sent (ring buffer full)
+ * counts in IT_STAT_RINGBUF_LOST. */
+struct it_cuda_launch_event {
+	struct it_event_header hdr; /* ts_ns: at the launch call's entry, once the stack was walked */
+	__u64 pystack;              /* key of `py_stacks`, never 0 */
 };
 
 /* CPython frames (bpf/python.bpf.h, user/symbols/python.c). User space

@@ -227,6 +227,70 @@ static void test_join_ops(void **state)
 	model__free(&m);
 }
 
+static void launch(struct model *m, pid_t tid, uint64_t at_ns, const char *stack)
+{
+	struct model_gpu_activity *a = &m->gpu_activity;
+
+	assert_int_equal(VEC_RESERVE(a->launches.v, a->launches.cap, a->launches.n, 16), 0);
+	a->launches.v[a->launches.n++] = (struct model_gpu_launch){ 100, tid, at_ns, model__intern(m, stack) };
+}
+
+static int64_t folded_count(const struct folded *f, const char *stack)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->entries[i].stack, stack))
+			return (int64_t)f->entries[i].count;
+	return -1;
+}
+
+/* The cuda preset's launch events (tracer clock, sorted by tid and time)
+ * against build()'s launch calls:
+ * A call's own event is its thread's last from 1 ms before its entry to
+ * 2 µs past its end:
+ *   corr 1 [10, 11] ms: an event 3 µs before its entry: attn
+ *   corr 2 [20, 21]: one 2 ms before (more than 1 ms: not it) and one
+ *            1 µs past the end (the clock map's error): mlp
+ *   corr 4 [60, 61]: an event of another thread (102) only: none
+ *   corr 5 [150, 151]: one 400 µs before (a preempted thread): near; the
+ *            next launch's, 30 µs past the end, is not it
+ *   corr 7 [250, 251]: one 30 µs past the end: none */
+static void test_launch_stacks(void **state)
+{
+	struct model m, copy;
+	const struct folded *f;
+
+	(void)state;
+	build(&m);
+	launch(&m, 101, T0 + 10 * MS - 3000, "run (a.py);attn (a.py)");
+	launch(&m, 101, T0 + 18 * MS, "run (a.py);wrong (a.py)");
+	launch(&m, 101, T0 + 21 * MS + 1000, "run (a.py);mlp (a.py)");
+	launch(&m, 101, T0 + 150 * MS - 400000, "run (a.py);near (a.py)");
+	launch(&m, 101, T0 + 151 * MS + 30000, "run (a.py);next (a.py)");
+	launch(&m, 101, T0 + 251 * MS + 30000, "run (a.py);late (a.py)");
+	launch(&m, 102, T0 + 60 * MS, "other (a.py)");
+	assert_int_equal(gpu_join__derive(&m), 0);
+	f = &m.gpu_activity.folded;
+	/* PHASE;LAUNCH STACK;kernel, whole kernels in µs */
+	assert_int_equal(folded_count(f, "prefill;run (a.py);attn (a.py);foo(int)"), 18000);
+	assert_int_equal(folded_count(f, "prefill;run (a.py);mlp (a.py);foo(int)"), 10000);
+	assert_int_equal(folded_count(f, "decode;run (a.py);near (a.py);baz()"), 10000);
+	/* no launch event of its thread in the call: under the phase alone */
+	assert_int_equal(folded_count(f, "decode;bar"), 20000);
+	assert_int_equal(folded_count(f, "[no phase];qux()"), 10000);
+	assert_int_equal(folded_count(f, "[no phase];bar"), 5000);
+	assert_int_equal(f->n, 6);
+	assert_int_equal(gpu_join__launch_stack(&m.gpu_activity, 100, 101, T0 + 300 * MS, T0 + 301 * MS), -1);
+	/* a snapshot's copy keeps the launches: the same gpu.folded */
+	assert_int_equal(model__copy(&copy, &m), 0);
+	assert_int_equal(copy.gpu_activity.launches.n, 7);
+	assert_ptr_not_equal(copy.gpu_activity.launches.v, m.gpu_activity.launches.v);
+	assert_int_equal(gpu_join__derive(&copy), 0);
+	assert_int_equal(folded_count(&copy.gpu_activity.folded, "prefill;run (a.py);attn (a.py);foo(int)"), 18000);
+	assert_int_equal(folded_count(&copy.gpu_activity.folded, "decode;run (a.py);near (a.py);baz()"), 10000);
+	model__free(&copy);
+	model__free(&m);
+}
+
 static void test_cycle_figures(void **state)
 {
 	struct model m;
@@ -509,6 +573,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock_fit),
 		cmocka_unit_test(test_join_ops),
+		cmocka_unit_test(test_launch_stacks),
 		cmocka_unit_test(test_cycle_figures),
 		cmocka_unit_test(test_idle_host_less_blocked),
 		cmocka_unit_test(test_run_figures_and_copy),

@@ -781,6 +781,53 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
 
 /* ---- the join ---- */
 
+/* A launch event (the cuda preset's uprobe, tracer clock) is sent at the
+ * launch call's entry, before the function runs; the thread's next one
+ * only after the call returned and its next launch was entered and its
+ * stack walked (microseconds later). So a call's own event is the last
+ * one of its thread before the call's end (CUPTI's API record, mapped to
+ * the tracer's clock, good to LAUNCH_AFTER_NS): measured on the fake
+ * driver, the event closest to the entry was the next launch's for 17 of
+ * 60 kernels whose next launch was another function's. Events more than
+ * LAUNCH_BEFORE_NS before the entry are another call's (the launch's own
+ * was lost). */
+#define LAUNCH_BEFORE_NS 1000000ull
+#define LAUNCH_AFTER_NS 2000ull
+
+static int cmp_launch_key(pid_t tgid, pid_t tid, uint64_t ts, const struct model_gpu_launch *l)
+{
+	if (tgid != l->tgid)
+		return tgid < l->tgid ? -1 : 1;
+	if (tid != l->tid)
+		return tid < l->tid ? -1 : 1;
+	return (ts > l->ts_ns) - (ts < l->ts_ns);
+}
+
+int32_t gpu_join__launch_stack(const struct model_gpu_activity *a, pid_t tgid, pid_t tid, uint64_t start_ns,
+			       uint64_t end_ns)
+{
+	const struct model_gpu_launch *v = a->launches.v;
+	uint64_t from = start_ns > LAUNCH_BEFORE_NS ? start_ns - LAUNCH_BEFORE_NS : 0;
+	size_t lo = 0, hi = a->launches.n;
+	int32_t stack = -1;
+
+	if (end_ns < start_ns)
+		end_ns = start_ns;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cmp_launch_key(tgid, tid, from, &v[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the last one in [from, end_ns + LAUNCH_AFTER_NS] */
+	for (; lo < a->launches.n && v[lo].tgid == tgid && v[lo].tid == tid && v[lo].ts_ns <= end_ns + LAUNCH_AFTER_NS;
+	     lo++)
+		stack = v[lo].stack;
+	return stack;
+}
+
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static int32_t demangled(struct model *m, int32_t mangled)
@@ -798,19 +845,20 @@ static int32_t demangled(struct model *m, int32_t mangled)
 	return id;
 }
 
+/* gpu.folded: PHASE;kernel, or PHASE;LAUNCH STACK;kernel where the cuda
+ * preset's uprobe saw the launch (the phase stays the root: per-phase
+ * views keep working). */
 static int fold(struct model *m, const struct model_gpu_op *o)
 {
-	const char *kernel = model__name(m, o->name), *under;
+	const char *kernel = model__name(m, o->name), *phase, *launch = NULL;
 	char *stack;
 	int err;
 
-	/* the hook for the launch stack a uprobe on the launch call gives
-	 * (the cuda preset): the kernel under it, else under its phase */
-	if (o->launch_stack >= 0 && model__name(m, o->launch_stack))
-		under = model__name(m, o->launch_stack);
-	else
-		under = o->phase && m->phase_names[o->phase] ? m->phase_names[o->phase] : "[no phase]";
-	if (asprintf(&stack, "%s;%s", under, kernel ? kernel : "[unknown kernel]") < 0)
+	phase = o->phase && m->phase_names[o->phase] ? m->phase_names[o->phase] : "[no phase]";
+	if (o->launch_stack >= 0)
+		launch = model__name(m, o->launch_stack);
+	if (asprintf(&stack, "%s;%s%s%s", phase, launch ? launch : "", launch ? ";" : "",
+		     kernel ? kernel : "[unknown kernel]") < 0)
 		return -ENOMEM;
 	err = folded__add(&m->gpu_activity.folded, stack, (o->end_ns - o->start_ns + 500) / 1000);
 	free(stack);
@@ -908,6 +956,7 @@ static int join_ops(struct jctx *x)
 		o->launch_cbid = 0;
 		o->cycle = -1;
 		o->phase = 0;
+		o->launch_stack = -1;
 		if (o->what == MODEL_GPU_KERNEL)
 			o->name = o->mangled >= 0 ? demangled(m, o->mangled) : -1;
 		while (lo < hi) {
@@ -926,6 +975,8 @@ static int join_ops(struct jctx *x)
 			o->launch_cbid = c->cbid;
 			o->cycle = cycle_at(x, o->tgid, o->launch_ns);
 			o->phase = phase_at(x, o->tgid, o->tid, o->launch_ns);
+			o->launch_stack = gpu_join__launch_stack(a, o->tgid, o->tid, o->launch_ns,
+								 gpu_join__map(f, c->end_ns));
 		} else {
 			a->unattributed++;
 		}

@@ -6,7 +6,11 @@
  * Writes cycles[i].cuda {kernel_launches, graph_launches, memcpy_calls, memcpy_bytes,
  * sync_calls, sync_wait_ms} and gpu.cuda (totals, libraries probed). The
  * preset also makes the synchronizations a phase, `gpu_sync` (presets.c),
- * so the scheduler concern splits that wait into on- and off-CPU time. */
+ * so the scheduler concern splits that wait into on- and off-CPU time.
+ * Launches by threads running Python arrive with their Python stack
+ * (IT_EV_CUDA_LAUNCH): kept, and given to the model as
+ * gpu_activity.launches, each stack folded root first as the samples'
+ * Python frames are, for the GPU join (analysis/gpu_join.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,6 +24,8 @@
 #include "infertrace.skel.h"
 #include "uprobe_links.h"
 #include "probe_spec.h"
+#include "python.h"
+#include "vec.h"
 
 #define MAX_FILES 16
 #define CUDA_LIBS 2 /* libcuda and libcudart: once both are probed, mmaps need no look */
@@ -80,10 +86,19 @@ static const struct cuda_fn fns[] = {
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 
+/* A launch's Python stack as it arrived: the stack is resolved at collect. */
+struct cuda_launch {
+	pid_t tgid, tid;
+	uint64_t ts_ns;
+	uint64_t pystack;
+};
+
 struct cuda_state {
 	char *files[MAX_FILES];   /* libraries probed */
 	int nfiles;
 	int nprobes;              /* functions probed */
+	VEC_OF(struct cuda_launch) launches;
+	uint64_t launches_not_kept; /* --max-memory reached */
 };
 
 
@@ -184,10 +199,140 @@ static void cuda_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_event_header *h = data;
 
-	(void)size;
+	if (!rec->cuda)
+		return;
 	/* a target mapped code: a CUDA library loaded with dlopen */
-	if (rec->cuda && h->type == IT_EV_MMAP && rec->cuda->nfiles < CUDA_LIBS)
+	if (h->type == IT_EV_MMAP && rec->cuda->nfiles < CUDA_LIBS)
 		proc_exec_files(h->tgid, place_if_cuda, rec);
+	if (h->type == IT_EV_CUDA_LAUNCH && size >= sizeof(struct it_cuda_launch_event)) {
+		const struct it_cuda_launch_event *e = data;
+		struct cuda_state *st = rec->cuda;
+
+		if (!recording__may_hold(rec) || VEC_RESERVE(st->launches.v, st->launches.cap, st->launches.n, 1024)) {
+			st->launches_not_kept++;
+			return;
+		}
+		st->launches.v[st->launches.n++] = (struct cuda_launch){ (pid_t)e->hdr.tgid, (pid_t)e->hdr.tid,
+									 e->hdr.ts_ns, e->pystack };
+	}
+}
+
+/* "f (a.py);g (b.py)": a recorded Python stack root first, its frames named
+ * and cleaned as stacks.folded's Python frames are (symbols/stacks.c).
+ * NULL when the stack is not in py_stacks; -ENOMEM in *err. */
+static char *py_folded(pid_t tgid, uint64_t pystack, int *err)
+{
+	struct it_py_stack *py = malloc(sizeof(*py));
+	char frame[512], *out = NULL;
+	size_t len = 0;
+
+	*err = 0;
+	if (!py) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (python__stack(pystack, py)) {
+		free(py);
+		return NULL;
+	}
+	for (int i = (int)py->depth - 1; i >= 0; i--) {
+		size_t n;
+		char *o;
+
+		python__frame_name(tgid, &py->frames[i], frame, sizeof(frame));
+		for (char *c = frame; *c; c++)
+			if (*c == ';')
+				*c = ':';
+			else if (*c == '\n')
+				*c = '_';
+		n = strlen(frame);
+		o = realloc(out, len + n + 2);
+		if (!o) {
+			*err = -ENOMEM;
+			free(out);
+			out = NULL;
+			break;
+		}
+		out = o;
+		if (len)
+			out[len++] = ';';
+		memcpy(out + len, frame, n + 1);
+		len += n;
+	}
+	free(py);
+	return out;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct model_gpu_launch *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+/* The launches into m->gpu_activity.launches, sorted by (tgid, tid, ts_ns),
+ * each distinct Python stack folded once (a stack's key holds its process). */
+static int launches_to_model(const struct cuda_state *st, struct model *m)
+{
+	struct model_gpu_activity *a = &m->gpu_activity;
+	size_t n = st->launches.n, nkeys = 0;
+	uint64_t *keys = NULL;
+	int32_t *ids = NULL;
+	int err = 0;
+
+	free(a->launches.v);
+	memset(&a->launches, 0, sizeof(a->launches));
+	if (!n)
+		return 0;
+	keys = malloc(n * sizeof(*keys));
+	ids = malloc(n * sizeof(*ids));
+	a->launches.v = malloc(n * sizeof(*a->launches.v));
+	if (!keys || !ids || !a->launches.v) {
+		err = -ENOMEM;
+		goto out;
+	}
+	a->launches.cap = n;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = st->launches.v[i].pystack;
+	qsort(keys, n, sizeof(*keys), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!nkeys || keys[nkeys - 1] != keys[i])
+			keys[nkeys++] = keys[i];
+	for (size_t i = 0; i < nkeys; i++)
+		ids[i] = -2; /* not folded yet */
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct cuda_launch *l = &st->launches.v[i];
+		const uint64_t *k = bsearch(&l->pystack, keys, nkeys, sizeof(*keys), cmp_u64);
+		int32_t *id = &ids[k - keys];
+
+		if (*id == -2) {
+			char *s = py_folded(l->tgid, l->pystack, &err);
+
+			*id = s ? model__intern(m, s) : -1;
+			if (s && *id < 0)
+				err = -ENOMEM;
+			free(s);
+		}
+		if (*id >= 0)
+			a->launches.v[a->launches.n++] = (struct model_gpu_launch){ l->tgid, l->tid, l->ts_ns, *id };
+	}
+	if (!err)
+		qsort(a->launches.v, a->launches.n, sizeof(*a->launches.v), cmp_launch);
+out:
+	free(keys);
+	free(ids);
+	return err;
 }
 
 static struct it_cuda_total lookup(int fd, __u32 tgid, __u32 cycle, __u32 counter)
@@ -239,6 +384,10 @@ static int cuda_collect(struct recording *rec, struct model *m)
 			all[key.counter].sum += t.sum;
 		}
 	}
+	if (launches_to_model(rec->cuda, m))
+		return -ENOMEM;
+	if (rec->cuda->launches_not_kept && model__add_lost(m, "gpu_launch_stacks", rec->cuda->launches_not_kept))
+		return -ENOMEM;
 	o = totals_json(all);
 	libs = json_array();
 	for (int k = 0; k < rec->cuda->nfiles; k++)
@@ -259,6 +408,7 @@ static void cuda_cleanup(struct recording *rec)
 		return;
 	for (int i = 0; i < rec->cuda->nfiles; i++)
 		free(rec->cuda->files[i]);
+	free(rec->cuda->launches.v);
 	free(rec->cuda);
 	rec->cuda = NULL;
 }

@@ -790,6 +790,7 @@ void model_gpu__activity_free(struct model_gpu_activity *a)
 	free(a->ops.v);
 	free(a->calib.v);
 	free(a->api.v);
+	free(a->launches.v);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -801,8 +802,10 @@ int model_gpu__activity_copy(struct model_gpu_activity *dst, const struct model_
 	memset(&dst->figures, 0, sizeof(dst->figures));
 	memset(&dst->calib, 0, sizeof(dst->calib));
 	memset(&dst->api, 0, sizeof(dst->api));
+	memset(&dst->launches, 0, sizeof(dst->launches));
+	memset(&dst->folded, 0, sizeof(dst->folded));
 	if (DUP_VEC(dst->processes, src->processes) || DUP_VEC(dst->ops, src->ops) ||
-	    DUP_VEC(dst->calib, src->calib) || DUP_VEC(dst->api, src->api) ||
+	    DUP_VEC(dst->calib, src->calib) || DUP_VEC(dst->api, src->api) || DUP_VEC(dst->launches, src->launches) ||
 	    gpu_figures_vec_copy(&dst->figures.v, src->figures.v, src->figures.n) ||
 	    copy_folded(&dst->folded, &src->folded)) {
 		model_gpu__activity_free(dst);

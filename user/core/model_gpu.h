@@ -114,6 +114,14 @@ struct model_gpu_api {
 	uint64_t start_ns, end_ns;
 };
 
+/* A kernel or graph launch by a thread running Python (--preset cuda's
+ * uprobe at the launch call's entry): the Python stack that launched it. */
+struct model_gpu_launch {
+	pid_t tgid, tid;
+	uint64_t ts_ns;             /* the call's entry, tracer clock */
+	int32_t stack;              /* folded Python stack in model.names, root first */
+};
+
 struct model_gpu_activity {
 	bool present;               /* records or a notice arrived */
 	const char *source;         /* "cupti", "nvml", or NULL: none */
@@ -130,6 +138,7 @@ struct model_gpu_activity {
 	/* the join's inputs, as the channel received them (gpu concern) */
 	VEC_OF(struct model_gpu_calib) calib;
 	VEC_OF(struct model_gpu_api) api;
+	VEC_OF(struct model_gpu_launch) launches;   /* cuda concern: by (tgid, tid, ts_ns) */
 	uint64_t channel_errors;    /* connections dropped for a malformed record */
 	uint64_t dropped_budget;    /* records not kept: --max-memory reached */
 };

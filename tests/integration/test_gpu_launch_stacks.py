@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Launch stacks of Python launchers (docs/side-data.md): with --preset cuda
+the uprobe on cuLaunchKernel sends the launching thread's Python stack, and
+gpu.folded puts each kernel's µs under PHASE;PYTHON STACK;kernel.
+tests/fixtures/py_gpu_exp.py drives the fake driver with ctypes: in each
+run_cycle(), attention() launches attn(float*) (0.3 ms) three times and mlp()
+launches mlp(float*) (0.5 ms) twice; the fake CUPTI simulates the GPU, so
+each kernel's time is its duration exactly, and the totals are known by
+construction: duration x launches x cycles, under a stack whose Python
+frames end with the function that launched it. Without --preset cuda the
+kernels stay under their phase alone."""
+import os
+import tempfile
+import unittest
+
+import common
+
+SCRIPT = os.path.join(common.FIXTURES, "py_gpu_exp.py")
+CYCLES = 20
+
+
+def one_python():
+    """The system's CPython where present (what the distribution ships),
+    else the newest found."""
+    pys = common.PYTHONS
+    for label, path in pys.items():
+        if label == "system-python3.11":
+            return label, path
+    return sorted(pys.items())[-1] if pys else (None, None)
+
+
+def run(python, args):
+    """Records py_gpu_exp.py: (recording, the script's truth)."""
+    truth_path = tempfile.mktemp(prefix="it-cupti-truth-")
+    env = dict(os.environ, INFERTRACE_CUPTI_LIB=common.fixture("libfake_cupti.so"), FAKE_CUPTI_TRUTH=truth_path)
+    try:
+        r = common.record(["--cycle", "py:run_cycle"] + list(args),
+                          [python, SCRIPT, common.fixture("libcuda.so.1"), str(CYCLES)], env=env)
+    finally:
+        if os.path.exists(truth_path):
+            os.unlink(truth_path)
+    return r, common.truth_of(r)
+
+
+@common.need_root
+@unittest.skipUnless(common.PYTHONS, "no CPython 3.10+ on this machine")
+class GpuLaunchStacksTest(unittest.TestCase):
+    def test_kernels_under_their_python_launcher(self):
+        for label, python in common.PYTHONS.items():
+            with self.subTest(python=label):
+                r, truth = run(python, ["--preset", "cuda"])
+                folded = r.folded("gpu.folded")
+                for kernel, k in truth["kernels"].items():
+                    want_us = k["dur_ns"] // 1000 * k["per_cycle"] * truth["cycles"]
+                    suffix = f";run_cycle (py_gpu_exp.py);{k['launcher']} (py_gpu_exp.py);{kernel}"
+                    mine = {s: c for s, c in folded.items() if s.endswith(";" + kernel)}
+                    # every launch of it seen, each under its launcher
+                    self.assertEqual(sum(mine.values()), want_us, (label, folded))
+                    under = sum(c for s, c in mine.items() if s.endswith(suffix))
+                    self.assertEqual(under, want_us, (label, kernel, folded))
+                    for s in mine:
+                        frames = s.split(";")
+                        # the phase stays the root; Python frames below it
+                        self.assertGreater(len(frames), 3, s)
+                        self.assertNotIn("(py_gpu_exp.py)", frames[0], s)
+                        self.assertIn("main (py_gpu_exp.py)", frames, s)
+
+    def test_phase_only_without_the_preset(self):
+        label, python = one_python()
+        r, truth = run(python, [])
+        folded = r.folded("gpu.folded")
+        for kernel, k in truth["kernels"].items():
+            want_us = k["dur_ns"] // 1000 * k["per_cycle"] * truth["cycles"]
+            mine = {s: c for s, c in folded.items() if s.endswith(";" + kernel)}
+            self.assertEqual(sum(mine.values()), want_us, (label, folded))
+            for s in mine:
+                self.assertEqual(len(s.split(";")), 2, (label, s))
+
+
+if __name__ == "__main__":
+    unittest.main()
