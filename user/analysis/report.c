@@ -19,6 +19,7 @@
 #include "power_mode.h"
 #include "profile.h"
 #include "report.h"
+#include "split_view.h"
 #include "suggest.h"
 #include "tail.h"
 #include "text.h"
@@ -398,6 +399,7 @@ static int report_main(int argc, char **argv)
 	print_fate(&m);
 	print_samples(&m);
 	print_cycles(&m);
+	split_view__print(stdout, &m);
 	print_energy(&m);
 	gpu_view__print(stdout, &m);
 	print_probe_overhead(&m);
