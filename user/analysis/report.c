@@ -385,7 +385,8 @@ static int report_main(int argc, char **argv)
 		fprintf(argc == 2 ? stdout : stderr,
 			"Usage: infertrace report DIR|profile.json\n"
 			"Prints a text summary of a recording: samples and stack quality, cycles,\n"
-			"phases, bottlenecks and recommendations, top functions.\n");
+			"phases and their on-CPU / run-queue / blocked split, bottlenecks and\n"
+			"recommendations, top functions.\n");
 		return argc == 2 ? IT_EXIT_OK : IT_EXIT_USAGE;
 	}
 	if (load_model(argv[1], &m, dir, sizeof(dir)))

@@ -151,7 +151,7 @@ void split_view__print(FILE *f, const struct model *m)
 	}
 	n = median_cycle(m, &s);
 	if (n)
-		fprintf(f, "Cycle split (main thread), median of %zu cycles: %s\n", n,
+		fprintf(f, "%sCycle split (main thread), median of %zu cycles: %s\n", header ? "" : "\n", n,
 			split_view__line(&s, bl, sizeof(bl)));
 }
 
