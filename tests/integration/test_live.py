@@ -355,6 +355,17 @@ class TopTest(unittest.TestCase):
             self.assertEqual(counts, sorted(counts))
             self.assertRegex(text, r"(?m)^inference +\d+\.\d%")
             self.assertRegex(text, r"(?m)^database +\d+\.\d%")
+            # each phase's split: inference spins, database sleeps
+            self.assertRegex(text, r"(?m)^PHASE .* ON-CPU +RUNQ +BLOCKED$")
+            split = r" +[\d.]+% +[\d.]+ +\d+ +([\d.]+)% +([\d.]+)% +([\d.]+)%$"
+            inf = re.search(r"(?m)^inference" + split, text)
+            db = re.search(r"(?m)^database" + split, text)
+            self.assertIsNotNone(inf, text)
+            self.assertIsNotNone(db, text)
+            self.assertGreater(float(inf.group(1)), 50, inf.group(0))
+            self.assertGreater(float(db.group(3)), float(db.group(1)), db.group(0))
+            for m in (inf, db):
+                self.assertAlmostEqual(sum(float(m.group(i)) for i in (1, 2, 3)), 100, delta=0.2, msg=m.group(0))
             self.assertIn("TOP FUNCTIONS", text)
             self.assertRegex(text, r"lost: samples \d+  events \d+")
             subprocess.run([tmux, "-L", sock, "send-keys", "q"], check=True)

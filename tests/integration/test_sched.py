@@ -67,6 +67,27 @@ class SchedTest(unittest.TestCase):
             self.assertGreaterEqual(seen, 0, "more context switches in the spin than spin_ms keeps")
             self.assertGreaterEqual(spin["oncpu_ms"], seen - UNSEEN_RUN_MS, (spin, seen))
             self.assertLess(spin["offcpu_ms"], 1, msg=spin)
+        self.report_shows_split(r)
+
+    def report_shows_split(self, r):
+        """The text report's phase split is profile.json's, summed over the
+        cycles: the spin on the CPU, the cycles' median blocked in sleep."""
+        p = common.infertrace("report", r.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        head = [i for i, l in enumerate(lines) if l.startswith("Phase split over the cycles")]
+        self.assertEqual(len(head), 1, p.stdout)
+        row = [l for l in lines[head[0]:] if l.startswith("spin ")][:1]
+        self.assertEqual(len(row), 1, p.stdout)
+        on, rq, bl = (float(v) for v in row[0].split()[1:4])
+        cycles = r.profile["cycles"]
+        for key, shown in (("oncpu_ms", on), ("runq_wait_ms", rq), ("offcpu_ms", bl)):
+            want = sum(c["phases"]["spin"].get(key, 0) for c in cycles)
+            self.assertAlmostEqual(shown, want, delta=0.006, msg=(key, row[0]))
+        self.assertGreater(on, 20 * 10, row[0])
+        med = [l for l in p.stdout.splitlines() if l.startswith("Cycle split (main thread), median of 20 cycles")]
+        self.assertEqual(len(med), 1, p.stdout)
+        self.assertIn("(sleep ", med[0])
 
     def test_sleep_spin_cycles(self):
         self.sleep_spin_cycles()

@@ -19,6 +19,7 @@
 #include "power_mode.h"
 #include "profile.h"
 #include "report.h"
+#include "split_view.h"
 #include "suggest.h"
 #include "tail.h"
 #include "text.h"
@@ -384,7 +385,8 @@ static int report_main(int argc, char **argv)
 		fprintf(argc == 2 ? stdout : stderr,
 			"Usage: infertrace report DIR|profile.json\n"
 			"Prints a text summary of a recording: samples and stack quality, cycles,\n"
-			"phases, bottlenecks and recommendations, top functions.\n");
+			"phases and their on-CPU / run-queue / blocked split, bottlenecks and\n"
+			"recommendations, top functions.\n");
 		return argc == 2 ? IT_EXIT_OK : IT_EXIT_USAGE;
 	}
 	if (load_model(argv[1], &m, dir, sizeof(dir)))
@@ -398,6 +400,7 @@ static int report_main(int argc, char **argv)
 	print_fate(&m);
 	print_samples(&m);
 	print_cycles(&m);
+	split_view__print(stdout, &m);
 	print_energy(&m);
 	gpu_view__print(stdout, &m);
 	print_probe_overhead(&m);

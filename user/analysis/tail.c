@@ -17,6 +17,7 @@
 #include "model.h"
 #include "outputs.h"
 #include "sched_logic.h"
+#include "split_view.h"
 #include "stats.h"
 #include "tail.h"
 #include "vec.h"
@@ -628,6 +629,10 @@ void tail__print(FILE *out, const struct model *m)
 
 		fprintf(out, "  cycle %u: %.1f ms, +%.1f ms over the median %.1f ms\n", t->cycle, t->ms, t->excess_ms,
 			t->median_ms);
+		for (size_t c = 0; c < m->ncycles; c++)
+			if (m->cycles[c].index == t->cycle && m->cycles[c].split.present)
+				fprintf(out, "    split (main thread): %s\n",
+					split_view__line(&m->cycles[c].split, line, sizeof(line)));
 		for (size_t j = 0; j < t->causes.n; j++) {
 			const struct model_tail_cause *cz = &t->causes.v[j];
 

@@ -13,6 +13,7 @@
 #include "folded.h"
 #include "gpu_view.h"
 #include "model.h"
+#include "split_view.h"
 #include "stats.h"
 #include "text.h"
 #include "top.h"
@@ -140,6 +141,15 @@ static int interval_leaves(const struct model *m, const struct folded *prev, str
 	return 0;
 }
 
+/* "12.5%", or "-" for a share that does not exist */
+static void pct(char *buf, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, 16, "%.1f%%", v);
+	else
+		snprintf(buf, 16, "-");
+}
+
 static int format(const struct model *m, const struct folded *prev, struct folded *cur_out,
 		  const char *metrics_url, char lines[][256], int nlines, int width)
 {
@@ -217,15 +227,23 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 				 (unsigned long long)m->lost[i].value);
 	line(lines, &nl, nlines, width, "%s", buf);
 	line(lines, &nl, nlines, width, "%s", "");
-	line(lines, &nl, nlines, width, "%-24s %7s %12s %9s", "PHASE", "SHARE", "TOTAL ms", "CALLS");
+	line(lines, &nl, nlines, width, "%-24s %7s %12s %9s %7s %7s %7s", "PHASE", "SHARE", "TOTAL ms", "CALLS",
+	     "ON-CPU", "RUNQ", "BLOCKED");
 	for (int p = 1; p < IT_MAX_PHASES; p++) {
 		const struct model_phase_summary *ph = &m->phases[p];
+		struct model_split sp;
+		char parts[3][16];
 
 		if (!m->phase_names[p])
 			continue;
-		line(lines, &nl, nlines, width, "%-24.24s %6.1f%% %12.1f %9llu", m->phase_names[p],
+		/* the phase's on-CPU / run-queue / blocked shares over the cycles so far */
+		split_view__phase(m, p, &sp);
+		pct(parts[0], split_view__percent(&sp, sp.oncpu_ms));
+		pct(parts[1], split_view__percent(&sp, sp.runq_ms));
+		pct(parts[2], split_view__percent(&sp, sp.offcpu_ms));
+		line(lines, &nl, nlines, width, "%-24.24s %6.1f%% %12.1f %9llu %7s %7s %7s", m->phase_names[p],
 		     ph->present ? ph->percent_of_cycle : 0.0, ph->present ? ph->total_ms : 0.0,
-		     (unsigned long long)(ph->present ? ph->calls : 0));
+		     (unsigned long long)(ph->present ? ph->calls : 0), parts[0], parts[1], parts[2]);
 	}
 	line(lines, &nl, nlines, width, "%s", "");
 	if (interval_leaves(m, prev, &cur, &delta)) {

@@ -34,6 +34,7 @@
 #include "pprof.h"
 #include "profile.h"
 #include "speedscope.h"
+#include "split_view.h"
 #include "tail.h"
 #include "trace_gpu.h"
 
@@ -665,11 +666,14 @@ static void html_phases(FILE *f, const struct model *m)
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n");
+	split_view__html_phases(f, m);
 }
 
 static void html_cycles(FILE *f, const struct model *m)
 {
 	const struct model_aggregates *a = &m->agg;
+	bool split = split_view__any(m);
+	char bl[256];
 
 	fprintf(f, "<h2>Cycles</h2><table>\n");
 	row_num(f, "cycles", (double)a->total_cycles, "%.0f");
@@ -683,15 +687,27 @@ static void html_cycles(FILE *f, const struct model *m)
 	fprintf(f, "</table>\n");
 	if (!m->ncycles)
 		return;
-	fprintf(f, "<details><summary>per cycle</summary><table><tr><th>#</th><th>pid</th><th>ms</th>"
-		"<th>samples</th><th>tokens/s</th><th>J</th></tr>\n");
+	fprintf(f, "<details open><summary>per cycle</summary>");
+	if (split)
+		fprintf(f, "<p>On-CPU, run queue and blocked: the cycle's main thread.</p>");
+	fprintf(f, "<table><tr><th>#</th><th>pid</th><th>ms</th><th>samples</th><th>tokens/s</th><th>J</th>");
+	if (split)
+		fprintf(f, "<th>on-CPU ms</th><th>run queue ms</th><th>blocked ms</th><th>blocked in (ms)</th>");
+	fprintf(f, "</tr>\n");
 	for (size_t i = 0; i < m->ncycles && i < 1000; i++) {
 		const struct model_cycle *c = &m->cycles[i];
+		const struct model_split *s = &c->split;
 
 		fprintf(f, "<tr><td>%u</td><td>%d</td><td>%.3f</td><td>%llu</td>", c->index, c->pid, c->duration_ms,
 			(unsigned long long)c->samples);
 		outputs__html_num_cell(f, c->tokens_per_second, "%.2f");
 		outputs__html_num_cell(f, c->energy.present ? c->energy.total_j : NAN, "%.3f");
+		if (split) {
+			outputs__html_num_cell(f, s->present ? s->oncpu_ms : NAN, "%.2f");
+			outputs__html_num_cell(f, s->present ? s->runq_ms : NAN, "%.2f");
+			outputs__html_num_cell(f, s->present ? s->offcpu_ms : NAN, "%.2f");
+			fprintf(f, "<td>%s</td>", split_view__blocked(s, bl, sizeof(bl))[0] ? bl : "-");
+		}
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table></details>\n");
