@@ -137,7 +137,8 @@ static int interval_leaves(const struct model *m, const struct folded *prev, str
 		if (e->count > before && folded__add(delta, e->stack, e->count - before))
 			return -ENOMEM;
 	}
-	qsort(delta->entries, delta->n, sizeof(*delta->entries), by_count_desc);
+	if (delta->n)
+		qsort(delta->entries, delta->n, sizeof(*delta->entries), by_count_desc);
 	return 0;
 }
 
