@@ -244,16 +244,19 @@ static int64_t folded_count(const struct folded *f, const char *stack)
 }
 
 /* The cuda preset's launch events (tracer clock, sorted by tid and time)
- * against build()'s launch calls:
- * A call's own event is its thread's last from 1 ms before its entry to
- * 2 µs past its end:
- *   corr 1 [10, 11] ms: an event 3 µs before its entry: attn
- *   corr 2 [20, 21]: one 2 ms before (more than 1 ms: not it) and one
- *            1 µs past the end (the clock map's error): mlp
- *   corr 4 [60, 61]: an event of another thread (102) only: none
- *   corr 5 [150, 151]: one 400 µs before (a preempted thread): near; the
- *            next launch's, 30 µs past the end, is not it
- *   corr 7 [250, 251]: one 30 µs past the end: none */
+ * against build()'s calls of thread 101 (1 [10, 11] ms, 2 [20, 21],
+ * 3 [50, 51], 4 [60, 61], 6 [70, 90], 5 [150, 151], 7 [250, 251]).
+ * A call's own event is its thread's last after its previous call's start,
+ * up to 2 µs past its end:
+ *   corr 1: an event 3 µs before its entry: attn
+ *   corr 2: one 2 ms before and one 1 µs past the end (the clock map's
+ *            error): the later, mlp
+ *   corr 4: one before the previous call (3) started: not it; another
+ *            thread's (102): not it either: none
+ *   corr 5: one 79.6 ms before its entry (a thread preempted between the
+ *            probe and the call), after the previous call (6, a
+ *            synchronize) started: near
+ *   corr 7: one 30 µs past the end (the next launch's): none */
 static void test_launch_stacks(void **state)
 {
 	struct model m, copy;
@@ -262,10 +265,10 @@ static void test_launch_stacks(void **state)
 	(void)state;
 	build(&m);
 	launch(&m, 101, T0 + 10 * MS - 3000, "run (a.py);attn (a.py)");
-	launch(&m, 101, T0 + 18 * MS, "run (a.py);wrong (a.py)");
+	launch(&m, 101, T0 + 18 * MS, "run (a.py);preempted (a.py)");
 	launch(&m, 101, T0 + 21 * MS + 1000, "run (a.py);mlp (a.py)");
-	launch(&m, 101, T0 + 150 * MS - 400000, "run (a.py);near (a.py)");
-	launch(&m, 101, T0 + 151 * MS + 30000, "run (a.py);next (a.py)");
+	launch(&m, 101, T0 + 50 * MS - 10000, "run (a.py);before (a.py)");
+	launch(&m, 101, T0 + 70 * MS + 400000, "run (a.py);near (a.py)");
 	launch(&m, 101, T0 + 251 * MS + 30000, "run (a.py);late (a.py)");
 	launch(&m, 102, T0 + 60 * MS, "other (a.py)");
 	assert_int_equal(gpu_join__derive(&m), 0);
@@ -279,7 +282,11 @@ static void test_launch_stacks(void **state)
 	assert_int_equal(folded_count(f, "[no phase];qux()"), 10000);
 	assert_int_equal(folded_count(f, "[no phase];bar"), 5000);
 	assert_int_equal(f->n, 6);
-	assert_int_equal(gpu_join__launch_stack(&m.gpu_activity, 100, 101, T0 + 300 * MS, T0 + 301 * MS), -1);
+	assert_int_equal(gpu_join__launch_stack(&m.gpu_activity, 100, 101, T0 + 255 * MS, T0 + 301 * MS), -1);
+	/* the bound is exclusive; the end's margin 2 µs */
+	assert_int_equal(gpu_join__launch_stack(&m.gpu_activity, 100, 101, T0 + 18 * MS, T0 + 20 * MS), -1);
+	assert_int_equal(gpu_join__launch_stack(&m.gpu_activity, 100, 101, T0 + 18 * MS - 1, T0 + 18 * MS - 2000),
+			 model__intern(&m, "run (a.py);preempted (a.py)"));
 	/* a snapshot's copy keeps the launches: the same gpu.folded */
 	assert_int_equal(model__copy(&copy, &m), 0);
 	assert_int_equal(copy.gpu_activity.launches.n, 7);

@@ -275,6 +275,19 @@ static int cmp_api(const void *x, const void *y)
 	return (p->i > q->i) - (p->i < q->i);
 }
 
+/* API records by (pid, tid, start) */
+static int cmp_api_thread(const void *x, const void *y, void *arg)
+{
+	const struct model_gpu_api *p = &((const struct model_gpu_api *)arg)[*(const uint32_t *)x],
+				   *q = &((const struct model_gpu_api *)arg)[*(const uint32_t *)y];
+
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return (p->start_ns > q->start_ns) - (p->start_ns < q->start_ns);
+}
+
 static uint32_t *index_of(size_t n, int (*cmp)(const void *, const void *, void *), void *arg)
 {
 	uint32_t *ix = calloc(n ? n : 1, sizeof(*ix)); /* calloc: clang-analyzer sees it set */
@@ -788,10 +801,11 @@ static int figures_for(const struct jctx *x, pid_t pid, uint64_t from, uint64_t 
  * one of its thread before the call's end (CUPTI's API record, mapped to
  * the tracer's clock, good to LAUNCH_AFTER_NS): measured on the fake
  * driver, the event closest to the entry was the next launch's for 17 of
- * 60 kernels whose next launch was another function's. Events more than
- * LAUNCH_BEFORE_NS before the entry are another call's (the launch's own
- * was lost). */
-#define LAUNCH_BEFORE_NS 1000000ull
+ * 60 kernels whose next launch was another function's. It comes after the
+ * thread's previous call started (that call's own event came before it),
+ * however long the thread was preempted between the probe and the call:
+ * a fixed 1 ms before the entry lost 1 launch in about 100 on a loaded
+ * 2-CPU machine. */
 #define LAUNCH_AFTER_NS 2000ull
 
 static int cmp_launch_key(pid_t tgid, pid_t tid, uint64_t ts, const struct model_gpu_launch *l)
@@ -803,25 +817,22 @@ static int cmp_launch_key(pid_t tgid, pid_t tid, uint64_t ts, const struct model
 	return (ts > l->ts_ns) - (ts < l->ts_ns);
 }
 
-int32_t gpu_join__launch_stack(const struct model_gpu_activity *a, pid_t tgid, pid_t tid, uint64_t start_ns,
+int32_t gpu_join__launch_stack(const struct model_gpu_activity *a, pid_t tgid, pid_t tid, uint64_t after_ns,
 			       uint64_t end_ns)
 {
 	const struct model_gpu_launch *v = a->launches.v;
-	uint64_t from = start_ns > LAUNCH_BEFORE_NS ? start_ns - LAUNCH_BEFORE_NS : 0;
 	size_t lo = 0, hi = a->launches.n;
 	int32_t stack = -1;
 
-	if (end_ns < start_ns)
-		end_ns = start_ns;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (cmp_launch_key(tgid, tid, from, &v[mid]) > 0)
+		if (cmp_launch_key(tgid, tid, after_ns, &v[mid]) >= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	/* the last one in [from, end_ns + LAUNCH_AFTER_NS] */
+	/* the last one in (after_ns, end_ns + LAUNCH_AFTER_NS] */
 	for (; lo < a->launches.n && v[lo].tgid == tgid && v[lo].tid == tid && v[lo].ts_ns <= end_ns + LAUNCH_AFTER_NS;
 	     lo++)
 		stack = v[lo].stack;
@@ -899,6 +910,7 @@ static int join_ops(struct jctx *x)
 	pid_t *pids = NULL;
 	size_t npids = 0;
 	struct api_ref *refs = calloc(a->api.n ? a->api.n : 1, sizeof(*refs));
+	uint32_t *by_thread = NULL, *prev = NULL;
 	int err = refs ? 0 : -ENOMEM;
 
 	/* one fit per process that sent anything */
@@ -942,6 +954,29 @@ static int join_ops(struct jctx *x)
 	}
 	if (!err && a->api.n)
 		qsort(refs, a->api.n, sizeof(*refs), cmp_api);
+	/* each call's previous completed call on its thread (not one that
+	 * encloses it: a runtime call around the driver's): the bound of its
+	 * launch event */
+	by_thread = err ? NULL : index_of(a->api.n, cmp_api_thread, a->api.v);
+	prev = err ? NULL : malloc((a->api.n ? a->api.n : 1) * sizeof(*prev));
+	if (!err && (!by_thread || !prev))
+		err = -ENOMEM;
+	for (size_t k = 0; !err && k < a->api.n; k++) {
+		const struct model_gpu_api *c = &a->api.v[by_thread[k]];
+		size_t j = k;
+
+		prev[by_thread[k]] = UINT32_MAX;
+		while (j-- > 0) {
+			const struct model_gpu_api *p = &a->api.v[by_thread[j]];
+
+			if (p->pid != c->pid || p->tid != c->tid)
+				break;
+			if (p->end_ns < c->start_ns) {
+				prev[by_thread[k]] = by_thread[j];
+				break;
+			}
+		}
+	}
 	a->unattributed = 0;
 	for (size_t i = 0; !err && i < a->ops.n; i++) {
 		struct model_gpu_op *o = &a->ops.v[i];
@@ -975,13 +1010,17 @@ static int join_ops(struct jctx *x)
 			o->launch_cbid = c->cbid;
 			o->cycle = cycle_at(x, o->tgid, o->launch_ns);
 			o->phase = phase_at(x, o->tgid, o->tid, o->launch_ns);
-			o->launch_stack = gpu_join__launch_stack(a, o->tgid, o->tid, o->launch_ns,
-								 gpu_join__map(f, c->end_ns));
+			o->launch_stack = gpu_join__launch_stack(
+				a, o->tgid, o->tid,
+				prev[refs[lo].i] == UINT32_MAX ? 0 : gpu_join__map(f, a->api.v[prev[refs[lo].i]].start_ns),
+				gpu_join__map(f, c->end_ns));
 		} else {
 			a->unattributed++;
 		}
 	}
 	free(refs);
+	free(by_thread);
+	free(prev);
 	free(pids);
 	free(fits);
 	return err;

@@ -27,11 +27,12 @@ void gpu_join__fit(const struct model_gpu_calib *pairs, size_t n, pid_t pid, str
 uint64_t gpu_join__map(const struct gpu_clock_fit *f, uint64_t cupti_ns);
 /* Whether a runtime or driver callback id is a synchronize call. */
 bool gpu_join__is_sync(uint32_t domain, uint32_t cbid);
-/* The Python stack (model.names) of the launch call [start_ns, end_ns]
- * (tracer clock) of thread (tgid, tid): its last launch event from 1 ms
- * before the entry to 2 µs past the end; -1 when there is none.
+/* The Python stack (model.names) of a launch call of thread (tgid, tid)
+ * that ended at end_ns (tracer clock): its last launch event after
+ * after_ns (the start of the thread's previous call; 0 for none) and up
+ * to 2 µs past the end; -1 when there is none.
  * a->launches is sorted by (tgid, tid, ts_ns). */
-int32_t gpu_join__launch_stack(const struct model_gpu_activity *a, pid_t tgid, pid_t tid, uint64_t start_ns,
+int32_t gpu_join__launch_stack(const struct model_gpu_activity *a, pid_t tgid, pid_t tid, uint64_t after_ns,
 			       uint64_t end_ns);
 /* Everything: ops mapped, joined and sorted by (device, start_ns); the
  * cycles' and the run's figures; gpu.folded. Replaces what an earlier
