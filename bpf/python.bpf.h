@@ -327,25 +327,35 @@ static __always_inline void py_walk_incomplete(void)
 }
 
 #define PY_CALL_ARGS 4   /* arguments hashed into a call's identity */
+#define PY_OB_TYPE 8     /* PyObject.ob_type */
+#define PY_CELL_REF 16   /* PyCellObject.ob_ref */
 #define PY_CALLER_LOCALS 8 /* caller's local slots hashed into it */
 
 /* Folds the first n (at most max, a constant) pointer slots at base into h;
- * a failed read marks the walk incomplete (the identity would differ). */
-static __always_inline __u64 py_slots_hash(__u64 h, __u64 base, __u64 n, const __u32 max)
+ * a failed read marks the walk incomplete (the identity would differ).
+ * Only the n slots are read: a frame just pushed at the end of the data
+ * stack may have an untouched page after it, which a fixed-size read ran
+ * into (the call's first observation then had another identity, and a
+ * `py:` phase two calls). */
+static __always_inline __u64 py_slots_hash(__u64 h, __u64 base, __u64 n, const __u32 max, __u64 cell_type)
 {
 	__u64 v[PY_CALLER_LOCALS] = {};
 
 	if (n > max)
 		n = max;
-	if (!n || max > PY_CALLER_LOCALS)
+	if (!n || max > PY_CALLER_LOCALS || n > PY_CALLER_LOCALS)
 		return h;
-	if (bpf_probe_read_user(v, max * sizeof(__u64), (void *)base)) {
+	if (bpf_probe_read_user(v, n * sizeof(__u64), (void *)base)) {
 		py_walk_incomplete();
 		return h;
 	}
-	for (int i = 0; i < PY_CALLER_LOCALS; i++)
-		if (i < n)
-			h = (h ^ v[i]) * 0x100000001b3ull;
+	for (int i = 0; i < PY_CALLER_LOCALS; i++) {
+		if (i >= n)
+			break;
+		if (cell_type && v[i] && py_ptr(v[i] + PY_OB_TYPE) == cell_type)
+			v[i] = py_ptr(v[i] + PY_CELL_REF); /* the cell's content, as before MAKE_CELL */
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	}
 	return h;
 }
 
@@ -369,7 +379,7 @@ static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct p
 	if (bpf_probe_read_user(&argc, sizeof(argc), (void *)(code + pp->co_argcount)))
 		py_walk_incomplete();
 	if (argc > 0)
-		h = py_slots_hash(h, fr + pp->fr_localsplus, argc, PY_CALL_ARGS);
+		h = py_slots_hash(h, fr + pp->fr_localsplus, argc, PY_CALL_ARGS, pp->cell_type);
 	if (caller) {
 		ccode = py_ptr(caller + pp->fr_code) & ~7ull;
 		if (pp->flags & IT_PY_NLOCALS_TUPLE) {
@@ -379,7 +389,7 @@ static __always_inline void py_watch_frame(const struct it_py_proc *pp, struct p
 				py_walk_incomplete();
 			n = nl > 0 ? nl : 0;
 		}
-		h = py_slots_hash(h, caller + pp->fr_localsplus, n, PY_CALLER_LOCALS);
+		h = py_slots_hash(h, caller + pp->fr_localsplus, n, PY_CALLER_LOCALS, 0);
 	}
 	o->watch[k].code = code;
 	o->watch[k].call = h ? h : 1;
@@ -554,6 +564,11 @@ static __always_inline void py_observe_emit(__u32 tgid, __u32 tid, __u32 kind, _
 	event_header(&o->hdr, IT_EV_PY_OBS, tgid, tid, now);
 	o->pystack = h;
 	o->kind = kind;
+	{
+		struct it_py_stack *s = h ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
+
+		o->incomplete = s ? s->incomplete : 0;
+	}
 	if (bpf_ringbuf_output(&events, o, sizeof(*o), lazy_wakeup()))
 		stat_inc(IT_STAT_RINGBUF_LOST);
 	if (kind == IT_PY_OBS_OUT)

@@ -647,6 +647,7 @@ struct it_py_proc {
 	__u16 co_argcount;      /* int */
 	__u16 co_nlocals;       /* int co_nlocals(plus), or the names tuple (IT_PY_NLOCALS_TUPLE) */
 	__u16 pad;
+	__u64 cell_type;        /* address of PyCell_Type in the process, 0: unknown */
 };
 
 /* Flags of one recorded frame. */
@@ -742,6 +743,8 @@ struct it_py_obs_event {
 	__u64 pystack;   /* key of `py_stacks`, 0: no Python frames */
 	__u32 kind;      /* enum it_py_obs_kind */
 	__u32 nwatch;
+	__u32 incomplete; /* a frame or a watched call's identity was not read (it_py_stack's own flag) */
+	__u32 pad;
 	struct it_py_watch_frame watch[IT_PY_OBS_WATCH];
 };
 

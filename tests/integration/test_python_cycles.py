@@ -59,8 +59,8 @@ class TestPythonCycles(unittest.TestCase):
                 for c in cycles:
                     where = f"{label} cycle {c['index']}"
                     for name in PHASES:
-                        self.assertEqual(c["phases"][name]["calls"], 1, where)
-                    self.assertEqual(c["counts"]["steps"], 1, where)
+                        self.assertEqual(c["phases"][name]["calls"], 1, (where, name, c["phases"]))
+                    self.assertEqual(c["counts"]["steps"], 1, (where, c["counts"]))
                     self.assertGreater(c["samples"], 0, where)
                     # the kernel's split, settled at each py: edge
                     for key in ("oncpu_ms", "runq_wait_ms", "offcpu_ms"):

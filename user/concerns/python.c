@@ -228,6 +228,8 @@ static void observe(struct pyspans *sp, const struct it_py_obs_event *e)
 
 	if (e->pystack && python__stack(e->pystack, &st))
 		return; /* the stack was not kept: this observation says nothing */
+	if (e->incomplete)
+		return; /* calls may be missing from it or look new (as the kernel's edges defer it) */
 	for (__u32 i = 0; e->pystack && i < st.depth && i < IT_PY_MAX_FRAMES; i++) {
 		uint32_t specs = specs_of_frame(sp, e->hdr.tgid, &st.frames[i]);
 		uint64_t call = 0;

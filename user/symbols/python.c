@@ -344,6 +344,10 @@ enum py_detect python__detect(pid_t pid, struct syms_cache *syms, struct it_py_p
 	if (err)
 		return PY_DETECT_UNSUPPORTED;
 	out->runtime = c.runtime;
+	/* an argument captured by a closure becomes a cell at the function's
+	 * first instruction (MAKE_CELL, 3.11+): its call identity reads
+	 * through the cell */
+	out->cell_type = elf_data_symbol(c.path, "PyCell_Type", &vaddr) == 0 ? vaddr + c.bias : 0;
 	return PY_DETECT_OK;
 }
 
