@@ -32,6 +32,8 @@ TIMING_SENSITIVE = [
     "test_edges.EdgesTest.test_busy_thread_on_the_same_cpu",
     "test_wakeup.WakeupTest.test_blocked_is_waiting_for_thread",
     "test_wakeup.WakeupTest.test_tail_cause_names_the_thread_wait",
+    "test_tune.TuneFixtureTest.test_threads_known_best",
+    "test_tune.TuneFixtureTest.test_identical_settings",
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
