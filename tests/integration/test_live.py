@@ -18,7 +18,7 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from common import INFERTRACE, fixture, load_json, need_root, read_stderr_until, start_record
+from common import FIXTURES, INFERTRACE, PYTHONS, fixture, load_json, need_root, read_folded, read_stderr_until, start_record
 
 PROBES = ["--cycle", "run_cycle", "--phase", "inference=inference", "--phase", "database=database",
           "--count", "tokens=token"]
@@ -383,6 +383,48 @@ class TopTest(unittest.TestCase):
             self.assertLess(len(prof["cycles"]), 2000)  # q ended it, not the fixture
             # the command's output goes to a file, not over the view
             self.assertTrue(os.path.exists(os.path.join(out, "rec", "command.log")))
+        finally:
+            subprocess.run([tmux, "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
+
+    @unittest.skipUnless(PYTHONS, "no CPython 3.10..3.13 on this machine")
+    def test_top_on_a_python_loop_keeps_its_last_screen(self):
+        """A Python loop (py_loop_main.py: generate spins 30 ms, pause sleeps
+        10 ms, save commits) until it exits by itself: the last screen stays
+        on the terminal, and its inclusive row for generate, the share of the
+        on-CPU samples with generate on the stack, is the recording's own
+        share in stacks.folded within 5 points."""
+        tmux = need("tmux")
+        python = PYTHONS.get("system-python3.11") or sorted(PYTHONS.values())[-1]
+        out = tempfile.mkdtemp(prefix="it-top-")
+        status = os.path.join(out, "status")
+        sock = f"infertrace-test-py-{os.getpid()}"
+        cmd = " ".join([INFERTRACE, "top", "-o", os.path.join(out, "rec"), "--cycle-marker", "py:generate",
+                        "--phase", "inference=py:generate", "--phase", "rest=py:pause", "--phase", "database=py:save",
+                        "--", python, os.path.join(FIXTURES, "py_loop_main.py"), "60", os.path.join(out, "truth.json"),
+                        os.path.join(out, "db.sqlite")])
+        subprocess.run([tmux, "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "60",
+                        f"{cmd}; echo $? > {status}; sleep 600"], check=True)
+        try:
+            deadline = time.time() + 120
+            while time.time() < deadline and not os.path.exists(status):
+                time.sleep(0.3)
+            after = subprocess.run([tmux, "-L", sock, "capture-pane", "-p", "-S", "-100"], text=True,
+                                   stdout=subprocess.PIPE).stdout
+            with open(status) as f:
+                self.assertEqual(f.read().strip(), "0", after)
+            self.assertIn("recording ended (target exited)", after)
+            # the last screen, after the view ended
+            self.assertRegex(after, r"(?m)^cycles \d+  last [\d.]+ ms")
+            self.assertRegex(after, r"(?m)^inference +\d+\.\d%")
+            self.assertIn("PYTHON FUNCTIONS", after)
+            row = re.search(r"(?m)^ *(\d+) +([\d.]+)%  generate \(py_loop_main\.py\)$", after)
+            self.assertIsNotNone(row, after)
+            stacks = read_folded(os.path.join(out, "rec", "stacks.folded"))
+            total = sum(stacks.values())
+            mine = sum(c for s, c in stacks.items() if "generate (py_loop_main.py)" in s.split(";"))
+            self.assertGreater(total, 0)
+            self.assertAlmostEqual(float(row.group(2)), 100.0 * mine / total, delta=5,
+                                   msg=f"top {row.group(0)!r}; stacks.folded {mine}/{total}")
         finally:
             subprocess.run([tmux, "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
 

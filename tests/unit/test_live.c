@@ -203,10 +203,41 @@ static void test_top_escapes_names(void **state)
 	model__free(&m);
 }
 
+/* PYTHON FUNCTIONS: each Python function's share of all on-CPU samples
+ * with it anywhere on the stack, once per stack (recursion), most first:
+ * gen 6 of 10 (60%), main 6 + recursion 2 counted once = 8 (80%); native
+ * frames and a process named like a frame are not Python functions. */
+static void test_top_python_inclusive(void **state)
+{
+	struct model m;
+	char lines[40][256];
+	int n, head = -1;
+
+	(void)state;
+	model__init(&m);
+	assert_int_equal(folded__add(&m.oncpu, "python3;_start;main (a.py);gen (a.py);spin (a.py);clock_gettime", 4), 0);
+	assert_int_equal(folded__add(&m.oncpu, "python3;_start;main (a.py);gen (a.py);PyFloat_FromDouble", 2), 0);
+	assert_int_equal(folded__add(&m.oncpu, "python3;_start;main (a.py);f (a.py);main (a.py);memcpy", 2), 0);
+	assert_int_equal(folded__add(&m.oncpu, "x (y.py);worker", 2), 0);
+	n = top__format(&m, NULL, NULL, lines, 40, 120);
+	for (int i = 0; i < n; i++)
+		if (strstr(lines[i], "PYTHON FUNCTIONS"))
+			head = i;
+	assert_true(head >= 0);
+	assert_non_null(strstr(lines[head], "run so far: 10"));
+	assert_string_equal(lines[head + 2], "       8   80.0%  main (a.py)");
+	assert_string_equal(lines[head + 3], "       6   60.0%  gen (a.py)");
+	assert_string_equal(lines[head + 4], "       4   40.0%  spin (a.py)");
+	assert_string_equal(lines[head + 5], "       2   20.0%  f (a.py)");
+	assert_string_equal(lines[head + 6], "");
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_addr),
+		cmocka_unit_test(test_top_python_inclusive),
 		cmocka_unit_test(test_top_lines),
 		cmocka_unit_test(test_top_escapes_names),
 		cmocka_unit_test(test_render),

@@ -19,6 +19,7 @@
 #include "top.h"
 
 #define MAX_LINES 200
+#define TOP_PYTHON_ROWS 8 /* the inclusive Python rows: a loop's functions, not its imports */
 
 struct top {
 	SCREEN *screen;
@@ -28,6 +29,7 @@ struct top {
 	struct folded prev_leaves; /* merged by name */
 	bool have_prev;
 	char lines[MAX_LINES][256];
+	int nlines;         /* of the last screen drawn */
 };
 
 int top__check_terminal(void)
@@ -142,6 +144,55 @@ static int interval_leaves(const struct model *m, const struct folded *prev, str
 	return 0;
 }
 
+/* A Python frame as the stacks name it: "qualname (file.py)". */
+static bool python_frame(const char *f, size_t n)
+{
+	return n > 5 && !memcmp(f + n - 4, ".py)", 4) && memchr(f, '(', n);
+}
+
+/* py-spy's %Total for Python: per Python function, the on-CPU samples of
+ * the run so far whose stack holds it anywhere (once per stack, however
+ * deep it recurses), most first; *total gets every on-CPU sample. */
+static int python_inclusive(const struct model *m, struct folded *out, uint64_t *total)
+{
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	*total = 0;
+	for (size_t i = 0; i < m->oncpu.n && !err; i++) {
+		const struct folded_entry *e = &m->oncpu.entries[i];
+		const char *seen[64];
+		size_t nseen = 0, len[64];
+
+		*total += e->count;
+		for (const char *f = e->stack, *end; *f && !err; f = *end ? end + 1 : end) {
+			size_t n, k;
+
+			end = strchr(f, ';');
+			if (!end)
+				end = f + strlen(f);
+			n = (size_t)(end - f);
+			if (f == e->stack || !python_frame(f, n))
+				continue; /* the first is the process name */
+			for (k = 0; k < nseen && (len[k] != n || memcmp(seen[k], f, n)); k++)
+				;
+			if (k < nseen || nseen == sizeof(seen) / sizeof(seen[0]))
+				continue;
+			seen[nseen] = f;
+			len[nseen++] = n;
+			{
+				char *name = strndup(f, n);
+
+				err = name ? folded__add(out, name, e->count) : -ENOMEM;
+				free(name);
+			}
+		}
+	}
+	folded__merge(out);
+	folded__sort_by_count(out);
+	return err;
+}
+
 /* "12.5%", or "-" for a share that does not exist */
 static void pct(char *buf, double v)
 {
@@ -247,6 +298,26 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 		     (unsigned long long)(ph->present ? ph->calls : 0), parts[0], parts[1], parts[2]);
 	}
 	line(lines, &nl, nlines, width, "%s", "");
+	{
+		struct folded py;
+		uint64_t all = 0;
+
+		if (python_inclusive(m, &py, &all)) {
+			folded__free(&py);
+			return -ENOMEM;
+		}
+		if (py.n && all) {
+			line(lines, &nl, nlines, width, "PYTHON FUNCTIONS (on-CPU samples with it on the stack, run so far: %llu)",
+			     (unsigned long long)all);
+			line(lines, &nl, nlines, width, "%8s %7s  %s", "SAMPLES", "TOTAL", "FUNCTION");
+			for (size_t i = 0; i < py.n && i < TOP_PYTHON_ROWS; i++)
+				line(lines, &nl, nlines, width, "%8llu %6.1f%%  %s",
+				     (unsigned long long)py.entries[i].count, 100.0 * py.entries[i].count / all,
+				     py.entries[i].stack);
+			line(lines, &nl, nlines, width, "%s", "");
+		}
+		folded__free(&py);
+	}
 	if (interval_leaves(m, prev, &cur, &delta)) {
 		folded__free(&cur);
 		folded__free(&delta);
@@ -290,6 +361,7 @@ void top__draw(struct top *t, const struct model *m, const char *metrics_url)
 	folded__free(&t->prev_leaves);
 	t->prev_leaves = cur;
 	t->have_prev = true;
+	t->nlines = n;
 	erase();
 	for (int i = 0; i < n; i++)
 		mvaddnstr(i, 0, t->lines[i], cols);
@@ -316,6 +388,11 @@ void top__end(struct top *t)
 	if (t->screen) {
 		endwin();
 		delscreen(t->screen);
+		/* the terminal's own screen is back (curses drew on the alternate
+		 * one): the last screen again, so that the final figures stay */
+		for (int i = 0; i < t->nlines; i++)
+			printf("%s\n", t->lines[i]);
+		fflush(stdout);
 	}
 	if (t->saved_stderr >= 0) {
 		fflush(stderr);
