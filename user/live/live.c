@@ -45,6 +45,10 @@ static int live_configure(struct recording *rec)
 		if (!rec->opts.quiet || rec->opts.top)
 			fprintf(stderr, "infertrace: serving metrics at %s\n", metrics_server__url(ls->metrics));
 	}
+	/* the view at once: loading and verifying the programs takes seconds,
+	 * which would otherwise pass on a blank terminal */
+	if (rec->opts.top)
+		return top__start(&ls->top);
 	return 0;
 }
 
@@ -58,7 +62,8 @@ static int live_attach(struct recording *rec)
 	/* the view names kernel frames too (record reads them only at the end) */
 	if (!rec->ksyms)
 		rec->ksyms = ksyms__load();
-	return top__start(&ls->top);
+	top__waiting(ls->top);
+	return 0;
 }
 
 static void live_tick(struct recording *rec)

@@ -80,10 +80,19 @@ int top__start(struct top **out)
 	keypad(stdscr, TRUE);
 	curs_set(0);
 	erase();
-	mvaddstr(0, 0, "infertrace top: waiting for the first snapshot...");
+	mvaddstr(0, 0, "infertrace top: starting (loading and verifying the BPF programs)...");
 	refresh();
 	*out = t;
 	return 0;
+}
+
+void top__waiting(struct top *t)
+{
+	if (!t || t->nlines)
+		return;
+	erase();
+	mvaddstr(0, 0, "infertrace top: attached; waiting for the first snapshot...");
+	refresh();
 }
 
 static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)

@@ -15,6 +15,8 @@ struct top;
 int top__check_terminal(void);
 /* Takes over the terminal. 0 or -errno. */
 int top__start(struct top **out);
+/* The programs are attached: says so until the first snapshot; NULL is fine. */
+void top__waiting(struct top *t);
 /* Draws a snapshot (MODEL_ANALYSED); "top functions" are those of the
  * samples since the previous one. metrics_url may be NULL. */
 void top__draw(struct top *t, const struct model *m, const char *metrics_url);
