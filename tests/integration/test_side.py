@@ -304,8 +304,9 @@ class SideTest(unittest.TestCase):
         script = os.path.join(d, "nvml.script")
         with open(script, "w") as f:
             f.write("name=Fake H100\nenergy_rate_mw=40000\n")
-        # the driver reports a software power cap with the clock below its maximum
-        extra = "energy_rate_mw=40000\nreasons=0x4\nsm_mhz=1400"
+        # the driver reports a software power cap with the GPU busy and its
+        # clock below its maximum
+        extra = "energy_rate_mw=40000\nreasons=0x4\nsm_mhz=1400\nutil=90"
         r = run({"INFERTRACE_NVML_LIB": lib, "FAKE_NVML_SCRIPT": script, "SIDE_EXP_NVML_EXTRA": extra},
                 nvml_script=script, gpu="nvml")
         shutil.rmtree(d, ignore_errors=True)
@@ -327,6 +328,27 @@ class SideTest(unittest.TestCase):
         self.assertLessEqual(eps[0]["start_ns"], p["cycles"][0]["start_ns"])
         # no RAPL: nothing root-only, the profile keeps its usual mode
         self.assertFalse(any(s.get("root_only") for s in p["energy"]["sources"]))
+
+    def test_nvml_power_cap_bit_at_low_load_is_no_cap(self):
+        """The driver sets sw_power_cap at low load too, its clock low as
+        an idle GPU's (seen on an H200): with the GPU 5% busy that is no
+        power cap costing time; the same bit and clock at 90% busy is."""
+        lib = common.fixture("libfake_nvml.so")
+        found = {}
+        for busy in (5, 90):
+            d = tempfile.mkdtemp(prefix="it-nvml-")
+            script = os.path.join(d, "nvml.script")
+            with open(script, "w") as f:
+                f.write("name=Fake H200\n")
+            extra = f"reasons=0x4\nsm_mhz=345\nutil={busy}"
+            r = run({"INFERTRACE_NVML_LIB": lib, "FAKE_NVML_SCRIPT": script, "SIDE_EXP_NVML_EXTRA": extra},
+                    nvml_script=script, gpu="nvml", plan=PLAN[:3])
+            shutil.rmtree(d, ignore_errors=True)
+            self.assertEqual(len(r.profile["cycles"]), 3)
+            found[busy] = [b for b in r.profile["bottlenecks"] if b["type"] == "power_capped"]
+        self.assertEqual(found[5], [])
+        self.assertEqual(len(found[90]), 1, found)
+        self.assertEqual(found[90][0]["evidence"]["episodes"][0]["reason"], "sw_power_cap")
 
     def test_jetson_rails_and_power_mode(self):
         env = {"INFERTRACE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}

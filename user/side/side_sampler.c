@@ -25,6 +25,7 @@
 #define MAX_GPUS 16
 #define MAX_PIDMEM 256
 #define PCAP_WINDOW_NS 200000000ULL
+#define GPU_CAP_MIN_BUSY_PCT 50.0 /* a GPU power cap counts only when the GPU is at least this busy */
 
 /* the external columns of one NVML device, in this order */
 static const enum side_metric nvml_cols[] = {
@@ -401,7 +402,7 @@ static void update_energy(struct side_sampler *s, uint64_t ts, uint64_t read_end
 		s->peak_w = total;
 	for (int g = 0; s->nvml && g < s->ngpu; g++) {
 		double rs = at(row, col_of(s, SM_GPU_REASONS, g)), clk = at(row, col_of(s, SM_GPU_SM_MHZ, g));
-		double max = at(row, col_of(s, SM_GPU_MAX_MHZ, g));
+		double max = at(row, col_of(s, SM_GPU_MAX_MHZ, g)), busy = at(row, col_of(s, SM_GPU_UTIL_PCT, g));
 		char source[16];
 
 		if (isnan(rs))
@@ -409,9 +410,13 @@ static void update_energy(struct side_sampler *s, uint64_t ts, uint64_t read_end
 		snprintf(source, sizeof(source), "gpu%d", g);
 		throttle_nvml_reason_names((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE),
 					   reason, sizeof(reason));
+		/* the driver sets sw_power_cap at low load too (an H200 at a few
+		 * percent busy, its clock at idle): a cap costs time only when
+		 * the GPU is busy and its clock dropped, as for the CPU above */
 		throttle_tracker__observe(s->pcap, source, ts, read_end,
 					  ((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE)) &&
-					  !isnan(clk) && !isnan(max) && clk < max,
+					  !isnan(busy) && busy >= GPU_CAP_MIN_BUSY_PCT && !isnan(clk) && !isnan(max) &&
+					  clk < max * (1.0 - s->clock_drop_pct / 100.0),
 					  s->gpu_name[g], reason, NAN, max > 0 ? 100.0 * clk / max : NAN);
 	}
 }
