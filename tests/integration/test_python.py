@@ -157,6 +157,37 @@ class TestPythonFrames(unittest.TestCase):
                 self.assertLessEqual(cut_in_vdso, max(1, n // 100), (label, cut_in_vdso, n))
 
 
+    def test_python_view(self):
+        """stacks.python.folded, py-spy's default view: the same samples as
+        stacks.folded, each Python stack's frames in the same order, with
+        nothing root-ward of the first Python frame and none of the
+        interpreter's own native frames (its executable's or libpython's)
+        below it; libc's and the kernel's frames stay."""
+        interp = re.compile(r"^(_?Py[A-Z_a-z]|python3|libpython|_PyEval)")
+        for label, python in PYTHONS.items():
+            with self.subTest(python=label):
+                rec = self.run_mode(python, "loop", 10)
+                full = rec.folded()
+                view = rec.folded("stacks.python.folded")
+                self.assertEqual(sum(view.values()), sum(full.values()), label)
+
+                def by_python(folded):
+                    out = {}
+                    for s, c in folded.items():
+                        key = tuple(n for _, n in fixture_frames(s))
+                        out[key] = out.get(key, 0) + c
+                    return out
+                self.assertEqual(by_python(view), by_python(full), label)
+                # the full stacks hold the interpreter's frames; the view does not
+                self.assertTrue(any(interp.match(f) for s in full for f in s.split(";")[1:]), label)
+                for s in view:
+                    frames = s.split(";")
+                    if not fixture_frames(s):
+                        continue
+                    self.assertTrue(PYFRAME.match(frames[1]), s)
+                    self.assertFalse([f for f in frames[1:] if interp.match(f)], s)
+
+
 def vdso_functions():
     """The names of the vDSO's functions (the kernel maps one image into
     every process: this one's names the fixture's)."""

@@ -364,12 +364,20 @@ static void print_top_functions(const char *dir)
 	char path[4200];
 	struct folded st, leaf = {};
 
-	snprintf(path, sizeof(path), "%s/stacks.folded", dir);
-	if (folded__read(path, &st))
-		return;
+	bool python_view = true;
+
+	/* a Python target's own frames, not its interpreter's (py-spy's view) */
+	snprintf(path, sizeof(path), "%s/stacks.python.folded", dir);
+	if (folded__read(path, &st)) {
+		python_view = false;
+		snprintf(path, sizeof(path), "%s/stacks.folded", dir);
+		if (folded__read(path, &st))
+			return;
+	}
 	folded__leaves(&st, &leaf);
 	folded__free(&st);
-	printf("\nTop on-CPU functions (leaf frames):\n");
+	printf("\nTop on-CPU functions (leaf frames%s):\n",
+	       python_view ? "; the interpreter's own frames folded into the Python function running them" : "");
 	for (size_t i = 0; i < leaf.n && i < 10; i++)
 		printf("  %6.2f%%  %s\n", leaf.total ? 100.0 * leaf.entries[i].count / leaf.total : 0,
 		       leaf.entries[i].stack);

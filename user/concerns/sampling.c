@@ -305,6 +305,11 @@ static int sampling_collect(struct recording *rec, struct model *m)
 		goto out;
 	folded__merge(&sr.all);
 	move_folded(&m->oncpu, &sr.all);
+	folded__free(&m->oncpu_python);
+	if (sr.python_view_samples) {
+		folded__merge(&sr.python);
+		move_folded(&m->oncpu_python, &sr.python);
+	}
 	for (int i = 1; i < IT_MAX_PHASES; i++) {
 		m->phase_samples[i] = sr.phase_samples[i];
 		if (rec->phase_names[i]) {

@@ -104,6 +104,7 @@ void model__free(struct model *m)
 	free(m->cycle_index);
 	free(m->calls);
 	folded__free(&m->oncpu);
+	folded__free(&m->oncpu_python);
 	folded__free(&m->offcpu_us);
 	folded__free(&m->wakeup_us);
 	free(m->trace_samples);
@@ -349,6 +350,7 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(dst->count_names, 0, sizeof(dst->count_names));
 	memset(dst->call_ms, 0, sizeof(dst->call_ms));
 	memset(&dst->oncpu, 0, sizeof(dst->oncpu));
+	memset(&dst->oncpu_python, 0, sizeof(dst->oncpu_python));
 	memset(&dst->offcpu_us, 0, sizeof(dst->offcpu_us));
 	memset(&dst->wakeup_us, 0, sizeof(dst->wakeup_us));
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
@@ -452,7 +454,8 @@ int model__copy(struct model *dst, const struct model *src)
 			}
 		}
 	}
-	if (copy_folded(&dst->oncpu, &src->oncpu) || copy_folded(&dst->offcpu_us, &src->offcpu_us) ||
+	if (copy_folded(&dst->oncpu, &src->oncpu) || copy_folded(&dst->oncpu_python, &src->oncpu_python) ||
+	    copy_folded(&dst->offcpu_us, &src->offcpu_us) ||
 	    copy_folded(&dst->wakeup_us, &src->wakeup_us))
 		goto nomem;
 	dst->ncalls = src->ncalls;

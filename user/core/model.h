@@ -637,6 +637,9 @@ struct model {
 	struct model_aggregates agg;                      /* derived */
 
 	struct folded oncpu, offcpu_us;
+	/* oncpu's Python view (stacks.python.folded): empty when no stack has
+	 * Python frames (symbols/stacks.c) */
+	struct folded oncpu_python;
 	struct folded oncpu_by_phase[IT_MAX_PHASES], offcpu_us_by_phase[IT_MAX_PHASES];
 	bool have_oncpu, have_offcpu;
 	/* the stacks of the threads that ended another thread's block, at the

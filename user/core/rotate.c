@@ -21,7 +21,7 @@ struct cycle_mark {
 };
 
 struct rotation_base {
-	struct folded oncpu, offcpu;
+	struct folded oncpu, oncpu_python, offcpu;
 	struct folded oncpu_ph[IT_MAX_PHASES], offcpu_ph[IT_MAX_PHASES];
 	/* what earlier periods held, by key: merged (sorted) for count_of */
 	struct folded ls_samples, ls_offcpu; /* labelled stack key → samples, off-CPU ns */
@@ -37,6 +37,7 @@ static void base_free(struct rotation_base *b)
 	if (!b)
 		return;
 	folded__free(&b->oncpu);
+	folded__free(&b->oncpu_python);
 	folded__free(&b->offcpu);
 	for (int i = 0; i < IT_MAX_PHASES; i++) {
 		folded__free(&b->oncpu_ph[i]);
@@ -283,6 +284,8 @@ int rotation__slice(struct rotation *r, struct model *m, uint64_t from, uint64_t
 
 	/* counted since the start: less what earlier periods counted */
 	err = folded_less(&m->oncpu, b ? &b->oncpu : NULL, &save->oncpu);
+	if (!err)
+		err = folded_less(&m->oncpu_python, b ? &b->oncpu_python : NULL, &save->oncpu_python);
 	if (!err)
 		err = folded_less(&m->offcpu_us, b ? &b->offcpu : NULL, &save->offcpu);
 	for (int p = 0; p < IT_MAX_PHASES && !err; p++) {

@@ -134,7 +134,8 @@ static int interval_leaves(const struct model *m, const struct folded *prev, str
 {
 	memset(cur, 0, sizeof(*cur));
 	memset(delta, 0, sizeof(*delta));
-	if (folded__leaves(&m->oncpu, cur))
+	/* a Python target's own frames, not its interpreter's (py-spy's view) */
+	if (folded__leaves(m->oncpu_python.n ? &m->oncpu_python : &m->oncpu, cur))
 		return -ENOMEM;
 	folded__merge(cur);
 	for (size_t i = 0; i < cur->n; i++) {

@@ -1027,6 +1027,21 @@ static void write_folded_set(struct out_log *lg, const char *base, const struct 
 	}
 }
 
+/* stacks.python.folded: the on-CPU stacks' Python view, where a stack had
+ * Python frames (symbols/stacks.c). A phase named "python" keeps the name
+ * for its own stacks. */
+static void write_python_view(struct out_log *lg, const struct model *m)
+{
+	if (folded_empty(&m->oncpu_python))
+		return;
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+		if (m->phase_names[ph] && !strcmp(m->phase_names[ph], "python")) {
+			not_written(lg, "stacks.python.folded (Python view)", "a phase is named python");
+			return;
+		}
+	out_done(lg, "stacks.python.folded", write_folded_copy(&m->oncpu_python, lg->dir, "stacks.python.folded"));
+}
+
 /* wakeup.folded: written where a thread ended another's block. */
 static void write_wakeup(struct out_log *lg, const struct model *m)
 {
@@ -1122,8 +1137,10 @@ static void write_profile(const struct model *m, struct out_log *lg)
  * a checkpoint and the end of a recording both write first. */
 static void write_stacks(struct out_log *lg, const struct model *m, const char *dir)
 {
-	if (m->have_oncpu)
+	if (m->have_oncpu) {
 		write_folded_set(lg, "stacks", &m->oncpu, m->oncpu_by_phase, m);
+		write_python_view(lg, m);
+	}
 	if (m->have_offcpu)
 		write_folded_set(lg, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, m);
 	write_wakeup(lg, m);

@@ -164,10 +164,23 @@ static int fold_py_segment(struct line *l, pid_t tgid, const struct it_py_stack 
 	return err;
 }
 
-/* Builds the folded line of one key; updates the quality figures. */
+/* Whether a native frame is the interpreter's own (its executable or
+ * libpython): the Python view folds it into the Python frame running it. */
+static bool interpreter_object(const char *object)
+{
+	const char *b = object ? strrchr(object, '/') : NULL;
+
+	b = b ? b + 1 : object;
+	return b && (!strncmp(b, "python", 6) || !strncmp(b, "libpython", 9));
+}
+
+/* Builds the folded line of one key, and its Python view in *pl (py-spy's
+ * default: from the first Python frame on, the interpreter's own native
+ * frames left out; the same line when the stack has no Python frames);
+ * updates the quality figures. */
 static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksyms *ksyms,
 		    const struct it_stack_key *k, const __u64 *uips, const __u64 *kips,
-		    __u64 count, struct line *l)
+		    __u64 count, struct line *l, struct line *pl)
 {
 	char frame[FRAME_LEN], comm[IT_COMM_LEN + 1];
 	const char *leaf_object = "[unknown]";
@@ -178,14 +191,22 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	int seg_start[IT_PY_MAX_FRAMES], seg_end[IT_PY_MAX_FRAMES];
 	struct it_py_stack py;
 
+	bool py_seen = false; /* the Python view: a Python frame appended */
+
 	l->len = 0;
+	pl->len = 0;
 	memcpy(comm, k->comm, IT_COMM_LEN);
 	comm[IT_COMM_LEN] = 0;
 	comm__sanitize(comm);
 	sanitize_frame(comm);
 	err = line_append(l, comm[0] ? comm : "[unknown]");
-	if (!uips && k->ustack_id < 0 && !err)
+	if (!err)
+		err = line_append(pl, comm[0] ? comm : "[unknown]");
+	if (!uips && k->ustack_id < 0 && !err) {
 		err = line_append(l, "[missing_user_stack]");
+		if (!err)
+			err = line_append(pl, "[missing_user_stack]");
+	}
 	if (k->pystack && python__stack(k->pystack, &py) == 0) {
 		nseg = python__segments(&py, seg_start, seg_end, IT_PY_MAX_FRAMES);
 		for (int i = 0; i < nu; i++) {
@@ -197,8 +218,12 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		/* the leaf-most eval-loop calls are the surest: segments and eval
 		 * frames are matched from the leaf; Python calls whose native
 		 * frames the unwinder did not reach go first, at the root */
-		for (int j = nseg - 1; j >= neval && !err; j--)
+		for (int j = nseg - 1; j >= neval && !err; j--) {
 			err = fold_py_segment(l, k->tgid, &py, seg_start[j], seg_end[j]);
+			if (!err)
+				err = fold_py_segment(pl, k->tgid, &py, seg_start[j], seg_end[j]);
+			py_seen = true;
+		}
 	}
 	for (int i = nu - 1, eval = 0; i >= 0 && !err; i--) {
 		/* callers' entries are return addresses, which may already lie in
@@ -218,6 +243,9 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 
 			if (j < nseg) {
 				err = fold_py_segment(l, k->tgid, &py, seg_start[j], seg_end[j]);
+				if (!err)
+					err = fold_py_segment(pl, k->tgid, &py, seg_start[j], seg_end[j]);
+				py_seen = true;
 				continue;
 			}
 		}
@@ -226,6 +254,10 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 			strncat(frame, "_[j]", sizeof(frame) - strlen(frame) - 1);
 		sanitize_frame(frame);
 		err = line_append(l, frame);
+		/* with Python frames: nothing root-ward of the first, and no
+		 * frame of the interpreter's own below it */
+		if (!err && (!nseg || (py_seen && !(have && interpreter_object(si.object)))))
+			err = line_append(pl, frame);
 	}
 	skip_tracing_frames(ksyms, &kips, &nk);
 	for (int i = nk - 1; i >= 0 && !err; i--) {
@@ -235,6 +267,8 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		snprintf(frame, sizeof(frame), "%s_[k]", name ? name : "[unknown]");
 		sanitize_frame(frame);
 		err = line_append(l, frame);
+		if (!err)
+			err = line_append(pl, frame);
 	}
 	if (err)
 		return err;
@@ -289,7 +323,7 @@ int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *k
 		const __u64 *uips, const __u64 *kips, __u64 count)
 {
 	struct proc_samples *ps = proc_entry(r, key);
-	struct line l = {};
+	struct line l = {}, pl = {};
 	int err;
 
 	if (!ps)
@@ -297,9 +331,14 @@ int stacks__add(struct stack_report *r, struct syms_cache *syms, struct ksyms *k
 	ps->samples += count;
 	r->total += count;
 	r->distinct_stacks++;
-	err = fold_one(r, syms, ksyms, key, uips, kips, count, &l);
+	err = fold_one(r, syms, ksyms, key, uips, kips, count, &l, &pl);
 	if (!err)
 		err = folded__add(&r->all, l.buf, count);
+	if (!err)
+		err = folded__add(&r->python, pl.buf, count);
+	if (!err && pl.len != l.len)
+		r->python_view_samples += count;
+	free(pl.buf);
 	/* no probe's phase: a `py:` phase whose function is on the stack */
 	int phase = key->phase ? (int)key->phase : python__stack_phase(key->pystack, key->tgid);
 
@@ -342,6 +381,7 @@ void stack_report__free(struct stack_report *r)
 	if (!r)
 		return;
 	folded__free(&r->all);
+	folded__free(&r->python);
 	for (int i = 0; i < IT_MAX_PHASES; i++)
 		folded__free(&r->by_phase[i]);
 	for (size_t i = 0; i < r->nobjects; i++)

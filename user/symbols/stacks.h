@@ -35,6 +35,8 @@ struct object_quality {
 
 struct stack_report {
 	struct folded all;
+	struct folded python;           /* the Python view of each stack (stacks.python.folded) */
+	uint64_t python_view_samples;   /* samples whose Python view differs from their stack */
 	struct folded by_phase[IT_MAX_PHASES];
 	uint64_t phase_samples[IT_MAX_PHASES];
 	struct proc_samples *procs;
