@@ -477,6 +477,51 @@ static void test_profile_json(void **state)
 	model__free(&m);
 }
 
+/* profile.json read back (report, diff of a directory): the run's figures
+ * per device and per phase come back as they were derived, phases[N].gpu
+ * included, whichever section is read first. */
+static void test_profile_read_back(void **state)
+{
+	struct model m, back;
+	json_t *p;
+	const struct model_gpu_figures *w = NULL, *d = NULL;
+	size_t run = 0;
+
+	(void)state;
+	build(&m);
+	assert_int_equal(gpu_join__derive(&m), 0);
+	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
+		m.phases[ph].present = m.phase_names[ph] != NULL;
+	/* the gpu section before the phases, as profile.json orders them */
+	p = json_pack("{s:o,s:o,s:[],s:[],s:{},s:{},s:[],s:{},s:[]}", "gpu", model__section_json(&m, "gpu"), "phases",
+		      model__section_json(&m, "phases"), "bottlenecks", "recommendations", "system", "memory",
+		      "crashes", "aggregate_metrics", "cycles");
+	assert_non_null(p);
+	model__init(&back);
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	for (size_t i = 0; i < m.gpu_activity.figures.n; i++)
+		if (m.gpu_activity.figures.v[i].phase == DECODE && m.gpu_activity.figures.v[i].device == 0)
+			w = &m.gpu_activity.figures.v[i];
+	for (size_t i = 0; i < back.gpu_activity.figures.n; i++) {
+		const struct model_gpu_figures *f = &back.gpu_activity.figures.v[i];
+
+		run += f->phase == 0;
+		if (f->device == 0 && f->phase == (uint32_t)model__phase_id(&back, "decode"))
+			d = f;
+	}
+	assert_non_null(w);
+	assert_non_null(d);
+	assert_int_equal(run, 2); /* two devices */
+	assert_int_equal(back.gpu_activity.figures.n, m.gpu_activity.figures.n);
+	NEAR(d->window_ms, w->window_ms);
+	NEAR(d->busy_ms, w->busy_ms);
+	NEAR(d->idle_host_ms, w->idle_host_ms);
+	assert_int_equal(d->kernels, w->kernels);
+	json_decref(p);
+	model__free(&back);
+	model__free(&m);
+}
+
 /* ---- the reader ---- */
 
 static int connect_to(const char *path)
@@ -585,6 +630,7 @@ int main(void)
 		cmocka_unit_test(test_idle_host_less_blocked),
 		cmocka_unit_test(test_run_figures_and_copy),
 		cmocka_unit_test(test_profile_json),
+		cmocka_unit_test(test_profile_read_back),
 		cmocka_unit_test(test_reader_robust),
 	};
 

@@ -212,6 +212,28 @@ json_t *profile_gpu__phase_json(const struct model *m, int phase)
 	return o;
 }
 
+int profile_gpu__phase_read(struct model *m, int phase, json_t *gpu)
+{
+	struct model_gpu_activity *a = &m->gpu_activity;
+	json_t *d;
+	size_t i;
+
+	json_array_foreach(json_object_get(gpu, "devices"), i, d) {
+		struct model_gpu_figures f;
+		int err = jf_read(&figures_top_table, &f, d, m);
+
+		f.phase = (uint32_t)phase;
+		if (!err && VEC_RESERVE(a->figures.v, a->figures.cap, a->figures.n, 4))
+			err = -ENOMEM;
+		if (err) {
+			model_gpu__figures_free(&f);
+			return err;
+		}
+		a->figures.v[a->figures.n++] = f;
+	}
+	return 0;
+}
+
 static int source_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model_gpu_activity *a = base;
@@ -243,9 +265,18 @@ static int run_devices_read(void *base, const char *key, json_t *o, void *ctx)
 	struct model_gpu_cycle c = { 0 };
 	int err = devices_read(ctx, json_object_get(o, key), &figures_run_table, &c);
 
-	a->figures.v = c.figures.v;
-	a->figures.n = c.figures.n;
-	a->figures.cap = c.figures.cap;
+	/* (activity_read keeps what phases[N].gpu gave, whichever is read first) */
+	for (size_t i = 0; !err && i < c.figures.n; i++) {
+		if (VEC_RESERVE(a->figures.v, a->figures.cap, a->figures.n, 4)) {
+			err = -ENOMEM;
+			break;
+		}
+		a->figures.v[a->figures.n++] = c.figures.v[i];
+		memset(&c.figures.v[i], 0, sizeof(c.figures.v[i]));
+	}
+	for (size_t i = 0; i < c.figures.n; i++)
+		model_gpu__figures_free(&c.figures.v[i]);
+	free(c.figures.v);
 	return err;
 }
 
@@ -275,8 +306,24 @@ json_t *profile_gpu__activity_json(const struct model *m)
 
 int profile_gpu__activity_read(struct model *m, json_t *activity)
 {
+	struct model_gpu_activity *a = &m->gpu_activity;
+	typeof(a->figures) phases = a->figures; /* phases[N].gpu's, if read first */
+	int err;
+
 	if (!json_is_object(activity))
 		return 0;
-	m->gpu_activity.present = true;
-	return jf_read(&activity_table, &m->gpu_activity, activity, m);
+	err = jf_read(&activity_table, a, activity, m);
+	a->present = true;
+	for (size_t i = 0; !err && i < phases.n; i++) {
+		if (VEC_RESERVE(a->figures.v, a->figures.cap, a->figures.n, 4)) {
+			err = -ENOMEM;
+			break;
+		}
+		a->figures.v[a->figures.n++] = phases.v[i];
+		memset(&phases.v[i], 0, sizeof(phases.v[i]));
+	}
+	for (size_t i = 0; i < phases.n; i++)
+		model_gpu__figures_free(&phases.v[i]);
+	free(phases.v);
+	return err;
 }

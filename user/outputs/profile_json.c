@@ -375,6 +375,12 @@ static int phases_read(void *base, const char *key, json_t *o, void *ctx)
 		}
 		jf_read(&phase_summary_table, &m->phases[ph], v, ctx);
 		m->phases[ph].present = true;
+		if (json_is_object(json_object_get(v, "gpu"))) {
+			int err = profile_gpu__phase_read(m, ph, json_object_get(v, "gpu"));
+
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }

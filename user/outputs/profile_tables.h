@@ -45,6 +45,8 @@ int profile_llama__read(void *base, const char *key, json_t *o, void *ctx);
 int profile_gpu__cycle_write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_gpu__cycle_read(void *base, const char *key, json_t *o, void *ctx);
 json_t *profile_gpu__phase_json(const struct model *m, int phase);
+/* phases[NAME].gpu back into the run's figures of phase id `phase`. */
+int profile_gpu__phase_read(struct model *m, int phase, json_t *gpu);
 json_t *profile_gpu__activity_json(const struct model *m);
 int profile_gpu__activity_read(struct model *m, json_t *activity);
 
