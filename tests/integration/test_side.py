@@ -332,7 +332,8 @@ class SideTest(unittest.TestCase):
     def test_nvml_power_cap_bit_at_low_load_is_no_cap(self):
         """The driver sets sw_power_cap at low load too, its clock low as
         an idle GPU's (seen on an H200): with the GPU 5% busy that is no
-        power cap costing time; the same bit and clock at 90% busy is."""
+        power cap costing time, nor GPU throttling; the same bit and clock
+        at 90% busy is both."""
         lib = common.fixture("libfake_nvml.so")
         found = {}
         for busy in (5, 90):
@@ -341,11 +342,15 @@ class SideTest(unittest.TestCase):
             with open(script, "w") as f:
                 f.write("name=Fake H200\n")
             extra = f"reasons=0x4\nsm_mhz=345\nutil={busy}"
+            # temperatures below the thermal rule's 75 C: the power bit alone
             r = run({"INFERTRACE_NVML_LIB": lib, "FAKE_NVML_SCRIPT": script, "SIDE_EXP_NVML_EXTRA": extra},
-                    nvml_script=script, gpu="nvml", plan=PLAN[:3])
+                    nvml_script=script, gpu="nvml", plan=[(50, 2000, 8000, 10), (55, 2000, 7000, 20), (60, 2000, 6000, 30)])
             shutil.rmtree(d, ignore_errors=True)
             self.assertEqual(len(r.profile["cycles"]), 3)
             found[busy] = [b for b in r.profile["bottlenecks"] if b["type"] == "power_capped"]
+            # nor a GPU throttling episode (the CPU's come from the plan's temperatures)
+            gpu_throttled = [e for e in r.profile["thermal"]["throttling"] if e["source"].startswith("gpu")]
+            self.assertEqual(bool(gpu_throttled), busy == 90, (busy, gpu_throttled))
         self.assertEqual(found[5], [])
         self.assertEqual(len(found[90]), 1, found)
         self.assertEqual(found[90][0]["evidence"]["episodes"][0]["reason"], "sw_power_cap")

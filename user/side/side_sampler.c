@@ -345,6 +345,18 @@ static void read_counters(struct side_sampler *s, uint64_t *raw, uint64_t *rts, 
 	}
 }
 
+/* A GPU power cap that costs time: the driver reports a software power cap
+ * or hardware power brake while the GPU is busy and its clock dropped. The
+ * driver sets sw_power_cap at low load too (an H200 a few percent busy,
+ * its clock at idle): that alone is no cap, as for the CPU a clock below
+ * its maximum counts only with power at its limit. */
+static bool gpu_power_capped(const struct side_sampler *s, double rs, double busy, double clk, double max)
+{
+	return !isnan(rs) && ((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE)) &&
+	       !isnan(busy) && busy >= GPU_CAP_MIN_BUSY_PCT && !isnan(clk) && !isnan(max) &&
+	       clk < max * (1.0 - s->clock_drop_pct / 100.0);
+}
+
 /* Mean power over the side period ending at t, from the series; the last
  * interval's before a full period was read. */
 static double period_w(const struct side_sampler *s, const struct energy_source *e, uint64_t t)
@@ -410,13 +422,7 @@ static void update_energy(struct side_sampler *s, uint64_t ts, uint64_t read_end
 		snprintf(source, sizeof(source), "gpu%d", g);
 		throttle_nvml_reason_names((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE),
 					   reason, sizeof(reason));
-		/* the driver sets sw_power_cap at low load too (an H200 at a few
-		 * percent busy, its clock at idle): a cap costs time only when
-		 * the GPU is busy and its clock dropped, as for the CPU above */
-		throttle_tracker__observe(s->pcap, source, ts, read_end,
-					  ((uint64_t)rs & (NVML_REASON_SW_POWER_CAP | NVML_REASON_HW_POWER_BRAKE)) &&
-					  !isnan(busy) && busy >= GPU_CAP_MIN_BUSY_PCT && !isnan(clk) && !isnan(max) &&
-					  clk < max * (1.0 - s->clock_drop_pct / 100.0),
+		throttle_tracker__observe(s->pcap, source, ts, read_end, gpu_power_capped(s, rs, busy, clk, max),
 					  s->gpu_name[g], reason, NAN, max > 0 ? 100.0 * clk / max : NAN);
 	}
 }
@@ -446,7 +452,11 @@ static void detect_throttling(struct side_sampler *s, uint64_t ts, uint64_t read
 	for (int g = 0; g < s->ngpu; g++) {
 		double gt = at(row, col_of(s, SM_GPU_TEMP_C, g)), clk = at(row, col_of(s, SM_GPU_SM_MHZ, g));
 		double max = at(row, col_of(s, SM_GPU_MAX_MHZ, g)), rs = at(row, col_of(s, SM_GPU_REASONS, g));
-		bool by_reason = !isnan(rs) && throttle_nvml_active((uint64_t)rs);
+		double busy = at(row, col_of(s, SM_GPU_UTIL_PCT, g));
+		/* power bits only as a cap that costs time (gpu_power_capped) */
+		bool by_reason = !isnan(rs) && (throttle_nvml_active((uint64_t)rs & ~(NVML_REASON_SW_POWER_CAP |
+										       NVML_REASON_HW_POWER_BRAKE)) ||
+						gpu_power_capped(s, rs, busy, clk, max));
 		bool thermal = throttle_thermal_active(gt, clk, max, s->temp_threshold_c, s->clock_drop_pct);
 		char source[16];
 
