@@ -183,15 +183,48 @@ struct jctx {
 	uint32_t *sample_by_tid;        /* trace samples by (tid, ts_ns) */
 	uint32_t *off_by_tid;           /* blocked intervals by (tid, start_ns) */
 	uint64_t max_off_ns;
-	struct iv *sync;                /* sync calls, tracer clock, by (tid, start) */
-	pid_t *sync_tid;
+	struct sync_iv *sync;           /* sync calls, tracer clock, by (tid, start) */
 	size_t nsync;
+	uint64_t max_sync_ns;
 	uint32_t *by_cycle;             /* op indexes by (cycle, device, start) */
 	size_t nby_cycle;
 	uint32_t *devices;
 	size_t ndevices;
 	double period_ms;               /* one on-CPU sample's worth */
 };
+
+/* A launching thread's synchronize call, on the tracer's clock. */
+struct sync_iv {
+	pid_t tid;
+	uint64_t a, b;
+};
+
+static int cmp_sync(const void *x, const void *y)
+{
+	const struct sync_iv *p = x, *q = y;
+
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return (p->a > q->a) - (p->a < q->a);
+}
+
+/* The first of tid's synchronize calls that may end after `from`: the
+ * calls are sorted by (tid, start), none longer than max_sync_ns. */
+static size_t sync_first(const struct jctx *x, pid_t tid, uint64_t from)
+{
+	uint64_t back = from > x->max_sync_ns ? from - x->max_sync_ns : 0;
+	size_t lo = 0, hi = x->nsync;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (x->sync[mid].tid < tid || (x->sync[mid].tid == tid && x->sync[mid].a < back))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 static int cmp_cycle(const void *x, const void *y, void *arg)
 {
@@ -438,8 +471,9 @@ static int host_running_ms(const struct jctx *x, const pid_t *tids, size_t ntids
 		size_t lo = 0, hi = x->m->noffcpu_intervals;
 
 		waits.n = 0;
-		for (size_t i = 0; i < x->nsync && !err; i++)
-			if (x->sync_tid[i] == tids[t] && x->sync[i].b > from && x->sync[i].a < to)
+		for (size_t i = sync_first(x, tids[t], from); i < x->nsync && x->sync[i].tid == tids[t] &&
+		     x->sync[i].a < to && !err; i++)
+			if (x->sync[i].b > from)
 				err = iv_add(&waits, x->sync[i].a, x->sync[i].b);
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
@@ -538,17 +572,28 @@ static int sync_ms(const struct jctx *x, const pid_t *tids, size_t ntids, const 
 	int err = 0;
 
 	*out = 0;
+	if (!win->n)
+		return 0;
 	for (size_t t = 0; t < ntids && !err; t++) {
-		u.n = 0;
-		for (size_t i = 0; i < x->nsync && !err; i++) {
-			if (x->sync_tid[i] != tids[t])
-				continue;
-			for (size_t w = 0; w < win->n && !err; w++) {
-				uint64_t a = x->sync[i].a > win->v[w].a ? x->sync[i].a : win->v[w].a;
-				uint64_t b = x->sync[i].b < win->v[w].b ? x->sync[i].b : win->v[w].b;
+		uint64_t from = win->v[0].a, to = win->v[win->n - 1].b;
 
-				err = iv_add(&u, a, b);
+		u.n = 0;
+		for (size_t i = sync_first(x, tids[t], from); i < x->nsync && x->sync[i].tid == tids[t] &&
+		     x->sync[i].a < to && !err; i++) {
+			const struct sync_iv *c = &x->sync[i];
+			size_t lo = 0, hi = win->n;
+
+			/* the first window that ends after the call starts */
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+
+				if (win->v[mid].b <= c->a)
+					lo = mid + 1;
+				else
+					hi = mid;
 			}
+			for (size_t w = lo; w < win->n && win->v[w].a < c->b && !err; w++)
+				err = iv_add(&u, c->a > win->v[w].a ? c->a : win->v[w].a, c->b < win->v[w].b ? c->b : win->v[w].b);
 		}
 		iv_merge(&u);
 		*out += iv_ms(&u);
@@ -884,7 +929,6 @@ static void jctx_free(struct jctx *x)
 	free(x->sample_by_tid);
 	free(x->off_by_tid);
 	free(x->sync);
-	free(x->sync_tid);
 	free(x->by_cycle);
 	free(x->devices);
 }
@@ -947,9 +991,12 @@ static int join_ops(struct jctx *x)
 
 		refs[i] = (struct api_ref){ a->api.v[i].pid, a->api.v[i].correlation, (uint32_t)i };
 		if (gpu_join__is_sync(a->api.v[i].domain, a->api.v[i].cbid)) {
-			x->sync[x->nsync] = (struct iv){ gpu_join__map(f, a->api.v[i].start_ns),
-							 gpu_join__map(f, a->api.v[i].end_ns) };
-			x->sync_tid[x->nsync++] = a->api.v[i].tid;
+			struct sync_iv *c = &x->sync[x->nsync++];
+
+			*c = (struct sync_iv){ a->api.v[i].tid, gpu_join__map(f, a->api.v[i].start_ns),
+					       gpu_join__map(f, a->api.v[i].end_ns) };
+			if (c->b > c->a && c->b - c->a > x->max_sync_ns)
+				x->max_sync_ns = c->b - c->a;
 		}
 	}
 	if (!err && a->api.n)
@@ -1055,9 +1102,7 @@ int gpu_join__derive(struct model *m)
 		if (m->offcpu_intervals[i].end_ns - m->offcpu_intervals[i].start_ns > x.max_off_ns)
 			x.max_off_ns = m->offcpu_intervals[i].end_ns - m->offcpu_intervals[i].start_ns;
 	x.sync = malloc((a->api.n ? a->api.n : 1) * sizeof(*x.sync));
-	x.sync_tid = malloc((a->api.n ? a->api.n : 1) * sizeof(*x.sync_tid));
-	if (!x.cycle_order || !x.call_by_tid || !x.call_by_tgid || !x.sample_by_tid || !x.off_by_tid || !x.sync ||
-	    !x.sync_tid) {
+	if (!x.cycle_order || !x.call_by_tid || !x.call_by_tgid || !x.sample_by_tid || !x.off_by_tid || !x.sync) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -1067,6 +1112,8 @@ int gpu_join__derive(struct model *m)
 	err = join_ops(&x);
 	if (err)
 		goto out;
+	if (x.nsync)
+		qsort(x.sync, x.nsync, sizeof(*x.sync), cmp_sync);
 	if (a->ops.n)
 		qsort(a->ops.v, a->ops.n, sizeof(*a->ops.v), cmp_op);
 	x.ops = a->ops.v;
