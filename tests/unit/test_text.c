@@ -66,10 +66,24 @@ static void test_rule(void **st)
 	assert_int_equal(text__escape("x\ny\tz", 5, TEXT_CONTROLS | TEXT_KEEP_NEWLINE, out, sizeof(out)), 5);
 }
 
+/* Whole frames from the leaf, as many as fit; the leaf alone when longer. */
+static void test_leaf_frames(void **st)
+{
+	const char *s = "main;run_cycle;forward;gemm<4, 3>(long, long)";
+
+	(void)st;
+	assert_string_equal(text__leaf_frames(s, 100), s);
+	assert_string_equal(text__leaf_frames(s, 30), "forward;gemm<4, 3>(long, long)");
+	assert_string_equal(text__leaf_frames(s, 29), "gemm<4, 3>(long, long)");
+	assert_string_equal(text__leaf_frames(s, 5), "gemm<4, 3>(long, long)");
+	assert_string_equal(text__leaf_frames("leaf_only_and_long", 4), "leaf_only_and_long");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule),
+		cmocka_unit_test(test_leaf_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpu_view.h"
+#include "text.h"
 
 bool gpu_view__timeline(const struct model *m)
 {
@@ -263,23 +264,6 @@ const char *gpu_view__short_kernel(const char *name, char *buf, size_t len)
 	return out ? buf : name;
 }
 
-/* The leaf-most whole frames of a root-first stack that fit in keep
- * characters (the leaf alone when longer). */
-static const char *stack_leafward(const char *st, size_t keep)
-{
-	size_t len = strlen(st);
-	const char *p;
-
-	if (len <= keep)
-		return st;
-	for (p = st + len - keep; *p && *p != ';'; p++)
-		;
-	if (*p)
-		return p + 1;
-	p = strrchr(st, ';');
-	return p ? p + 1 : st;
-}
-
 static void print_device(FILE *out, const struct model *m, const struct model_gpu_figures *f, size_t ncycles)
 {
 	char b[32];
@@ -342,7 +326,7 @@ static void print_phases(FILE *out, const struct model *m, uint32_t dev)
 		const struct model_gpu_idle_stack *s = &idlest->idle_stacks.v[i];
 		const char *st = model__name(m, s->stack);
 
-		fprintf(out, "      %10.2f ms  %s\n", s->ms, st ? stack_leafward(st, 160) : "?");
+		fprintf(out, "      %10.2f ms  %s\n", s->ms, st ? text__leaf_frames(st, 160) : "?");
 	}
 }
 

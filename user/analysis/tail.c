@@ -564,20 +564,26 @@ static bool is_kernel_frame(const char *f, size_t len)
 static const char *stack_line(char *buf, size_t len, const char *s, bool offcpu, size_t keep)
 {
 	enum { MAX_FRAMES = 2 * STACK_FRAMES };
-	const char *f[MAX_FRAMES], *p = s;
+	const char *f[MAX_FRAMES], *end = s + strlen(s);
 	size_t fl[MAX_FRAMES], n = 0, first, used = 0, out = 0;
 	ssize_t pick = -1;
 
+	/* the leaf-most MAX_FRAMES frames, found from the end (a deeper stack
+	 * loses root frames, which a line never shows anyway), root first */
 	while (n < MAX_FRAMES) {
-		const char *e = strchr(p, ';');
+		const char *b = end;
 
-		f[n] = p;
-		fl[n] = e ? (size_t)(e - p) : strlen(p);
+		while (b > s && b[-1] != ';')
+			b--;
+		f[MAX_FRAMES - 1 - n] = b;
+		fl[MAX_FRAMES - 1 - n] = (size_t)(end - b);
 		n++;
-		if (!e)
+		if (b == s)
 			break;
-		p = e + 1;
+		end = b - 1;
 	}
+	memmove(f, f + MAX_FRAMES - n, n * sizeof(*f));
+	memmove(fl, fl + MAX_FRAMES - n, n * sizeof(*fl));
 	if (offcpu && n && is_kernel_frame(f[n - 1], fl[n - 1])) {
 		size_t u = n;
 

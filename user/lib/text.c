@@ -105,3 +105,21 @@ const char *text__term(const char *s, char *buf, size_t len)
 	text__escape(s ? s : "", s ? strlen(s) : 0, TEXT_CONTROLS, buf, len);
 	return buf;
 }
+
+const char *text__leaf_frames(const char *stack, size_t keep)
+{
+	size_t len = strlen(stack);
+	const char *p;
+
+	if (len <= keep)
+		return stack;
+	p = stack + len - keep;
+	if (p[-1] == ';')
+		return p; /* a frame starts right there */
+	for (; *p && *p != ';'; p++)
+		;
+	if (*p)
+		return p + 1;
+	p = strrchr(stack, ';');
+	return p ? p + 1 : stack;
+}

@@ -34,5 +34,9 @@ char *text__escaped(const char *in, unsigned flags);
 /* For a terminal: s's escaped copy in buf (cut to len), control characters
  * included; returns buf. */
 const char *text__term(const char *s, char *buf, size_t len);
+/* The leaf end of a folded stack ("a;b;c") in at most `keep` characters,
+ * whole frames only: a pointer into `stack` at the first frame kept (the
+ * leaf alone when it is longer than keep: a name is never cut). */
+const char *text__leaf_frames(const char *stack, size_t keep);
 
 #endif
