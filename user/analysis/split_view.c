@@ -125,6 +125,20 @@ static size_t median_cycle(const struct model *m, struct model_split *out)
 	return n;
 }
 
+/* The next phase after ph (0: from the first) with a split, its split in
+ * *s; 0 when none is left. */
+static int next_split_phase(const struct model *m, int ph, struct model_split *s)
+{
+	while (++ph < IT_MAX_PHASES) {
+		if (!m->phases[ph].present || !m->phase_names[ph])
+			continue;
+		split_view__phase(m, ph, s);
+		if (s->present)
+			return ph;
+	}
+	return 0;
+}
+
 void split_view__print(FILE *f, const struct model *m)
 {
 	struct model_split s;
@@ -132,12 +146,7 @@ void split_view__print(FILE *f, const struct model *m)
 	bool header = false;
 	size_t n;
 
-	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-		if (!m->phases[ph].present || !m->phase_names[ph])
-			continue;
-		split_view__phase(m, ph, &s);
-		if (!s.present)
-			continue;
+	for (int ph = next_split_phase(m, 0, &s); ph; ph = next_split_phase(m, ph, &s)) {
 		if (!header)
 			fprintf(f, "\nPhase split over the cycles (ms summed over threads; %% of the phase's thread time):\n"
 				"%-20s %10s %10s %10s  %-15s %s\n", "phase", "oncpu_ms", "runq_ms", "blocked_ms",
@@ -169,12 +178,7 @@ void split_view__html_phases(FILE *f, const struct model *m)
 	char bl[256];
 	bool header = false;
 
-	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-		if (!m->phases[ph].present || !m->phase_names[ph])
-			continue;
-		split_view__phase(m, ph, &s);
-		if (!s.present)
-			continue;
+	for (int ph = next_split_phase(m, 0, &s); ph; ph = next_split_phase(m, ph, &s)) {
 		if (!header)
 			fprintf(f, "<h3>On-CPU, run queue, blocked per phase</h3>\n<p>Summed over the cycles and the "
 				"phase's threads; %% of the phase's thread time.</p>\n<table class=\"split\"><tr>"
