@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# The llama.cpp half of the real-GPU cost check of kernel timing
+# (docs/side-data.md; tools/gpu-check.sh is the PyTorch half). On a machine
+# with an NVIDIA GPU and the CUDA toolkit: builds llama.cpp's llama-bench
+# with CUDA from the source node-llama-cpp bundles (demo/node_modules, carry
+# it), generates tools/gguf_gen.py's bench model, and runs llama-bench's
+# decode test untraced, under `record --cupti off` and under `record`
+# (CUPTI), in turns, ROUNDS times. llama-bench times itself: the ratio of
+# its tokens/s per mode is the cost, side by side in one run.
+#   tools/gpu-llama-check.sh OUTDIR [TOKENS] [ROUNDS]
+# CUDA_ARCH (default 90: H100, H200) names the GPU architecture to build for.
+set -u
+out=${1:?usage: tools/gpu-llama-check.sh OUTDIR [TOKENS] [ROUNDS]}
+tokens=${2:-256}
+rounds=${3:-3}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ -d "$root/.devlibs" ] && export LD_LIBRARY_PATH="$root/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -d /usr/local/cuda/bin ] && export PATH="/usr/local/cuda/bin:$PATH"
+it="$root/build/infertrace"
+bundle="$root/demo/node_modules/node-llama-cpp/llama/gitRelease.bundle"
+cmake=$(command -v cmake)
+for c in /opt/*/.venv/bin/cmake; do
+	[ -z "$cmake" ] && [ -x "$c" ] && cmake=$c
+done
+[ -x "$it" ] || { echo "no $it: build it (or copy it) first" >&2; exit 1; }
+[ -f "$bundle" ] || { echo "no $bundle: run 'make demo' (or carry it)" >&2; exit 1; }
+if [ -z "$cmake" ] || ! command -v nvcc >/dev/null || ! command -v nvidia-smi >/dev/null; then
+	echo "needs cmake, nvcc and an NVIDIA GPU (nvidia-smi)" >&2
+	exit 1
+fi
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+nvcc --version | tail -1
+"$it" --version
+
+echo "== build (llama-bench, CUDA arch ${CUDA_ARCH:-90})"
+t0=$(date +%s)
+src="$out/llama"
+rm -rf "$src"
+git clone -q "$bundle" "$src" 2>/dev/null || { echo "clone failed" >&2; exit 1; }
+"$cmake" -S "$src" -B "$src/b" -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
+	-DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DGGML_CUDA_FA=OFF -DLLAMA_CURL=OFF \
+	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$out/cmake.log" 2>&1 ||
+	{ tail -20 "$out/cmake.log"; exit 1; }
+"$cmake" --build "$src/b" -j"$(nproc)" --target llama-bench >"$out/build.log" 2>&1 ||
+	{ tail -30 "$out/build.log"; exit 1; }
+echo "built in $(( $(date +%s) - t0 )) s"
+python3 "$root/tools/gguf_gen.py" --preset bench -o "$out/bench.gguf" || exit 1
+
+bench=("$src/b/bin/llama-bench" -m "$out/bench.gguf" -ngl 99 -p 0 -n "$tokens" -r 3 -o json)
+for r in $(seq 1 "$rounds"); do
+	"${bench[@]}" >"$out/plain.$r.json" 2>"$out/plain.$r.err"
+	"$it" record -o "$out/off.$r" --preset llama.cpp --cupti off -- "${bench[@]}" \
+		>"$out/off.$r.json" 2>"$out/off.$r.err"
+	"$it" record -o "$out/cupti.$r" --preset llama.cpp -- "${bench[@]}" \
+		>"$out/cupti.$r.json" 2>"$out/cupti.$r.err"
+	echo "round $r done"
+done
+
+python3 - "$out" "$rounds" <<'EOF'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def ts(path):
+    try:
+        return json.load(open(path))[0]["avg_ts"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+rates = {m: [ts(f"{out}/{m}.{r}.json") for r in range(1, rounds + 1)] for m in ("plain", "off", "cupti")}
+print("== llama-bench decode tokens/s per round:", rates)
+med = {m: statistics.median([x for x in v if x]) if any(v) else None for m, v in rates.items()}
+for m in ("off", "cupti"):
+    if med["plain"] and med[m]:
+        print(f"  {m}: {med[m]:.1f} t/s, cost {med['plain'] / med[m]:.4f}x the untraced {med['plain']:.1f} t/s")
+try:
+    p = json.load(open(f"{out}/cupti.1/profile.json"))
+    a = p.get("gpu", {}).get("activity", {})
+    print("== CUPTI run 1: kernels", a.get("kernels"), "dropped", a.get("dropped"), "unattributed",
+          a.get("unattributed"), "cycles", len(p.get("cycles", [])))
+    print("  bottlenecks:", [(b["type"], b.get("severity")) for b in p.get("bottlenecks", [])])
+except (OSError, ValueError) as e:
+    print("no CUPTI profile:", e)
+EOF
