@@ -497,8 +497,7 @@ static void test_profile_read_back(void **state)
 		      model__section_json(&m, "phases"), "bottlenecks", "recommendations", "system", "memory",
 		      "crashes", "aggregate_metrics", "cycles");
 	assert_non_null(p);
-	model__init(&back);
-	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_int_equal(model__from_json(&back, p, "test"), 0); /* it initializes back */
 	for (size_t i = 0; i < m.gpu_activity.figures.n; i++)
 		if (m.gpu_activity.figures.v[i].phase == DECODE && m.gpu_activity.figures.v[i].device == 0)
 			w = &m.gpu_activity.figures.v[i];
