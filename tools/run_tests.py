@@ -25,6 +25,7 @@ TIMING_SENSITIVE = [
     "test_python.TestPythonFrames.test_loop_order_and_coverage",
     "test_python.TestPythonFrames.test_c_calls_back_into_python",
     "test_python_cycles.TestPythonCycles.test_loop_in_main_whole_analysis",
+    "test_python_sqlite.TestSqlitePreset.test_module_level_loop_timed_natively",
     "test_sched.SchedTest.test_sleep_spin_cycles",
     "test_sched.SchedTest.test_sleep_spin_cycles_beside_cpu_hog",
     "test_edges.EdgesTest.test_cpu_bound_phases_back_to_back",
