@@ -102,6 +102,14 @@ struct {
 	__type(value, struct it_llama_params);
 } llama_params SEC(".maps");
 
+/* The batch event being filled (it is larger than a BPF stack frame). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct it_llama_batch_event);
+} llama_batch_scratch SEC(".maps");
+
 static __always_inline __u32 log2_slot(__u64 v)
 {
 	__u32 r = 0;
@@ -327,6 +335,20 @@ static __always_inline void llama_args(struct pt_regs *ctx, __u32 tgid, __u32 ti
 		lp->have_threads = 1;
 	} else if (which == IT_LLAMA_ARG_MODEL_PATH) {
 		bpf_probe_read_user_str(lp->model_path, sizeof(lp->model_path), (const void *)PT_REGS_PARM1(ctx));
+	} else if (which == IT_LLAMA_ARG_SEQ_RM || which == IT_LLAMA_ARG_MEMORY_CLEAR) {
+		struct it_llama_seq_end_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+		if (!e) {
+			stat_inc(IT_STAT_RINGBUF_LOST);
+			return;
+		}
+		event_header(&e->hdr, IT_EV_LLAMA_SEQ_END, tgid, tid, bpf_ktime_get_ns());
+		e->mem = PT_REGS_PARM1(ctx);
+		e->seq = which == IT_LLAMA_ARG_SEQ_RM ? (__s32)PT_REGS_PARM2(ctx) : -1;
+		e->p0 = which == IT_LLAMA_ARG_SEQ_RM ? (__s32)PT_REGS_PARM3(ctx) : -1;
+		e->p1 = which == IT_LLAMA_ARG_SEQ_RM ? (__s32)PT_REGS_PARM4(ctx) : -1;
+		e->pad = 0;
+		bpf_ringbuf_submit(e, lazy_wakeup());
 	} else if (which == IT_LLAMA_ARG_BACKEND_THREADS) {
 		struct it_thread_state *ts = bpf_map_lookup_elem(&threads, &tid);
 		__u32 pp = (id >> 8) & 0xff, ph = ts ? ts->phase : IT_PHASE_NONE, row, slot;
@@ -342,12 +364,114 @@ static __always_inline void llama_args(struct pt_regs *ctx, __u32 tgid, __u32 ti
 	}
 }
 
-/* struct llama_batch's head: n_tokens, then token, embd, pos pointers. */
+/* struct llama_batch (llama.h since the batch API began; the all_pos_0,
+ * all_pos_1 and all_seq_id fields that older releases had after logits
+ * are not read). */
 struct llama_batch_head {
 	__s32 n_tokens;
 	__u32 pad;
-	__u64 token, embd, pos;
+	__u64 token, embd, pos, n_seq_id, seq_id, logits;
 };
+
+/* One chunk of a batch's tokens into the scratch event: positions,
+ * sequence-id pointers and logits flags IT_LLAMA_BATCH_CHUNK at a time,
+ * then each token's first sequence id. */
+struct llama_batch_walk {
+	struct llama_batch_head b;
+	__u32 n; /* tokens to read */
+};
+
+static long llama_batch_step(__u64 idx, void *data)
+{
+	struct llama_batch_walk *w = data;
+	__u32 zero = 0, base = (__u32)idx * IT_LLAMA_BATCH_CHUNK, n;
+	struct it_llama_batch_event *e = bpf_map_lookup_elem(&llama_batch_scratch, &zero);
+	__s32 pos[IT_LLAMA_BATCH_CHUNK], nseq[IT_LLAMA_BATCH_CHUNK];
+	__u64 sid[IT_LLAMA_BATCH_CHUNK];
+	__s8 lg[IT_LLAMA_BATCH_CHUNK];
+	bool have_pos, have_seq, have_lg;
+
+	if (!e || base >= w->n)
+		return 1;
+	n = w->n - base;
+	if (n > IT_LLAMA_BATCH_CHUNK)
+		n = IT_LLAMA_BATCH_CHUNK;
+	have_pos = w->b.pos && !bpf_probe_read_user(pos, n * sizeof(pos[0]), (void *)(w->b.pos + base * 4));
+	have_seq = w->b.seq_id && w->b.n_seq_id &&
+		   !bpf_probe_read_user(sid, n * sizeof(sid[0]), (void *)(w->b.seq_id + base * 8)) &&
+		   !bpf_probe_read_user(nseq, n * sizeof(nseq[0]), (void *)(w->b.n_seq_id + base * 4));
+	have_lg = w->b.logits && !bpf_probe_read_user(lg, n * sizeof(lg[0]), (void *)(w->b.logits + base));
+	if ((w->b.seq_id && !have_seq) || (w->b.pos && !have_pos))
+		return 0; /* unread: these tokens are not counted in tokens_read */
+	for (__u32 j = 0; j < IT_LLAMA_BATCH_CHUNK; j++) {
+		__s32 seq = 0, p = have_pos ? pos[j] : -1;
+		__u32 out;
+
+		if (j >= n)
+			break;
+		if (have_seq) {
+			if (nseq[j] < 1 || bpf_probe_read_user(&seq, sizeof(seq), (void *)sid[j]))
+				continue;
+			if (nseq[j] > 1)
+				e->multi_seq_tokens++;
+		}
+		e->tokens_read++;
+		if (seq < 0 || seq >= IT_LLAMA_SEQS) {
+			e->other_seq_tokens++;
+			continue;
+		}
+		/* without logits flags llama.cpp outputs the batch's last token */
+		out = have_lg ? lg[j] != 0 : base + j + 1 == (__u32)w->b.n_tokens;
+		struct it_llama_seq_part *sp = &e->seq[seq & (IT_LLAMA_SEQS - 1)];
+
+		if (!sp->tokens) {
+			sp->pos_min = p;
+			sp->pos_max = p;
+		} else if (p < sp->pos_min) {
+			sp->pos_min = p;
+		} else if (p > sp->pos_max) {
+			sp->pos_max = p;
+		}
+		sp->tokens++;
+		sp->outputs += out;
+		sp->last_output = out;
+	}
+	return 0;
+}
+
+/* The batch's tokens per sequence, sent as IT_EV_LLAMA_BATCH. Global, so
+ * verified once on its own: inlined, it multiplied it_uprobe's states. */
+__noinline int llama_batch_send(const struct llama_batch_head *b, __u64 now, __u64 lctx, int starts)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tgid = id >> 32, tid = (__u32)id;
+	struct it_llama_batch_event *e = bpf_map_lookup_elem(&llama_batch_scratch, &zero);
+	struct llama_batch_walk w = {};
+
+	if (!e || !b)
+		return 0;
+	w.b = *b;
+	__builtin_memset(e, 0, sizeof(*e));
+	event_header(&e->hdr, IT_EV_LLAMA_BATCH, tgid, tid, now);
+	e->ctx = lctx;
+	e->n_tokens = (__u32)b->n_tokens;
+	e->flags = (b->pos ? 0 : IT_LLAMA_BATCH_NO_POS) | (b->seq_id ? 0 : IT_LLAMA_BATCH_NO_SEQ) |
+		   (starts ? IT_LLAMA_BATCH_STARTS : 0);
+	w.n = e->n_tokens < IT_LLAMA_BATCH_READ ? e->n_tokens : IT_LLAMA_BATCH_READ;
+	if (!b->pos && !b->seq_id && !b->logits) {
+		/* llama_batch_get_one: one sequence, positions after the memory's
+		 * last, the last token's logits: nothing to read per token */
+		e->tokens_read = e->n_tokens;
+		e->seq[0].tokens = e->n_tokens;
+		e->seq[0].pos_min = e->seq[0].pos_max = -1;
+		e->seq[0].outputs = e->seq[0].last_output = 1;
+	} else {
+		bpf_loop((w.n + IT_LLAMA_BATCH_CHUNK - 1) / IT_LLAMA_BATCH_CHUNK, llama_batch_step, &w, 0);
+	}
+	if (bpf_ringbuf_output(&events, e, sizeof(*e), lazy_wakeup()))
+		stat_inc(IT_STAT_RINGBUF_LOST);
+	return 0;
+}
 
 /* A llama_decode: its batch's tokens go to the prompt or generation count
  * and phase; a prompt at position 0 (or, without positions, a batch of
@@ -379,6 +503,7 @@ static __always_inline __u32 llama_decode(struct pt_regs *ctx, __u32 tgid, __u32
 		cycle_open(tgid, tid, now);
 	}
 	count_add(tgid, prompt ? prompt_count : prompt_count + 1, (__u64)b.n_tokens);
+	llama_batch_send(&b, now, PT_REGS_PARM1(ctx), start && !b.pos);
 	return prompt ? prompt_phase : prompt_phase + 1;
 }
 

@@ -158,6 +158,13 @@ enum it_llama_arg {
 	 * before each graph it computes, so it is the count really used. The
 	 * cookie id holds the prompt phase in bits 8..15 (generation: the next) */
 	IT_LLAMA_ARG_BACKEND_THREADS = 4,
+	/* llama_memory_seq_rm(mem, seq_id, p0, p1) and the older
+	 * llama_kv_self_seq_rm / llama_kv_cache_seq_rm(ctx, ...): a sequence's
+	 * positions [p0, p1) removed (IT_EV_LLAMA_SEQ_END) */
+	IT_LLAMA_ARG_SEQ_RM = 5,
+	/* llama_memory_clear(mem, data), llama_kv_self_clear / llama_kv_cache_clear(ctx):
+	 * every sequence removed */
+	IT_LLAMA_ARG_MEMORY_CLEAR = 6,
 };
 
 #define IT_LLAMA_PATH_LEN 256
@@ -585,6 +592,56 @@ struct it_cuda_key {
 struct it_cuda_total {
 	__u64 calls;
 	__u64 sum;     /* bytes (memcpy); ns waited (sync, entry to return) */
+};
+
+/* Records of the llama.cpp preset (values 80..89): what each batch held of
+ * each sequence, for the requests of a server (analysis/requests.c). */
+enum it_llama_event_type {
+	IT_EV_LLAMA_BATCH = 80,   /* a llama_decode's batch, per sequence */
+	IT_EV_LLAMA_SEQ_END = 81, /* a sequence's positions removed, or all (memory cleared) */
+};
+
+/* Sequence ids 0..IT_LLAMA_SEQS-1 are told apart; tokens of others count
+ * in other_seq_tokens. A batch's tokens are read up to IT_LLAMA_BATCH_READ. */
+#define IT_LLAMA_SEQS 32
+#define IT_LLAMA_BATCH_READ 65536
+#define IT_LLAMA_BATCH_CHUNK 16
+
+/* One sequence's part of a batch. */
+struct it_llama_seq_part {
+	__u32 tokens;        /* its tokens in the batch; 0: not in it */
+	__u32 outputs;       /* of them, those with logits on */
+	__s32 pos_min, pos_max; /* their positions; -1 when the batch has none */
+	__u32 last_output;   /* its last token in the batch has logits on */
+};
+
+enum {
+	IT_LLAMA_BATCH_NO_POS = 1,   /* pos was NULL: llama.cpp placed the tokens after the memory's last */
+	IT_LLAMA_BATCH_NO_SEQ = 2,   /* seq_id was NULL: every token is sequence 0 */
+	IT_LLAMA_BATCH_STARTS = 4,   /* no positions, and a prompt after a single-token batch */
+};
+
+/* IT_EV_LLAMA_BATCH: at llama_decode's entry (hdr.ts_ns is the entry time
+ * of the call's phase frame; its IT_EV_PHASE_END gives the end). */
+struct it_llama_batch_event {
+	struct it_event_header hdr;
+	__u64 ctx;               /* the llama_context */
+	__u32 n_tokens;
+	__u32 tokens_read;       /* tokens whose sequence was read */
+	__u32 other_seq_tokens;  /* tokens of a sequence id outside 0..IT_LLAMA_SEQS-1 */
+	__u32 multi_seq_tokens;  /* tokens in several sequences: counted in their first */
+	__u32 flags;             /* IT_LLAMA_BATCH_* */
+	__u32 pad;
+	struct it_llama_seq_part seq[IT_LLAMA_SEQS];
+};
+
+/* IT_EV_LLAMA_SEQ_END */
+struct it_llama_seq_end_event {
+	struct it_event_header hdr;
+	__u64 mem;   /* the llama_memory_t, or the context for the older calls */
+	__s32 seq;   /* -1: every sequence (memory cleared, or seq_id < 0) */
+	__s32 p0, p1; /* removed positions [p0, p1); p0 < 0: from 0, p1 < 0: to the end */
+	__u32 pad;
 };
 
 /* Records of the cuda concern (values 70..79). */

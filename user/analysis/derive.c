@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpu_join.h"
+#include "requests.h"
 #include "model.h"
 #include "stats.h"
 #include "tail.h"
@@ -234,6 +235,10 @@ int model__derive(struct model *m)
 	edges__derive(m);
 	/* GPU time per cycle and phase, from CUPTI's records */
 	err = gpu_join__derive(m);
+	if (err)
+		goto out;
+	/* a server's requests, from llama.cpp's batches */
+	err = requests__derive(m);
 	if (err)
 		goto out;
 	err = model__advance(m, MODEL_DERIVED, "model__derive");

@@ -130,7 +130,80 @@ static int llama_collect(struct recording *rec, struct model *m)
 	return 0;
 }
 
+/* A batch's sequences as the model keeps them: only those in it. */
+static void add_batch(struct recording *rec, const struct it_llama_batch_event *e)
+{
+	struct model_requests *r = &rec->model.requests;
+	struct model_llama_batch *b;
+	uint32_t nparts = 0;
+
+	r->present = true;
+	for (int s = 0; s < IT_LLAMA_SEQS; s++)
+		nparts += e->seq[s].tokens > 0;
+	if (!recording__may_hold(rec) || VEC_RESERVE(r->batches.v, r->batches.cap, r->batches.n, 256) ||
+	    VEC_RESERVE(r->parts.v, r->parts.cap, r->parts.n + nparts, 256)) {
+		model__add_lost(&rec->model, "llama_batches_not_kept", 1);
+		return;
+	}
+	b = &r->batches.v[r->batches.n++];
+	*b = (struct model_llama_batch){ .pid = (pid_t)e->hdr.tgid, .tid = (pid_t)e->hdr.tid,
+					 .start_ns = e->hdr.ts_ns, .n_tokens = e->n_tokens, .flags = e->flags,
+					 .unread_tokens = e->n_tokens - (e->tokens_read < e->n_tokens ? e->tokens_read
+												       : e->n_tokens),
+					 .other_seq_tokens = e->other_seq_tokens,
+					 .multi_seq_tokens = e->multi_seq_tokens,
+					 .first_part = (uint32_t)r->parts.n, .nparts = nparts };
+	for (int s = 0; s < IT_LLAMA_SEQS; s++) {
+		const struct it_llama_seq_part *sp = &e->seq[s];
+
+		if (sp->tokens)
+			r->parts.v[r->parts.n++] = (struct model_llama_part){
+				.seq = s, .tokens = sp->tokens, .outputs = sp->outputs, .pos_min = sp->pos_min,
+				.pos_max = sp->pos_max, .last_output = sp->last_output != 0 };
+	}
+}
+
+/* The decode call's return: its phase frame ends where it began. Looked
+ * for among the latest batches (a thread has one call open at a time). */
+static void end_batch(struct recording *rec, const struct it_phase_event *e)
+{
+	struct model_requests *r = &rec->model.requests;
+
+	for (size_t i = r->batches.n, seen = 0; i-- > 0 && seen < 64; seen++) {
+		struct model_llama_batch *b = &r->batches.v[i];
+
+		if (b->tid == (pid_t)e->hdr.tid && b->start_ns == e->entry_ns) {
+			b->end_ns = e->hdr.ts_ns;
+			return;
+		}
+	}
+}
+
+static void llama_on_event(struct recording *rec, const void *data, size_t size)
+{
+	const struct it_event_header *h = data;
+	struct model_requests *r = &rec->model.requests;
+
+	if (size < sizeof(*h))
+		return;
+	if (h->type == IT_EV_LLAMA_BATCH && size >= sizeof(struct it_llama_batch_event)) {
+		add_batch(rec, data);
+	} else if (h->type == IT_EV_PHASE_END && size >= sizeof(struct it_phase_event) && r->batches.n) {
+		end_batch(rec, data);
+	} else if (h->type == IT_EV_LLAMA_SEQ_END && size >= sizeof(struct it_llama_seq_end_event)) {
+		const struct it_llama_seq_end_event *e = data;
+
+		if (VEC_RESERVE(r->ends.v, r->ends.cap, r->ends.n, 64)) {
+			model__add_lost(&rec->model, "llama_seq_ends_not_kept", 1);
+			return;
+		}
+		r->ends.v[r->ends.n++] = (struct model_llama_seq_end){
+			.pid = (pid_t)h->tgid, .ts_ns = h->ts_ns, .seq = e->seq, .p0 = e->p0, .p1 = e->p1 };
+	}
+}
+
 const struct concern llama_concern = {
 	.name = "llama",
+	.on_event = llama_on_event,
 	.collect = llama_collect,
 };

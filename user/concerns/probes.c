@@ -52,6 +52,7 @@ struct probe {
 	bool lacking;              /* waited, and its library loaded without the symbol: an error */
 	bool fallback;             /* a preset's fallback: placed once woken (probes__wake_fallback) */
 	bool dormant;              /* a fallback not woken: resolved, not placed */
+	int alternatives;          /* >0: one of a preset's names for one call across versions */
 	char *files[MAX_PLACEMENTS];
 	int nfiles;
 	char *error;               /* why it could not be placed (owned) */
@@ -65,6 +66,7 @@ struct probes {
 	bool cycles_from_probes;
 	bool marker_mode;
 	bool llama_cycles;         /* cycles start at llama.cpp prompt batches */
+	int nalternatives;         /* groups of alternative names given so far */
 	char exe[PATH_MAX];
 	char *known[MAX_KNOWN_FILES]; /* libraries the target loads at start */
 	int nknown;
@@ -189,12 +191,24 @@ static int add_named(struct probes *ps, int kind, const char *name, const char *
 static int add_each(struct probes *ps, const char *specs, enum it_probe_role role, int id, const char *what)
 {
 	char *copy = strdup(specs), *s, *save = NULL;
-	int err = copy ? 0 : -ENOMEM;
+	int err = copy ? 0 : -ENOMEM, first = ps->n, group = ++ps->nalternatives;
 
 	for (s = copy ? strtok_r(copy, ",", &save) : NULL; s && !err; s = strtok_r(NULL, ",", &save))
 		err = add_probe(ps, s, role, id, true, what);
 	free(copy);
+	/* the names one call had in other llama.cpp versions: one placed is enough */
+	for (int i = first; i < ps->n && ps->n - first > 1; i++)
+		ps->probes[i].alternatives = group;
 	return err;
+}
+
+/* A preset probe whose call another of its names found. */
+static bool alternative_placed(const struct probes *ps, const struct probe *p)
+{
+	for (int i = 0; p->preset && p->alternatives && i < ps->n; i++)
+		if (ps->probes[i].alternatives == p->alternatives && ps->probes[i].nfiles)
+			return true;
+	return false;
 }
 
 /* llama_decode: two phases and two counts on consecutive ids, so that one
@@ -254,7 +268,7 @@ static int collect_requests(struct probes *ps, const struct record_opts *o)
 			err = add_batch(ps, &pr->batch, !o->cycle_spec && !o->cycle_marker_spec, pr->name);
 		/* the batch's prompt phase rides along: thread counts go by phase */
 		for (int j = 0, pp = pr->batch.specs ? name_id(ps, 0, pr->batch.prompt_phase) : 0;
-		     j < PRESET_MAX_NAMED && pr->args[j].specs && !err; j++)
+		     j < PRESET_MAX_ARGS && pr->args[j].specs && !err; j++)
 			err = add_each(ps, pr->args[j].specs, IT_ROLE_LLAMA_ARGS,
 				       pr->args[j].which | (pp > 0 ? pp : 0) << 8, pr->name);
 		for (int j = 0; j < PRESET_MAX_NAMED && pr->phases[j].name && !err; j++)
@@ -1498,7 +1512,7 @@ static void probes_stop(struct recording *rec)
 		const struct probe *p = &ps->probes[i];
 		bool fails = p->lacking || (strict && !p->preset);
 
-		if (p->nfiles)
+		if (p->nfiles || (!fails && alternative_placed(ps, p)))
 			continue;
 		fprintf(stderr, "infertrace: %s: probe '%s' was never placed: %s\n", fails ? "error" : "warning",
 			p->spec.text, p->error ? p->error : "its library was never loaded");

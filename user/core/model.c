@@ -139,6 +139,7 @@ void model__free(struct model *m)
 	model__clear_tail(m);
 	side_energy__free(&m->energy.side);
 	model_gpu__activity_free(&m->gpu_activity);
+	model_requests__free(&m->requests);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -176,27 +177,18 @@ void model__clear_tail(struct model *m)
 }
 
 /* Replaces *v (the source's) by a copy of its n elements; NULL when n is 0. */
-static void *dup_elems(const void *v, size_t n, size_t elem)
-{
-	void *p = n ? malloc(n * elem) : NULL;
-
-	if (p)
-		memcpy(p, v, n * elem);
-	return p;
-}
-
 static int copy_tail(struct model *dst, const struct model *src)
 {
 	dst->have_tail = src->have_tail;
 	if (!src->tail.n)
 		return 0;
-	if (!(dst->tail.v = dup_elems(src->tail.v, src->tail.n, sizeof(*src->tail.v))))
+	if (!(dst->tail.v = vec__dup(src->tail.v, src->tail.n, sizeof(*src->tail.v))))
 		return -ENOMEM;
 	dst->tail.n = dst->tail.cap = src->tail.n;
 	for (size_t i = 0; i < dst->tail.n; i++) {
 		struct model_tail_cycle *t = &dst->tail.v[i];
 
-		t->causes.v = dup_elems(t->causes.v, t->causes.n, sizeof(*t->causes.v));
+		t->causes.v = vec__dup(t->causes.v, t->causes.n, sizeof(*t->causes.v));
 		if (t->causes.n && !t->causes.v) {
 			t->causes.n = t->causes.cap = 0;
 			dst->tail.n = i + 1; /* the later ones still share the source's */
@@ -206,7 +198,7 @@ static int copy_tail(struct model *dst, const struct model *src)
 		for (size_t k = 0; k < t->causes.n; k++) {
 			struct model_tail_cause *c = &t->causes.v[k];
 
-			c->stacks.v = dup_elems(c->stacks.v, c->stacks.n, sizeof(*c->stacks.v));
+			c->stacks.v = vec__dup(c->stacks.v, c->stacks.n, sizeof(*c->stacks.v));
 			c->stacks.cap = c->stacks.n;
 			if (c->stacks.n && !c->stacks.v) {
 				c->stacks.n = c->stacks.cap = 0;
@@ -224,7 +216,7 @@ static int copy_probes(struct model *dst, const struct model *src)
 	const struct model_probe_cost *pc = &src->probe_cost;
 
 	if (pc->preset_probes.n) {
-		dst->probe_cost.preset_probes.v = dup_elems(pc->preset_probes.v, pc->preset_probes.n,
+		dst->probe_cost.preset_probes.v = vec__dup(pc->preset_probes.v, pc->preset_probes.n,
 							    sizeof(*pc->preset_probes.v));
 		if (!dst->probe_cost.preset_probes.v)
 			return -ENOMEM;
@@ -232,14 +224,14 @@ static int copy_probes(struct model *dst, const struct model *src)
 	}
 	if (!src->probes.n)
 		return 0;
-	if (!(dst->probes.v = dup_elems(src->probes.v, src->probes.n, sizeof(*src->probes.v))))
+	if (!(dst->probes.v = vec__dup(src->probes.v, src->probes.n, sizeof(*src->probes.v))))
 		return -ENOMEM;
 	dst->probes.n = dst->probes.cap = src->probes.n;
 	for (size_t i = 0; i < dst->probes.n; i++) {
 		struct model_probe *p = &dst->probes.v[i];
 
-		p->placed_in.v = dup_elems(p->placed_in.v, p->placed_in.n, sizeof(*p->placed_in.v));
-		p->callers.v = dup_elems(p->callers.v, p->callers.n, sizeof(*p->callers.v));
+		p->placed_in.v = vec__dup(p->placed_in.v, p->placed_in.n, sizeof(*p->placed_in.v));
+		p->callers.v = vec__dup(p->callers.v, p->callers.n, sizeof(*p->callers.v));
 		p->placed_in.cap = p->placed_in.n;
 		p->callers.cap = p->callers.n;
 		if ((p->placed_in.n && !p->placed_in.v) || (p->callers.n && !p->callers.v)) {
@@ -375,6 +367,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->name_index = NULL;
 	dst->nnames = dst->capnames = dst->name_cap = 0;
 	memset(&dst->gpu_activity, 0, sizeof(dst->gpu_activity));
+	memset(&dst->requests, 0, sizeof(dst->requests));
 
 	if (src->run.command) {
 		size_t n = 0;
@@ -400,13 +393,13 @@ int model__copy(struct model *dst, const struct model *src)
 					       .cycle_marker = src->run.asked.cycle_marker,
 					       .kernel_addresses = src->run.asked.kernel_addresses };
 	if ((src->run.asked.presets.n &&
-	     !(dst->run.asked.presets.v = dup_elems(src->run.asked.presets.v, src->run.asked.presets.n,
+	     !(dst->run.asked.presets.v = vec__dup(src->run.asked.presets.v, src->run.asked.presets.n,
 						    sizeof(*src->run.asked.presets.v)))) ||
 	    (src->run.asked.phases.n &&
-	     !(dst->run.asked.phases.v = dup_elems(src->run.asked.phases.v, src->run.asked.phases.n,
+	     !(dst->run.asked.phases.v = vec__dup(src->run.asked.phases.v, src->run.asked.phases.n,
 						   sizeof(*src->run.asked.phases.v)))) ||
 	    (src->run.asked.counts.n &&
-	     !(dst->run.asked.counts.v = dup_elems(src->run.asked.counts.v, src->run.asked.counts.n,
+	     !(dst->run.asked.counts.v = vec__dup(src->run.asked.counts.v, src->run.asked.counts.n,
 						   sizeof(*src->run.asked.counts.v)))))
 		goto nomem;
 	dst->run.asked.presets.n = dst->run.asked.presets.cap = dst->run.asked.presets.v ? src->run.asked.presets.n : 0;
@@ -491,13 +484,13 @@ int model__copy(struct model *dst, const struct model *src)
 	if (copy_probes(dst, src))
 		goto nomem;
 	if (src->memory.per_process.n) {
-		if (!(dst->memory.per_process.v = dup_elems(src->memory.per_process.v, src->memory.per_process.n,
+		if (!(dst->memory.per_process.v = vec__dup(src->memory.per_process.v, src->memory.per_process.n,
 							    sizeof(*src->memory.per_process.v))))
 			goto nomem;
 		dst->memory.per_process.n = dst->memory.per_process.cap = src->memory.per_process.n;
 	}
 	if (src->samples.per_process.n) {
-		if (!(dst->samples.per_process.v = dup_elems(src->samples.per_process.v, src->samples.per_process.n,
+		if (!(dst->samples.per_process.v = vec__dup(src->samples.per_process.v, src->samples.per_process.n,
 							     sizeof(*src->samples.per_process.v))))
 			goto nomem;
 		dst->samples.per_process.n = dst->samples.per_process.cap = src->samples.per_process.n;
@@ -506,19 +499,19 @@ int model__copy(struct model *dst, const struct model *src)
 		const size_t n = src->samples.stack_quality.by_leaf_object.n;
 
 		if (!(dst->samples.stack_quality.by_leaf_object.v =
-			      dup_elems(src->samples.stack_quality.by_leaf_object.v, n,
+			      vec__dup(src->samples.stack_quality.by_leaf_object.v, n,
 					sizeof(*src->samples.stack_quality.by_leaf_object.v))))
 			goto nomem;
 		dst->samples.stack_quality.by_leaf_object.n = dst->samples.stack_quality.by_leaf_object.cap = n;
 	}
 	if (src->memory.timeline.n) {
-		if (!(dst->memory.timeline.v = dup_elems(src->memory.timeline.v, src->memory.timeline.n,
+		if (!(dst->memory.timeline.v = vec__dup(src->memory.timeline.v, src->memory.timeline.n,
 							 sizeof(*src->memory.timeline.v))))
 			goto nomem;
 		dst->memory.timeline.n = dst->memory.timeline.cap = src->memory.timeline.n;
 	}
 	if (src->self.bpf.programs.n) {
-		dst->self.bpf.programs.v = dup_elems(src->self.bpf.programs.v, src->self.bpf.programs.n,
+		dst->self.bpf.programs.v = vec__dup(src->self.bpf.programs.v, src->self.bpf.programs.n,
 						     sizeof(*src->self.bpf.programs.v));
 		if (!dst->self.bpf.programs.v)
 			goto nomem;
@@ -540,7 +533,7 @@ int model__copy(struct model *dst, const struct model *src)
 		}
 	}
 	if (src->alerts.n) {
-		if (!(dst->alerts.v = dup_elems(src->alerts.v, src->alerts.n, sizeof(*src->alerts.v))))
+		if (!(dst->alerts.v = vec__dup(src->alerts.v, src->alerts.n, sizeof(*src->alerts.v))))
 			goto nomem;
 		dst->alerts.n = dst->alerts.cap = src->alerts.n;
 	}
@@ -549,6 +542,8 @@ int model__copy(struct model *dst, const struct model *src)
 	if (side_energy__copy(&dst->energy.side, &src->energy.side))
 		goto nomem;
 	if (model_gpu__activity_copy(&dst->gpu_activity, &src->gpu_activity))
+		goto nomem;
+	if (model_requests__copy(&dst->requests, &src->requests))
 		goto nomem;
 	return 0;
 nomem:
@@ -716,9 +711,7 @@ void model__cycle_release(struct model_cycle *c)
 
 /* ---- GPU activity (model_gpu.h) ---- */
 
-#define DUP_VEC(dst, src)                                                                     \
-	((src).n && !((dst).v = dup_elems((src).v, (src).n, sizeof(*(src).v))) ? -ENOMEM        \
-									      : ((dst).n = (dst).cap = (src).n, 0))
+
 
 void model_gpu__figures_free(struct model_gpu_figures *f)
 {
@@ -733,7 +726,7 @@ int model_gpu__figures_copy(struct model_gpu_figures *dst, const struct model_gp
 	*dst = *src;
 	memset(&dst->top, 0, sizeof(dst->top));
 	memset(&dst->idle_stacks, 0, sizeof(dst->idle_stacks));
-	if (DUP_VEC(dst->top, src->top) || DUP_VEC(dst->idle_stacks, src->idle_stacks)) {
+	if (VEC_DUP(dst->top, src->top) || VEC_DUP(dst->idle_stacks, src->idle_stacks)) {
 		model_gpu__figures_free(dst);
 		return -ENOMEM;
 	}
@@ -807,8 +800,8 @@ int model_gpu__activity_copy(struct model_gpu_activity *dst, const struct model_
 	memset(&dst->api, 0, sizeof(dst->api));
 	memset(&dst->launches, 0, sizeof(dst->launches));
 	memset(&dst->folded, 0, sizeof(dst->folded));
-	if (DUP_VEC(dst->processes, src->processes) || DUP_VEC(dst->ops, src->ops) ||
-	    DUP_VEC(dst->calib, src->calib) || DUP_VEC(dst->api, src->api) || DUP_VEC(dst->launches, src->launches) ||
+	if (VEC_DUP(dst->processes, src->processes) || VEC_DUP(dst->ops, src->ops) ||
+	    VEC_DUP(dst->calib, src->calib) || VEC_DUP(dst->api, src->api) || VEC_DUP(dst->launches, src->launches) ||
 	    gpu_figures_vec_copy(&dst->figures.v, src->figures.v, src->figures.n) ||
 	    copy_folded(&dst->folded, &src->folded)) {
 		model_gpu__activity_free(dst);

@@ -47,6 +47,7 @@
 #include "side_summary.h"
 #include "vec.h"
 #include "model_gpu.h"
+#include "model_requests.h"
 
 enum model_stage {
 	MODEL_EMPTY = 0,     /* run facts only */
@@ -693,6 +694,7 @@ struct model {
 	struct model_llama_cycle llama;   /* derived: over the cycles */
 	struct model_edges edges; /* derived: outside the cycles (edges.c) */
 	struct model_gpu_activity gpu_activity; /* gpu concern: CUPTI records, figures */
+	struct model_requests requests; /* llama concern: batches by sequence; derived: requests */
 };
 
 void model__init(struct model *m);

@@ -127,10 +127,11 @@ int profile_llama__write(const void *base, const char *key, json_t *o, const voi
 	const struct model *m = base;
 	json_t *v;
 
-	if (!m->llama.present && !m->llama_facts.present)
+	if (!m->llama.present && !m->llama_facts.present && !m->requests.present)
 		return 0;
 	v = m->llama.present ? jf_object(&profile_llama_cycle_table, &m->llama, ctx) : json_object();
-	if (v && m->llama_facts.present && jf_write(&llama_facts_table, &m->llama_facts, v, ctx)) {
+	if (v && ((m->llama_facts.present && jf_write(&llama_facts_table, &m->llama_facts, v, ctx)) ||
+		  profile_requests__summary_write(m, v))) {
 		json_decref(v);
 		v = NULL;
 	}
@@ -152,5 +153,5 @@ int profile_llama__read(void *base, const char *key, json_t *o, void *ctx)
 	model__llama_facts_init(f);
 	jf_read_into(&llama_facts_table, f, l, ctx);
 	f->present = f->has_model || f->has_context;
-	return 0;
+	return profile_requests__summary_read(m, l);
 }

@@ -23,6 +23,11 @@ static const struct preset presets[] = {
 			{ "libllama:llama_model_load_from_file,libllama:llama_load_model_from_file", IT_LLAMA_ARG_MODEL_PATH },
 			/* every CPU variant ggml may load; the one chosen is called */
 			{ "libggml-cpu:ggml_backend_cpu_set_n_threads", IT_LLAMA_ARG_BACKEND_THREADS },
+			/* a request's sequence ended (analysis/requests.c) */
+			{ "libllama:llama_memory_seq_rm,libllama:llama_kv_self_seq_rm,libllama:llama_kv_cache_seq_rm",
+			  IT_LLAMA_ARG_SEQ_RM },
+			{ "libllama:llama_memory_clear,libllama:llama_kv_self_clear,libllama:llama_kv_cache_clear",
+			  IT_LLAMA_ARG_MEMORY_CLEAR },
 		},
 		.phases = {
 			{ "model_load", "libllama:llama_model_load_from_file,libllama:llama_load_model_from_file" },

@@ -11,6 +11,7 @@ struct preset_probe {
 };
 
 #define PRESET_MAX_NAMED 4 /* phases, and counts, per preset */
+#define PRESET_MAX_ARGS 8  /* calls whose arguments a preset reads */
 
 /* llama.cpp's decode call: each batch is timed in the prompt or generation
  * phase and its tokens counted by its size; a prompt batch at position 0
@@ -31,7 +32,7 @@ struct preset {
 	const char *description;
 	const char *cycle_marker;      /* NULL: none */
 	struct preset_batch batch;     /* .specs NULL: none */
-	struct preset_args args[PRESET_MAX_NAMED];
+	struct preset_args args[PRESET_MAX_ARGS];
 	struct preset_probe phases[PRESET_MAX_NAMED];
 	struct preset_probe counts[PRESET_MAX_NAMED];
 	/* probes of a phase placed only when the phase cannot be timed by

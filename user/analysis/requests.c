@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Requests from llama.cpp's batches (docs/servers.md). Each llama_decode
+ * batch says, per sequence, how many tokens it fed, at which positions, and
+ * which of them took an output (logits). A request is a sequence from its
+ * first prompt batch to its end:
+ *   - it starts at position 0, or at the first batch after its sequence was
+ *     removed (a server keeping a common prefix removes only the tail: the
+ *     positions before are its cached tokens);
+ *   - its prompt ends with the batch whose last token of the sequence takes
+ *     an output: that output is its first generated token;
+ *   - every later output is one more generated token, and the time between
+ *     two outputs is an inter-token gap;
+ *   - it ends when the sequence is removed whole or from a position on
+ *     (llama_memory_seq_rm, a memory clear), starts again at position 0,
+ *     or its process ends.
+ * A batch's time is shared among its sequences by their tokens in it. What
+ * a server does before a request's first batch (queueing, tokenizing) is
+ * not seen from libllama and is not counted. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "infertrace.h"
+#include "model.h"
+#include "requests.h"
+#include "stats.h"
+
+#define NS_PER_MS 1e6
+
+/* A sequence of a process while the batches are replayed. */
+struct seq_state {
+	pid_t pid;
+	int32_t seq;
+	int64_t req;       /* index in the list; -1: no request open */
+	int32_t next_pos;  /* where its next token goes, for batches without positions */
+	bool prefill;      /* its open request has not taken an output yet */
+	uint64_t last_out_ns;
+	double sharers_sum;
+};
+
+struct replay {
+	struct model_requests *r;
+	const struct model *m;
+	VEC_OF(struct seq_state) seqs;
+	VEC_OF(VEC_OF(double)) gaps; /* per request, in list order */
+	VEC_OF(double) xs;           /* context fit: mean position, */
+	VEC_OF(double) ys;           /* and step time per sequence (ms) */
+	int err;
+};
+
+static struct seq_state *seq_state(struct replay *rp, pid_t pid, int32_t seq)
+{
+	for (size_t i = 0; i < rp->seqs.n; i++)
+		if (rp->seqs.v[i].pid == pid && rp->seqs.v[i].seq == seq)
+			return &rp->seqs.v[i];
+	if (VEC_RESERVE(rp->seqs.v, rp->seqs.cap, rp->seqs.n, 16)) {
+		rp->err = -ENOMEM;
+		return NULL;
+	}
+	rp->seqs.v[rp->seqs.n] = (struct seq_state){ .pid = pid, .seq = seq, .req = -1 };
+	return &rp->seqs.v[rp->seqs.n++];
+}
+
+#define PUSH(rp, vec, x)                                                                  \
+	do {                                                                               \
+		if (VEC_RESERVE((vec).v, (vec).cap, (vec).n, 64))                           \
+			(rp)->err = -ENOMEM;                                               \
+		else                                                                       \
+			(vec).v[(vec).n++] = (x);                                          \
+	} while (0)
+
+/* The request's figures once it ended (how: e). */
+static void finish(struct replay *rp, struct seq_state *s, enum model_request_end e)
+{
+	struct model_request *q;
+	double *g, *sorted;
+	size_t n;
+
+	if (s->req < 0)
+		return;
+	q = &rp->r->list.v[s->req];
+	g = rp->gaps.v[s->req].v;
+	n = rp->gaps.v[s->req].n;
+	q->ended = (uint8_t)e;
+	q->duration_ms = (double)(q->end_ns - q->start_ns) / NS_PER_MS;
+	q->sharers_avg = q->batches ? s->sharers_sum / (double)q->batches : NAN;
+	q->tokens_per_s = n && q->end_ns > q->first_token_ns && q->first_token_ns
+				  ? (double)n / ((double)(s->last_out_ns - q->first_token_ns) / 1e9)
+				  : NAN;
+	q->itl_p50_ms = q->itl_p95_ms = q->itl_p99_ms = q->itl_max_ms = NAN;
+	sorted = n ? malloc(n * sizeof(double)) : NULL;
+	if (sorted) {
+		memcpy(sorted, g, n * sizeof(double));
+		q->itl_p50_ms = stats__percentile(sorted, n, 50);
+		q->itl_p95_ms = stats__percentile(sorted, n, 95);
+		q->itl_p99_ms = stats__percentile(sorted, n, 99);
+		q->itl_max_ms = stats__percentile(sorted, n, 100);
+		free(sorted);
+	} else if (n) {
+		rp->err = -ENOMEM;
+	}
+	s->req = -1;
+}
+
+static void open_request(struct replay *rp, struct seq_state *s, const struct model_llama_batch *b, int32_t pos)
+{
+	struct model_requests *r = rp->r;
+
+	if (VEC_RESERVE(r->list.v, r->list.cap, r->list.n, 32) || VEC_RESERVE(rp->gaps.v, rp->gaps.cap, rp->gaps.n, 32)) {
+		rp->err = -ENOMEM;
+		return;
+	}
+	memset(&rp->gaps.v[rp->gaps.n++], 0, sizeof(rp->gaps.v[0]));
+	r->list.v[r->list.n] = (struct model_request){
+		.pid = b->pid, .tid = b->tid, .seq = s->seq, .start_ns = b->start_ns,
+		.start_ms = (double)(b->start_ns - rp->m->run.start_ns) / NS_PER_MS,
+		.cached_tokens = pos > 0 ? (uint64_t)pos : 0, .pos_max = -1,
+		.prefill_ms = 0, .decode_ms = 0, .ttft_ms = NAN };
+	s->req = (int64_t)r->list.n++;
+	s->prefill = true;
+	s->sharers_sum = 0;
+}
+
+/* A removal of positions [p0, p1) of sequence seq (-1: all) of pid. */
+static void apply_end(struct replay *rp, const struct model_llama_seq_end *e)
+{
+	for (size_t i = 0; i < rp->seqs.n; i++) {
+		struct seq_state *s = &rp->seqs.v[i];
+
+		if (s->pid != e->pid || (e->seq >= 0 && s->seq != e->seq))
+			continue;
+		/* a range in the middle (a context shift) keeps the request */
+		if (e->p1 >= 0 && e->seq >= 0)
+			continue;
+		finish(rp, s, MODEL_REQUEST_REMOVED);
+		s->next_pos = e->seq >= 0 && e->p0 > 0 ? e->p0 : 0;
+	}
+}
+
+/* One sequence's part of batch b (time d ms, shared by its tokens). */
+static void apply_part(struct replay *rp, const struct model_llama_batch *b, const struct model_llama_part *p,
+		       double d_ms)
+{
+	struct seq_state *s = seq_state(rp, b->pid, p->seq);
+	int32_t pos_min = p->pos_min, pos_max = p->pos_max;
+	double share = b->n_tokens ? d_ms * p->tokens / b->n_tokens : 0;
+	struct model_request *q;
+
+	if (!s)
+		return;
+	if (pos_min < 0) { /* llama_batch_get_one: after the sequence's last position */
+		pos_min = b->flags & IT_LLAMA_BATCH_STARTS ? 0 : s->next_pos;
+		pos_max = pos_min + (int32_t)p->tokens - 1;
+	}
+	s->next_pos = pos_max + 1;
+	if (s->req >= 0 && pos_min == 0)
+		finish(rp, s, MODEL_REQUEST_RESTART);
+	if (s->req < 0)
+		open_request(rp, s, b, pos_min);
+	if (s->req < 0)
+		return;
+	q = &rp->r->list.v[s->req];
+	q->batches++;
+	q->end_ns = b->end_ns;
+	if (pos_max > q->pos_max)
+		q->pos_max = pos_max;
+	s->sharers_sum += b->nparts - 1;
+	if (b->nparts - 1 > q->sharers_max)
+		q->sharers_max = b->nparts - 1;
+	if (s->prefill) {
+		q->prefill_batches++;
+		q->prefill_ms += share;
+		q->prompt_tokens += p->tokens;
+		if (p->last_output) {
+			s->prefill = false;
+			q->first_token_ns = b->end_ns;
+			q->ttft_ms = (double)(b->end_ns - q->start_ns) / NS_PER_MS;
+			q->generated_tokens = 1;
+			s->last_out_ns = b->end_ns;
+		}
+		return;
+	}
+	q->decode_ms += share;
+	/* tokens fed after the prompt without an output are input too */
+	q->prompt_tokens += p->tokens - p->outputs;
+	if (p->outputs) {
+		double gap = (double)(b->end_ns - s->last_out_ns) / NS_PER_MS / p->outputs;
+
+		for (uint32_t k = 0; k < p->outputs; k++)
+			PUSH(rp, rp->gaps.v[s->req], gap);
+		q->generated_tokens += p->outputs;
+		s->last_out_ns = b->end_ns;
+	}
+}
+
+static int batch_cmp(const void *a, const void *b, void *batches)
+{
+	const struct model_llama_batch *x = &((const struct model_llama_batch *)batches)[*(const uint32_t *)a];
+	const struct model_llama_batch *y = &((const struct model_llama_batch *)batches)[*(const uint32_t *)b];
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+static int end_cmp(const void *a, const void *b)
+{
+	const struct model_llama_seq_end *x = a, *y = b;
+
+	return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+/* A batch where every sequence fed one token: a point of the context fit. */
+static void context_point(struct replay *rp, const struct model_llama_batch *b, const struct model_llama_part *parts,
+			  double d_ms)
+{
+	double pos = 0;
+
+	for (uint32_t i = 0; i < b->nparts; i++) {
+		const struct model_llama_part *p = &parts[b->first_part + i];
+		struct seq_state *s = seq_state(rp, b->pid, p->seq);
+
+		if (p->tokens != 1 || !s)
+			return;
+		pos += p->pos_min >= 0 ? p->pos_min : s->next_pos;
+	}
+	if (!b->nparts || b->other_seq_tokens || b->unread_tokens)
+		return;
+	PUSH(rp, rp->xs, pos / b->nparts);
+	PUSH(rp, rp->ys, d_ms / b->nparts);
+}
+
+static void dist(struct model_request_dist *d, double *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			v[k++] = v[i];
+	d->n = k;
+	d->mean = k ? stats__mean(v, k) : NAN;
+	d->p50 = stats__percentile(v, k, 50);
+	d->p95 = stats__percentile(v, k, 95);
+	d->p99 = stats__percentile(v, k, 99);
+	d->max = stats__percentile(v, k, 100);
+}
+
+void requests__fit_context(struct model_context_cost *c, const double *x, const double *y, size_t n)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, lo = INFINITY, hi = -INFINITY;
+	double first = 0, last = 0;
+	size_t nf = 0, nl = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->slope_ms_per_1k = c->intercept_ms = c->r2 = c->first_ms = c->last_ms = c->occupancy = NAN;
+	c->steps = n;
+	for (size_t i = 0; i < n; i++) {
+		sx += x[i];
+		sy += y[i];
+		sxx += x[i] * x[i];
+		sxy += x[i] * y[i];
+		syy += y[i] * y[i];
+		lo = fmin(lo, x[i]);
+		hi = fmax(hi, x[i]);
+	}
+	if (n < MODEL_CONTEXT_MIN_STEPS || hi - lo < MODEL_CONTEXT_MIN_SPAN)
+		return;
+	double den = n * sxx - sx * sx, slope = (n * sxy - sx * sy) / den, icpt = (sy - slope * sx) / n;
+	double vy = n * syy - sy * sy;
+
+	c->present = true;
+	c->pos_min = (int32_t)lo;
+	c->pos_max = (int32_t)hi;
+	c->slope_ms_per_1k = slope * 1000;
+	c->intercept_ms = icpt;
+	c->r2 = vy > 0 ? (n * sxy - sx * sy) * (n * sxy - sx * sy) / (den * vy) : NAN;
+	for (size_t i = 0; i < n; i++) {
+		if (x[i] <= lo + (hi - lo) / 10) {
+			first += y[i];
+			nf++;
+		}
+		if (x[i] >= hi - (hi - lo) / 10) {
+			last += y[i];
+			nl++;
+		}
+	}
+	c->first_ms = nf ? first / nf : NAN;
+	c->last_ms = nl ? last / nl : NAN;
+}
+
+static bool process_exited(const struct model *m, pid_t pid)
+{
+	const struct model_process *p = model__find_process(m, pid);
+
+	return p && p->exited;
+}
+
+int requests__derive(struct model *m)
+{
+	struct model_requests *r = &m->requests;
+	struct replay rp = { .r = r, .m = m };
+	uint32_t *order;
+	size_t e = 0;
+	double *v;
+
+	if (!r->batches.n)
+		return 0; /* nothing recorded: a profile read back keeps its requests */
+	model_requests__clear_derived(r);
+	r->prompt_tokens = r->generated_tokens = r->batches_seen = r->batches_incomplete = 0;
+	r->shared_batches = r->other_seq_tokens = r->multi_seq_tokens = r->unread_tokens = 0;
+	r->max_concurrent = 0;
+	order = malloc(r->batches.n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->batches.n; i++)
+		order[i] = i;
+	qsort_r(order, r->batches.n, sizeof(*order), batch_cmp, r->batches.v);
+	qsort(r->ends.v, r->ends.n, sizeof(*r->ends.v), end_cmp);
+	for (size_t k = 0; k < r->batches.n && !rp.err; k++) {
+		const struct model_llama_batch *b = &r->batches.v[order[k]];
+		double d_ms;
+
+		r->batches_seen++;
+		if (!b->end_ns || b->end_ns < b->start_ns) {
+			r->batches_incomplete++;
+			continue;
+		}
+		for (; e < r->ends.n && r->ends.v[e].ts_ns <= b->start_ns; e++)
+			apply_end(&rp, &r->ends.v[e]);
+		d_ms = (double)(b->end_ns - b->start_ns) / NS_PER_MS;
+		r->shared_batches += b->nparts > 1;
+		r->max_concurrent = b->nparts > r->max_concurrent ? b->nparts : r->max_concurrent;
+		r->other_seq_tokens += b->other_seq_tokens;
+		r->multi_seq_tokens += b->multi_seq_tokens;
+		r->unread_tokens += b->unread_tokens;
+		context_point(&rp, b, r->parts.v, d_ms);
+		for (uint32_t i = 0; i < b->nparts; i++)
+			apply_part(&rp, b, &r->parts.v[b->first_part + i], d_ms);
+	}
+	for (; e < r->ends.n && !rp.err; e++)
+		apply_end(&rp, &r->ends.v[e]);
+	for (size_t i = 0; i < rp.seqs.n; i++)
+		finish(&rp, &rp.seqs.v[i], process_exited(m, rp.seqs.v[i].pid) ? MODEL_REQUEST_EXIT : MODEL_REQUEST_OPEN);
+	free(order);
+	/* the gaps, request by request */
+	for (size_t i = 0; i < r->list.n && !rp.err; i++) {
+		struct model_request *q = &r->list.v[i];
+
+		q->first_gap = r->gaps.n;
+		q->ngaps = rp.gaps.v[i].n;
+		for (size_t k = 0; k < rp.gaps.v[i].n && !rp.err; k++)
+			PUSH(&rp, r->gaps, rp.gaps.v[i].v[k]);
+		r->prompt_tokens += q->prompt_tokens;
+		r->generated_tokens += q->generated_tokens;
+	}
+	v = rp.err ? NULL : malloc((r->list.n + r->gaps.n + 1) * sizeof(double));
+	if (v) {
+#define DIST(field, expr)                                        \
+	do {                                                     \
+		for (size_t i = 0; i < r->list.n; i++)           \
+			v[i] = (expr);                           \
+		dist(&r->field, v, r->list.n);                   \
+	} while (0)
+		DIST(ttft, r->list.v[i].ttft_ms);
+		DIST(duration, r->list.v[i].duration_ms);
+		DIST(prefill, r->list.v[i].prefill_ms);
+		DIST(tokens_per_s, r->list.v[i].tokens_per_s);
+		DIST(prompt, (double)r->list.v[i].prompt_tokens);
+		DIST(generated, (double)r->list.v[i].generated_tokens);
+#undef DIST
+		memcpy(v, r->gaps.v, r->gaps.n * sizeof(double));
+		dist(&r->itl, v, r->gaps.n);
+		free(v);
+	} else if (!rp.err) {
+		rp.err = -ENOMEM;
+	}
+	requests__fit_context(&r->context, rp.xs.v, rp.ys.v, rp.xs.n);
+	r->context.pos_reached = -1;
+	for (size_t i = 0; i < r->list.n; i++)
+		if (r->list.v[i].pos_max > r->context.pos_reached)
+			r->context.pos_reached = r->list.v[i].pos_max;
+	if (m->llama_facts.present && m->llama_facts.context.n_ctx) {
+		r->context.n_ctx = m->llama_facts.context.n_ctx;
+		if (r->context.pos_reached >= 0)
+			r->context.occupancy = (r->context.pos_reached + 1.0) / r->context.n_ctx;
+	}
+	for (size_t i = 0; i < rp.gaps.n; i++)
+		free(rp.gaps.v[i].v);
+	free(rp.gaps.v);
+	free(rp.seqs.v);
+	free(rp.xs.v);
+	free(rp.ys.v);
+	return rp.err;
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Owning the requests' part of the model (model_requests.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+void model_requests__clear_derived(struct model_requests *r)
+{
+	free(r->list.v);
+	free(r->gaps.v);
+	memset(&r->list, 0, sizeof(r->list));
+	memset(&r->gaps, 0, sizeof(r->gaps));
+}
+
+void model_requests__free(struct model_requests *r)
+{
+	model_requests__clear_derived(r);
+	free(r->batches.v);
+	free(r->parts.v);
+	free(r->ends.v);
+	memset(r, 0, sizeof(*r));
+}
+
+int model_requests__copy(struct model_requests *dst, const struct model_requests *src)
+{
+	*dst = *src;
+	memset(&dst->batches, 0, sizeof(dst->batches));
+	memset(&dst->parts, 0, sizeof(dst->parts));
+	memset(&dst->ends, 0, sizeof(dst->ends));
+	memset(&dst->list, 0, sizeof(dst->list));
+	memset(&dst->gaps, 0, sizeof(dst->gaps));
+	if (VEC_DUP(dst->batches, src->batches) || VEC_DUP(dst->parts, src->parts) || VEC_DUP(dst->ends, src->ends) ||
+	    VEC_DUP(dst->list, src->list) || VEC_DUP(dst->gaps, src->gaps)) {
+		model_requests__free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+const char *model_request__end_name(enum model_request_end e)
+{
+	static const char *const names[MODEL_REQUEST_ENDS] = { "open", "removed", "restart", "exit" };
+
+	return (unsigned)e < MODEL_REQUEST_ENDS ? names[e] : "open";
+}
