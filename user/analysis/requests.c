@@ -318,7 +318,8 @@ int requests__derive(struct model *m)
 	for (uint32_t i = 0; i < r->batches.n; i++)
 		order[i] = i;
 	qsort_r(order, r->batches.n, sizeof(*order), batch_cmp, r->batches.v);
-	qsort(r->ends.v, r->ends.n, sizeof(*r->ends.v), end_cmp);
+	if (r->ends.n)
+		qsort(r->ends.v, r->ends.n, sizeof(*r->ends.v), end_cmp);
 	for (size_t k = 0; k < r->batches.n && !rp.err; k++) {
 		const struct model_llama_batch *b = &r->batches.v[order[k]];
 		double d_ms;
@@ -371,7 +372,8 @@ int requests__derive(struct model *m)
 		DIST(prompt, (double)r->list.v[i].prompt_tokens);
 		DIST(generated, (double)r->list.v[i].generated_tokens);
 #undef DIST
-		memcpy(v, r->gaps.v, r->gaps.n * sizeof(double));
+		if (r->gaps.n)
+			memcpy(v, r->gaps.v, r->gaps.n * sizeof(double));
 		dist(&r->itl, v, r->gaps.n);
 		free(v);
 	} else if (!rp.err) {

@@ -965,7 +965,7 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("probes_overhead", profile_overhead__write, profile_overhead__read),
 	 JF("suggested_cycle", JF_OBJ, suggested_cycle, .sub = &suggestion_table, JF_WHEN(suggested_cycle.present)), JF_GROUP("self", profile_self_table, JF_WHEN(self.present)),
 	 JF_FNS("tail_cycles", profile_tail__write, profile_tail__read), JF_FNS("llama", profile_llama__write, profile_llama__read),
-	 JF("requests", JF_VEC, requests.list, .sub = &profile_request_table, JF_WHEN(requests.present)),
+	 JF_FNS("requests", profile_requests__write, profile_requests__read),
 	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
 	 JF_FNS(NULL, NULL, loaded_read));
 #undef JF_T

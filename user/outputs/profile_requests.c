@@ -35,53 +35,76 @@ static int ended_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
-/* each gap between two outputs, in order (ctx: the model, which pools them) */
-static int gaps_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model_request *q = base;
-	const struct model *m = ctx;
-	json_t *a = json_array();
-
-	for (uint64_t i = 0; a && i < q->ngaps && q->first_gap + i < m->requests.gaps.n; i++)
-		if (json_array_append_new(a, json_real(round(m->requests.gaps.v[q->first_gap + i] * 1000) / 1000))) {
-			json_decref(a);
-			a = NULL;
-		}
-	return profile__set(o, key, a);
-}
-
-static int gaps_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_request *q = base;
-	struct model_requests *r = &((struct model *)ctx)->requests;
-	json_t *a = json_object_get(o, key), *v;
-	size_t i;
-
-	q->first_gap = r->gaps.n;
-	q->ngaps = 0;
-	json_array_foreach(a, i, v) {
-		if (!json_is_number(v))
-			continue;
-		if (VEC_RESERVE(r->gaps.v, r->gaps.cap, r->gaps.n, 64))
-			return -ENOMEM;
-		r->gaps.v[r->gaps.n++] = json_number_value(v);
-		q->ngaps++;
-	}
-	return 0;
-}
-
 JF_TABLE(itl_table, JF("p50", JF_REAL, itl_p50_ms), JF("p95", JF_REAL, itl_p95_ms), JF("p99", JF_REAL, itl_p99_ms),
 	 JF("max", JF_REAL, itl_max_ms));
 JF_TABLE(sharers_table, JF("avg", JF_REAL, sharers_avg), JF("max", JF_U32, sharers_max));
-JF_TABLE_PUBLIC(profile_request_table, JF("pid", JF_INT, pid), JF("tid", JF_INT, tid), JF("seq", JF_INT, seq),
+JF_TABLE(profile_request_table, JF("pid", JF_INT, pid), JF("tid", JF_INT, tid), JF("seq", JF_INT, seq),
 	 JF("start_ms", JF_REAL, start_ms), JF("prompt_tokens", JF_U64, prompt_tokens),
 	 JF("cached_tokens", JF_U64, cached_tokens), JF("generated_tokens", JF_U64, generated_tokens),
 	 JF("batches", JF_U64, batches), JF("prefill_batches", JF_U64, prefill_batches),
 	 JF("prefill_ms", JF_REAL, prefill_ms), JF("ttft_ms", JF_REAL, ttft_ms), JF("decode_ms", JF_REAL, decode_ms),
 	 JF("duration_ms", JF_REAL, duration_ms), JF("tokens_per_s", JF_REAL, tokens_per_s),
 	 JF_GROUP("itl_ms", itl_table), JF_GROUP("sharers", sharers_table), JF("pos_max", JF_INT, pos_max),
-	 JF_FNS("ended_by", ended_write, ended_read), JF_FNS("token_gaps_ms", gaps_write, gaps_read));
+	 JF_FNS("ended_by", ended_write, ended_read));
 #undef JF_T
+
+/* requests[]: each with each gap between two outputs, in order (the model
+ * pools them) */
+int profile_requests__write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model *m = base;
+	const struct model_requests *r = &m->requests;
+	json_t *list, *q, *g;
+
+	if (!r->present)
+		return 0;
+	list = json_array();
+	for (size_t i = 0; list && i < r->list.n; i++) {
+		const struct model_request *e = &r->list.v[i];
+
+		q = jf_object(&profile_request_table, e, ctx);
+		g = json_array();
+		for (uint64_t k = 0; g && k < e->ngaps && e->first_gap + k < r->gaps.n; k++)
+			if (json_array_append_new(g, json_real(round(r->gaps.v[e->first_gap + k] * 1000) / 1000)))
+				json_decref(g), g = NULL;
+		if (!q || !g || json_object_set_new(q, "token_gaps_ms", g) || json_array_append_new(list, q)) {
+			json_decref(g);
+			json_decref(q);
+			json_decref(list);
+			list = NULL;
+		}
+	}
+	return profile__set(o, key, list);
+}
+
+int profile_requests__read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_requests *r = &((struct model *)base)->requests;
+	json_t *list = json_object_get(o, key), *q, *v;
+	size_t i, k;
+
+	if (!json_is_array(list))
+		return 0;
+	r->present = true;
+	json_array_foreach(list, i, q) {
+		struct model_request e;
+
+		if (VEC_RESERVE(r->list.v, r->list.cap, r->list.n, 32) || jf_read(&profile_request_table, &e, q, ctx))
+			return -ENOMEM;
+		e.first_gap = r->gaps.n;
+		e.ngaps = 0;
+		json_array_foreach(json_object_get(q, "token_gaps_ms"), k, v) {
+			if (!json_is_number(v))
+				continue;
+			if (VEC_RESERVE(r->gaps.v, r->gaps.cap, r->gaps.n, 64))
+				return -ENOMEM;
+			r->gaps.v[r->gaps.n++] = json_number_value(v);
+			e.ngaps++;
+		}
+		r->list.v[r->list.n++] = e;
+	}
+	return 0;
+}
 
 #define JF_T struct model_context_cost
 JF_TABLE(context_table, JF("steps", JF_U64, steps), JF("ms_per_1k_tokens", JF_REAL, slope_ms_per_1k),

@@ -38,9 +38,10 @@ extern const struct jf_table profile_self_table;
 extern const struct jf_table profile_llama_cycle_table;
 int profile_llama__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_llama__read(void *base, const char *key, json_t *o, void *ctx);
-/* profile_requests.c: an element of requests[]; llama.requests and
- * llama.context_slope into (from) the llama object */
-extern const struct jf_table profile_request_table;
+/* profile_requests.c: requests[]; llama.requests and llama.context_slope
+ * into (from) the llama object */
+int profile_requests__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_requests__read(void *base, const char *key, json_t *o, void *ctx);
 int profile_requests__summary_write(const struct model *m, json_t *llama);
 int profile_requests__summary_read(struct model *m, json_t *llama);
 

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Requests from llama.cpp's batches (analysis/requests.c) on hand-built
+ * batch records whose figures are worked out in each test: two sequences
+ * sharing batches, batches without positions (llama_batch_get_one), a kept
+ * prefix, a context fit on a known line, and a batch whose return was
+ * never seen. */
+#include <linux/types.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "infertrace.h"
+#include "model.h"
+#include "requests.h"
+
+#define MS 1000000ull
+#define T0 5000000000ull /* the recording's start */
+#define PID 100
+
+struct part_spec {
+	int32_t seq;
+	uint32_t tokens, outputs;
+	int32_t pos_min; /* -1: none */
+	bool last_output;
+};
+
+/* A batch of the parts, from..to ms after T0 (to 0: never returned). */
+static void batch(struct model *m, double from_ms, double to_ms, uint32_t flags, const struct part_spec *ps, int n)
+{
+	struct model_requests *r = &m->requests;
+	uint32_t tokens = 0;
+
+	assert_int_equal(VEC_RESERVE(r->batches.v, r->batches.cap, r->batches.n, 16), 0);
+	assert_int_equal(VEC_RESERVE(r->parts.v, r->parts.cap, r->parts.n + n, 16), 0);
+	for (int i = 0; i < n; i++) {
+		r->parts.v[r->parts.n + i] = (struct model_llama_part){
+			.seq = ps[i].seq, .tokens = ps[i].tokens, .outputs = ps[i].outputs, .pos_min = ps[i].pos_min,
+			.pos_max = ps[i].pos_min < 0 ? -1 : ps[i].pos_min + (int32_t)ps[i].tokens - 1,
+			.last_output = ps[i].last_output };
+		tokens += ps[i].tokens;
+	}
+	r->batches.v[r->batches.n++] = (struct model_llama_batch){
+		.pid = PID, .tid = PID + 1, .start_ns = T0 + (uint64_t)(from_ms * MS),
+		.end_ns = to_ms ? T0 + (uint64_t)(to_ms * MS) : 0, .n_tokens = tokens, .flags = flags,
+		.first_part = (uint32_t)r->parts.n, .nparts = (uint32_t)n };
+	r->parts.n += n;
+	r->present = true;
+}
+
+static void seq_rm(struct model *m, double at_ms, int32_t seq, int32_t p0, int32_t p1)
+{
+	struct model_requests *r = &m->requests;
+
+	assert_int_equal(VEC_RESERVE(r->ends.v, r->ends.cap, r->ends.n, 16), 0);
+	r->ends.v[r->ends.n++] = (struct model_llama_seq_end){ .pid = PID, .ts_ns = T0 + (uint64_t)(at_ms * MS),
+							      .seq = seq, .p0 = p0, .p1 = p1 };
+}
+
+static void new_model(struct model *m)
+{
+	model__init(m);
+	m->run.start_ns = T0;
+}
+
+/* Two requests in one batch, then sharing single-token steps:
+ *   0-10 ms  seq 0 prompt 5 tokens [0,5), seq 1 prompt 3 tokens [0,3), both last outputs
+ *   10-14    both one token (pos 5 and 3)      seq 0 gap 4, seq 1 gap 4
+ *   15-19    both one token (pos 6 and 4)      gaps 5, 5
+ *   20       seq 1 removed whole
+ *   20-22    seq 0 alone (pos 7)               gap 3
+ *   25       seq 0 removed
+ *   30-36    seq 1 again: prompt 6 tokens [0,6), output; still open at the end */
+static void test_two_sequences_share_batches(void **state)
+{
+	struct model m;
+	(void)state;
+
+	new_model(&m);
+	batch(&m, 0, 10, 0, (struct part_spec[]){ { 0, 5, 1, 0, true }, { 1, 3, 1, 0, true } }, 2);
+	batch(&m, 10, 14, 0, (struct part_spec[]){ { 0, 1, 1, 5, true }, { 1, 1, 1, 3, true } }, 2);
+	batch(&m, 15, 19, 0, (struct part_spec[]){ { 0, 1, 1, 6, true }, { 1, 1, 1, 4, true } }, 2);
+	seq_rm(&m, 20, 1, -1, -1);
+	batch(&m, 20, 22, 0, (struct part_spec[]){ { 0, 1, 1, 7, true } }, 1);
+	seq_rm(&m, 25, 0, 0, -1);
+	batch(&m, 30, 36, 0, (struct part_spec[]){ { 1, 6, 1, 0, true } }, 1);
+	assert_int_equal(model__add_process(&m, PID) != NULL, 1);
+	assert_int_equal(requests__derive(&m), 0);
+
+	struct model_requests *r = &m.requests;
+
+	assert_int_equal(r->list.n, 3);
+	const struct model_request *a = &r->list.v[0], *b = &r->list.v[1], *c = &r->list.v[2];
+
+	assert_int_equal(a->seq, 0);
+	assert_int_equal(a->prompt_tokens, 5);
+	assert_int_equal(a->generated_tokens, 4); /* the prompt's output and three steps */
+	assert_int_equal(a->batches, 4);
+	assert_int_equal(a->prefill_batches, 1);
+	assert_float_equal(a->prefill_ms, 10.0 * 5 / 8, 1e-9);
+	assert_float_equal(a->ttft_ms, 10, 1e-9);
+	assert_float_equal(a->decode_ms, 2 + 2 + 2, 1e-9);
+	assert_float_equal(a->duration_ms, 22, 1e-9);
+	assert_int_equal(a->ngaps, 3);
+	assert_float_equal(r->gaps.v[a->first_gap], 4, 1e-9);
+	assert_float_equal(r->gaps.v[a->first_gap + 1], 5, 1e-9);
+	assert_float_equal(r->gaps.v[a->first_gap + 2], 3, 1e-9);
+	assert_float_equal(a->itl_p50_ms, 4, 1e-9);
+	assert_float_equal(a->itl_max_ms, 5, 1e-9);
+	assert_float_equal(a->tokens_per_s, 3 / 0.012, 1e-6); /* 3 outputs from 10 to 22 ms */
+	assert_float_equal(a->sharers_avg, 3.0 / 4, 1e-9);
+	assert_int_equal(a->sharers_max, 1);
+	assert_int_equal(a->pos_max, 7);
+	assert_int_equal(a->ended, MODEL_REQUEST_REMOVED);
+	assert_float_equal(a->start_ms, 0, 1e-9);
+
+	assert_int_equal(b->seq, 1);
+	assert_int_equal(b->prompt_tokens, 3);
+	assert_int_equal(b->generated_tokens, 3);
+	assert_float_equal(b->prefill_ms, 10.0 * 3 / 8, 1e-9);
+	assert_float_equal(b->decode_ms, 2 + 2, 1e-9);
+	assert_float_equal(b->duration_ms, 19, 1e-9);
+	assert_int_equal(b->ended, MODEL_REQUEST_REMOVED);
+	assert_float_equal(b->sharers_avg, 1, 1e-9);
+
+	assert_int_equal(c->seq, 1);
+	assert_int_equal(c->prompt_tokens, 6);
+	assert_int_equal(c->generated_tokens, 1);
+	assert_int_equal(c->ngaps, 0);
+	assert_true(isnan(c->tokens_per_s));
+	assert_float_equal(c->ttft_ms, 6, 1e-9);
+	assert_float_equal(c->start_ms, 30, 1e-9);
+	assert_int_equal(c->ended, MODEL_REQUEST_OPEN);
+
+	assert_int_equal(r->prompt_tokens, 14);
+	assert_int_equal(r->generated_tokens, 8);
+	assert_int_equal(r->shared_batches, 3);
+	assert_int_equal(r->max_concurrent, 2);
+	assert_int_equal(r->ttft.n, 3);
+	assert_float_equal(r->ttft.p50, 10, 1e-9);
+	assert_int_equal(r->itl.n, 5); /* 4, 5, 3 and 4, 5 */
+	assert_float_equal(r->itl.max, 5, 1e-9);
+	assert_float_equal(r->itl.p50, 4, 1e-9);
+	model__free(&m);
+}
+
+/* llama_batch_get_one: no positions, no sequence ids. A prompt after a
+ * single-token batch starts a request (the BPF side's STARTS flag); a
+ * memory clear ends one; the process's exit ends the last. */
+static void test_batches_without_positions(void **state)
+{
+	struct model m;
+	(void)state;
+
+	new_model(&m);
+	for (int round = 0; round < 2; round++) {
+		double t = round * 100;
+
+		if (round)
+			seq_rm(&m, t - 1, -1, -1, -1); /* llama_memory_clear */
+		batch(&m, t, t + 8, IT_LLAMA_BATCH_NO_POS | IT_LLAMA_BATCH_NO_SEQ | IT_LLAMA_BATCH_STARTS,
+		      (struct part_spec[]){ { 0, 20, 1, -1, true } }, 1);
+		for (int k = 0; k < 4; k++)
+			batch(&m, t + 10 + 2 * k, t + 11 + 2 * k, IT_LLAMA_BATCH_NO_POS | IT_LLAMA_BATCH_NO_SEQ,
+			      (struct part_spec[]){ { 0, 1, 1, -1, true } }, 1);
+	}
+	model__add_process(&m, PID)->exited = true;
+	assert_int_equal(requests__derive(&m), 0);
+
+	struct model_requests *r = &m.requests;
+
+	assert_int_equal(r->list.n, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct model_request *q = &r->list.v[i];
+
+		assert_int_equal(q->prompt_tokens, 20);
+		assert_int_equal(q->generated_tokens, 5);
+		assert_int_equal(q->pos_max, 23); /* 20 prompt positions, then 4 steps */
+		assert_float_equal(q->ttft_ms, 8, 1e-9);
+		assert_float_equal(q->decode_ms, 4, 1e-9);
+		assert_float_equal(r->gaps.v[q->first_gap], 3, 1e-9); /* 8 to 11 ms */
+		assert_float_equal(r->gaps.v[q->first_gap + 3], 2, 1e-9);
+	}
+	assert_int_equal(r->list.v[0].ended, MODEL_REQUEST_REMOVED);
+	assert_int_equal(r->list.v[1].ended, MODEL_REQUEST_EXIT);
+	model__free(&m);
+}
+
+/* A server keeping the common prefix of the next prompt removes only the
+ * tail: the request ends there, and the next starts at the kept position
+ * with those positions as its cached tokens. A context shift (a range in
+ * the middle) and a batch never returned change nothing. */
+static void test_kept_prefix_and_context_shift(void **state)
+{
+	struct model m;
+	(void)state;
+
+	new_model(&m);
+	batch(&m, 0, 5, 0, (struct part_spec[]){ { 2, 10, 1, 0, true } }, 1);
+	batch(&m, 6, 7, 0, (struct part_spec[]){ { 2, 1, 1, 10, true } }, 1);
+	seq_rm(&m, 7.5, 2, 4, 8); /* context shift */
+	batch(&m, 8, 9, 0, (struct part_spec[]){ { 2, 1, 1, 11, true } }, 1);
+	batch(&m, 9.5, 0, 0, (struct part_spec[]){ { 2, 1, 1, 12, true } }, 1); /* never returned */
+	seq_rm(&m, 10, 2, 6, -1);
+	batch(&m, 20, 23, 0, (struct part_spec[]){ { 2, 4, 1, 6, true } }, 1);
+	model__add_process(&m, PID);
+	assert_int_equal(requests__derive(&m), 0);
+
+	struct model_requests *r = &m.requests;
+
+	assert_int_equal(r->list.n, 2);
+	assert_int_equal(r->list.v[0].generated_tokens, 3);
+	assert_int_equal(r->list.v[0].ended, MODEL_REQUEST_REMOVED);
+	assert_int_equal(r->list.v[0].cached_tokens, 0);
+	assert_int_equal(r->list.v[1].cached_tokens, 6);
+	assert_int_equal(r->list.v[1].prompt_tokens, 4);
+	assert_float_equal(r->list.v[1].start_ms, 20, 1e-9);
+	assert_int_equal(r->batches_seen, 5);
+	assert_int_equal(r->batches_incomplete, 1);
+	model__free(&m);
+}
+
+/* Steps whose time is 1 ms + 2 ms per 1,000 positions, exactly: the fit
+ * finds the line; a run of few positions has no fit. */
+static void test_context_fit(void **state)
+{
+	struct model_context_cost c;
+	double x[200], y[200];
+	(void)state;
+
+	for (int i = 0; i < 200; i++) {
+		x[i] = 100 + 10 * i;
+		y[i] = 1 + 0.002 * x[i];
+	}
+	requests__fit_context(&c, x, y, 200);
+	assert_true(c.present);
+	assert_float_equal(c.slope_ms_per_1k, 2, 1e-9);
+	assert_float_equal(c.intercept_ms, 1, 1e-9);
+	assert_float_equal(c.r2, 1, 1e-9);
+	assert_int_equal(c.pos_min, 100);
+	assert_int_equal(c.pos_max, 2090);
+	assert_true(c.last_ms > c.first_ms);
+	requests__fit_context(&c, x, y, MODEL_CONTEXT_MIN_STEPS - 1);
+	assert_false(c.present);
+	for (int i = 0; i < 20; i++)
+		x[i] = 100 + i % 4;
+	requests__fit_context(&c, x, y, 20);
+	assert_false(c.present);
+}
+
+/* The fit from a recording: single-token steps of one sequence whose time
+ * grows with the position; shared prompt batches are no points. */
+static void test_context_from_steps(void **state)
+{
+	struct model m;
+	double t = 10;
+	(void)state;
+
+	new_model(&m);
+	batch(&m, 0, 10, 0, (struct part_spec[]){ { 0, 64, 1, 0, true } }, 1);
+	for (int pos = 64; pos < 64 + 100; pos++) {
+		double d = 1 + 0.004 * pos;
+
+		batch(&m, t, t + d, 0, (struct part_spec[]){ { 0, 1, 1, pos, true } }, 1);
+		t += d + 0.5;
+	}
+	m.llama_facts.present = true;
+	m.llama_facts.context.n_ctx = 256;
+	assert_int_equal(requests__derive(&m), 0);
+	assert_true(m.requests.context.present);
+	assert_int_equal(m.requests.context.steps, 100);
+	assert_float_equal(m.requests.context.slope_ms_per_1k, 4, 1e-3);
+	assert_int_equal(m.requests.context.pos_reached, 163);
+	assert_float_equal(m.requests.context.occupancy, 164.0 / 256, 1e-9);
+	model__free(&m);
+}
+
+/* requests[] and llama.requests written and read back: what report and
+ * diff see is what record derived. */
+static void test_profile_read_back(void **state)
+{
+	struct model m, back;
+	json_t *p;
+	(void)state;
+
+	new_model(&m);
+	batch(&m, 0, 10, 0, (struct part_spec[]){ { 0, 5, 1, 0, true }, { 1, 3, 1, 0, true } }, 2);
+	batch(&m, 10, 14, 0, (struct part_spec[]){ { 0, 1, 1, 5, true }, { 1, 1, 1, 3, true } }, 2);
+	batch(&m, 15, 19, 0, (struct part_spec[]){ { 0, 1, 1, 6, true } }, 1);
+	model__add_process(&m, PID);
+	assert_int_equal(requests__derive(&m), 0);
+	p = json_pack("{s:o,s:o,s:[],s:[],s:{},s:{},s:[],s:{},s:[]}", "requests", model__section_json(&m, "requests"),
+		      "llama", model__section_json(&m, "llama"), "bottlenecks", "recommendations", "system", "memory",
+		      "crashes", "aggregate_metrics", "cycles");
+	assert_non_null(p);
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(back.requests.present);
+	assert_int_equal(back.requests.list.n, 2);
+	assert_int_equal(back.requests.list.v[0].generated_tokens, 3);
+	assert_int_equal(back.requests.list.v[0].ngaps, 2);
+	assert_float_equal(back.requests.gaps.v[back.requests.list.v[0].first_gap + 1], 5, 1e-9);
+	assert_int_equal(back.requests.list.v[1].ended, MODEL_REQUEST_OPEN);
+	assert_float_equal(back.requests.list.v[1].sharers_avg, 1, 1e-9);
+	assert_int_equal(back.requests.generated_tokens, 5);
+	assert_int_equal(back.requests.max_concurrent, 2);
+	assert_float_equal(back.requests.ttft.p50, 10, 1e-9);
+	assert_int_equal(back.requests.itl.n, 3);
+	json_decref(p);
+	model__free(&back);
+	model__free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_sequences_share_batches),
+		cmocka_unit_test(test_batches_without_positions),
+		cmocka_unit_test(test_kept_prefix_and_context_shift),
+		cmocka_unit_test(test_context_fit),
+		cmocka_unit_test(test_context_from_steps),
+		cmocka_unit_test(test_profile_read_back),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
