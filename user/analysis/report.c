@@ -19,6 +19,7 @@
 #include "power_mode.h"
 #include "profile.h"
 #include "report.h"
+#include "requests_view.h"
 #include "split_view.h"
 #include "suggest.h"
 #include "tail.h"
@@ -411,6 +412,7 @@ static int report_main(int argc, char **argv)
 	split_view__print(stdout, &m);
 	print_energy(&m);
 	gpu_view__print(stdout, &m);
+	requests_view__print(stdout, &m);
 	print_probe_overhead(&m);
 	print_self_cost(&m);
 	print_py_resolution(&m);

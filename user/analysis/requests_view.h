@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* A server's requests (model_requests.h) in the text report. */
+#ifndef INFERTRACE_REQUESTS_VIEW_H
+#define INFERTRACE_REQUESTS_VIEW_H
+
+#include <stdio.h>
+
+#include "model.h"
+
+/* Requests shown one per row, at most (the slowest by duration). */
+#define REQUESTS_VIEW_ROWS 20
+
+/* The requests' distributions, a table of them (the slowest when there are
+ * more than REQUESTS_VIEW_ROWS), the slowest ones' causes and the context's
+ * cost per position. Nothing without llama.cpp batches. */
+void requests_view__print(FILE *out, const struct model *m);
+/* Why request q was slow, from what the others show: "" when nothing
+ * stands out. Into buf; returns buf. */
+const char *requests_view__causes(const struct model *m, const struct model_request *q, char *buf, size_t len);
+
+#endif
