@@ -11,7 +11,7 @@ import subprocess
 import sys
 import unittest
 
-from common import DEMO, FIXTURES, INFERTRACE, need_root, record, setup_demo
+from common import DEMO, FIXTURES, INFERTRACE, need_root, record, setup_demo, unknown_keys
 
 SEQS = os.path.join(FIXTURES, "llama_seqs.py")
 
@@ -74,6 +74,7 @@ class RequestsTest(unittest.TestCase):
         self.assertEqual(agg["itl_ms"]["n"], sum(t["generated_tokens"] - 1 for t in truth))
         self.assertEqual(agg["unread_tokens"], 0)
         self.assertEqual(agg["batches_incomplete"], 0)
+        self.assertEqual(unknown_keys(rec.profile), [])
         # no warning for llama.cpp's older names of the calls it has
         self.assertNotIn("llama_kv_self_seq_rm' was never placed", rec.stderr)
 

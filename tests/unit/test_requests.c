@@ -224,6 +224,30 @@ static void test_kept_prefix_and_context_shift(void **state)
 	model__free(&m);
 }
 
+/* Speculative decoding: a draft of 3 tokens verified in one batch (every
+ * token takes an output), 2 rejected and removed from their position on,
+ * then the next draft: one request, every output counted. */
+static void test_speculative_draft_keeps_the_request(void **state)
+{
+	struct model m;
+	(void)state;
+
+	new_model(&m);
+	batch(&m, 0, 4, 0, (struct part_spec[]){ { 0, 8, 1, 0, true } }, 1);
+	batch(&m, 5, 8, 0, (struct part_spec[]){ { 0, 3, 3, 8, true } }, 1);
+	seq_rm(&m, 8.5, 0, 9, -1); /* 2 of the 3 rejected */
+	batch(&m, 9, 12, 0, (struct part_spec[]){ { 0, 3, 3, 9, true } }, 1);
+	seq_rm(&m, 20, 0, -1, -1);
+	model__add_process(&m, PID);
+	assert_int_equal(requests__derive(&m), 0);
+	assert_int_equal(m.requests.list.n, 1);
+	assert_int_equal(m.requests.list.v[0].generated_tokens, 7);
+	assert_int_equal(m.requests.list.v[0].prompt_tokens, 8);
+	assert_int_equal(m.requests.list.v[0].pos_max, 11);
+	assert_int_equal(m.requests.list.v[0].ended, MODEL_REQUEST_REMOVED);
+	model__free(&m);
+}
+
 /* Steps whose time is 1 ms + 2 ms per 1,000 positions, exactly: the fit
  * finds the line; a run of few positions has no fit. */
 static void test_context_fit(void **state)
@@ -320,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_two_sequences_share_batches),
 		cmocka_unit_test(test_batches_without_positions),
 		cmocka_unit_test(test_kept_prefix_and_context_shift),
+		cmocka_unit_test(test_speculative_draft_keeps_the_request),
 		cmocka_unit_test(test_context_fit),
 		cmocka_unit_test(test_context_from_steps),
 		cmocka_unit_test(test_profile_read_back),

@@ -12,7 +12,9 @@
  *     two outputs is an inter-token gap;
  *   - it ends when the sequence is removed whole or from a position on
  *     (llama_memory_seq_rm, a memory clear), starts again at position 0,
- *     or its process ends.
+ *     or its process ends; a tail removed while it generates, followed by
+ *     a batch whose every token takes an output, is a speculative draft
+ *     rejected: the request goes on.
  * A batch's time is shared among its sequences by their tokens in it. What
  * a server does before a request's first batch (queueing, tokenizing) is
  * not seen from libllama and is not counted. */
@@ -37,6 +39,7 @@ struct seq_state {
 	int64_t req;       /* index in the list; -1: no request open */
 	int32_t next_pos;  /* where its next token goes, for batches without positions */
 	bool prefill;      /* its open request has not taken an output yet */
+	bool cut;          /* its tail was removed: its next batch says whether the request goes on */
 	uint64_t last_out_ns;
 	double sharers_sum;
 };
@@ -135,8 +138,14 @@ static void apply_end(struct replay *rp, const struct model_llama_seq_end *e)
 		/* a range in the middle (a context shift) keeps the request */
 		if (e->p1 >= 0 && e->seq >= 0)
 			continue;
-		finish(rp, s, MODEL_REQUEST_REMOVED);
 		s->next_pos = e->seq >= 0 && e->p0 > 0 ? e->p0 : 0;
+		/* a tail removed while generating: a speculative draft rejected,
+		 * or the request's end (its next batch tells) */
+		if (s->next_pos > 0 && s->req >= 0 && !s->prefill) {
+			s->cut = true;
+			continue;
+		}
+		finish(rp, s, MODEL_REQUEST_REMOVED);
 	}
 }
 
@@ -156,6 +165,12 @@ static void apply_part(struct replay *rp, const struct model_llama_batch *b, con
 		pos_max = pos_min + (int32_t)p->tokens - 1;
 	}
 	s->next_pos = pos_max + 1;
+	/* after its tail was removed, a batch whose every token takes an
+	 * output goes on generating (draft tokens verified); another is the
+	 * next request's prompt on the kept prefix */
+	if (s->cut && s->req >= 0 && !(p->outputs == p->tokens && pos_min > 0))
+		finish(rp, s, MODEL_REQUEST_REMOVED);
+	s->cut = false;
 	if (s->req >= 0 && pos_min == 0)
 		finish(rp, s, MODEL_REQUEST_RESTART);
 	if (s->req < 0)
@@ -344,7 +359,10 @@ int requests__derive(struct model *m)
 	for (; e < r->ends.n && !rp.err; e++)
 		apply_end(&rp, &r->ends.v[e]);
 	for (size_t i = 0; i < rp.seqs.n; i++)
-		finish(&rp, &rp.seqs.v[i], process_exited(m, rp.seqs.v[i].pid) ? MODEL_REQUEST_EXIT : MODEL_REQUEST_OPEN);
+		finish(&rp, &rp.seqs.v[i],
+		       rp.seqs.v[i].cut			       ? MODEL_REQUEST_REMOVED
+		       : process_exited(m, rp.seqs.v[i].pid) ? MODEL_REQUEST_EXIT
+							     : MODEL_REQUEST_OPEN);
 	free(order);
 	/* the gaps, request by request */
 	for (size_t i = 0; i < r->list.n && !rp.err; i++) {
