@@ -7,13 +7,40 @@ found, with its exact tokens, positions and batch sharers, and its times
 against the fixture's clock."""
 import json
 import os
+import re
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
 import unittest
+import urllib.parse
+import urllib.request
 
-from common import DEMO, FIXTURES, INFERTRACE, need_root, record, setup_demo, unknown_keys
+from common import DEMO, FIXTURES, INFERTRACE, need_root, read_stderr_until, record, setup_demo, start_record, \
+    unknown_keys
 
 SEQS = os.path.join(FIXTURES, "llama_seqs.py")
+
+
+def need(tool):
+    path = shutil.which(tool)
+    if not path:
+        raise AssertionError(f"{tool} is missing: run 'tools/install-deps.sh test' as root (make test does)")
+    return path
+
+
+def metric(text, name):
+    """The value of the series NAME (any labels) in exposition text; None if absent."""
+    m = re.search(rf"^{re.escape(name)}{{[^}}]*}} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def scrape(url):
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return r.read().decode()
 
 
 def truth_of(stdout):
@@ -77,6 +104,99 @@ class RequestsTest(unittest.TestCase):
         self.assertEqual(unknown_keys(rec.profile), [])
         # no warning for llama.cpp's older names of the calls it has
         self.assertNotIn("llama_kv_self_seq_rm' was never placed", rec.stderr)
+
+    def test_trace_tracks(self):
+        """trace.json: a track per sequence, a slice per request holding its
+        prefill and decode parts, as long as the request."""
+        rec, truth = self.run_seqs(2, 12, 8, 4, 3)
+        with open(os.path.join(rec.dir, "trace.json")) as f:
+            t = json.load(f)
+        ev = t["traceEvents"] if isinstance(t, dict) else t
+        names = {e["tid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"
+                 and str(e["args"].get("name", "")).startswith("requests: seq")}
+        self.assertEqual(sorted(names.values()), ["requests: seq 0", "requests: seq 1"])
+        reqs = [e for e in ev if e.get("cat") == "request" and e["name"] == "request"]
+        self.assertEqual(len(reqs), len(truth))
+        prof = {(q["seq"], round(q["duration_ms"] * 1000)): q for q in rec.profile["requests"]}
+        for r in reqs:
+            q = [v for (seq, us), v in prof.items() if seq == r["args"]["seq"] and abs(us - r["dur"]) <= 2]
+            self.assertTrue(q, r)
+            parts = [e for e in ev if e.get("cat") == "request" and e["tid"] == r["tid"] and e["name"] != "request"
+                     and r["ts"] <= e["ts"] <= r["ts"] + r["dur"]]
+            self.assertEqual([p["name"] for p in parts], ["prefill", "decode"], r)
+            self.assertEqual(parts[0]["ts"], r["ts"])
+            self.assertLessEqual(parts[1]["ts"] + parts[1]["dur"], r["ts"] + r["dur"] + 1)
+
+    def test_metrics_histograms_scraped(self):
+        """--metrics while the fixture holds after its last round: promtool
+        accepts the text, and the request histograms count every request
+        (and every gap) the fixture made; a real Prometheus scrapes the same
+        count."""
+        promtool, prometheus = need("promtool"), need("prometheus")
+        rounds, p0, p1, g0, g1 = 2, 12, 8, 5, 3
+        model = os.path.join(DEMO, "models", "bench.gguf")
+        p, out = start_record(["--preset", "llama.cpp", "--metrics", "127.0.0.1:0"],
+                              [sys.executable, SEQS, model, str(rounds), str(p0), str(p1), str(g0), str(g1), "60"],
+                              stdout=subprocess.PIPE)
+        tmp = tempfile.mkdtemp(prefix="it-req-prom-")
+        prom = None
+        try:
+            _, m = read_stderr_until(p, r"serving metrics at (http://\S+)")
+            self.assertTrue(m, "no metrics URL announced")
+            url = m.group(1)
+            truth = truth_of(p.stdout.readline())
+            n, gaps = len(truth), sum(t["generated_tokens"] - 1 for t in truth)
+            text = ""
+            for _ in range(100):
+                try:
+                    text = scrape(url)
+                except OSError:
+                    text = ""
+                if metric(text, "infertrace_requests_total") == n:
+                    break
+                time.sleep(0.2)
+            self.assertEqual(metric(text, "infertrace_requests_total"), n, text[-3000:])
+            chk = subprocess.run([promtool, "check", "metrics"], input=text, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.assertEqual(chk.returncode, 0, chk.stdout)
+            self.assertEqual(metric(text, "infertrace_request_ttft_seconds_count"), n)
+            self.assertEqual(metric(text, "infertrace_request_duration_seconds_count"), n)
+            self.assertEqual(metric(text, "infertrace_request_inter_token_seconds_count"), gaps)
+            self.assertEqual(metric(text, "infertrace_requests_in_flight"), 0)
+            # a real Prometheus scrapes the same count
+            port = socket.socket()
+            port.bind(("127.0.0.1", 0))
+            free = port.getsockname()[1]
+            port.close()
+            with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
+                f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+                        f"  - job_name: infertrace\n    static_configs:\n      - targets: "
+                        f"['{urllib.parse.urlparse(url).netloc}']\n")
+            prom = subprocess.Popen([prometheus, f"--config.file={tmp}/prometheus.yml",
+                                     f"--storage.tsdb.path={tmp}/data", f"--web.listen-address=127.0.0.1:{free}"],
+                                    cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            q = f"http://127.0.0.1:{free}/api/v1/query?query=" + urllib.parse.quote(
+                "infertrace_request_ttft_seconds_count")
+            seen = None
+            for _ in range(60):
+                try:
+                    with urllib.request.urlopen(q, timeout=5) as r:
+                        res = json.load(r)["data"]["result"]
+                    if res:
+                        seen = float(res[0]["value"][1])
+                        break
+                except (OSError, ValueError, KeyError):
+                    pass
+                time.sleep(0.5)
+            self.assertEqual(seen, n)
+        finally:
+            if prom:
+                prom.terminate()
+                prom.wait(timeout=30)
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=120)
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
 
     def test_report_and_read_back(self):
         """The report prints the requests and their distributions from the

@@ -157,44 +157,108 @@ static void base_labels(struct expo *e, const struct model *m)
 	snprintf(e->base, sizeof(e->base), "command=\"%s\",pid=\"%s\"", esc, pids);
 }
 
+/* A histogram of values[0, n) in seconds over the buckets' upper bounds. */
+static void histogram(struct expo *e, const char *name, const char *help, const double *bounds, size_t nb,
+		      const double *values, size_t n)
+{
+	char key[160], le[32];
+	double sum = 0;
+
+	head(e, name, "histogram", help);
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	snprintf(key, sizeof(key), "%s_bucket", name);
+	for (size_t b = 0; b < nb; b++) {
+		uint64_t c = 0;
+
+		for (size_t i = 0; i < n; i++)
+			c += values[i] <= bounds[b];
+		snprintf(le, sizeof(le), "%g", bounds[b]);
+		sample(e, key, "le", le, c);
+	}
+	sample(e, key, "le", "+Inf", n);
+	snprintf(key, sizeof(key), "%s_sum", name);
+	sample(e, key, NULL, NULL, sum);
+	snprintf(key, sizeof(key), "%s_count", name);
+	sample(e, key, NULL, NULL, n);
+}
+
 static void cycles(struct expo *e, const struct model *m)
 {
-	const size_t nb = sizeof(cycle_buckets_s) / sizeof(cycle_buckets_s[0]);
-	uint64_t counts[sizeof(cycle_buckets_s) / sizeof(cycle_buckets_s[0])] = { 0 }, n = 0;
 	const struct model_cycle *last = NULL;
-	double sum = 0;
-	char le[32];
+	double *s = m->ncycles ? malloc(m->ncycles * sizeof(double)) : NULL;
+	size_t n = 0;
 
-	for (size_t i = 0; i < m->ncycles; i++) {
+	for (size_t i = 0; i < m->ncycles && s; i++) {
 		const struct model_cycle *c = &m->cycles[i];
-		double s = (c->end_ns - c->start_ns) / 1e9;
 
 		if (!ended(c))
 			continue;
-		n++;
-		sum += s;
-		for (size_t b = 0; b < nb; b++)
-			if (s <= cycle_buckets_s[b])
-				counts[b]++;
+		s[n++] = (c->end_ns - c->start_ns) / 1e9;
 		if (!last || c->end_ns > last->end_ns)
 			last = c;
 	}
 	head(e, "infertrace_cycles_total", "counter", "Experiment cycles ended so far");
 	sample(e, "infertrace_cycles_total", NULL, NULL, n);
-	head(e, "infertrace_cycle_duration_seconds", "histogram", "Wall time of the ended cycles");
-	for (size_t b = 0; b < nb; b++) {
-		snprintf(le, sizeof(le), "%g", cycle_buckets_s[b]);
-		sample(e, "infertrace_cycle_duration_seconds_bucket", "le", le, counts[b]);
-	}
-	sample(e, "infertrace_cycle_duration_seconds_bucket", "le", "+Inf", n);
-	sample(e, "infertrace_cycle_duration_seconds_sum", NULL, NULL, sum);
-	sample(e, "infertrace_cycle_duration_seconds_count", NULL, NULL, n);
+	histogram(e, "infertrace_cycle_duration_seconds", "Wall time of the ended cycles", cycle_buckets_s,
+		  sizeof(cycle_buckets_s) / sizeof(cycle_buckets_s[0]), s, n);
+	free(s);
 	if (last) {
 		gauge(e, "infertrace_last_cycle_duration_seconds", "Wall time of the last ended cycle",
 		      (last->end_ns - last->start_ns) / 1e9);
 		gauge(e, "infertrace_tokens_per_second", "Tokens per second of CPU-attributed inference in the last "
 		      "ended cycle (profile.json tokens_per_second)", last->tokens_per_second);
 	}
+}
+
+/* upper bounds of the request buckets, seconds */
+static const double ttft_buckets_s[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60 };
+static const double itl_buckets_s[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5 };
+static const double request_buckets_s[] = { 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300 };
+#define NB(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A server's requests (docs/servers.md): the ended ones only, so the
+ * counts never go back; those going on as a gauge. */
+static void requests(struct expo *e, const struct model *m)
+{
+	const struct model_requests *r = &m->requests;
+	double *ttft, *dur, *gaps;
+	size_t nt = 0, nd = 0, ng = 0, open = 0;
+
+	if (!r->present)
+		return;
+	ttft = malloc((r->list.n + 1) * sizeof(double));
+	dur = malloc((r->list.n + 1) * sizeof(double));
+	gaps = malloc((r->gaps.n + 1) * sizeof(double));
+	for (size_t i = 0; ttft && dur && gaps && i < r->list.n; i++) {
+		const struct model_request *q = &r->list.v[i];
+
+		if (q->ended == MODEL_REQUEST_OPEN) {
+			open++;
+			continue;
+		}
+		if (isfinite(q->ttft_ms))
+			ttft[nt++] = q->ttft_ms / 1e3;
+		if (isfinite(q->duration_ms))
+			dur[nd++] = q->duration_ms / 1e3;
+		for (uint64_t k = 0; k < q->ngaps && q->first_gap + k < r->gaps.n; k++)
+			gaps[ng++] = r->gaps.v[q->first_gap + k] / 1e3;
+	}
+	if (ttft && dur && gaps) {
+		head(e, "infertrace_requests_total", "counter", "llama.cpp requests ended so far");
+		sample(e, "infertrace_requests_total", NULL, NULL, nd);
+		gauge(e, "infertrace_requests_in_flight", "llama.cpp requests going on", (double)open);
+		histogram(e, "infertrace_request_ttft_seconds",
+			  "Time to first token of the ended requests (from their first prompt batch)", ttft_buckets_s,
+			  NB(ttft_buckets_s), ttft, nt);
+		histogram(e, "infertrace_request_inter_token_seconds", "Gaps between the outputs of the ended requests",
+			  itl_buckets_s, NB(itl_buckets_s), gaps, ng);
+		histogram(e, "infertrace_request_duration_seconds", "Duration of the ended requests", request_buckets_s,
+			  NB(request_buckets_s), dur, nd);
+	}
+	free(ttft);
+	free(dur);
+	free(gaps);
 }
 
 static void phases_and_counts(struct expo *e, const struct model *m)
@@ -340,6 +404,7 @@ char *metrics__render(const struct model *m)
 	gauge(&e, "infertrace_recording_seconds", "Time since the recording started", m->run.duration_s);
 	cycles(&e, m);
 	phases_and_counts(&e, m);
+	requests(&e, m);
 	samples_lost_memory(&e, m);
 	sched(&e, m);
 	side(&e, m);

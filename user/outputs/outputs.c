@@ -37,6 +37,7 @@
 #include "split_view.h"
 #include "tail.h"
 #include "trace_gpu.h"
+#include "trace_requests.h"
 
 /* ---- trace.json ---- */
 
@@ -453,6 +454,7 @@ static int write_trace(const struct model *m, const char *dir)
 		sft.leaf_of[i] = -2;
 	write_slices(m, f, &sep, keys, &sft);
 	trace_gpu__write(m, f, &sep);
+	trace_requests__write(m, f, &sep);
 	/* without per-sample times: samples per cycle as a counter */
 	for (i = 0; !m->ntrace_samples && i < m->ncycles; i++) {
 		const struct model_cycle *c = &m->cycles[i];
