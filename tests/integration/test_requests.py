@@ -207,6 +207,12 @@ class RequestsTest(unittest.TestCase):
         self.assertIn(f"{len(truth)} requests", rep.stdout)
         for t in truth:
             self.assertRegex(rep.stdout, rf"\n\s+{t['seq']}\s+{t['prompt_tokens']}\s+{t['generated_tokens']}\s")
+        # diff of the recording with itself: the request rows, unchanged
+        d = subprocess.run([INFERTRACE, "diff", rec.dir, rec.dir], text=True, stdout=subprocess.PIPE)
+        ttft = rec.profile["llama"]["requests"]["ttft_ms"]["p50"]
+        self.assertRegex(d.stdout, rf"requests ttft_ms p50\s+{ttft:.3f}\s+{ttft:.3f}\s+\+0\.0%")
+        self.assertIn("requests itl_ms p99", d.stdout)
+        self.assertEqual(d.returncode, 0, d.stdout)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 #include "infertrace.h"
 #include "model.h"
 #include "requests.h"
+#include "requests_view.h"
 
 #define MS 1000000ull
 #define T0 5000000000ull /* the recording's start */
@@ -145,6 +146,13 @@ static void test_two_sequences_share_batches(void **state)
 	assert_int_equal(r->itl.n, 5); /* 4, 5, 3 and 4, 5 */
 	assert_float_equal(r->itl.max, 5, 1e-9);
 	assert_float_equal(r->itl.p50, 4, 1e-9);
+
+	/* top's line: the open request with its outputs, the ended ones */
+	char line[256];
+
+	requests_view__live_line(&m, line, sizeof(line));
+	assert_string_equal(line, "requests: 1 in flight (seq 1 1 tok), 2 ended  first token p50 10.0 ms  "
+				  "gap p50 4.00 ms p95 5.00 ms");
 	model__free(&m);
 }
 

@@ -3,6 +3,7 @@
  * over the cycles (diff.h), and the warnings that say when two runs do not
  * compare: other cycle definitions, cycle counts far apart, power modes. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,37 @@ static bool llama_fig(const struct model *m, const struct model_cycle *c, int wh
 	return isfinite(*x) && *w > 0;
 }
 
+/* A server's requests: what each request (or, for the gaps, each gap)
+ * gives a row's sample */
+enum { RQ_TTFT, RQ_GAP, RQ_DURATION, RQ_TOKENS_PER_S };
+
+static bool request_fig(const struct model *m, const struct model_cycle *c, int which, double *x, double *w)
+{
+	(void)m, (void)c, (void)which, (void)x, (void)w;
+	return false; /* never over the cycles: sample_of reads the requests */
+}
+
+/* The sample of a request row: every request's figure, or every gap. */
+static size_t request_sample(const struct model *m, int which, double *x, double *w, size_t cap)
+{
+	const struct model_requests *r = &m->requests;
+	size_t n = 0;
+
+	if (which == RQ_GAP) {
+		for (size_t i = 0; i < r->gaps.n && n < cap; i++, n++)
+			x[n] = r->gaps.v[i], w[n] = 1;
+		return n;
+	}
+	for (size_t i = 0; i < r->list.n && n < cap; i++) {
+		const struct model_request *q = &r->list.v[i];
+		double v = which == RQ_TTFT ? q->ttft_ms : which == RQ_DURATION ? q->duration_ms : q->tokens_per_s;
+
+		if (isfinite(v))
+			x[n] = v, w[n++] = 1;
+	}
+	return n;
+}
+
 struct row {
 	const char *name;
 	double base, new_v;       /* NAN: absent */
@@ -141,12 +173,17 @@ struct sample {
 static void sample_of(const struct model *m, const struct row *r, struct sample *s)
 {
 	int arg = r->phase ? model__phase_id(m, r->phase) : r->arg;
+	size_t cap = r->fig == request_fig ? m->requests.list.n + m->requests.gaps.n + 1 : m->ncycles + 1;
 
-	s->x = calloc(m->ncycles + 1, sizeof(double));
-	s->w = calloc(m->ncycles + 1, sizeof(double));
+	s->x = calloc(cap, sizeof(double));
+	s->w = calloc(cap, sizeof(double));
 	s->n = 0;
 	if (!s->x || !s->w || arg < 0)
 		return;
+	if (r->fig == request_fig) {
+		s->n = request_sample(m, arg, s->x, s->w, cap);
+		return;
+	}
 	for (size_t i = 0; i < m->ncycles; i++)
 		if (r->fig(m, &m->cycles[i], arg, &s->x[s->n], &s->w[s->n]))
 			s->n++;
@@ -371,6 +408,37 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 
 		r.arg = strstr(r.name, "decode") ? LL_DECODE : strstr(r.name, "prefill") ? LL_PREFILL : LL_JOULES;
 		regressions += print_row(b, n, &r, threshold);
+	}
+	/* a server's requests: each request (each gap) one of the sample */
+	if (b->requests.present || n->requests.present) {
+		const struct {
+			const char *name;
+			int which;
+			struct diff_stat st;
+			size_t off; /* of the distribution in struct model_requests */
+			bool higher;
+		} rq[] = {
+			{ "requests ttft_ms p50", RQ_TTFT, p50, offsetof(struct model_requests, ttft), false },
+			{ "requests ttft_ms p95", RQ_TTFT, p95, offsetof(struct model_requests, ttft), false },
+			{ "requests itl_ms p50", RQ_GAP, p50, offsetof(struct model_requests, itl), false },
+			{ "requests itl_ms p95", RQ_GAP, p95, offsetof(struct model_requests, itl), false },
+			{ "requests itl_ms p99", RQ_GAP, p99, offsetof(struct model_requests, itl), false },
+			{ "requests duration_ms p50", RQ_DURATION, p50, offsetof(struct model_requests, duration), false },
+			{ "requests tokens_per_s p50", RQ_TOKENS_PER_S, p50, offsetof(struct model_requests, tokens_per_s),
+			  true },
+		};
+
+		for (size_t i = 0; i < sizeof(rq) / sizeof(rq[0]); i++) {
+			const struct model_request_dist *bd = (const void *)((const char *)&b->requests + rq[i].off);
+			const struct model_request_dist *nd_ = (const void *)((const char *)&n->requests + rq[i].off);
+			double bv = rq[i].st.pct == 50 ? bd->p50 : rq[i].st.pct == 95 ? bd->p95 : bd->p99;
+			double nv = rq[i].st.pct == 50 ? nd_->p50 : rq[i].st.pct == 95 ? nd_->p95 : nd_->p99;
+			struct row r = { .name = rq[i].name, .base = b->requests.present && bd->n ? bv : NAN,
+					 .new_v = n->requests.present && nd_->n ? nv : NAN, .fig = request_fig,
+					 .st = rq[i].st, .arg = rq[i].which, .higher_is_better = rq[i].higher };
+
+			regressions += print_row(b, n, &r, threshold);
+		}
 	}
 	if (gpu_view__timeline(b) && gpu_view__timeline(n)) {
 		char bv[512], nv[512];

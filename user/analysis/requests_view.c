@@ -193,3 +193,36 @@ void requests_view__print(FILE *out, const struct model *m)
 	fprintf(out, "  (a batch's time is shared among its sequences by their tokens in it; time queued before a "
 		"request's first batch is not seen)\n");
 }
+
+void requests_view__live_line(const struct model *m, char *buf, size_t len)
+{
+	const struct model_requests *r = &m->requests;
+	size_t open = 0, used;
+
+	buf[0] = 0;
+	if (!r->present || !len)
+		return;
+	for (size_t i = 0; i < r->list.n; i++)
+		open += r->list.v[i].ended == MODEL_REQUEST_OPEN;
+	used = (size_t)snprintf(buf, len, "requests: %zu in flight", open);
+	for (size_t i = 0, shown = 0; i < r->list.n && used < len; i++) {
+		const struct model_request *q = &r->list.v[i];
+
+		if (q->ended != MODEL_REQUEST_OPEN)
+			continue;
+		if (shown++ == 8) {
+			used += (size_t)snprintf(buf + used, len - used, " ...");
+			break;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%sseq %d %llu tok", shown == 1 ? " (" : ", ", q->seq,
+					 (unsigned long long)q->generated_tokens);
+	}
+	if (open && used < len)
+		used += (size_t)snprintf(buf + used, len - used, ")");
+	if (used < len)
+		used += (size_t)snprintf(buf + used, len - used, ", %zu ended", r->list.n - open);
+	if (used < len && r->ttft.n)
+		used += (size_t)snprintf(buf + used, len - used, "  first token p50 %.1f ms", r->ttft.p50);
+	if (used < len && r->itl.n)
+		snprintf(buf + used, len - used, "  gap p50 %.2f ms p95 %.2f ms", r->itl.p50, r->itl.p95);
+}

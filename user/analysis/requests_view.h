@@ -18,4 +18,9 @@ void requests_view__print(FILE *out, const struct model *m);
  * stands out. Into buf; returns buf. */
 const char *requests_view__causes(const struct model *m, const struct model_request *q, char *buf, size_t len);
 
+/* `top`'s line: requests in flight (each sequence with its outputs so
+ * far), ended, and the ended ones' first-token and gap medians; "" without
+ * llama.cpp batches. */
+void requests_view__live_line(const struct model *m, char *buf, size_t len);
+
 #endif

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model_requests.h"
 
 void model_requests__clear_derived(struct model_requests *r)
 {

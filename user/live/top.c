@@ -12,6 +12,7 @@
 
 #include "folded.h"
 #include "gpu_view.h"
+#include "requests_view.h"
 #include "model.h"
 #include "split_view.h"
 #include "stats.h"
@@ -279,6 +280,9 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 	if (buf[0])
 		line(lines, &nl, nlines, width, "%s", buf);
 	gpu_view__live_line(m, buf, sizeof(buf));
+	if (buf[0])
+		line(lines, &nl, nlines, width, "%s", buf);
+	requests_view__live_line(m, buf, sizeof(buf));
 	if (buf[0])
 		line(lines, &nl, nlines, width, "%s", buf);
 	snprintf(buf, sizeof(buf), "lost: samples %llu  events %llu", (unsigned long long)model__lost(m, "samples"),
