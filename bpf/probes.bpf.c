@@ -257,6 +257,7 @@ __noinline int frame_end(struct it_frame *f, __u32 tgid, __u32 tid, __u64 now, i
 	e->phase = f->phase;
 	e->probe = probe;
 	e->pad = 0;
+	e->run_delay_ns = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), sched_info.run_delay);
 	bpf_ringbuf_submit(e, lazy_wakeup());
 	return 0;
 }
@@ -454,6 +455,10 @@ __noinline int llama_batch_send(const struct llama_batch_head *b, __u64 now, __u
 	__builtin_memset(e, 0, sizeof(*e));
 	event_header(&e->hdr, IT_EV_LLAMA_BATCH, tgid, tid, now);
 	e->ctx = lctx;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	e->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
+	e->majflt = BPF_CORE_READ(task, maj_flt);
 	e->n_tokens = (__u32)b->n_tokens;
 	e->flags = (b->pos ? 0 : IT_LLAMA_BATCH_NO_POS) | (b->seq_id ? 0 : IT_LLAMA_BATCH_NO_SEQ) |
 		   (starts ? IT_LLAMA_BATCH_STARTS : 0);

@@ -341,6 +341,7 @@ struct it_phase_event {
 	__u32 phase;
 	__u32 probe;
 	__u32 pad;
+	__u64 run_delay_ns;          /* the thread's run-queue wait so far (sched_info.run_delay) */
 };
 
 /* IT_EV_USTACK: registers and the raw user stack from the sampled sp up;
@@ -632,6 +633,9 @@ struct it_llama_batch_event {
 	__u32 multi_seq_tokens;  /* tokens in several sequences: counted in their first */
 	__u32 flags;             /* IT_LLAMA_BATCH_* */
 	__u32 pad;
+	/* the calling thread's run-queue wait (sched_info.run_delay) and major
+	 * faults so far: between two of its batches, what its steps waited */
+	__u64 run_delay_ns, majflt;
 	struct it_llama_seq_part seq[IT_LLAMA_SEQS];
 };
 

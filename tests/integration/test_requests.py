@@ -23,6 +23,21 @@ from common import DEMO, FIXTURES, INFERTRACE, need_root, read_stderr_until, rec
     unknown_keys
 
 SEQS = os.path.join(FIXTURES, "llama_seqs.py")
+LONG = os.path.join(FIXTURES, "llama_long.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def context_model(tmp):
+    """A model whose single-token step is mostly attention: 2 layers of 256
+    with a 256-wide FFN and a 4,096-token context (tools/gguf_gen.py). The
+    bench model's matmuls hide its context cost: 0.1-0.2 ms per 1,000
+    positions on 5 ms steps, r2 about 0, over its 1,024 positions."""
+    path = os.path.join(tmp, "ctx.gguf")
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gguf_gen.py"), "--preset", "tiny", "--layers", "2",
+                    "--embd", "256", "--ff", "256", "--heads", "4", "--heads-kv", "4", "--ctx", "4096",
+                    "--vocab", "300", "-o", path], check=True, stdout=subprocess.DEVNULL)
+    return path
+
 
 
 def need(tool):
@@ -104,6 +119,52 @@ class RequestsTest(unittest.TestCase):
         self.assertEqual(unknown_keys(rec.profile), [])
         # no warning for llama.cpp's older names of the calls it has
         self.assertNotIn("llama_kv_self_seq_rm' was never placed", rec.stderr)
+
+    def run_long(self, gen, hog_at=None):
+        tmp = tempfile.mkdtemp(prefix="it-req-long-")
+        model = context_model(tmp)
+        cmd = [sys.executable, LONG, model, "32", str(gen)] + ([str(hog_at)] if hog_at is not None else [])
+        rec = record(["--preset", "llama.cpp"], cmd, timeout=300, wall_split=None,
+                     env=dict(os.environ, LLAMA_LONG_CTX="4096"))
+        shutil.rmtree(tmp, ignore_errors=True)
+        line = [ln for ln in rec.stdout.splitlines() if ln.startswith('{"steps"')]
+        self.assertTrue(line, rec.stdout[-2000:])
+        return rec, json.loads(line[-1])
+
+    def test_context_slope_of_a_long_generation(self):
+        """3,000 steps on one sequence: the slope of a step's time against
+        its position is positive and within 30% of the one the fixture
+        fits to its own timing of each call; the token rate fell, and the
+        verdict is the context's."""
+        rec, truth = self.run_long(3000)
+        c = rec.profile["llama"]["context_slope"]
+        self.assertEqual(c["steps"], 2999)
+        self.assertEqual(c["pos_min"], 32)
+        self.assertEqual(c["pos_max"], 32 + 2998)
+        self.assertEqual(c["pos_reached"], 32 + 2998)
+        self.assertEqual(c["n_ctx"], 4096)
+        theirs = truth["slope_ms_per_1k"]
+        self.assertGreater(theirs, 0)
+        self.assertGreater(c["ms_per_1k_tokens"], 0)
+        self.assertLessEqual(abs(c["ms_per_1k_tokens"] - theirs), 0.30 * theirs,
+                             f"ours {c['ms_per_1k_tokens']:.4f}, the fixture's {theirs:.4f} ms per 1k positions")
+        (q,) = rec.profile["requests"]
+        self.assertEqual(q["generated_tokens"], 3000)
+        self.assertEqual(q["rate"]["cause"], "context", q["rate"])
+        self.assertLess(q["rate"]["last_tokens_per_s"], q["rate"]["first_tokens_per_s"])
+
+    def test_cpu_hog_halfway_is_contention_not_context(self):
+        """The same generation with a busy loop on its CPU from step 1,500:
+        the token rate falls much more, and the verdict names CPU
+        contention, its run-queue wait the evidence."""
+        rec, truth = self.run_long(3000, hog_at=1500)
+        (q,) = rec.profile["requests"]
+        self.assertEqual(q["rate"]["cause"], "cpu_contention", q["rate"])
+        self.assertGreater(q["rate"]["runq_added_ms"], 0.5 * q["rate"]["added_ms"])
+        self.assertGreater(q["runq_ms"], 0)
+        rep = subprocess.run([INFERTRACE, "report", rec.dir], text=True, stdout=subprocess.PIPE, check=True)
+        self.assertIn("token rate fell: seq 0", rep.stdout)
+        self.assertIn("CPU contention: its run-queue wait per token grew", rep.stdout)
 
     def test_trace_tracks(self):
         """trace.json: a track per sequence, a slice per request holding its

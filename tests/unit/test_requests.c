@@ -311,6 +311,90 @@ static void test_context_from_steps(void **state)
 	model__free(&m);
 }
 
+/* A generation of 96 steps after a 32-token prompt: each step's call
+ * computes for compute(pos) ms and waits runq(i) ms for a CPU inside it;
+ * 0.5 ms of sampling between calls. The thread's run_delay counter grows
+ * by what it waited. */
+static void generation(struct model *m, double (*compute)(int pos), double (*runq)(int i))
+{
+	struct model_requests *r = &m->requests;
+	double t = 5, delay = 0;
+
+	batch(m, 0, 4.5, 0, (struct part_spec[]){ { 0, 32, 1, 0, true } }, 1);
+	for (int i = 0; i < 96; i++) {
+		double w = runq(i), d = compute(32 + i) + w;
+
+		batch(m, t, t + d, 0, (struct part_spec[]){ { 0, 1, 1, 32 + i, true } }, 1);
+		r->batches.v[r->batches.n - 1].run_delay_ns = 1000 + (uint64_t)(delay * MS);
+		delay += w;
+		r->batches.v[r->batches.n - 1].end_run_delay_ns = 1000 + (uint64_t)(delay * MS);
+		t += d + 0.5;
+	}
+	model__add_process(m, PID);
+}
+
+static double flat(int pos)
+{
+	(void)pos;
+	return 2;
+}
+
+static double growing(int pos)
+{
+	return 1 + 0.02 * pos; /* 20 ms per 1,000 positions: +1.44 ms over the generation */
+}
+
+static double none(int i)
+{
+	(void)i;
+	return 0;
+}
+
+static double hog_halfway(int i)
+{
+	return i < 48 ? 0 : 3; /* a CPU hog from the middle on: 3 ms a step */
+}
+
+/* The token rate's fall and its cause, each case built from one cause:
+ * growing attention cost names context, a hog halfway names contention
+ * (and the context fit, which takes the wait out, stays flat), neither
+ * falls when nothing changes. */
+static void test_rate_fall_verdicts(void **state)
+{
+	struct model m;
+	const struct model_request *q;
+	(void)state;
+
+	new_model(&m);
+	generation(&m, growing, none);
+	assert_int_equal(requests__derive(&m), 0);
+	q = &m.requests.list.v[0];
+	assert_true(q->has_rate);
+	assert_int_equal(q->rate_cause, MODEL_RATE_CONTEXT);
+	assert_float_equal(m.requests.context.slope_ms_per_1k, 20, 1e-6);
+	assert_true(q->rate_last < q->rate_first);
+	assert_float_equal(q->context_ms, q->added_ms, 1e-6); /* steps 0.02 ms per position more, exactly */
+	model__free(&m);
+
+	new_model(&m);
+	generation(&m, flat, hog_halfway);
+	assert_int_equal(requests__derive(&m), 0);
+	q = &m.requests.list.v[0];
+	assert_int_equal(q->rate_cause, MODEL_RATE_CONTENTION);
+	assert_float_equal(q->runq_added_ms, 3, 1e-6);
+	assert_float_equal(q->added_ms, 3, 1e-6);
+	assert_float_equal(q->runq_ms, 48 * 3, 1e-6);
+	assert_float_equal(m.requests.context.slope_ms_per_1k, 0, 1e-6);
+	model__free(&m);
+
+	new_model(&m);
+	generation(&m, flat, none);
+	assert_int_equal(requests__derive(&m), 0);
+	assert_int_equal(m.requests.list.v[0].rate_cause, MODEL_RATE_STEADY);
+	assert_float_equal(m.requests.list.v[0].rate_first, 1e3 / 2.5, 1e-6);
+	model__free(&m);
+}
+
 /* requests[] and llama.requests written and read back: what report and
  * diff see is what record derived. */
 static void test_profile_read_back(void **state)
@@ -354,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_kept_prefix_and_context_shift),
 		cmocka_unit_test(test_speculative_draft_keeps_the_request),
 		cmocka_unit_test(test_context_fit),
+		cmocka_unit_test(test_rate_fall_verdicts),
 		cmocka_unit_test(test_context_from_steps),
 		cmocka_unit_test(test_profile_read_back),
 	};

@@ -44,11 +44,22 @@ struct seq_state {
 	double sharers_sum;
 };
 
+/* One output's gap with what the steps then showed. */
+struct gap_rec {
+	double ms;        /* since the previous output */
+	double pos;       /* the position of the token that gave it */
+	double runq_ms;   /* its batch's threads' run-queue wait during the call */
+	double majflt;    /* the thread's major faults from that call to its next */
+	uint64_t end_ns;
+};
+
 struct replay {
 	struct model_requests *r;
 	const struct model *m;
+	const double *call_runq_ms;  /* per recorded batch: run-queue wait in the call */
+	const double *majflt_after;  /* per recorded batch: the thread's faults until its next batch */
 	VEC_OF(struct seq_state) seqs;
-	VEC_OF(VEC_OF(double)) gaps; /* per request, in list order */
+	VEC_OF(VEC_OF(struct gap_rec)) gaps; /* per request, in list order */
 	VEC_OF(double) xs;           /* context fit: mean position, */
 	VEC_OF(double) ys;           /* and step time per sequence (ms) */
 	int err;
@@ -79,13 +90,12 @@ static struct seq_state *seq_state(struct replay *rp, pid_t pid, int32_t seq)
 static void finish(struct replay *rp, struct seq_state *s, enum model_request_end e)
 {
 	struct model_request *q;
-	double *g, *sorted;
+	double *sorted;
 	size_t n;
 
 	if (s->req < 0)
 		return;
 	q = &rp->r->list.v[s->req];
-	g = rp->gaps.v[s->req].v;
 	n = rp->gaps.v[s->req].n;
 	q->ended = (uint8_t)e;
 	q->duration_ms = (double)(q->end_ns - q->start_ns) / NS_PER_MS;
@@ -96,7 +106,8 @@ static void finish(struct replay *rp, struct seq_state *s, enum model_request_en
 	q->itl_p50_ms = q->itl_p95_ms = q->itl_p99_ms = q->itl_max_ms = NAN;
 	sorted = n ? malloc(n * sizeof(double)) : NULL;
 	if (sorted) {
-		memcpy(sorted, g, n * sizeof(double));
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = rp->gaps.v[s->req].v[i].ms;
 		q->itl_p50_ms = stats__percentile(sorted, n, 50);
 		q->itl_p95_ms = stats__percentile(sorted, n, 95);
 		q->itl_p99_ms = stats__percentile(sorted, n, 99);
@@ -150,9 +161,9 @@ static void apply_end(struct replay *rp, const struct model_llama_seq_end *e)
 }
 
 /* One sequence's part of batch b (time d ms, shared by its tokens). */
-static void apply_part(struct replay *rp, const struct model_llama_batch *b, const struct model_llama_part *p,
-		       double d_ms)
+static void apply_part(struct replay *rp, size_t bi, const struct model_llama_part *p, double d_ms)
 {
+	const struct model_llama_batch *b = &rp->r->batches.v[bi];
 	struct seq_state *s = seq_state(rp, b->pid, p->seq);
 	int32_t pos_min = p->pos_min, pos_max = p->pos_max;
 	double share = b->n_tokens ? d_ms * p->tokens / b->n_tokens : 0;
@@ -180,6 +191,8 @@ static void apply_part(struct replay *rp, const struct model_llama_batch *b, con
 	q = &rp->r->list.v[s->req];
 	q->batches++;
 	q->end_ns = b->end_ns;
+	q->runq_ms += rp->call_runq_ms[bi];
+	q->majflt += (uint64_t)rp->majflt_after[bi];
 	if (pos_max > q->pos_max)
 		q->pos_max = pos_max;
 	s->sharers_sum += b->nparts - 1;
@@ -202,10 +215,12 @@ static void apply_part(struct replay *rp, const struct model_llama_batch *b, con
 	/* tokens fed after the prompt without an output are input too */
 	q->prompt_tokens += p->tokens - p->outputs;
 	if (p->outputs) {
-		double gap = (double)(b->end_ns - s->last_out_ns) / NS_PER_MS / p->outputs;
+		struct gap_rec g = { .ms = (double)(b->end_ns - s->last_out_ns) / NS_PER_MS / p->outputs,
+				     .pos = pos_max, .runq_ms = rp->call_runq_ms[bi] / p->outputs,
+				     .majflt = rp->majflt_after[bi] / p->outputs, .end_ns = b->end_ns };
 
 		for (uint32_t k = 0; k < p->outputs; k++)
-			PUSH(rp, rp->gaps.v[s->req], gap);
+			PUSH(rp, rp->gaps.v[s->req], g);
 		q->generated_tokens += p->outputs;
 		s->last_out_ns = b->end_ns;
 	}
@@ -229,9 +244,10 @@ static int end_cmp(const void *a, const void *b)
 }
 
 /* A batch where every sequence fed one token: a point of the context fit. */
-static void context_point(struct replay *rp, const struct model_llama_batch *b, const struct model_llama_part *parts,
-			  double d_ms)
+static void context_point(struct replay *rp, size_t bi, double d_ms)
 {
+	const struct model_llama_batch *b = &rp->r->batches.v[bi];
+	const struct model_llama_part *parts = rp->r->parts.v;
 	double pos = 0;
 
 	for (uint32_t i = 0; i < b->nparts; i++) {
@@ -244,8 +260,9 @@ static void context_point(struct replay *rp, const struct model_llama_batch *b, 
 	}
 	if (!b->nparts || b->other_seq_tokens || b->unread_tokens)
 		return;
+	/* what the step computed: the time it waited for a CPU is another cause */
 	PUSH(rp, rp->xs, pos / b->nparts);
-	PUSH(rp, rp->ys, d_ms / b->nparts);
+	PUSH(rp, rp->ys, (d_ms - rp->call_runq_ms[bi]) / b->nparts);
 }
 
 static void dist(struct model_request_dist *d, double *v, size_t n)
@@ -313,6 +330,111 @@ static bool process_exited(const struct model *m, pid_t pid)
 	return p && p->exited;
 }
 
+/* Per recorded batch: the run-queue wait of its thread during the call,
+ * and the thread's major faults from its entry to its next batch's. */
+static int batch_evidence(const struct model_requests *r, const uint32_t *order, struct replay *rp)
+{
+	double *runq = calloc(r->batches.n + 1, sizeof(double)), *faults = calloc(r->batches.n + 1, sizeof(double));
+
+	rp->call_runq_ms = runq;
+	rp->majflt_after = faults;
+	if (!runq || !faults)
+		return -ENOMEM;
+	for (size_t k = 0; k < r->batches.n; k++) {
+		const struct model_llama_batch *b = &r->batches.v[order[k]];
+
+		if (b->end_ns && b->end_run_delay_ns >= b->run_delay_ns && b->run_delay_ns)
+			runq[order[k]] = (double)(b->end_run_delay_ns - b->run_delay_ns) / NS_PER_MS;
+		for (size_t j = k + 1; j < r->batches.n; j++) {
+			const struct model_llama_batch *next = &r->batches.v[order[j]];
+
+			if (next->tid != b->tid)
+				continue;
+			if (next->majflt >= b->majflt)
+				faults[order[k]] = (double)(next->majflt - b->majflt);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The mean CPU clock the side sampler read over [from, to]; NAN none. */
+static double clock_mhz(const struct model *m, uint64_t from, uint64_t to)
+{
+	const struct side_series *s = &m->side.series;
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t c = 0; c < s->cols.n; c++) {
+		if (strcmp(s->cols.v[c].series, "cpu clock (MHz)"))
+			continue;
+		for (size_t row = 0; row < s->nrows; row++) {
+			double v = s->v[row * s->cols.n + c];
+
+			if (s->ts[row] >= from && s->ts[row] <= to && isfinite(v)) {
+				sum += v;
+				n++;
+			}
+		}
+	}
+	return n ? sum / n : NAN;
+}
+
+/* Whether q's token rate fell from the first quarter of its gaps to the
+ * last, and which cause the evidence fits: the context fit's growth over
+ * the positions gained, the added run-queue wait per token, the major
+ * faults, the CPU clock. A cause explains its share of the added time per
+ * token; the largest share of MODEL_RATE_EXPLAINS or more names it. */
+static void rate_verdict(const struct model *m, struct model_request *q, const struct gap_rec *g, size_t n)
+{
+	const struct model_context_cost *c = &m->requests.context;
+	double t1 = 0, t4 = 0, p1 = 0, p4 = 0, r1 = 0, r4 = 0, f1 = 0, f4 = 0, clk1, clk4;
+	size_t k = n / 4;
+
+	q->rate_first = q->rate_last = q->added_ms = q->context_ms = q->runq_added_ms = NAN;
+	q->clock_drop_pct = q->majflt_first = q->majflt_last = NAN;
+	q->rate_cause = MODEL_RATE_STEADY;
+	q->has_rate = n >= MODEL_RATE_MIN_GAPS;
+	if (!q->has_rate)
+		return;
+	for (size_t i = 0; i < k; i++) {
+		t1 += g[i].ms, p1 += g[i].pos, r1 += g[i].runq_ms, f1 += g[i].majflt;
+		t4 += g[n - k + i].ms, p4 += g[n - k + i].pos, r4 += g[n - k + i].runq_ms, f4 += g[n - k + i].majflt;
+	}
+	t1 /= k, t4 /= k, p1 /= k, p4 /= k, r1 /= k, r4 /= k;
+	q->rate_first = t1 > 0 ? 1e3 / t1 : NAN;
+	q->rate_last = t4 > 0 ? 1e3 / t4 : NAN;
+	q->added_ms = t4 - t1;
+	q->runq_added_ms = r4 - r1;
+	q->majflt_first = f1 / k;
+	q->majflt_last = f4 / k;
+	q->context_ms = c->present && isfinite(c->slope_ms_per_1k) ? c->slope_ms_per_1k * (p4 - p1) / 1000 : NAN;
+	clk1 = clock_mhz(m, g[0].end_ns, g[k - 1].end_ns);
+	clk4 = clock_mhz(m, g[n - k].end_ns, g[n - 1].end_ns);
+	q->clock_drop_pct = isfinite(clk1) && isfinite(clk4) && clk1 > 0 ? 100 * (clk1 - clk4) / clk1 : NAN;
+	if (!(t4 >= t1 * (1 + MODEL_RATE_FALL)))
+		return;
+	{
+		double added = t4 - t1, share_ctx = isfinite(q->context_ms) ? q->context_ms / added : 0;
+		double share_runq = q->runq_added_ms / added;
+		/* a slower clock stretches the first quarter's compute time */
+		double share_clk = isfinite(q->clock_drop_pct) && q->clock_drop_pct > 0 && q->clock_drop_pct < 100
+					   ? (t1 - r1) * (q->clock_drop_pct / (100 - q->clock_drop_pct)) / added
+					   : 0;
+
+		if (share_runq >= MODEL_RATE_EXPLAINS && share_runq >= share_ctx && share_runq >= share_clk)
+			q->rate_cause = MODEL_RATE_CONTENTION;
+		else if (share_ctx >= MODEL_RATE_EXPLAINS && share_ctx >= share_clk)
+			q->rate_cause = MODEL_RATE_CONTEXT;
+		else if (share_clk >= MODEL_RATE_EXPLAINS)
+			q->rate_cause = MODEL_RATE_THERMAL;
+		else if (q->majflt_last >= 1 && q->majflt_last > 2 * q->majflt_first)
+			q->rate_cause = MODEL_RATE_MEMORY;
+		else
+			q->rate_cause = MODEL_RATE_UNEXPLAINED;
+	}
+}
+
 int requests__derive(struct model *m)
 {
 	struct model_requests *r = &m->requests;
@@ -335,6 +457,10 @@ int requests__derive(struct model *m)
 	qsort_r(order, r->batches.n, sizeof(*order), batch_cmp, r->batches.v);
 	if (r->ends.n)
 		qsort(r->ends.v, r->ends.n, sizeof(*r->ends.v), end_cmp);
+	if (batch_evidence(r, order, &rp)) {
+		rp.err = -ENOMEM;
+		goto nomem;
+	}
 	for (size_t k = 0; k < r->batches.n && !rp.err; k++) {
 		const struct model_llama_batch *b = &r->batches.v[order[k]];
 		double d_ms;
@@ -352,9 +478,9 @@ int requests__derive(struct model *m)
 		r->other_seq_tokens += b->other_seq_tokens;
 		r->multi_seq_tokens += b->multi_seq_tokens;
 		r->unread_tokens += b->unread_tokens;
-		context_point(&rp, b, r->parts.v, d_ms);
+		context_point(&rp, order[k], d_ms);
 		for (uint32_t i = 0; i < b->nparts; i++)
-			apply_part(&rp, b, &r->parts.v[b->first_part + i], d_ms);
+			apply_part(&rp, order[k], &r->parts.v[b->first_part + i], d_ms);
 	}
 	for (; e < r->ends.n && !rp.err; e++)
 		apply_end(&rp, &r->ends.v[e]);
@@ -363,7 +489,6 @@ int requests__derive(struct model *m)
 		       rp.seqs.v[i].cut			       ? MODEL_REQUEST_REMOVED
 		       : process_exited(m, rp.seqs.v[i].pid) ? MODEL_REQUEST_EXIT
 							     : MODEL_REQUEST_OPEN);
-	free(order);
 	/* the gaps, request by request */
 	for (size_t i = 0; i < r->list.n && !rp.err; i++) {
 		struct model_request *q = &r->list.v[i];
@@ -371,7 +496,7 @@ int requests__derive(struct model *m)
 		q->first_gap = r->gaps.n;
 		q->ngaps = rp.gaps.v[i].n;
 		for (size_t k = 0; k < rp.gaps.v[i].n && !rp.err; k++)
-			PUSH(&rp, r->gaps, rp.gaps.v[i].v[k]);
+			PUSH(&rp, r->gaps, rp.gaps.v[i].v[k].ms);
 		r->prompt_tokens += q->prompt_tokens;
 		r->generated_tokens += q->generated_tokens;
 	}
@@ -407,6 +532,12 @@ int requests__derive(struct model *m)
 		if (r->context.pos_reached >= 0)
 			r->context.occupancy = (r->context.pos_reached + 1.0) / r->context.n_ctx;
 	}
+	for (size_t i = 0; i < r->list.n && i < rp.gaps.n; i++)
+		rate_verdict(m, &r->list.v[i], rp.gaps.v[i].v, rp.gaps.v[i].n);
+nomem:
+	free(order);
+	free((void *)rp.call_runq_ms);
+	free((void *)rp.majflt_after);
 	for (size_t i = 0; i < rp.gaps.n; i++)
 		free(rp.gaps.v[i].v);
 	free(rp.gaps.v);

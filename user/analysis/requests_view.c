@@ -95,6 +95,9 @@ const char *requests_view__causes(const struct model *m, const struct model_requ
 		CAUSE("shared its batches with %.1f other sequences on average (median %.1f)", q->sharers_avg, sharers);
 	if (isfinite(q->itl_p50_ms) && isfinite(itl) && q->itl_p50_ms > 1.5 * itl)
 		CAUSE("slow steps (gap p50 %.2f ms, median %.2f)", q->itl_p50_ms, itl);
+	if (isfinite(q->runq_ms) && isfinite(q->duration_ms) && q->runq_ms > 0.1 * q->duration_ms)
+		CAUSE("CPU contention (its threads waited %.1f ms for a CPU, %.0f%% of it)", q->runq_ms,
+		      100 * q->runq_ms / q->duration_ms);
 	if (first && isfinite(q->ttft_ms) && q->ttft_ms > 1.5 * ttft)
 		CAUSE("its process's first prompt (first token %.1f ms, median %.1f: caches and pages still cold)",
 		      q->ttft_ms, ttft);
@@ -121,11 +124,56 @@ static int by_start(const void *a, const void *b, void *list)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* Why its token rate fell, with the evidence; into buf. */
+static const char *rate_why(const struct model_request *q, char *buf, size_t len)
+{
+	switch (q->rate_cause) {
+	case MODEL_RATE_CONTEXT:
+		snprintf(buf, len, "growing attention cost: the context fit adds %.2f ms per token over its positions "
+			 "(of %.2f ms added)", q->context_ms, q->added_ms);
+		break;
+	case MODEL_RATE_CONTENTION:
+		snprintf(buf, len, "CPU contention: its run-queue wait per token grew by %.2f ms (of %.2f ms added)",
+			 q->runq_added_ms, q->added_ms);
+		break;
+	case MODEL_RATE_MEMORY:
+		snprintf(buf, len, "memory pressure: major faults per token %.1f -> %.1f", q->majflt_first,
+			 q->majflt_last);
+		break;
+	case MODEL_RATE_THERMAL:
+		snprintf(buf, len, "a thermal or power limit: the CPU clock fell %.0f%%", q->clock_drop_pct);
+		break;
+	default:
+		snprintf(buf, len, "no measured cause explains it (context %s ms, run queue %.2f ms of %.2f ms added "
+			 "per token)", NUM(q->context_ms, 0, 2), q->runq_added_ms, q->added_ms);
+	}
+	return buf;
+}
+
+static void rate_lines(FILE *out, const struct model_requests *r)
+{
+	char why[256];
+	size_t shown = 0, fell = 0;
+
+	for (size_t i = 0; i < r->list.n; i++) {
+		const struct model_request *q = &r->list.v[i];
+
+		if (!q->has_rate || q->rate_cause == MODEL_RATE_STEADY)
+			continue;
+		if (shown++ < 5)
+			fprintf(out, "  token rate fell: seq %d at %.3f s, %.1f -> %.1f tok/s over its generation: %s\n",
+				q->seq, q->start_ms / 1000, q->rate_first, q->rate_last, rate_why(q, why, sizeof(why)));
+		fell++;
+	}
+	if (fell > 5)
+		fprintf(out, "  ... and %zu more requests whose token rate fell (profile.json requests[].rate)\n", fell - 5);
+}
+
 static void context_line(FILE *out, const struct model_context_cost *c)
 {
 	if (c->present)
-		fprintf(out, "  context: a single-token step costs %s ms more per 1,000 positions (r\u00b2 %s, %llu steps "
-			"over positions %d-%d; %s ms in the first tenth, %s ms in the last)\n",
+		fprintf(out, "  context: a single-token step takes %s ms more per 1,000 positions, its wait for a CPU taken out "
+			"(r\u00b2 %s, %llu steps over positions %d-%d; %s ms in the first tenth, %s ms in the last)\n",
 			NUM(c->slope_ms_per_1k, 0, 3), NUM(c->r2, 0, 2), (unsigned long long)c->steps, c->pos_min,
 			c->pos_max, NUM(c->first_ms, 0, 2), NUM(c->last_ms, 0, 2));
 	else
@@ -189,6 +237,7 @@ void requests_view__print(FILE *out, const struct model *m)
 		}
 		free(idx);
 	}
+	rate_lines(out, r);
 	context_line(out, &r->context);
 	fprintf(out, "  (a batch's time is shared among its sequences by their tokens in it; time queued before a "
 		"request's first batch is not seen)\n");

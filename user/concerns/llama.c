@@ -152,7 +152,8 @@ static void add_batch(struct recording *rec, const struct it_llama_batch_event *
 												       : e->n_tokens),
 					 .other_seq_tokens = e->other_seq_tokens,
 					 .multi_seq_tokens = e->multi_seq_tokens,
-					 .first_part = (uint32_t)r->parts.n, .nparts = nparts };
+					 .first_part = (uint32_t)r->parts.n, .nparts = nparts,
+					 .run_delay_ns = e->run_delay_ns, .majflt = e->majflt };
 	for (int s = 0; s < IT_LLAMA_SEQS; s++) {
 		const struct it_llama_seq_part *sp = &e->seq[s];
 
@@ -174,6 +175,7 @@ static void end_batch(struct recording *rec, const struct it_phase_event *e)
 
 		if (b->tid == (pid_t)e->hdr.tid && b->start_ns == e->entry_ns) {
 			b->end_ns = e->hdr.ts_ns;
+			b->end_run_delay_ns = e->run_delay_ns;
 			return;
 		}
 	}

@@ -45,3 +45,11 @@ const char *model_request__end_name(enum model_request_end e)
 
 	return (unsigned)e < MODEL_REQUEST_ENDS ? names[e] : "open";
 }
+
+const char *model_request__rate_cause_name(enum model_rate_cause c)
+{
+	static const char *const names[MODEL_RATE_CAUSES] = { "steady", "context", "cpu_contention",
+							       "memory_pressure", "thermal_or_power", "unexplained" };
+
+	return (unsigned)c < MODEL_RATE_CAUSES ? names[c] : "steady";
+}

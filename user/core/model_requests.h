@@ -32,6 +32,8 @@ struct model_llama_batch {
 	uint32_t unread_tokens;     /* tokens whose sequence was not read */
 	uint32_t other_seq_tokens, multi_seq_tokens;
 	uint32_t first_part, nparts; /* in model_requests.parts */
+	uint64_t run_delay_ns, majflt; /* the calling thread's, so far, at the call */
+	uint64_t end_run_delay_ns;     /* and at its return */
 };
 
 /* A removal of a sequence's positions [p0, p1) (seq -1: every sequence). */
@@ -73,7 +75,33 @@ struct model_request {
 	int32_t pos_max;            /* the last position it reached; -1 unknown */
 	uint8_t ended;              /* enum model_request_end */
 	uint64_t first_gap, ngaps;  /* its gaps in model_requests.gaps */
+	double runq_ms;             /* its batches' threads waited for a CPU during its calls */
+	uint64_t majflt;            /* major faults of those threads from its first batch on */
+	/* its token rate in the first and the last quarter of its gaps
+	 * (MODEL_RATE_MIN_GAPS or more; NAN otherwise), and when it fell by
+	 * MODEL_RATE_FALL or more, which cause the evidence fits */
+	bool has_rate;
+	double rate_first, rate_last;
+	uint8_t rate_cause;         /* enum model_rate_cause */
+	double added_ms;            /* time per token added from the first quarter to the last */
+	double context_ms, runq_added_ms, clock_drop_pct; /* the evidence, per token */
+	double majflt_first, majflt_last; /* major faults per token in those quarters */
 };
+
+/* Why a request's token rate fell over its generation. */
+enum model_rate_cause {
+	MODEL_RATE_STEADY,        /* did not fall by MODEL_RATE_FALL (or too few gaps) */
+	MODEL_RATE_CONTEXT,       /* the context fit's growth explains most of it */
+	MODEL_RATE_CONTENTION,    /* run-queue wait explains most of it */
+	MODEL_RATE_MEMORY,        /* major faults grew */
+	MODEL_RATE_THERMAL,       /* the CPU clock fell (thermal or power limit) */
+	MODEL_RATE_UNEXPLAINED,
+	MODEL_RATE_CAUSES,
+};
+
+#define MODEL_RATE_MIN_GAPS 32
+#define MODEL_RATE_FALL 0.15       /* the last quarter's rate 15% under the first's */
+#define MODEL_RATE_EXPLAINS 0.5    /* a cause explains half the added time or more */
 
 /* Percentiles of one figure over the requests (NAN: none). */
 struct model_request_dist {
@@ -125,5 +153,7 @@ void model_requests__clear_derived(struct model_requests *r);
 int model_requests__copy(struct model_requests *dst, const struct model_requests *src);
 /* "open", "removed", ... */
 const char *model_request__end_name(enum model_request_end e);
+/* "steady", "context", "cpu_contention", ... */
+const char *model_request__rate_cause_name(enum model_rate_cause c);
 
 #endif

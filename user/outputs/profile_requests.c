@@ -35,6 +35,31 @@ static int ended_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
+static int cause_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_request *q = base;
+
+	(void)ctx;
+	return profile__set(o, key, json_string(model_request__rate_cause_name(q->rate_cause)));
+}
+
+static int cause_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_request *q = base;
+	const char *s = json_string_value(json_object_get(o, key));
+
+	(void)ctx;
+	for (int c = 0; s && c < MODEL_RATE_CAUSES; c++)
+		if (!strcmp(s, model_request__rate_cause_name(c)))
+			q->rate_cause = (uint8_t)c;
+	return 0;
+}
+
+JF_TABLE(rate_table, JF("first_tokens_per_s", JF_REAL, rate_first), JF("last_tokens_per_s", JF_REAL, rate_last),
+	 JF_FNS("cause", cause_write, cause_read), JF("added_ms", JF_REAL, added_ms),
+	 JF("context_ms", JF_REAL, context_ms), JF("runq_added_ms", JF_REAL, runq_added_ms),
+	 JF("clock_drop_pct", JF_REAL, clock_drop_pct), JF("majflt_first", JF_REAL, majflt_first),
+	 JF("majflt_last", JF_REAL, majflt_last));
 JF_TABLE(itl_table, JF("p50", JF_REAL, itl_p50_ms), JF("p95", JF_REAL, itl_p95_ms), JF("p99", JF_REAL, itl_p99_ms),
 	 JF("max", JF_REAL, itl_max_ms));
 JF_TABLE(sharers_table, JF("avg", JF_REAL, sharers_avg), JF("max", JF_U32, sharers_max));
@@ -45,7 +70,8 @@ JF_TABLE(profile_request_table, JF("pid", JF_INT, pid), JF("tid", JF_INT, tid), 
 	 JF("prefill_ms", JF_REAL, prefill_ms), JF("ttft_ms", JF_REAL, ttft_ms), JF("decode_ms", JF_REAL, decode_ms),
 	 JF("duration_ms", JF_REAL, duration_ms), JF("tokens_per_s", JF_REAL, tokens_per_s),
 	 JF_GROUP("itl_ms", itl_table), JF_GROUP("sharers", sharers_table), JF("pos_max", JF_INT, pos_max),
-	 JF_FNS("ended_by", ended_write, ended_read));
+	 JF_FNS("ended_by", ended_write, ended_read), JF("runq_ms", JF_REAL, runq_ms),
+	 JF("majflt", JF_U64, majflt), JF_GROUP("rate", rate_table, JF_WHEN(has_rate)));
 #undef JF_T
 
 /* requests[]: each with each gap between two outputs, in order (the model
