@@ -34,6 +34,7 @@ TIMING_SENSITIVE = [
     "test_wakeup.WakeupTest.test_blocked_is_waiting_for_thread",
     "test_wakeup.WakeupTest.test_tail_cause_names_the_thread_wait",
     "test_requests.RequestsTest.test_two_sequences_per_batch",
+    "test_requests.RequestsTest.test_node_llama_cpp_server",
     "test_requests.RequestsTest.test_context_slope_of_a_long_generation",
     "test_requests.RequestsTest.test_cpu_hog_halfway_is_contention_not_context",
     "test_tune.TuneFixtureTest.test_threads_known_best",

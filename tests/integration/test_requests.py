@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -24,6 +25,7 @@ from common import DEMO, FIXTURES, INFERTRACE, need_root, read_stderr_until, rec
 
 SEQS = os.path.join(FIXTURES, "llama_seqs.py")
 LONG = os.path.join(FIXTURES, "llama_long.py")
+SERVER = os.path.join(FIXTURES, "llama_server.mjs")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -53,8 +55,8 @@ def metric(text, name):
     return float(m.group(1)) if m else None
 
 
-def scrape(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
+def scrape(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read().decode()
 
 
@@ -165,6 +167,63 @@ class RequestsTest(unittest.TestCase):
         rep = subprocess.run([INFERTRACE, "report", rec.dir], text=True, stdout=subprocess.PIPE, check=True)
         self.assertIn("token rate fell: seq 0", rep.stdout)
         self.assertIn("CPU contention: its run-queue wait per token grew", rep.stdout)
+
+    def test_node_llama_cpp_server(self):
+        """A real batching server: node-llama-cpp serving HTTP on loopback
+        from one context of 4 sequences. 12 requests, 3 at a time (each wave
+        let in together), each with its own prompt and generation length.
+        Per request, found by its lengths: prompt and generated tokens
+        exact, time to first token and decode time within 10% of the
+        server's own clock (2 ms floor), and its prompt batch shared with
+        the two others of its wave."""
+        model = os.path.join(DEMO, "models", "bench.gguf")
+        p, out = start_record(["--preset", "llama.cpp"], [os.path.join(DEMO, "bin", "node"), SERVER, model, "4"],
+                              stdout=subprocess.PIPE)
+        logs = []
+        try:
+            line = p.stdout.readline()
+            self.assertTrue(line.startswith("listening "), line)
+            base = f"http://127.0.0.1:{int(line.split()[1])}"
+            asked = [(12 + 3 * i, 6 + i) for i in range(12)]
+            for w in range(4):
+                wave = asked[3 * w:3 * w + 3]
+                threads = [threading.Thread(target=scrape,
+                                            args=(f"{base}/generate?words={words}&tokens={n}&wave=3",),
+                                            kwargs={"timeout": 120})
+                           for words, n in wave]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                logs += [json.loads(p.stdout.readline())["request"] for _ in wave]
+            scrape(f"{base}/quit")
+            _, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        with open(os.path.join(out, "profile.json")) as f:
+            prof = json.load(f)
+        got = {(q["prompt_tokens"], q["generated_tokens"]): q for q in prof["requests"]}
+        self.assertEqual(len(prof["requests"]), 12, [(q["seq"], q["prompt_tokens"]) for q in prof["requests"]])
+        for t in logs:
+            q = got.get((t["prompt_tokens"], t["generated_tokens"]))
+            self.assertIsNotNone(q, (t, sorted(got)))
+            what = f"request of {t['prompt_tokens']} prompt tokens, {t['generated_tokens']} generated"
+            decode = sum(q["token_gaps_ms"])
+            self.assertLessEqual(abs(q["ttft_ms"] - t["ttft_ms"]), max(0.10 * t["ttft_ms"], 2.0),
+                                 f"{what}: first token {q['ttft_ms']:.1f} ms, the server's {t['ttft_ms']:.1f}")
+            self.assertLessEqual(abs(decode - t["decode_ms"]), max(0.10 * t["decode_ms"], 2.0),
+                                 f"{what}: decode {decode:.1f} ms, the server's {t['decode_ms']:.1f}")
+            self.assertEqual(q["sharers"]["max"], 2, what)
+            self.assertIn(q["seq"], range(4), what)
+            self.assertEqual(q["ended_by"], "removed", what)
+        agg = prof["llama"]["requests"]
+        self.assertEqual(agg["max_concurrent"], 3)
+        self.assertEqual(agg["count"], 12)
+        self.assertEqual(agg["ttft_ms"]["n"], 12)
+        shutil.rmtree(out, ignore_errors=True)
 
     def test_trace_tracks(self):
         """trace.json: a track per sequence, a slice per request holding its

@@ -87,7 +87,7 @@ static void test_two_sequences_share_batches(void **state)
 	batch(&m, 15, 19, 0, (struct part_spec[]){ { 0, 1, 1, 6, true }, { 1, 1, 1, 4, true } }, 2);
 	seq_rm(&m, 20, 1, -1, -1);
 	batch(&m, 20, 22, 0, (struct part_spec[]){ { 0, 1, 1, 7, true } }, 1);
-	seq_rm(&m, 25, 0, 0, -1);
+	seq_rm(&m, 25, 0, 0, 8); /* [0, 8): past its last position, 7: the whole sequence */
 	batch(&m, 30, 36, 0, (struct part_spec[]){ { 1, 6, 1, 0, true } }, 1);
 	assert_int_equal(model__add_process(&m, PID) != NULL, 1);
 	assert_int_equal(requests__derive(&m), 0);

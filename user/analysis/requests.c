@@ -146,8 +146,10 @@ static void apply_end(struct replay *rp, const struct model_llama_seq_end *e)
 
 		if (s->pid != e->pid || (e->seq >= 0 && s->seq != e->seq))
 			continue;
-		/* a range in the middle (a context shift) keeps the request */
-		if (e->p1 >= 0 && e->seq >= 0)
+		/* a range in the middle (a context shift) keeps the request; one
+		 * from 0 past its last position (node-llama-cpp's clearHistory)
+		 * removes it whole */
+		if (e->seq >= 0 && e->p1 >= 0 && !(e->p0 <= 0 && e->p1 >= s->next_pos))
 			continue;
 		s->next_pos = e->seq >= 0 && e->p0 > 0 ? e->p0 : 0;
 		/* a tail removed while generating: a speculative draft rejected,
