@@ -395,6 +395,55 @@ static void test_rate_fall_verdicts(void **state)
 	model__free(&m);
 }
 
+/* The slowest requests' causes: the one that ran while the CPU clock was
+ * down (the side sampler's series) says so, the one in more crowded
+ * batches too, and the one whose calls waited for a CPU. */
+static void test_slow_request_causes(void **state)
+{
+	struct model m;
+	struct side_series *ss = &m.side.series;
+	char why[256];
+	(void)state;
+
+	new_model(&m);
+	/* three requests one after another, 100 ms each; the second at half clock */
+	for (int k = 0; k < 3; k++) {
+		double t = 200.0 * k;
+
+		batch(&m, t, t + 50, 0, (struct part_spec[]){ { 0, 16, 1, 0, true } }, 1);
+		batch(&m, t + 50, t + 100, 0, (struct part_spec[]){ { 0, 1, 1, 16, true } }, 1);
+		if (k == 2) { /* its calls waited 40 of its 100 ms for a CPU */
+			m.requests.batches.v[m.requests.batches.n - 1].run_delay_ns = 1;
+			m.requests.batches.v[m.requests.batches.n - 1].end_run_delay_ns = 1 + 40 * MS;
+		}
+		seq_rm(&m, t + 150, 0, -1, -1);
+	}
+	ss->cols.v = calloc(1, sizeof(*ss->cols.v));
+	ss->ts = calloc(6, sizeof(*ss->ts));
+	ss->v = calloc(6, sizeof(*ss->v));
+	assert_non_null(ss->cols.v);
+	assert_non_null(ss->ts);
+	assert_non_null(ss->v);
+	ss->cols.n = ss->cols.cap = 1;
+	snprintf(ss->cols.v[0].series, sizeof(ss->cols.v[0].series), "cpu clock (MHz)");
+	for (int row = 0; row < 6; row++) {
+		ss->ts[row] = T0 + (uint64_t)(row * 100 + 50) * MS;
+		ss->v[row] = row == 2 ? 1000 : 2000; /* 250 ms: inside the second request */
+	}
+	ss->nrows = 6;
+	model__add_process(&m, PID);
+	assert_int_equal(requests__derive(&m), 0);
+	assert_int_equal(m.requests.list.n, 3);
+	assert_float_equal(m.requests.list.v[1].clock_mhz, 1000, 1e-9);
+	requests_view__causes(&m, &m.requests.list.v[1], why, sizeof(why));
+	assert_non_null(strstr(why, "a slower CPU clock (1000 MHz, median 2000"));
+	requests_view__causes(&m, &m.requests.list.v[2], why, sizeof(why));
+	assert_non_null(strstr(why, "CPU contention (its threads waited 40.0 ms for a CPU, 40% of it)"));
+	requests_view__causes(&m, &m.requests.list.v[0], why, sizeof(why));
+	assert_string_equal(why, "");
+	model__free(&m);
+}
+
 /* requests[] and llama.requests written and read back: what report and
  * diff see is what record derived. */
 static void test_profile_read_back(void **state)
@@ -439,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_speculative_draft_keeps_the_request),
 		cmocka_unit_test(test_context_fit),
 		cmocka_unit_test(test_rate_fall_verdicts),
+		cmocka_unit_test(test_slow_request_causes),
 		cmocka_unit_test(test_context_from_steps),
 		cmocka_unit_test(test_profile_read_back),
 	};

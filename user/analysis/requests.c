@@ -86,6 +86,28 @@ static struct seq_state *seq_state(struct replay *rp, pid_t pid, int32_t seq)
 			(vec).v[(vec).n++] = (x);                                          \
 	} while (0)
 
+/* The mean CPU clock the side sampler read over [from, to]; NAN none. */
+static double clock_mhz(const struct model *m, uint64_t from, uint64_t to)
+{
+	const struct side_series *s = &m->side.series;
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t c = 0; c < s->cols.n; c++) {
+		if (strcmp(s->cols.v[c].series, "cpu clock (MHz)"))
+			continue;
+		for (size_t row = 0; row < s->nrows; row++) {
+			double v = s->v[row * s->cols.n + c];
+
+			if (s->ts[row] >= from && s->ts[row] <= to && isfinite(v)) {
+				sum += v;
+				n++;
+			}
+		}
+	}
+	return n ? sum / n : NAN;
+}
+
 /* The request's figures once it ended (how: e). */
 static void finish(struct replay *rp, struct seq_state *s, enum model_request_end e)
 {
@@ -98,6 +120,7 @@ static void finish(struct replay *rp, struct seq_state *s, enum model_request_en
 	q = &rp->r->list.v[s->req];
 	n = rp->gaps.v[s->req].n;
 	q->ended = (uint8_t)e;
+	q->clock_mhz = clock_mhz(rp->m, q->start_ns, q->end_ns);
 	q->duration_ms = (double)(q->end_ns - q->start_ns) / NS_PER_MS;
 	q->sharers_avg = q->batches ? s->sharers_sum / (double)q->batches : NAN;
 	q->tokens_per_s = n && q->end_ns > q->first_token_ns && q->first_token_ns
@@ -358,28 +381,6 @@ static int batch_evidence(const struct model_requests *r, const uint32_t *order,
 		}
 	}
 	return 0;
-}
-
-/* The mean CPU clock the side sampler read over [from, to]; NAN none. */
-static double clock_mhz(const struct model *m, uint64_t from, uint64_t to)
-{
-	const struct side_series *s = &m->side.series;
-	double sum = 0;
-	size_t n = 0;
-
-	for (size_t c = 0; c < s->cols.n; c++) {
-		if (strcmp(s->cols.v[c].series, "cpu clock (MHz)"))
-			continue;
-		for (size_t row = 0; row < s->nrows; row++) {
-			double v = s->v[row * s->cols.n + c];
-
-			if (s->ts[row] >= from && s->ts[row] <= to && isfinite(v)) {
-				sum += v;
-				n++;
-			}
-		}
-	}
-	return n ? sum / n : NAN;
 }
 
 /* Whether q's token rate fell from the first quarter of its gaps to the

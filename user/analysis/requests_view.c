@@ -36,9 +36,12 @@ static double median_of(const struct model *m, double (*get)(const struct model_
 
 	if (!v)
 		return NAN;
+	size_t k = 0;
+
 	for (size_t i = 0; i < n; i++)
-		v[i] = get(&m->requests.list.v[i]);
-	r = stats__percentile(v, n, 50);
+		if (isfinite(v[k] = get(&m->requests.list.v[i])))
+			k++;
+	r = stats__percentile(v, k, 50);
 	free(v);
 	return r;
 }
@@ -63,6 +66,11 @@ static double get_ttft(const struct model_request *q)
 	return q->ttft_ms;
 }
 
+static double get_clock(const struct model_request *q)
+{
+	return q->clock_mhz;
+}
+
 static double get_itl(const struct model_request *q)
 {
 	return q->itl_p50_ms;
@@ -72,6 +80,7 @@ const char *requests_view__causes(const struct model *m, const struct model_requ
 {
 	double prompt = median_of(m, get_prompt), gen = median_of(m, get_generated);
 	double sharers = median_of(m, get_sharers), itl = median_of(m, get_itl), ttft = median_of(m, get_ttft);
+	double clock = median_of(m, get_clock);
 	bool first = true;
 	size_t used = 0;
 
@@ -98,6 +107,8 @@ const char *requests_view__causes(const struct model *m, const struct model_requ
 	if (isfinite(q->runq_ms) && isfinite(q->duration_ms) && q->runq_ms > 0.1 * q->duration_ms)
 		CAUSE("CPU contention (its threads waited %.1f ms for a CPU, %.0f%% of it)", q->runq_ms,
 		      100 * q->runq_ms / q->duration_ms);
+	if (isfinite(q->clock_mhz) && isfinite(clock) && q->clock_mhz < 0.9 * clock)
+		CAUSE("a slower CPU clock (%.0f MHz, median %.0f: a thermal or power limit)", q->clock_mhz, clock);
 	if (first && isfinite(q->ttft_ms) && q->ttft_ms > 1.5 * ttft)
 		CAUSE("its process's first prompt (first token %.1f ms, median %.1f: caches and pages still cold)",
 		      q->ttft_ms, ttft);

@@ -76,6 +76,7 @@ struct model_request {
 	uint8_t ended;              /* enum model_request_end */
 	uint64_t first_gap, ngaps;  /* its gaps in model_requests.gaps */
 	double runq_ms;             /* its batches' threads waited for a CPU during its calls */
+	double clock_mhz;           /* the mean CPU clock the side sampler read during it; NAN none */
 	uint64_t majflt;            /* major faults of those threads from its first batch on */
 	/* its token rate in the first and the last quarter of its gaps
 	 * (MODEL_RATE_MIN_GAPS or more; NAN otherwise), and when it fell by

@@ -71,6 +71,7 @@ JF_TABLE(profile_request_table, JF("pid", JF_INT, pid), JF("tid", JF_INT, tid), 
 	 JF("duration_ms", JF_REAL, duration_ms), JF("tokens_per_s", JF_REAL, tokens_per_s),
 	 JF_GROUP("itl_ms", itl_table), JF_GROUP("sharers", sharers_table), JF("pos_max", JF_INT, pos_max),
 	 JF_FNS("ended_by", ended_write, ended_read), JF("runq_ms", JF_REAL, runq_ms),
+	 JF("clock_mhz", JF_REAL, clock_mhz, .flags = JF_OMIT),
 	 JF("majflt", JF_U64, majflt), JF_GROUP("rate", rate_table, JF_WHEN(has_rate)));
 #undef JF_T
 
