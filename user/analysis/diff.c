@@ -413,18 +413,18 @@ int diff__compare(const struct model *b, const struct model *n, double threshold
 	if (b->requests.present || n->requests.present) {
 		const struct {
 			const char *name;
-			int which;
-			struct diff_stat st;
 			size_t off; /* of the distribution in struct model_requests */
+			struct diff_stat st;
+			int which;
 			bool higher;
 		} rq[] = {
-			{ "requests ttft_ms p50", RQ_TTFT, p50, offsetof(struct model_requests, ttft), false },
-			{ "requests ttft_ms p95", RQ_TTFT, p95, offsetof(struct model_requests, ttft), false },
-			{ "requests itl_ms p50", RQ_GAP, p50, offsetof(struct model_requests, itl), false },
-			{ "requests itl_ms p95", RQ_GAP, p95, offsetof(struct model_requests, itl), false },
-			{ "requests itl_ms p99", RQ_GAP, p99, offsetof(struct model_requests, itl), false },
-			{ "requests duration_ms p50", RQ_DURATION, p50, offsetof(struct model_requests, duration), false },
-			{ "requests tokens_per_s p50", RQ_TOKENS_PER_S, p50, offsetof(struct model_requests, tokens_per_s),
+			{ "requests ttft_ms p50", offsetof(struct model_requests, ttft), p50, RQ_TTFT, false },
+			{ "requests ttft_ms p95", offsetof(struct model_requests, ttft), p95, RQ_TTFT, false },
+			{ "requests itl_ms p50", offsetof(struct model_requests, itl), p50, RQ_GAP, false },
+			{ "requests itl_ms p95", offsetof(struct model_requests, itl), p95, RQ_GAP, false },
+			{ "requests itl_ms p99", offsetof(struct model_requests, itl), p99, RQ_GAP, false },
+			{ "requests duration_ms p50", offsetof(struct model_requests, duration), p50, RQ_DURATION, false },
+			{ "requests tokens_per_s p50", offsetof(struct model_requests, tokens_per_s), p50, RQ_TOKENS_PER_S,
 			  true },
 		};
 

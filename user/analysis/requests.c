@@ -493,7 +493,7 @@ int requests__derive(struct model *m)
 		       : process_exited(m, rp.seqs.v[i].pid) ? MODEL_REQUEST_EXIT
 							     : MODEL_REQUEST_OPEN);
 	/* the gaps, request by request */
-	for (size_t i = 0; i < r->list.n && !rp.err; i++) {
+	for (size_t i = 0; i < r->list.n && i < rp.gaps.n && !rp.err; i++) {
 		struct model_request *q = &r->list.v[i];
 
 		q->first_gap = r->gaps.n;

@@ -117,7 +117,7 @@ static void head(struct expo *e, const char *name, const char *type, const char 
 static void sample(struct expo *e, const char *name, const char *extra, const char *value, double v)
 {
 	fprintf(e->f, "%s{%s", name, e->base);
-	if (extra) {
+	if (extra && value) {
 		fprintf(e->f, ",%s=\"", extra);
 		put_escaped(e->f, value);
 		fputc('"', e->f);
