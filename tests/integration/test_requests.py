@@ -327,6 +327,13 @@ class RequestsTest(unittest.TestCase):
         self.assertIn(f"{len(truth)} requests", rep.stdout)
         for t in truth:
             self.assertRegex(rep.stdout, rf"\n\s+{t['seq']}\s+{t['prompt_tokens']}\s+{t['generated_tokens']}\s")
+        # report.html: the section, a row per request
+        with open(os.path.join(rec.dir, "report.html")) as f:
+            html = f.read()
+        sec = html[html.index('<h2 id="requests">'):]
+        sec = sec[:sec.index("<h2", 4)] if "<h2" in sec[4:] else sec
+        self.assertIn(f"<p>{len(truth)} requests", sec)
+        self.assertEqual(sec.count("<tr><td>"), len(truth))
         # diff of the recording with itself: the request rows, unchanged
         d = subprocess.run([INFERTRACE, "diff", rec.dir, rec.dir], text=True, stdout=subprocess.PIPE)
         ttft = rec.profile["llama"]["requests"]["ttft_ms"]["p50"]

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "html_text.h"
 #include "llama_view.h"
 #include "outputs.h"
 
@@ -15,7 +16,7 @@ static void fact_str(FILE *f, const char *name, const char *v)
 	if (!v[0])
 		return;
 	fprintf(f, "<tr><th>%s</th><td>", name);
-	outputs__xml_escape(f, v);
+	html_text__escape(f, v);
 	fprintf(f, "</td></tr>\n");
 }
 
@@ -70,11 +71,11 @@ static void figures_cells(FILE *f, const struct model_llama_cycle *l)
 {
 	fprintf(f, "<td>%llu</td><td>%llu</td>", (unsigned long long)l->prompt_tokens,
 		(unsigned long long)l->generated_tokens);
-	outputs__html_num_cell(f, l->prefill_ms, "%.2f");
-	outputs__html_num_cell(f, l->decode_ms, "%.2f");
-	outputs__html_num_cell(f, l->prefill_tokens_per_s, "%.1f");
-	outputs__html_num_cell(f, l->decode_tokens_per_s, "%.1f");
-	outputs__html_num_cell(f, l->j_per_generated_token, "%.4f");
+	html_text__num_cell(f, l->prefill_ms, "%.2f");
+	html_text__num_cell(f, l->decode_ms, "%.2f");
+	html_text__num_cell(f, l->prefill_tokens_per_s, "%.1f");
+	html_text__num_cell(f, l->decode_tokens_per_s, "%.1f");
+	html_text__num_cell(f, l->j_per_generated_token, "%.4f");
 }
 
 void llama__html(FILE *f, const struct model *m)

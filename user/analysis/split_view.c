@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html_text.h"
 #include "outputs.h"
 #include "sched_logic.h"
 #include "split_view.h"
@@ -186,7 +187,7 @@ void split_view__html_phases(FILE *f, const struct model *m)
 				"<th>run queue %%</th><th>blocked %%</th><th>blocked in (ms)</th></tr>\n");
 		header = true;
 		fprintf(f, "<tr><td>");
-		outputs__xml_escape(f, m->phase_names[ph]);
+		html_text__escape(f, m->phase_names[ph]);
 		fprintf(f, "</td>");
 		num_cell(f, s.oncpu_ms, 2);
 		num_cell(f, s.runq_ms, 2);

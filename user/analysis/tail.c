@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html_text.h"
 #include "model.h"
 #include "outputs.h"
 #include "sched_logic.h"
@@ -672,11 +673,11 @@ void tail__html(FILE *out, const struct model *m)
 
 			cause_text(buf, sizeof(buf), m, cz);
 			fprintf(out, "<li>");
-			outputs__xml_escape(out, buf);
+			html_text__escape(out, buf);
 			for (size_t k = 0; k < cz->stacks.n; k++) {
 				fprintf(out, "<br><small>+%.1f ms %s: <code>", cz->stacks.v[k].excess_ms,
 					stack_kind(&cz->stacks.v[k]));
-				outputs__xml_escape(out, stack_line(line, sizeof(line), name_of(m, cz->stacks.v[k].stack),
+				html_text__escape(out, stack_line(line, sizeof(line), name_of(m, cz->stacks.v[k].stack),
 								    !cz->stacks.v[k].oncpu, 160));
 				fprintf(out, "</code></small>");
 			}

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "html_text.h"
 #include "atomic_file.h"
 #include "gpu_view.h"
 #include "llama_view.h"
@@ -38,6 +39,7 @@
 #include "tail.h"
 #include "trace_gpu.h"
 #include "trace_requests.h"
+#include "requests_html.h"
 
 /* ---- trace.json ---- */
 
@@ -612,18 +614,9 @@ static json_t *outputs_json(const struct out_log *lg)
 
 static void h(FILE *f, const char *s)
 {
-	outputs__xml_escape(f, s);
+	html_text__escape(f, s);
 }
 
-void outputs__html_num_cell(FILE *f, double v, const char *fmt)
-{
-	fprintf(f, "<td>");
-	if (isfinite(v))
-		fprintf(f, fmt, v);
-	else
-		fprintf(f, "-");
-	fprintf(f, "</td>");
-}
 
 static void row_num(FILE *f, const char *name, double v, const char *fmt)
 {
@@ -661,10 +654,10 @@ static void html_phases(FILE *f, const struct model *m)
 				(unsigned long long)v->calls, v->percent_of_cycle);
 		else
 			fprintf(f, "</td><td>-</td><td>0</td><td>-</td>");
-		outputs__html_num_cell(f, v->p50_ms, "%.3f");
-		outputs__html_num_cell(f, v->p95_ms, "%.3f");
-		outputs__html_num_cell(f, v->p99_ms, "%.3f");
-		outputs__html_num_cell(f, pc->derived && pc->phases[ph].present ? pc->phases[ph].percent : NAN, "%.2f");
+		html_text__num_cell(f, v->p50_ms, "%.3f");
+		html_text__num_cell(f, v->p95_ms, "%.3f");
+		html_text__num_cell(f, v->p99_ms, "%.3f");
+		html_text__num_cell(f, pc->derived && pc->phases[ph].present ? pc->phases[ph].percent : NAN, "%.2f");
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n");
@@ -702,12 +695,12 @@ static void html_cycles(FILE *f, const struct model *m)
 
 		fprintf(f, "<tr><td>%u</td><td>%d</td><td>%.3f</td><td>%llu</td>", c->index, c->pid, c->duration_ms,
 			(unsigned long long)c->samples);
-		outputs__html_num_cell(f, c->tokens_per_second, "%.2f");
-		outputs__html_num_cell(f, c->energy.present ? c->energy.total_j : NAN, "%.3f");
+		html_text__num_cell(f, c->tokens_per_second, "%.2f");
+		html_text__num_cell(f, c->energy.present ? c->energy.total_j : NAN, "%.3f");
 		if (split) {
-			outputs__html_num_cell(f, s->present ? s->oncpu_ms : NAN, "%.2f");
-			outputs__html_num_cell(f, s->present ? s->runq_ms : NAN, "%.2f");
-			outputs__html_num_cell(f, s->present ? s->offcpu_ms : NAN, "%.2f");
+			html_text__num_cell(f, s->present ? s->oncpu_ms : NAN, "%.2f");
+			html_text__num_cell(f, s->present ? s->runq_ms : NAN, "%.2f");
+			html_text__num_cell(f, s->present ? s->offcpu_ms : NAN, "%.2f");
 			fprintf(f, "<td>%s</td>", split_view__blocked(s, bl, sizeof(bl))[0] ? bl : "-");
 		}
 		fprintf(f, "</tr>\n");
@@ -979,6 +972,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 	html_phases(f, m);
 	html_energy(f, m);
 	llama__html(f, m);
+	requests_html__write(f, m);
 	html_gpu(f, m);
 	if (m->probe_cost.present && isfinite(m->probe_cost.cost_ns)) {
 		fprintf(f, "<p%s>Probe cost: %.1f µs per hit measured at start-up; the probes took about %.2f%% "

@@ -48,13 +48,9 @@ int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts 
 int flamegraph__write_file(const char *dir, const char *name, const struct folded *st,
 			   const struct flamegraph_opts *o);
 
-/* Writes s with the XML/HTML special characters escaped; NULL writes nothing. */
 /* trace.json's side-data counter events ({name, ph: "C", ts, pid, args}),
  * one per series and row of sr, ts in microseconds since base_ns, appended
  * to events. Returns the number appended. */
 int outputs__side_counters(const struct side_series *sr, int pid, uint64_t base_ns, json_t *events);
-void outputs__xml_escape(FILE *out, const char *s);
-/* An HTML table cell with v in fmt, or a dash: never `nan`. */
-void outputs__html_num_cell(FILE *f, double v, const char *fmt);
 
 #endif

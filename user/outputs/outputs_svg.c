@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html_text.h"
 #include "frame_kind.h"
 #include "outputs.h"
 #include "text.h"
@@ -321,7 +322,7 @@ static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 			c->kinds |= 1u << k;
 		}
 		fprintf(c->out, "<g class=\"f\"><title>");
-		outputs__xml_escape(c->out, n->name);
+		html_text__escape(c->out, n->name);
 		fprintf(c->out, " (%llu %s, %.2f%%", (unsigned long long)n->count, c->unit, 100.0 * share_of(c, n));
 		if (c->palette == FLAMEGRAPH_DIFF)
 			fprintf(c->out, "; %+.2f points against the base", 100.0 * delta_of(c, n));
@@ -340,7 +341,7 @@ static void emit(struct svg_ctx *c, const struct node *n, double x, int depth)
 				snprintf(label, sizeof(label), "%s", n->name);
 			}
 			fprintf(c->out, "<text x=\"%.1f\" y=\"%.0f\">", x + 3, y + FRAME_H - 5);
-			outputs__xml_escape(c->out, label);
+			html_text__escape(c->out, label);
 			fprintf(c->out, "</text>");
 		}
 		fprintf(c->out, "</g>\n");
@@ -453,7 +454,7 @@ int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts 
 		"<rect class=\"fg-bg\" x=\"0\" y=\"%d\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
 		"<text class=\"fg-title\" x=\"%.0f\" y=\"%d\" style=\"font-size:17px\" text-anchor=\"middle\">",
 		view_h, y0, SVG_WIDTH, view_h, y0, SVG_WIDTH / 2, y0 + 24);
-	outputs__xml_escape(out, title ? title : "Flame Graph");
+	html_text__escape(out, title ? title : "Flame Graph");
 	fprintf(out, "</text>\n");
 	fprintf(out, "<text class=\"fg-reset\" x=\"%d\" y=\"%d\" style=\"display:none;cursor:pointer;pointer-events:all\">"
 		"Reset Zoom</text>\n<text class=\"fg-search\" x=\"%.0f\" y=\"%d\" text-anchor=\"end\" "
@@ -476,25 +477,3 @@ int flamegraph__write(const struct folded *stacks, const struct flamegraph_opts 
 	return err;
 }
 
-void outputs__xml_escape(FILE *out, const char *s)
-{
-	char *clean = NULL;
-
-	/* XML takes neither invalid UTF-8 nor control characters: as \xHH text,
-	 * the rule of every output (lib/text.h) */
-	if (s && text__needs_escape(s, strlen(s), TEXT_CONTROLS))
-		s = clean = text__escaped(s, TEXT_CONTROLS);
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '&': fputs("&amp;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&#39;", out); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\t')
-				fputc(*s, out);
-		}
-	}
-	free(clean);
-}
