@@ -48,19 +48,9 @@ static int load_model(const char *arg, struct model *m, char *dir, size_t dirlen
 	return 0;
 }
 
-/* A number, or a dash for a figure that does not exist: never `nan`. */
-static const char *fmt_ms(char *buf, size_t len, double v, int width, int prec)
-{
-	if (isfinite(v))
-		snprintf(buf, len, "%*.*f", width, prec, v);
-	else
-		snprintf(buf, len, "%*s", width, "-");
-	return buf;
-}
-
-/* fmt_ms into a buffer that lives until the end of the statement: for the
+/* text__figure into a buffer that lives until the end of the statement: for the
  * figures read from a profile, which may be absent (NaN) in any of them. */
-#define FIG(v, prec) fmt_ms((char[40]){ 0 }, 40, (v), 0, (prec))
+#define FIG(v, prec) text__figure((char[40]){ 0 }, 40, (v), 0, (prec))
 
 /* How a process ended: "exited with status 3", "crashed: killed by SIGSEGV". */
 static const char *fate(const struct model_process *p, char *buf, size_t len)
@@ -164,17 +154,17 @@ static void print_cycles(const struct model *m)
 	bool any = false;
 
 	printf("\nCycles: %llu   avg %s ms   p50 %s   p95 %s   p99 %s   max %s ms\n",
-	       (unsigned long long)a->total_cycles, fmt_ms(b[0], 32, a->avg_cycle_ms, 0, 2),
-	       fmt_ms(b[1], 32, a->p50_cycle_ms, 0, 2), fmt_ms(b[2], 32, a->p95_cycle_ms, 0, 2),
-	       fmt_ms(b[3], 32, a->p99_cycle_ms, 0, 2), fmt_ms(b[4], 32, a->max_cycle_ms, 0, 2));
+	       (unsigned long long)a->total_cycles, text__figure(b[0], 32, a->avg_cycle_ms, 0, 2),
+	       text__figure(b[1], 32, a->p50_cycle_ms, 0, 2), text__figure(b[2], 32, a->p95_cycle_ms, 0, 2),
+	       text__figure(b[3], 32, a->p99_cycle_ms, 0, 2), text__figure(b[4], 32, a->max_cycle_ms, 0, 2));
 	if (isfinite(a->avg_tokens_per_second))
 		printf("Tokens/s: %.2f during the inference phase, %s over the whole cycle\n",
 		       a->avg_tokens_per_second, FIG(a->avg_tokens_per_second_wall, 2));
 	if (m->llama.present) {
 		printf("llama.cpp: prompt %llu tokens in %s ms (%s tok/s), generation %llu tokens in %s ms (%s tok/s)",
 		       (unsigned long long)m->llama.prompt_tokens, FIG(m->llama.prefill_ms, 1),
-		       fmt_ms(b[0], 32, m->llama.prefill_tokens_per_s, 0, 1), (unsigned long long)m->llama.generated_tokens,
-		       FIG(m->llama.decode_ms, 1), fmt_ms(b[1], 32, m->llama.decode_tokens_per_s, 0, 1));
+		       text__figure(b[0], 32, m->llama.prefill_tokens_per_s, 0, 1), (unsigned long long)m->llama.generated_tokens,
+		       FIG(m->llama.decode_ms, 1), text__figure(b[1], 32, m->llama.decode_tokens_per_s, 0, 1));
 		if (isfinite(m->llama.j_per_generated_token))
 			printf(", %.3f J per generated token", m->llama.j_per_generated_token);
 		printf("\n");
@@ -202,10 +192,10 @@ static void print_cycles(const struct model *m)
 			       "-", "-", "-", outside);
 			continue;
 		}
-		printf("%-20s %s %8llu %s%% %s %s %s %16s\n", m->phase_names[ph], fmt_ms(b[3], 32, v->total_ms, 10, 2),
-		       (unsigned long long)v->calls, fmt_ms(b[4], 32, v->percent_of_cycle, 7, 1),
-		       fmt_ms(b[0], 32, v->p50_ms, 10, 3),
-		       fmt_ms(b[1], 32, v->p95_ms, 10, 3), fmt_ms(b[2], 32, v->p99_ms, 10, 3), outside);
+		printf("%-20s %s %8llu %s%% %s %s %s %16s\n", m->phase_names[ph], text__figure(b[3], 32, v->total_ms, 10, 2),
+		       (unsigned long long)v->calls, text__figure(b[4], 32, v->percent_of_cycle, 7, 1),
+		       text__figure(b[0], 32, v->p50_ms, 10, 3),
+		       text__figure(b[1], 32, v->p95_ms, 10, 3), text__figure(b[2], 32, v->p99_ms, 10, 3), outside);
 	}
 }
 
@@ -229,9 +219,9 @@ static void print_energy(const struct model *m)
 		for (int d = 0; d < MODEL_EN_NDOMAINS; d++)
 			if (isfinite(e->j[d]))
 				printf("  %.*s %.2f J", (int)strlen(model_energy_keys[d]) - 2, model_energy_keys[d], e->j[d]);
-		printf("\n  total %s J, %s J per cycle, tokens/J %s, peak %s W\n", fmt_ms(b[0], 32, e->total_j, 0, 2),
-		       fmt_ms(b[1], 32, ef->cycles_measured ? e->total_j / ef->cycles_measured : NAN, 0, 3),
-		       fmt_ms(b[2], 32, e->tokens_per_joule, 0, 3), fmt_ms(b[3], 32, ef->side.peak_w, 0, 1));
+		printf("\n  total %s J, %s J per cycle, tokens/J %s, peak %s W\n", text__figure(b[0], 32, e->total_j, 0, 2),
+		       text__figure(b[1], 32, ef->cycles_measured ? e->total_j / ef->cycles_measured : NAN, 0, 3),
+		       text__figure(b[2], 32, e->tokens_per_joule, 0, 3), text__figure(b[3], 32, ef->side.peak_w, 0, 1));
 	} else {
 		printf("%sEnergy: not measured per cycle\n", pw ? "" : "\n");
 	}

@@ -8,18 +8,9 @@
 
 #include "requests_view.h"
 #include "stats.h"
+#include "text.h"
 
-/* A number, or a dash for one that does not exist. */
-static const char *num(char *buf, size_t len, double v, int width, int prec)
-{
-	if (isfinite(v))
-		snprintf(buf, len, "%*.*f", width, prec, v);
-	else
-		snprintf(buf, len, "%*s", width, "-");
-	return buf;
-}
-
-#define NUM(v, w, p) num((char[40]){ 0 }, 40, (v), (w), (p))
+#define NUM(v, w, p) text__figure((char[40]){ 0 }, 40, (v), (w), (p))
 
 static void dist_row(FILE *out, const char *name, const struct model_request_dist *d, const char *unit)
 {

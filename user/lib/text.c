@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,4 +123,13 @@ const char *text__leaf_frames(const char *stack, size_t keep)
 		return p + 1;
 	p = strrchr(stack, ';');
 	return p ? p + 1 : stack;
+}
+
+const char *text__figure(char *buf, size_t len, double v, int width, int prec)
+{
+	if (isfinite(v))
+		snprintf(buf, len, "%*.*f", width, prec, v);
+	else
+		snprintf(buf, len, "%*s", width, "-");
+	return buf;
 }

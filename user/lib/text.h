@@ -38,5 +38,8 @@ const char *text__term(const char *s, char *buf, size_t len);
  * whole frames only: a pointer into `stack` at the first frame kept (the
  * leaf alone when it is longer than keep: a name is never cut). */
 const char *text__leaf_frames(const char *stack, size_t keep);
+/* v in width.prec into buf, or a dash as wide for a figure that does not
+ * exist: never `nan`. Returns buf. */
+const char *text__figure(char *buf, size_t len, double v, int width, int prec);
 
 #endif

@@ -622,12 +622,9 @@ static void row_num(FILE *f, const char *name, double v, const char *fmt)
 {
 	fprintf(f, "<tr><th>");
 	h(f, name);
-	fprintf(f, "</th><td>");
-	if (isfinite(v))
-		fprintf(f, fmt, v);
-	else
-		fprintf(f, "-");
-	fprintf(f, "</td></tr>\n");
+	fprintf(f, "</th>");
+	html_text__num_cell(f, v, fmt);
+	fprintf(f, "</tr>\n");
 }
 
 static void html_phases(FILE *f, const struct model *m)
