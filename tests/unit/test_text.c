@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The one escaping rule for text from a target (user/lib/text.c): valid
  * UTF-8 out, control bytes harmless on a terminal, the bytes recoverable. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,11 +80,25 @@ static void test_leaf_frames(void **st)
 	assert_string_equal(text__leaf_frames("leaf_only_and_long", 4), "leaf_only_and_long");
 }
 
+/* A figure, or a dash as wide: never `nan` nor `inf`. */
+static void test_figure(void **st)
+{
+	char b[16];
+
+	(void)st;
+	assert_string_equal(text__figure(b, sizeof(b), 1.25, 0, 1), "1.2");
+	assert_string_equal(text__figure(b, sizeof(b), 42, 6, 2), " 42.00");
+	assert_string_equal(text__figure(b, sizeof(b), NAN, 6, 2), "     -");
+	assert_string_equal(text__figure(b, sizeof(b), INFINITY, 0, 2), "-");
+	assert_string_equal(text__figure(b, 4, 12345.678, 0, 1), "123"); /* cut to the buffer */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule),
 		cmocka_unit_test(test_leaf_frames),
+		cmocka_unit_test(test_figure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
