@@ -444,6 +444,41 @@ static void test_slow_request_causes(void **state)
 	model__free(&m);
 }
 
+/* --rotate: a period's model keeps the requests that ended in it or go on;
+ * after it is written, the batches before the first open request's start
+ * are forgotten, and the next period derives the same open request. */
+static void test_rotation_periods(void **state)
+{
+	struct model m;
+	(void)state;
+
+	new_model(&m);
+	/* seq 0: a request from 0 to 20 ms, removed at 25; seq 1: 10 ms on, open */
+	batch(&m, 0, 10, 0, (struct part_spec[]){ { 0, 4, 1, 0, true } }, 1);
+	batch(&m, 10, 20, 0, (struct part_spec[]){ { 0, 1, 1, 4, true }, { 1, 6, 1, 0, true } }, 2);
+	seq_rm(&m, 25, 0, -1, -1);
+	batch(&m, 30, 40, 0, (struct part_spec[]){ { 1, 1, 1, 6, true } }, 1);
+	model__add_process(&m, PID);
+	/* the second period, from 28 ms: seq 0's request was written before */
+	m.run.start_ns = T0 + 28 * MS;
+	assert_int_equal(requests__derive(&m), 0);
+	assert_int_equal(m.requests.list.n, 1);
+	assert_int_equal(m.requests.list.v[0].seq, 1);
+	assert_int_equal(m.requests.list.v[0].generated_tokens, 2);
+	assert_int_equal(m.requests.list.v[0].ngaps, 1);
+	/* forgetting before seq 1's start keeps its batches, parts in place */
+	model_requests__forget_before(&m.requests, T0 + 10 * MS);
+	assert_int_equal(m.requests.batches.n, 2);
+	assert_int_equal(m.requests.parts.n, 3);
+	assert_int_equal(m.requests.ends.n, 1);
+	assert_int_equal(m.requests.parts.v[m.requests.batches.v[1].first_part].seq, 1);
+	assert_int_equal(requests__derive(&m), 0);
+	assert_int_equal(m.requests.list.n, 1);
+	assert_int_equal(m.requests.list.v[0].prompt_tokens, 6);
+	assert_int_equal(m.requests.list.v[0].generated_tokens, 2);
+	model__free(&m);
+}
+
 /* requests[] and llama.requests written and read back: what report and
  * diff see is what record derived. */
 static void test_profile_read_back(void **state)
@@ -489,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_context_fit),
 		cmocka_unit_test(test_rate_fall_verdicts),
 		cmocka_unit_test(test_slow_request_causes),
+		cmocka_unit_test(test_rotation_periods),
 		cmocka_unit_test(test_context_from_steps),
 		cmocka_unit_test(test_profile_read_back),
 	};

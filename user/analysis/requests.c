@@ -40,6 +40,7 @@ struct seq_state {
 	int32_t next_pos;  /* where its next token goes, for batches without positions */
 	bool prefill;      /* its open request has not taken an output yet */
 	bool cut;          /* its tail was removed: its next batch says whether the request goes on */
+	uint64_t cut_ns;   /* when */
 	uint64_t last_out_ns;
 	double sharers_sum;
 };
@@ -109,7 +110,7 @@ static double clock_mhz(const struct model *m, uint64_t from, uint64_t to)
 }
 
 /* The request's figures once it ended (how: e). */
-static void finish(struct replay *rp, struct seq_state *s, enum model_request_end e)
+static void finish(struct replay *rp, struct seq_state *s, enum model_request_end e, uint64_t at)
 {
 	struct model_request *q;
 	double *sorted;
@@ -120,6 +121,7 @@ static void finish(struct replay *rp, struct seq_state *s, enum model_request_en
 	q = &rp->r->list.v[s->req];
 	n = rp->gaps.v[s->req].n;
 	q->ended = (uint8_t)e;
+	q->ended_ns = at;
 	q->clock_mhz = clock_mhz(rp->m, q->start_ns, q->end_ns);
 	q->duration_ms = (double)(q->end_ns - q->start_ns) / NS_PER_MS;
 	q->sharers_avg = q->batches ? s->sharers_sum / (double)q->batches : NAN;
@@ -153,7 +155,7 @@ static void open_request(struct replay *rp, struct seq_state *s, const struct mo
 	memset(&rp->gaps.v[rp->gaps.n++], 0, sizeof(rp->gaps.v[0]));
 	r->list.v[r->list.n] = (struct model_request){
 		.pid = b->pid, .tid = b->tid, .seq = s->seq, .start_ns = b->start_ns,
-		.start_ms = (double)(b->start_ns - rp->m->run.start_ns) / NS_PER_MS,
+		.start_ms = (double)(int64_t)(b->start_ns - rp->m->run.start_ns) / NS_PER_MS,
 		.cached_tokens = pos > 0 ? (uint64_t)pos : 0, .pos_max = -1,
 		.prefill_ms = 0, .decode_ms = 0, .ttft_ms = NAN };
 	s->req = (int64_t)r->list.n++;
@@ -179,9 +181,10 @@ static void apply_end(struct replay *rp, const struct model_llama_seq_end *e)
 		 * or the request's end (its next batch tells) */
 		if (s->next_pos > 0 && s->req >= 0 && !s->prefill) {
 			s->cut = true;
+			s->cut_ns = e->ts_ns;
 			continue;
 		}
-		finish(rp, s, MODEL_REQUEST_REMOVED);
+		finish(rp, s, MODEL_REQUEST_REMOVED, e->ts_ns);
 	}
 }
 
@@ -205,10 +208,10 @@ static void apply_part(struct replay *rp, size_t bi, const struct model_llama_pa
 	 * output goes on generating (draft tokens verified); another is the
 	 * next request's prompt on the kept prefix */
 	if (s->cut && s->req >= 0 && !(p->outputs == p->tokens && pos_min > 0))
-		finish(rp, s, MODEL_REQUEST_REMOVED);
+		finish(rp, s, MODEL_REQUEST_REMOVED, s->cut_ns);
 	s->cut = false;
 	if (s->req >= 0 && pos_min == 0)
-		finish(rp, s, MODEL_REQUEST_RESTART);
+		finish(rp, s, MODEL_REQUEST_RESTART, b->start_ns);
 	if (s->req < 0)
 		open_request(rp, s, b, pos_min);
 	if (s->req < 0)
@@ -491,7 +494,19 @@ int requests__derive(struct model *m)
 		finish(&rp, &rp.seqs.v[i],
 		       rp.seqs.v[i].cut			       ? MODEL_REQUEST_REMOVED
 		       : process_exited(m, rp.seqs.v[i].pid) ? MODEL_REQUEST_EXIT
-							     : MODEL_REQUEST_OPEN);
+							     : MODEL_REQUEST_OPEN,
+		       rp.seqs.v[i].cut ? rp.seqs.v[i].cut_ns : m->run.end_ns ? m->run.end_ns : UINT64_MAX);
+	/* --rotate: requests that ended before this period were written with it */
+	for (size_t i = 0, w = 0, n = r->list.n; i < n && !rp.err; i++) {
+		if (r->list.v[i].ended != MODEL_REQUEST_OPEN && r->list.v[i].ended_ns < m->run.start_ns) {
+			free(rp.gaps.v[i].v);
+			r->list.n--;
+			continue;
+		}
+		r->list.v[w] = r->list.v[i];
+		rp.gaps.v[w++] = rp.gaps.v[i];
+	}
+	rp.gaps.n = r->list.n;
 	/* the gaps, request by request */
 	for (size_t i = 0; i < r->list.n && i < rp.gaps.n && !rp.err; i++) {
 		struct model_request *q = &r->list.v[i];

@@ -39,6 +39,30 @@ int model_requests__copy(struct model_requests *dst, const struct model_requests
 	return 0;
 }
 
+void model_requests__forget_before(struct model_requests *r, uint64_t ns)
+{
+	size_t w = 0, wp = 0;
+
+	for (size_t i = 0; i < r->batches.n; i++) {
+		struct model_llama_batch b = r->batches.v[i];
+
+		if (b.start_ns < ns)
+			continue;
+		/* parts are in batch order: moving them down keeps them apart */
+		memmove(&r->parts.v[wp], &r->parts.v[b.first_part], b.nparts * sizeof(*r->parts.v));
+		b.first_part = (uint32_t)wp;
+		wp += b.nparts;
+		r->batches.v[w++] = b;
+	}
+	r->batches.n = w;
+	r->parts.n = wp;
+	w = 0;
+	for (size_t i = 0; i < r->ends.n; i++)
+		if (r->ends.v[i].ts_ns >= ns)
+			r->ends.v[w++] = r->ends.v[i];
+	r->ends.n = w;
+}
+
 const char *model_request__end_name(enum model_request_end e)
 {
 	static const char *const names[MODEL_REQUEST_ENDS] = { "open", "removed", "restart", "exit" };

@@ -59,7 +59,8 @@ struct model_request {
 	pid_t pid, tid;             /* tid: the thread of its first batch */
 	int32_t seq;
 	uint64_t start_ns, first_token_ns, end_ns; /* tracer clock; first_token_ns 0: none */
-	double start_ms;            /* from the recording's start */
+	uint64_t ended_ns;          /* when its end was seen (a removal, a restart, the data's end) */
+	double start_ms;            /* from the recording's (period's) start; below 0: before it */
 	uint64_t prompt_tokens;     /* tokens it fed without taking an output */
 	uint64_t cached_tokens;     /* positions before its first batch (a kept prefix) */
 	uint64_t generated_tokens;  /* outputs it took: the first from its prompt's last batch */
@@ -152,6 +153,10 @@ void model_requests__free(struct model_requests *r);
 /* Empties what derive computes from the recorded batches. */
 void model_requests__clear_derived(struct model_requests *r);
 int model_requests__copy(struct model_requests *dst, const struct model_requests *src);
+/* Drops the recorded batches that began before ns and the removals before
+ * it (--rotate: what earlier periods wrote, once no request open at their
+ * end began before ns). */
+void model_requests__forget_before(struct model_requests *r, uint64_t ns);
 /* "open", "removed", ... */
 const char *model_request__end_name(enum model_request_end e);
 /* "steady", "context", "cpu_contention", ... */

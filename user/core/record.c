@@ -561,6 +561,19 @@ static void skip_taken(struct rotation *r, const char *out)
  * period is written into OUT/.NNNN.tmp and renamed, so that its directory
  * appears whole; one that checkpoints already created is written in place
  * (each file atomically, as always). */
+
+/* The requests still open at a period's end began at or after this: the
+ * batches before it were written with their requests. */
+static uint64_t requests_kept_from(const struct model *m)
+{
+	uint64_t from = m->run.end_ns;
+
+	for (size_t i = 0; i < m->requests.list.n; i++)
+		if (m->requests.list.v[i].ended == MODEL_REQUEST_OPEN && m->requests.list.v[i].start_ns < from)
+			from = m->requests.list.v[i].start_ns;
+	return from;
+}
+
 static int write_period(struct recording *rec, bool final, bool done)
 {
 	struct rotation *r = rec->rotation;
@@ -611,6 +624,7 @@ again:
 		 * cycles it held need not be kept */
 		rotation__commit(r);
 		probes__forget_before(rec, m.run.end_ns);
+		model_requests__forget_before(&rec->model.requests, requests_kept_from(&m));
 		r->from_ns = m.run.end_ns;
 		if (r->keep && r->period >= r->keep)
 			rotation__remove(out, r->period - r->keep);
