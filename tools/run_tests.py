@@ -17,6 +17,7 @@ TIMING_SENSITIVE = [
     "test_gpu_inject.GpuInjectTest.test_sync_mode",
     "test_gpu_launch_stacks.GpuLaunchStacksTest.test_kernels_under_their_python_launcher",
     "test_jit.NodeLoopTest.test_js_loop_suggested_as_a_phase",
+    "test_probes_recursion.TestNeverReturns.test_longjmp_and_thread_exit_inside_phases",
     "test_unwind.UnwindTest.test_dwarf_stacks_complete",
     "test_unwind.UnwindTest.test_unnamed_root_counts_as_complete",
     "test_offcpu_stacks.OffcpuStacksTest.test_usleep_caller_kept_with_dwarf_lost_with_fp",
