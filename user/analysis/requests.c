@@ -497,16 +497,19 @@ int requests__derive(struct model *m)
 							     : MODEL_REQUEST_OPEN,
 		       rp.seqs.v[i].cut ? rp.seqs.v[i].cut_ns : m->run.end_ns ? m->run.end_ns : UINT64_MAX);
 	/* --rotate: requests that ended before this period were written with it */
-	for (size_t i = 0, w = 0, n = r->list.n; i < n && !rp.err; i++) {
-		if (r->list.v[i].ended != MODEL_REQUEST_OPEN && r->list.v[i].ended_ns < m->run.start_ns) {
-			free(rp.gaps.v[i].v);
-			r->list.n--;
-			continue;
+	{
+		size_t w = 0, n = r->list.n < rp.gaps.n ? r->list.n : rp.gaps.n;
+
+		for (size_t i = 0; i < n; i++) {
+			if (r->list.v[i].ended != MODEL_REQUEST_OPEN && r->list.v[i].ended_ns < m->run.start_ns) {
+				free(rp.gaps.v[i].v);
+				continue;
+			}
+			r->list.v[w] = r->list.v[i];
+			rp.gaps.v[w++] = rp.gaps.v[i];
 		}
-		r->list.v[w] = r->list.v[i];
-		rp.gaps.v[w++] = rp.gaps.v[i];
+		r->list.n = rp.gaps.n = w;
 	}
-	rp.gaps.n = r->list.n;
 	/* the gaps, request by request */
 	for (size_t i = 0; i < r->list.n && i < rp.gaps.n && !rp.err; i++) {
 		struct model_request *q = &r->list.v[i];
