@@ -695,6 +695,24 @@ def driver_json(stdout):
     raise AssertionError(f"no driver JSON line in:\n{stdout[-2000:]}")
 
 
+class DemoTestCase(unittest.TestCase):
+    """Tests on the llama.cpp demo's libraries and models: skipped, with the
+    reason, where tools/demo-setup.sh cannot install them."""
+
+    def setUp(self):
+        why = setup_demo()
+        if why:
+            self.skipTest(why)
+
+
+def need(tool):
+    """The path of a peer the deps step installs; fails (never skips) without it."""
+    path = shutil.which(tool)
+    if not path:
+        raise AssertionError(f"{tool} is missing: run 'tools/install-deps.sh test' as root (make test does)")
+    return path
+
+
 def trace_llama(model, threads, cycles, tokens, driver_args=(), extra=()):
     """Records demo/driver.mjs on demo/models/MODEL with --preset llama.cpp
     (and extra): (recording, the driver's JSON). Skips the test when the demo

@@ -18,17 +18,11 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from common import FIXTURES, INFERTRACE, PYTHONS, fixture, load_json, need_root, read_folded, read_stderr_until, start_record
+from common import FIXTURES, INFERTRACE, PYTHONS, fixture, load_json, need, need_root, read_folded, read_stderr_until, \
+    start_record
 
 PROBES = ["--cycle", "run_cycle", "--phase", "inference=inference", "--phase", "database=database",
           "--count", "tokens=token"]
-
-
-def need(tool):
-    path = shutil.which(tool)
-    if not path:
-        raise AssertionError(f"{tool} is missing: run 'tools/install-deps.sh test' as root (make test does)")
-    return path
 
 
 def free_port():

@@ -20,13 +20,12 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from common import DEMO, FIXTURES, INFERTRACE, need_root, read_stderr_until, record, setup_demo, start_record, \
-    unknown_keys
+from common import DEMO, FIXTURES, INFERTRACE, ROOT, DemoTestCase, need, need_root, read_stderr_until, record, \
+    start_record, unknown_keys
 
 SEQS = os.path.join(FIXTURES, "llama_seqs.py")
 LONG = os.path.join(FIXTURES, "llama_long.py")
 SERVER = os.path.join(FIXTURES, "llama_server.mjs")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def context_model(tmp):
@@ -42,13 +41,6 @@ def context_model(tmp):
 
 
 
-def need(tool):
-    path = shutil.which(tool)
-    if not path:
-        raise AssertionError(f"{tool} is missing: run 'tools/install-deps.sh test' as root (make test does)")
-    return path
-
-
 def metric(text, name):
     """The value of the series NAME (any labels) in exposition text; None if absent."""
     m = re.search(rf"^{re.escape(name)}{{[^}}]*}} (\S+)$", text, re.M)
@@ -60,7 +52,7 @@ def scrape(url, timeout=5):
         return r.read().decode()
 
 
-def truth_of(stdout):
+def requests_truth(stdout):
     for line in reversed(stdout.splitlines()):
         if line.startswith('{"requests"'):
             return json.loads(line)["requests"]
@@ -68,18 +60,13 @@ def truth_of(stdout):
 
 
 @need_root
-class RequestsTest(unittest.TestCase):
-    def setUp(self):
-        why = setup_demo()
-        if why:
-            self.skipTest(why)
-
+class RequestsTest(DemoTestCase):
     def run_seqs(self, rounds, p0, p1, g0, g1, extra=()):
         model = os.path.join(DEMO, "models", "bench.gguf")
         rec = record(["--preset", "llama.cpp"] + list(extra),
                      [sys.executable, SEQS, model, str(rounds), str(p0), str(p1), str(g0), str(g1)],
                      timeout=300, wall_split=None)
-        return rec, truth_of(rec.stdout)
+        return rec, requests_truth(rec.stdout)
 
     def test_two_sequences_per_batch(self):
         """2 rounds of 2 requests sharing their batches: one request per
@@ -285,7 +272,7 @@ class RequestsTest(unittest.TestCase):
             _, m = read_stderr_until(p, r"serving metrics at (http://\S+)")
             self.assertTrue(m, "no metrics URL announced")
             url = m.group(1)
-            truth = truth_of(p.stdout.readline())
+            truth = requests_truth(p.stdout.readline())
             n, gaps = len(truth), sum(t["generated_tokens"] - 1 for t in truth)
             text = ""
             for _ in range(100):

@@ -20,8 +20,8 @@ import tempfile
 import time
 import unittest
 
-from common import (BUILD, DEMO, INFERTRACE, ROOT, driver_json, fixture, need_root, record, remove_perf_maps,
-                    schema_errors, setup_demo)
+from common import (BUILD, DEMO, INFERTRACE, ROOT, DemoTestCase, driver_json, fixture, need_root, record,
+                    remove_perf_maps, schema_errors)
 
 
 class Profile:
@@ -233,14 +233,9 @@ class TuneFixtureTest(unittest.TestCase):
 
 
 @need_root
-class TuneDemoTest(unittest.TestCase):
+class TuneDemoTest(DemoTestCase):
     """The llama.cpp demo under node-llama-cpp (skipped, with the reason,
     where tools/demo-setup.sh cannot install it)."""
-
-    def setUp(self):
-        why = setup_demo()
-        if why:
-            self.skipTest(why)
 
     def driver(self, model, threads, cycles, tokens):
         return [os.path.join(DEMO, "bin", "node"), os.path.join(DEMO, "driver.mjs"), "--model",
