@@ -435,11 +435,14 @@ static void test_slow_request_causes(void **state)
 	assert_int_equal(requests__derive(&m), 0);
 	assert_int_equal(m.requests.list.n, 3);
 	assert_float_equal(m.requests.list.v[1].clock_mhz, 1000, 1e-9);
-	requests_view__causes(&m, &m.requests.list.v[1], why, sizeof(why));
+	struct requests_medians md;
+
+	requests_view__medians(&m, &md);
+	requests_view__causes(&m, &md, &m.requests.list.v[1], why, sizeof(why));
 	assert_non_null(strstr(why, "a slower CPU clock (1000 MHz, median 2000"));
-	requests_view__causes(&m, &m.requests.list.v[2], why, sizeof(why));
+	requests_view__causes(&m, &md, &m.requests.list.v[2], why, sizeof(why));
 	assert_non_null(strstr(why, "CPU contention (its threads waited 40.0 ms for a CPU, 40% of it)"));
-	requests_view__causes(&m, &m.requests.list.v[0], why, sizeof(why));
+	requests_view__causes(&m, &md, &m.requests.list.v[0], why, sizeof(why));
 	assert_string_equal(why, "");
 	model__free(&m);
 }

@@ -67,11 +67,21 @@ static double get_itl(const struct model_request *q)
 	return q->itl_p50_ms;
 }
 
-const char *requests_view__causes(const struct model *m, const struct model_request *q, char *buf, size_t len)
+void requests_view__medians(const struct model *m, struct requests_medians *md)
 {
-	double prompt = median_of(m, get_prompt), gen = median_of(m, get_generated);
-	double sharers = median_of(m, get_sharers), itl = median_of(m, get_itl), ttft = median_of(m, get_ttft);
-	double clock = median_of(m, get_clock);
+	md->prompt = median_of(m, get_prompt);
+	md->generated = median_of(m, get_generated);
+	md->sharers = median_of(m, get_sharers);
+	md->itl = median_of(m, get_itl);
+	md->ttft = median_of(m, get_ttft);
+	md->clock = median_of(m, get_clock);
+}
+
+const char *requests_view__causes(const struct model *m, const struct requests_medians *md,
+				  const struct model_request *q, char *buf, size_t len)
+{
+	double prompt = md->prompt, gen = md->generated, sharers = md->sharers, itl = md->itl, ttft = md->ttft;
+	double clock = md->clock;
 	bool first = true;
 	size_t used = 0;
 
@@ -190,6 +200,7 @@ void requests_view__print(FILE *out, const struct model *m)
 {
 	const struct model_requests *r = &m->requests;
 	size_t n = r->list.n, shown, *idx;
+	struct requests_medians md;
 	char why[256];
 
 	if (!r->present)
@@ -229,11 +240,12 @@ void requests_view__print(FILE *out, const struct model *m)
 				q->start_ms / 1000);
 		}
 		/* the three slowest, with what stands out about them */
+		requests_view__medians(m, &md);
 		qsort_r(idx, n, sizeof(*idx), by_duration_desc, r->list.v);
 		for (size_t k = 0; k < n && k < 3 && n > 1; k++) {
 			const struct model_request *q = &r->list.v[idx[k]];
 
-			requests_view__causes(m, q, why, sizeof(why));
+			requests_view__causes(m, &md, q, why, sizeof(why));
 			fprintf(out, "  slow #%zu: seq %d at %.3f s, %s ms: %s\n", k + 1, q->seq, q->start_ms / 1000,
 				NUM(q->duration_ms, 0, 1), why[0] ? why : "nothing stands out against the others");
 		}

@@ -14,9 +14,17 @@
  * more than REQUESTS_VIEW_ROWS), the slowest ones' causes and the context's
  * cost per position. Nothing without llama.cpp batches. */
 void requests_view__print(FILE *out, const struct model *m);
-/* Why request q was slow, from what the others show: "" when nothing
- * stands out. Into buf; returns buf. */
-const char *requests_view__causes(const struct model *m, const struct model_request *q, char *buf, size_t len);
+/* The requests' medians a request's figures are held against (NAN where
+ * no request has the figure): computed once for all the rows. */
+struct requests_medians {
+	double prompt, generated, sharers, itl, ttft, clock;
+};
+
+void requests_view__medians(const struct model *m, struct requests_medians *md);
+/* Why request q was slow, from what the others show (md: their medians):
+ * "" when nothing stands out. Into buf; returns buf. */
+const char *requests_view__causes(const struct model *m, const struct requests_medians *md,
+				  const struct model_request *q, char *buf, size_t len);
 
 /* `top`'s line: requests in flight (each sequence with its outputs so
  * far), ended, and the ended ones' first-token and gap medians; "" without

@@ -20,6 +20,7 @@ void requests_html__write(FILE *f, const struct model *m)
 {
 	const struct model_requests *r = &m->requests;
 	const struct model_context_cost *c = &r->context;
+	struct requests_medians md;
 	char why[256];
 
 	if (!r->present)
@@ -46,6 +47,7 @@ void requests_html__write(FILE *f, const struct model *m)
 		"<th>ttft ms</th><th>prefill ms</th><th>decode ms</th><th>duration ms</th><th>tok/s</th>"
 		"<th>gap p95 ms</th><th>sharers avg</th><th>run queue ms</th><th>ended</th><th>rate</th>"
 		"<th>stands out</th></tr>\n");
+	requests_view__medians(m, &md);
 	for (size_t i = 0; i < r->list.n && i < REQUESTS_HTML_ROWS; i++) {
 		const struct model_request *q = &r->list.v[i];
 
@@ -62,7 +64,7 @@ void requests_html__write(FILE *f, const struct model *m)
 		html_text__num_cell(f, q->runq_ms, "%.1f");
 		fprintf(f, "<td>%s</td><td>%s</td><td>", model_request__end_name(q->ended),
 			q->has_rate ? model_request__rate_cause_name(q->rate_cause) : "");
-		html_text__escape(f, requests_view__causes(m, q, why, sizeof(why)));
+		html_text__escape(f, requests_view__causes(m, &md, q, why, sizeof(why)));
 		fprintf(f, "</td></tr>\n");
 	}
 	fprintf(f, "</table>\n");
