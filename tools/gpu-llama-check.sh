@@ -9,7 +9,9 @@
 # (CUPTI), in turns, ROUNDS times. llama-bench times itself: the ratio of
 # its tokens/s per mode is the cost, side by side in one run.
 #   tools/gpu-llama-check.sh OUTDIR [TOKENS] [ROUNDS]
-# CUDA_ARCH (default 90: H100, H200) names the GPU architecture to build for.
+# CUDA_ARCH (default 90: H100, H200) names the GPU architecture to build for;
+# LLAMA_SRC_TAR, a tarball of that source, replaces the bundle (a machine
+# without git); BUILD_TIMEOUT (default 480 s) bounds the build.
 set -u
 out=${1:?usage: tools/gpu-llama-check.sh OUTDIR [TOKENS] [ROUNDS]}
 tokens=${2:-256}
@@ -17,16 +19,20 @@ rounds=${3:-3}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
-[ -d "$root/.devlibs" ] && export LD_LIBRARY_PATH="$root/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# libraries a binary built elsewhere lacks (.devlibs/), for it alone: the
+# compilers and the untraced runs keep the machine's own
+devlibs=$([ -d "$root/.devlibs" ] && echo "$root/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" || echo "${LD_LIBRARY_PATH:-}")
 [ -d /usr/local/cuda/bin ] && export PATH="/usr/local/cuda/bin:$PATH"
 it="$root/build/infertrace"
+itr() { LD_LIBRARY_PATH="$devlibs" "$it" "$@"; }
 bundle="$root/demo/node_modules/node-llama-cpp/llama/gitRelease.bundle"
 cmake=$(command -v cmake)
 for c in /opt/*/.venv/bin/cmake; do
 	[ -z "$cmake" ] && [ -x "$c" ] && cmake=$c
 done
 [ -x "$it" ] || { echo "no $it: build it (or copy it) first" >&2; exit 1; }
-[ -f "$bundle" ] || { echo "no $bundle: run 'make demo' (or carry it)" >&2; exit 1; }
+[ -f "$bundle" ] || [ -f "${LLAMA_SRC_TAR:-}" ] ||
+	{ echo "no $bundle: run 'make demo' (or carry it, or set LLAMA_SRC_TAR)" >&2; exit 1; }
 if [ -z "$cmake" ] || ! command -v nvcc >/dev/null || ! command -v nvidia-smi >/dev/null; then
 	echo "needs cmake, nvcc and an NVIDIA GPU (nvidia-smi)" >&2
 	exit 1
@@ -35,31 +41,39 @@ fi
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nvcc --version | tail -1
-"$it" --version
+itr --version
 
 echo "== build (llama-bench, CUDA arch ${CUDA_ARCH:-90})"
 t0=$(date +%s)
 src="$out/llama"
 rm -rf "$src"
-git clone -q "$bundle" "$src" 2>/dev/null || { echo "clone failed" >&2; exit 1; }
+if [ -f "${LLAMA_SRC_TAR:-}" ]; then
+	mkdir -p "$src" && tar xzf "$LLAMA_SRC_TAR" -C "$src" || { echo "untar failed" >&2; exit 1; }
+else
+	git clone -q "$bundle" "$src" 2>/dev/null || { echo "clone failed" >&2; exit 1; }
+fi
 "$cmake" -S "$src" -B "$src/b" -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
 	-DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DGGML_CUDA_FA=OFF -DLLAMA_CURL=OFF \
-	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$out/cmake.log" 2>&1 ||
-	{ tail -20 "$out/cmake.log"; exit 1; }
-"$cmake" --build "$src/b" -j"$(nproc)" --target llama-bench >"$out/build.log" 2>&1 ||
-	{ tail -30 "$out/build.log"; exit 1; }
+	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+	-DLLAMA_OPENSSL=OFF >"$out/cmake.log" 2>&1 || { tail -20 "$out/cmake.log"; exit 1; }
+timeout "${BUILD_TIMEOUT:-480}" "$cmake" --build "$src/b" -j"$(nproc)" --target llama-bench \
+	>"$out/build.log" 2>&1 || { echo "build failed or timed out after $(( $(date +%s) - t0 )) s"; tail -30 "$out/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
 python3 "$root/tools/gguf_gen.py" --preset bench -o "$out/bench.gguf" || exit 1
 
 bench=("$src/b/bin/llama-bench" -m "$out/bench.gguf" -ngl 99 -p 0 -n "$tokens" -r 3 -o json)
 for r in $(seq 1 "$rounds"); do
 	"${bench[@]}" >"$out/plain.$r.json" 2>"$out/plain.$r.err"
-	"$it" record -o "$out/off.$r" --preset llama.cpp --cupti off -- "${bench[@]}" \
+	itr record -o "$out/off.$r" --preset llama.cpp --cupti off -- "${bench[@]}" \
 		>"$out/off.$r.json" 2>"$out/off.$r.err"
-	"$it" record -o "$out/cupti.$r" --preset llama.cpp -- "${bench[@]}" \
+	itr record -o "$out/cupti.$r" --preset llama.cpp -- "${bench[@]}" \
 		>"$out/cupti.$r.json" 2>"$out/cupti.$r.err"
 	echo "round $r done"
 done
+# native launch stacks: the kernels' time under llama.cpp's own frames
+itr record -o "$out/stacks" --preset llama.cpp --preset cuda -- "${bench[@]}" \
+	>"$out/stacks.json" 2>"$out/stacks.err"
+tail -n 2 "$out/stacks.err"
 
 python3 - "$out" "$rounds" <<'EOF'
 import json, statistics, sys
@@ -81,6 +95,27 @@ try:
     print("== CUPTI run 1: kernels", a.get("kernels"), "dropped", a.get("dropped"), "unattributed",
           a.get("unattributed"), "cycles", len(p.get("cycles", [])))
     print("  bottlenecks:", [(b["type"], b.get("severity")) for b in p.get("bottlenecks", [])])
+    cyc = [c.get("gpu", {}).get("devices", [{}]) for c in p.get("cycles", [])]
+    busy = sorted(d[0].get("busy_ms", 0) for d in cyc if d)
+    kern = sorted(d[0].get("kernels", 0) for d in cyc if d)
+    if busy:
+        print("  per cycle (llama_decode): median busy %.3f ms, median kernels %d" % (busy[len(busy) // 2], kern[len(kern) // 2]))
+    print("  cupti:", a.get("cupti"), "notice:", a.get("notice"))
 except (OSError, ValueError) as e:
     print("no CUPTI profile:", e)
+try:
+    f = {}
+    for line in open(f"{out}/stacks/gpu.folded"):
+        s, n = line.rsplit(" ", 1)
+        f[s] = f.get(s, 0) + int(n)
+    tot = sum(f.values())
+    native = sum(n for s, n in f.items() if "llama_decode" in s or "ggml_" in s)
+    print("== launch stacks: %d stacks, %d us, %.1f%% under a llama_decode/ggml frame" % (len(f), tot, 100.0 * native / max(tot, 1)))
+    for s, n in sorted(f.items(), key=lambda kv: -kv[1])[:5]:
+        parts = s.split(";")
+        print("  %9d  %s" % (n, ";".join(x[:40] for x in parts[-6:])))
+    p = json.load(open(f"{out}/stacks/profile.json"))
+    print("  bpf:", [(x.get("name"), x.get("runs"), x.get("ns_per_run")) for x in p.get("self", {}).get("bpf", {}).get("programs", [])][:6])
+except (OSError, ValueError) as e:
+    print("no launch-stack profile:", e)
 EOF
