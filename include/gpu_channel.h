@@ -17,6 +17,19 @@
 #define IT_GPU_CHANNEL_ENV "INFERTRACE_GPU_CHANNEL" /* unix socket path */
 #define IT_GPU_CUPTI_LIB_ENV "INFERTRACE_CUPTI_LIB" /* libcupti to load (a fake in tests) */
 #define IT_GPU_FLUSH_MS_ENV "INFERTRACE_GPU_FLUSH_MS" /* period of the library's flushes */
+/* Sampling (docs/side-data.md#sampled-activity): "full" (activity always
+ * on), "auto" (on for one window in N, N from the launch rate each window
+ * measured), or a number N (one window in N). Unset: full. */
+#define IT_GPU_SAMPLE_ENV "INFERTRACE_GPU_SAMPLE"
+#define IT_GPU_WINDOW_MS_ENV "INFERTRACE_GPU_WINDOW_MS" /* a window's length; default 1000 */
+#define IT_GPU_WINDOW_MS_DEFAULT 1000
+/* auto: the tracing cost each kernel adds to a launch-bound host thread
+ * (2.8 us: llama.cpp's CUDA decode on an H200, docs/side-data.md), and the
+ * share of the target's time it may take */
+#define IT_GPU_KERNEL_COST_NS 2800
+#define IT_GPU_KERNEL_COST_ENV "INFERTRACE_GPU_KERNEL_COST_NS" /* another host's measured cost */
+#define IT_GPU_COST_TARGET_PCT 2.5
+#define IT_GPU_SAMPLE_MAX 100
 #define IT_GPU_MAGIC 0x50475449u                    /* "ITGP" */
 #define IT_GPU_WIRE_VERSION 1
 #define IT_GPU_NAME_MAX 1024                        /* longer kernel names are cut */
@@ -31,6 +44,7 @@ enum it_gpu_kind {
 	IT_GPU_DROPPED,   /* records CUPTI dropped (buffers full) */
 	IT_GPU_NOTICE,    /* the library stepped aside or refused: a one-line reason */
 	IT_GPU_BYE,       /* the process flushed at exit: nothing more comes */
+	IT_GPU_WINDOW,    /* sampling: activity turned on or off */
 };
 
 enum it_gpu_copy_dir {
@@ -58,7 +72,7 @@ struct it_gpu_hello {
 	struct it_gpu_hdr h;
 	uint32_t magic, wire_version;
 	uint32_t cupti_version;  /* cuptiGetVersion */
-	uint32_t sample_every;   /* 1: every cycle's activity recorded */
+	uint32_t sample_every;   /* 1: activity always on; 0: auto; N: 1 window in N */
 	char cupti_path[256];    /* the libcupti that was loaded */
 };
 
@@ -98,6 +112,17 @@ struct it_gpu_api {
 struct it_gpu_dropped {
 	struct it_gpu_hdr h;
 	uint64_t records;
+};
+
+/* Sent after activity was turned on (mono_ns: after cuptiActivityEnable
+ * returned) and before it is turned off (before cuptiActivityDisable): an
+ * op launched between the two is recorded. */
+struct it_gpu_window {
+	struct it_gpu_hdr h;
+	uint64_t mono_ns;          /* CLOCK_MONOTONIC */
+	uint32_t on;               /* 1: a window opens; 0: it closes */
+	uint32_t every;            /* the N in effect: this window and N-1 off */
+	uint64_t kernels;          /* closing: kernels the window recorded */
 };
 
 struct it_gpu_notice {

@@ -8,7 +8,8 @@
  *
  * Threads: CUPTI calls bufferCompleted from its own worker thread or from
  * the thread that flushes; a flush thread calls cuptiActivityFlushAll every
- * INFERTRACE_GPU_FLUSH_MS. Every write to the socket holds send_lock for one
+ * INFERTRACE_GPU_FLUSH_MS and, when sampling, turns the activity kinds on
+ * and off (INFERTRACE_GPU_SAMPLE: the windows in docs/side-data.md). Every write to the socket holds send_lock for one
  * batch of whole records, never while calling CUPTI, so the flush thread and
  * CUPTI's worker cannot deadlock. Sends block, but each for at most
  * SEND_TIMEOUT_S (SO_SNDTIMEO): a tracer that stops reading makes the
@@ -52,6 +53,14 @@ static struct {
 	pthread_mutex_t stop_lock;
 	pthread_cond_t stop_cond;
 	unsigned flush_ms;
+	/* sampling, the flush thread's alone but for win_kernels */
+	uint32_t sample;     /* IT_GPU_SAMPLE_ENV: 1 full, 0 auto, N fixed */
+	uint32_t every;      /* the N in effect */
+	unsigned window_ms;
+	double kernel_cost_ns;
+	int on;              /* the activity kinds are enabled */
+	uint64_t win_start, next_on; /* CLOCK_MONOTONIC ns */
+	uint64_t win_kernels;        /* kernels converted since win_start (atomic) */
 	cuptiGetTimestamp_fn get_timestamp;
 	cuptiActivityEnable_fn enable;
 	cuptiActivityDisable_fn disable;
@@ -130,7 +139,7 @@ static void send_hello(void)
 	h.magic = IT_GPU_MAGIC;
 	h.wire_version = IT_GPU_WIRE_VERSION;
 	h.cupti_version = g.version;
-	h.sample_every = 1;
+	h.sample_every = g.sample;
 	snprintf(h.cupti_path, sizeof(h.cupti_path), "%s", g.path);
 	chan_send(&h, sizeof(h));
 }
@@ -339,6 +348,8 @@ static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t
 			chan_send(stage, used);
 			used = 0;
 		}
+		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			__atomic_fetch_add(&g.win_kernels, 1, __ATOMIC_RELAXED);
 		used += convert(r, stage + used);
 	}
 	if (used)
@@ -355,6 +366,90 @@ static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t
 	free(buffer);
 }
 
+/* ---- sampling windows ---- */
+
+static void send_window(int on, uint64_t mono, uint64_t kernels)
+{
+	struct it_gpu_window w;
+
+	memset(&w, 0, sizeof(w));
+	hdr(&w.h, IT_GPU_WINDOW, sizeof(w));
+	w.mono_ns = mono;
+	w.on = (uint32_t)on;
+	w.every = g.every;
+	w.kernels = kernels;
+	chan_send(&w, sizeof(w));
+}
+
+/* auto: the N that keeps the tracing cost near IT_GPU_COST_TARGET_PCT of a
+ * launch-bound thread, from the kernels a window of win_ns recorded. With
+ * activity on, each kernel took the host c more: the share f = rate x c of
+ * the traced time was tracing, so untraced time grew by f / (1 - f); one
+ * window in N spreads that over N. */
+static uint32_t every_for(uint64_t kernels, uint64_t win_ns)
+{
+	double f = win_ns ? (double)kernels * g.kernel_cost_ns / (double)win_ns : 0;
+	double cost = f >= 0.95 ? 19.0 : f / (1 - f);
+	double n = cost * 100.0 / IT_GPU_COST_TARGET_PCT;
+
+	return n <= 1 ? 1 : n >= IT_GPU_SAMPLE_MAX ? IT_GPU_SAMPLE_MAX : (uint32_t)n + (n > (uint32_t)n);
+}
+
+/* Turns the activity on or off. Not 0: CUPTI's error when it refused (another
+ * client took it); the kinds then stay off. */
+static int set_kinds(int on)
+{
+	size_t n = sizeof(enabled_kinds) / sizeof(enabled_kinds[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		int err;
+
+		if (!on) {
+			g.disable(enabled_kinds[i]);
+		} else if ((err = g.enable(enabled_kinds[i]))) {
+			for (size_t k = 0; k < i; k++)
+				g.disable(enabled_kinds[k]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* One step of the flush thread when sampling: a window that has lasted
+ * window_ms closes (or, at N = 1, goes on); an off period that is over
+ * opens the next window. */
+static void sample_step(void)
+{
+	uint64_t now = mono_ns(), win_ns = (uint64_t)g.window_ms * 1000000u;
+
+	if (g.on && now >= g.win_start + win_ns) {
+		uint64_t kernels;
+
+		g.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* this window's kernels, counted */
+		kernels = __atomic_exchange_n(&g.win_kernels, 0, __ATOMIC_RELAXED);
+		g.every = g.sample ? g.sample : every_for(kernels, now - g.win_start);
+		if (g.every <= 1) {
+			g.win_start = now;
+			return;
+		}
+		send_window(0, mono_ns(), kernels);
+		set_kinds(0);
+		g.on = 0;
+		g.next_on = now + (g.every - 1) * win_ns;
+	} else if (!g.on && g.next_on && now >= g.next_on) {
+		if (set_kinds(1)) {
+			g.next_on = 0;
+			send_notice(1, "CUPTI refused activity tracing when a sampling window opened (another "
+				    "CUPTI client?): GPU kernel timing off from here");
+			return;
+		}
+		g.on = 1;
+		__atomic_store_n(&g.win_kernels, 0, __ATOMIC_RELAXED);
+		g.win_start = mono_ns();
+		send_window(1, g.win_start, 0);
+	}
+}
+
 /* ---- flushing ---- */
 
 static void *flusher(void *arg)
@@ -364,9 +459,18 @@ static void *flusher(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&g.stop_lock);
 	while (!g.stop) {
+		uint64_t wait_ns = (uint64_t)g.flush_ms * 1000000u, now = mono_ns();
+
+		/* a sampling edge due sooner than the next flush is met on time */
+		if (g.sample != 1) {
+			uint64_t edge = g.on ? g.win_start + (uint64_t)g.window_ms * 1000000u : g.next_on;
+
+			if (edge && edge > now && edge - now < wait_ns)
+				wait_ns = edge - now;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += g.flush_ms / 1000;
-		until.tv_nsec += (long)(g.flush_ms % 1000) * 1000000L;
+		until.tv_sec += (time_t)(wait_ns / 1000000000u);
+		until.tv_nsec += (long)(wait_ns % 1000000000u);
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
@@ -378,6 +482,8 @@ static void *flusher(void *arg)
 		pthread_mutex_unlock(&g.stop_lock);
 		g.flush_all(0);
 		send_calib();
+		if (g.sample != 1)
+			sample_step();
 		pthread_mutex_lock(&g.stop_lock);
 	}
 	pthread_mutex_unlock(&g.stop_lock);
@@ -563,6 +669,37 @@ static void *find_cupti(struct looked *l)
 
 /* ---- set-up ---- */
 
+/* IT_GPU_SAMPLE_ENV: 1 full (unset, "full", or junk), 0 auto, N fixed */
+static uint32_t sample_mode(void)
+{
+	const char *s = getenv(IT_GPU_SAMPLE_ENV);
+	char *end;
+	long v;
+
+	if (!s || !strcmp(s, "full"))
+		return 1;
+	if (!strcmp(s, "auto"))
+		return 0;
+	v = strtol(s, &end, 10);
+	return *end || v < 1 ? 1 : v > IT_GPU_SAMPLE_MAX ? IT_GPU_SAMPLE_MAX : (uint32_t)v;
+}
+
+static unsigned window_ms(void)
+{
+	const char *s = getenv(IT_GPU_WINDOW_MS_ENV);
+	long v = s ? atol(s) : 0;
+
+	return v > 0 && v < 3600000 ? (unsigned)v : IT_GPU_WINDOW_MS_DEFAULT;
+}
+
+static double kernel_cost_ns(void)
+{
+	const char *s = getenv(IT_GPU_KERNEL_COST_ENV);
+	double v = s ? atof(s) : 0;
+
+	return v > 0 && v < 1e9 ? v : IT_GPU_KERNEL_COST_NS;
+}
+
 static unsigned flush_ms(void)
 {
 	const char *s = getenv(IT_GPU_FLUSH_MS_ENV);
@@ -572,12 +709,6 @@ static unsigned flush_ms(void)
 }
 
 #define SYM(lib, name) ((name##_fn)dlsym(lib, #name))
-
-static void disable_all(size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		g.disable(enabled_kinds[i]);
-}
 
 EXPORT int InitializeInjection(void)
 {
@@ -611,6 +742,10 @@ EXPORT int InitializeInjection(void)
 	g.next_record = SYM(lib, cuptiActivityGetNextRecord);
 	g.num_dropped = SYM(lib, cuptiActivityGetNumDroppedRecords);
 	g.flush_all = SYM(lib, cuptiActivityFlushAll);
+	g.sample = sample_mode();
+	g.every = g.sample ? g.sample : 1;
+	g.window_ms = window_ms();
+	g.kernel_cost_ns = kernel_cost_ns();
 	if (!get_version || !set_tid_type || !register_callbacks || !g.get_timestamp || !g.enable ||
 	    !g.disable || !g.next_record || !g.flush_all) {
 		send_hello();
@@ -628,17 +763,18 @@ EXPORT int InitializeInjection(void)
 	send_calib();
 	set_tid_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	err = register_callbacks(buffer_requested, buffer_completed);
-	for (size_t i = 0; !err && i < sizeof(enabled_kinds) / sizeof(enabled_kinds[0]); i++) {
-		err = g.enable(enabled_kinds[i]);
-		if (err)
-			disable_all(i);
-	}
+	if (!err)
+		err = set_kinds(1);
 	if (err) {
 		send_notice(1, "CUPTI refused activity tracing (error %d): the target runs its own CUPTI "
 			    "client (torch.profiler, Nsight); GPU kernel timing off", err);
 		return 1;
 	}
 	g.active = 1;
+	g.on = 1;
+	g.win_start = mono_ns();
+	if (g.sample != 1)
+		send_window(1, g.win_start, 0);
 	g.flush_ms = flush_ms();
 	{
 		pthread_condattr_t ca;

@@ -61,13 +61,14 @@ timeout "${BUILD_TIMEOUT:-480}" "$cmake" --build "$src/b" -j"$(nproc)" --target 
 echo "built in $(( $(date +%s) - t0 )) s"
 python3 "$root/tools/gguf_gen.py" --preset bench -o "$out/bench.gguf" || exit 1
 
-bench=("$src/b/bin/llama-bench" -m "$out/bench.gguf" -ngl 99 -p 0 -n "$tokens" -r 3 -o json)
+bench=("$src/b/bin/llama-bench" -m "$out/bench.gguf" -ngl 99 -p 0 -n "$tokens" -r "${REPS:-3}" -o json)
+# modes: untraced, then record with --cupti off, full, auto (the default)
 for r in $(seq 1 "$rounds"); do
 	"${bench[@]}" >"$out/plain.$r.json" 2>"$out/plain.$r.err"
-	itr record -o "$out/off.$r" --preset llama.cpp --cupti off -- "${bench[@]}" \
-		>"$out/off.$r.json" 2>"$out/off.$r.err"
-	itr record -o "$out/cupti.$r" --preset llama.cpp -- "${bench[@]}" \
-		>"$out/cupti.$r.json" 2>"$out/cupti.$r.err"
+	for mode in off full auto; do
+		itr record -o "$out/$mode.$r" --preset llama.cpp --cupti "$mode" -- "${bench[@]}" \
+			>"$out/$mode.$r.json" 2>"$out/$mode.$r.err"
+	done
 	echo "round $r done"
 done
 # native launch stacks: the kernels' time under llama.cpp's own frames
@@ -83,17 +84,21 @@ def ts(path):
         return json.load(open(path))[0]["avg_ts"]
     except (OSError, ValueError, KeyError, IndexError):
         return None
-rates = {m: [ts(f"{out}/{m}.{r}.json") for r in range(1, rounds + 1)] for m in ("plain", "off", "cupti")}
+modes = ("plain", "off", "full", "auto")
+rates = {m: [ts(f"{out}/{m}.{r}.json") for r in range(1, rounds + 1)] for m in modes}
 print("== llama-bench decode tokens/s per round:", rates)
 med = {m: statistics.median([x for x in v if x]) if any(v) else None for m, v in rates.items()}
-for m in ("off", "cupti"):
+for m in modes[1:]:
     if med["plain"] and med[m]:
         print(f"  {m}: {med[m]:.1f} t/s, cost {med['plain'] / med[m]:.4f}x the untraced {med['plain']:.1f} t/s")
-try:
-    p = json.load(open(f"{out}/cupti.1/profile.json"))
+for m in ("full", "auto"):
+  try:
+    p = json.load(open(f"{out}/{m}.1/profile.json"))
     a = p.get("gpu", {}).get("activity", {})
-    print("== CUPTI run 1: kernels", a.get("kernels"), "dropped", a.get("dropped"), "unattributed",
-          a.get("unattributed"), "cycles", len(p.get("cycles", [])))
+    print(f"== --cupti {m}, run 1: kernels", a.get("kernels"), "dropped", a.get("dropped"), "unattributed",
+        a.get("unattributed"), "cycles", len(p.get("cycles", [])), "sampling", a.get("sampling"))
+    d = (a.get("devices") or [{}])[0]
+    print("  run figures: busy_ms", d.get("busy_ms"), "window_ms", d.get("window_ms"), "kernels", d.get("kernels"))
     print("  bottlenecks:", [(b["type"], b.get("severity")) for b in p.get("bottlenecks", [])])
     cyc = [c.get("gpu", {}).get("devices", [{}]) for c in p.get("cycles", [])]
     busy = sorted(d[0].get("busy_ms", 0) for d in cyc if d)
@@ -101,7 +106,7 @@ try:
     if busy:
         print("  per cycle (llama_decode): median busy %.3f ms, median kernels %d" % (busy[len(busy) // 2], kern[len(kern) // 2]))
     print("  cupti:", a.get("cupti"), "notice:", a.get("notice"))
-except (OSError, ValueError) as e:
+  except (OSError, ValueError) as e:
     print("no CUPTI profile:", e)
 try:
     f = {}
@@ -109,8 +114,9 @@ try:
         s, n = line.rsplit(" ", 1)
         f[s] = f.get(s, 0) + int(n)
     tot = sum(f.values())
-    native = sum(n for s, n in f.items() if "llama_decode" in s or "ggml_" in s)
-    print("== launch stacks: %d stacks, %d us, %.1f%% under a llama_decode/ggml frame" % (len(f), tot, 100.0 * native / max(tot, 1)))
+    # a launch stack: frames between the phase (root) and the kernel (leaf)
+    native = sum(n for s, n in f.items() if s.count(";") > 1)
+    print("== launch stacks: %d stacks, %d us, %.1f%% under a launch stack" % (len(f), tot, 100.0 * native / max(tot, 1)))
     for s, n in sorted(f.items(), key=lambda kv: -kv[1])[:5]:
         parts = s.split(";")
         print("  %9d  %s" % (n, ";".join(x[:40] for x in parts[-6:])))

@@ -78,9 +78,10 @@ def launched_in(ops, c, dev=0):
 
 @common.need_root
 class GpuActivityTest(unittest.TestCase):
-    def check_cycles(self, r, ops, devices=(0,)):
-        """Every cycle's busy, active/idle and kernel count per device, from the truth."""
-        cycles = r.profile["cycles"]
+    def check_cycles(self, r, ops, devices=(0,), cycles=None):
+        """Every cycle's (or those given) busy, active/idle and kernel count
+        per device, from the truth."""
+        cycles = r.profile["cycles"] if cycles is None else cycles
         self.assertGreater(len(cycles), 0)
         for c in cycles:
             self.assertEqual(c["gpu"]["source"], "cupti", c["gpu"])
@@ -220,6 +221,40 @@ class GpuActivityTest(unittest.TestCase):
                   for e in events if e.get("ph") == "X" and e.get("cat") == "gpu"}
         self.assertTrue({("GPU 0", "stream 1"), ("GPU 0", "stream 2"), ("GPU 1", "stream 1"),
                          ("GPU 1", "stream 2")} <= tracks, tracks)
+
+    def test_sampled_windows(self):
+        """--cupti 3: activity on for one 100 ms window in three. The cycles
+        whole inside a window have their exact figures, marked sampled; the
+        others have none from CUPTI; the run's figures are the recorded
+        cycles' alone."""
+        r, ops, truth = run("gpu", 16, args=["--cupti", "3"], env_extra={"INFERTRACE_GPU_WINDOW_MS": "100"})
+        common.assert_schema(r.profile)
+        s = r.profile["gpu"]["activity"]["sampling"]
+        self.assertEqual((s["mode"], s["every"], s["sampled"]), ("3", 3, True), s)
+        self.assertGreaterEqual(s["windows"], 2, s)
+        cycles = r.profile["cycles"]
+        rec = [c for c in cycles if (c.get("gpu") or {}).get("sampled")]
+        self.assertEqual(s["cycles_recorded"], len(rec), s)
+        self.assertGreater(len(rec), 0)
+        self.assertLess(len(rec), len(cycles))
+        self.check_cycles(r, ops, cycles=rec)
+        for c in rec:
+            self.assertEqual(device(c)["kernels"], 4)
+        for c in cycles:
+            if c not in rec:
+                self.assertNotEqual((c.get("gpu") or {}).get("source"), "cupti", c.get("gpu"))
+        # a recorded cycle's kernels were all recorded; the others' not all
+        for c in cycles:
+            mine = [o for o in launched_in(ops, c) if o["what"] == "kernel"]
+            self.assertEqual(len(mine), 4)
+            if c in rec:
+                self.assertTrue(all(o["recorded"] for o in mine), c["index"])
+        # the run: the recorded cycles' kernels and busy time, their time
+        run0 = next(d for d in r.profile["gpu"]["activity"]["devices"] if d["device"] == 0)
+        self.assertEqual(run0["kernels"], 4 * len(rec))
+        self.assertAlmostEqual(run0["busy_ms"], sum(device(c)["busy_ms"] for c in rec), delta=EPS_MS * len(rec))
+        self.assertAlmostEqual(s["recorded_ms"], sum((c["end_ns"] - c["start_ns"]) / 1e6 for c in rec), delta=1e-3)
+        self.assertIn("gpu_bound", self.verdicts(r))
 
     def test_target_with_its_own_injection_left_alone(self):
         own = common.fixture("libfake_cupti.so")  # any library: the point is that it is the target's

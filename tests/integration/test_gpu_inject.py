@@ -8,6 +8,7 @@ it simulated to FAKE_CUPTI_TRUTH: the records must match it one to one, and
 CUPTI times mapped to CLOCK_MONOTONIC through the calibration pairs must
 recover its times. No BPF: no root needed."""
 import json
+import math
 import os
 import socket
 import statistics
@@ -22,7 +23,7 @@ import common
 LIB = os.path.join(common.BUILD, "libinfertrace-cupti.so")
 
 # include/gpu_channel.h
-HELLO, CALIB, KERNEL, COPY, SET, API, DROPPED, NOTICE, BYE = range(1, 10)
+HELLO, CALIB, KERNEL, COPY, SET, API, DROPPED, NOTICE, BYE, WINDOW = range(1, 11)
 MAGIC, WIRE_VERSION = 0x50475449, 1
 DIR_HTOD, DIR_DTOH, DIR_PTOP = 1, 2, 5
 DOMAIN_DRIVER = 2
@@ -60,6 +61,8 @@ def parse(data):
             r["start"], r["end"], r["tid"], r["corr"], r["cbid"], r["domain"] = struct.unpack_from("<QQ4I", b, 8)
         elif kind == DROPPED:
             (r["records"],) = struct.unpack_from("<Q", b, 8)
+        elif kind == WINDOW:
+            r["mono"], r["on"], r["every"], r["kernels"] = struct.unpack_from("<QIIQ", b, 8)
         elif kind == NOTICE:
             (r["fatal"],) = struct.unpack_from("<I", b, 8)
             r["text"] = b[12:252].split(b"\0")[0].decode()
@@ -74,6 +77,8 @@ class Channel:
 
     def __init__(self, directory, close_after=None):
         self.path = os.path.join(directory, "gpu.sock")
+        if os.path.exists(self.path):  # a test's earlier run
+            os.unlink(self.path)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(self.path)
         self.sock.listen(8)
@@ -254,6 +259,76 @@ class GpuInjectTest(unittest.TestCase):
         # caller preempted past that point returns at once)
         for s, k in zip(syncs, kernels):
             self.assertGreaterEqual(to_mono(s["end"]), k["end_ns"] + 400000 - 2000)
+
+    def windows(self, recs):
+        """The WINDOW records as [(on_mono, off_mono or None, every, kernels)];
+        asserts they alternate, opening first."""
+        out = []
+        for r in recs:
+            if r["kind"] != WINDOW:
+                continue
+            if r["on"]:
+                self.assertTrue(not out or out[-1][1] is not None, "a window opened twice")
+                out.append([r["mono"], None, r["every"], 0])
+            else:
+                self.assertTrue(out and out[-1][1] is None, "a window closed twice")
+                self.assertGreaterEqual(r["mono"], out[-1][0])
+                out[-1][1:] = [r["mono"], r["every"], r["kernels"]]
+        return out
+
+    def test_fixed_sampling_windows(self):
+        """--cupti 3: on for a window, off for two, over and over; every op
+        launched inside a window is recorded, and only ops the fake saw
+        enabled are sent."""
+        out, conns, truth = self.run_exp("launch", 10, INFERTRACE_GPU_SAMPLE="3", INFERTRACE_GPU_WINDOW_MS="60")
+        recs = conns[0]
+        self.assertEqual(recs[0]["every"], 3)  # HELLO: the mode asked
+        wins = self.windows(recs)
+        self.assertGreaterEqual(len(wins), 2, wins)
+        closed = [w for w in wins if w[1] is not None]
+        self.assertTrue(closed)
+        for w in wins:
+            self.assertEqual(w[2], 3)
+        for w in closed:
+            self.assertGreaterEqual(w[1] - w[0], 60e6, w)
+        for a, b in zip(wins, wins[1:]):
+            self.assertGreaterEqual(b[0] - a[1], 2 * 60e6, (a, b))  # N - 1 windows off
+        ops = {t["correlation"]: t for t in truth if t["what"] == "kernel"}
+        sent = {r["corr"] for r in recs if r["kind"] == KERNEL}
+        # exactly the ops the fake recorded (its kinds enabled at launch)
+        self.assertEqual(sent, {c for c, t in ops.items() if t["recorded"]})
+        # each op launched inside a window is among them; others are not all
+        inside = {c for c, t in ops.items()
+                  if any(w[0] <= t["launch_ns"] and (w[1] is None or t["launch_ns"] <= w[1]) for w in wins)}
+        self.assertLessEqual(inside, sent)
+        self.assertLess(len(sent), len(ops))
+        # a closing record counts the kernels its window recorded
+        for w in closed:
+            self.assertEqual(w[3], sum(1 for c in sent if w[0] <= ops[c]["launch_ns"] <= w[1]), w)
+
+    def test_auto_sampling_from_the_launch_rate(self):
+        """auto: N follows the kernels a window recorded and the cost per
+        kernel; a light launch rate stays always on (no window closes)."""
+        cost = 1000000  # 1 ms a kernel: the launch mode's ~450 kernels/s would cost ~80%
+        out, conns, truth = self.run_exp("launch", 3, INFERTRACE_GPU_SAMPLE="auto", INFERTRACE_GPU_WINDOW_MS="50",
+                                         INFERTRACE_GPU_KERNEL_COST_NS=str(cost))
+        recs = conns[0]
+        self.assertEqual(recs[0]["every"], 0)
+        wins = self.windows(recs)
+        first = wins[0]
+        self.assertIsNotNone(first[1], wins)
+        f = first[3] * cost / (first[1] - first[0])
+        want = min(100, max(1, math.ceil(f / (1 - f) * 100 / 2.5))) if f < 0.95 else 100
+        self.assertGreater(first[3], 0)
+        self.assertAlmostEqual(first[2], want, delta=max(2, want * 0.15), msg=(first, f))
+        self.assertGreater(first[2], 1)
+        # the default cost (2.8 us): ~450 kernels/s is 0.13%: always on
+        out, conns, truth = self.run_exp("launch", 3, INFERTRACE_GPU_SAMPLE="auto", INFERTRACE_GPU_WINDOW_MS="50")
+        wins = self.windows(conns[0])
+        self.assertEqual(len(wins), 1, wins)
+        self.assertIsNone(wins[0][1])
+        self.assertEqual(len([r for r in conns[0] if r["kind"] == KERNEL]),
+                         len([t for t in truth if t["what"] == "kernel"]))
 
     def fatal_notice(self, **env):
         out, conns, _ = self.run_exp("gpu", 1, **env)

@@ -437,6 +437,54 @@ static void test_run_figures_and_copy(void **state)
 	model__free(&m);
 }
 
+/* --cupti N: one window of process 100, [90, 210] ms, closed: cycle 0
+ * ([0, 100]) began before it and is not recorded, cycle 1 ([100, 200]) is,
+ * and the run's figures are cycle 1's alone. */
+static void test_sampled_windows(void **state)
+{
+	struct model m;
+	struct model_gpu_activity *a = &m.gpu_activity;
+	const struct model_gpu_figures *f;
+
+	(void)state;
+	build(&m);
+	assert_int_equal(VEC_RESERVE(a->windows.v, a->windows.cap, a->windows.n, 4), 0);
+	a->windows.v[a->windows.n++] = (struct model_gpu_window){ .pid = 100, .start_ns = T0 + 90 * MS,
+								   .end_ns = T0 + 210 * MS, .every = 3 };
+	assert_int_equal(gpu_join__derive(&m), 0);
+	assert_true(a->sampling);
+	assert_int_equal(a->cycles_recorded, 1);
+	assert_int_equal(a->nwindows, 1);
+	NEAR(a->recorded_ms, 100);
+	assert_false(m.cycles[0].gpu.present);
+	assert_true(m.cycles[1].gpu.present);
+	assert_true(m.cycles[1].gpu.sampled);
+	f = fig(m.cycles[1].gpu.figures.v, m.cycles[1].gpu.figures.n, 1, 0);
+	assert_non_null(f);
+	NEAR(f->busy_ms, 10);
+	/* the run: cycle 1's window [100, 200]; dev 0 launched nothing in it
+	 * (bar was launched in cycle 0), its work clipped: bar [100, 110], qux
+	 * [120, 130] */
+	f = fig(a->figures.v, a->figures.n, 0, 0);
+	assert_non_null(f);
+	NEAR(f->window_ms, 100);
+	assert_int_equal(f->kernels, 0);
+	NEAR(f->busy_ms, 0);
+	NEAR(f->active_ms, 20);
+	f = fig(a->figures.v, a->figures.n, 1, 0);
+	assert_non_null(f);
+	NEAR(f->busy_ms, 10);
+	assert_int_equal(f->kernels, 1);
+	/* still open at the end, the same window records both cycles: always on */
+	a->windows.v[0].end_ns = 0;
+	a->windows.v[0].start_ns = T0;
+	assert_int_equal(gpu_join__derive(&m), 0);
+	assert_false(a->sampling);
+	assert_true(m.cycles[0].gpu.present);
+	assert_false(m.cycles[0].gpu.sampled);
+	model__free(&m);
+}
+
 static void test_profile_json(void **state)
 {
 	struct model m;
@@ -628,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_figures),
 		cmocka_unit_test(test_idle_host_less_blocked),
 		cmocka_unit_test(test_run_figures_and_copy),
+		cmocka_unit_test(test_sampled_windows),
 		cmocka_unit_test(test_profile_json),
 		cmocka_unit_test(test_profile_read_back),
 		cmocka_unit_test(test_reader_robust),

@@ -1073,6 +1073,51 @@ static int join_ops(struct jctx *x)
 	return err;
 }
 
+/* ---- sampling windows ---- */
+
+/* Whether activity was on only in windows (a window closed), and for each
+ * cycle whether it lies whole inside a window of its process: its
+ * launches were all recorded. Always on: every cycle recorded. */
+static void sampling_windows(struct model *m, bool *recorded)
+{
+	struct model_gpu_activity *a = &m->gpu_activity;
+
+	a->sampling = false;
+	a->cycles_recorded = 0;
+	a->recorded_ms = 0;
+	a->nwindows = a->windows.n;
+	for (size_t i = 0; i < a->windows.n; i++)
+		a->sampling = a->sampling || a->windows.v[i].end_ns;
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+		bool in = !a->sampling;
+
+		for (size_t k = 0; !in && k < a->windows.n; k++) {
+			const struct model_gpu_window *w = &a->windows.v[k];
+
+			in = w->pid == c->pid && c->start_ns >= w->start_ns && (!w->end_ns || c->end_ns <= w->end_ns);
+		}
+		recorded[i] = in;
+	}
+}
+
+/* The windows of every process inside [from, to], merged. */
+static int windows_within(const struct model_gpu_activity *a, uint64_t from, uint64_t to, iv_vec *out)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < a->windows.n; i++) {
+		uint64_t s = a->windows.v[i].start_ns, e = a->windows.v[i].end_ns ? a->windows.v[i].end_ns : to;
+
+		s = s > from ? s : from;
+		e = e < to ? e : to;
+		if (e > s)
+			err = iv_add(out, s, e);
+	}
+	iv_merge(out);
+	return err;
+}
+
 int gpu_join__derive(struct model *m)
 {
 	struct model_gpu_activity *a = &m->gpu_activity;
@@ -1080,7 +1125,8 @@ int gpu_join__derive(struct model *m)
 	bool phases[IT_MAX_PHASES] = { false };
 	uint32_t *all = NULL;
 	size_t nall = 0;
-	iv_vec cycles = { 0 };
+	iv_vec cycles = { 0 }, windows = { 0 };
+	bool *recorded = NULL;
 	int hz = m->samples.requested_hz > 0 ? m->samples.requested_hz : m->run.asked.frequency;
 	int err = 0;
 
@@ -1088,10 +1134,17 @@ int gpu_join__derive(struct model *m)
 	a->clock = (struct model_gpu_clock){ 0 };
 	if (!a->ops.n && !a->calib.n && !a->api.n)
 		return 0;
+	recorded = calloc(m->ncycles ? m->ncycles : 1, sizeof(*recorded)); /* calloc: clang-analyzer sees it set */
+	if (!recorded) {
+		err = -ENOMEM;
+		goto out;
+	}
+	sampling_windows(m, recorded);
 	/* kernel times replace the cycles' NVML busy figures (side concern);
-	 * without a kernel, those stay */
+	 * without a kernel, and in the cycles no window recorded, those stay */
 	for (size_t i = 0; a->ops.n && i < m->ncycles; i++)
-		model_gpu__cycle_free(&m->cycles[i].gpu);
+		if (recorded[i])
+			model_gpu__cycle_free(&m->cycles[i].gpu);
 	x.period_ms = hz > 0 ? 1000.0 / hz : 0;
 	x.cycle_order = index_of(m->ncycles, cmp_cycle, m->cycles);
 	x.call_by_tid = index_of(m->ncalls, cmp_call_tid, m->calls);
@@ -1160,23 +1213,29 @@ int gpu_join__derive(struct model *m)
 			k++;
 		for (b = k; b < x.nops && x.ops[x.by_cycle[b]].cycle == (int32_t)i; b++)
 			;
+		if (!recorded[i]) {
+			k = b;
+			continue;
+		}
 		for (int ph = 0; ph < IT_MAX_PHASES; ph++)
 			cph[ph] = c->phases[ph].present;
 		err = figures_for(&x, c->pid, c->start_ns, c->end_ns, NULL, x.by_cycle + k, b - k, cph, true,
 				  &c->gpu.figures.v, &c->gpu.figures.n, &c->gpu.figures.cap);
 		c->gpu.present = c->gpu.figures.n > 0;
-		c->gpu.sampled = true;
+		c->gpu.sampled = a->sampling;
 		k = b;
 	}
 	/* the run: over the cycles when there are any (the ops launched in
 	 * them; start-up and teardown left out), else the whole recording and
 	 * every op; its phases are those of any cycle or call */
 	for (size_t i = 0; i < m->ncycles && !err; i++)
-		if (m->cycles[i].end_ns > m->cycles[i].start_ns)
+		if (m->cycles[i].end_ns > m->cycles[i].start_ns && recorded[i]) {
 			err = iv_add(&cycles, m->cycles[i].start_ns, m->cycles[i].end_ns);
+			a->cycles_recorded++;
+		}
 	iv_merge(&cycles);
 	for (size_t i = 0; i < x.nops; i++)
-		if (!cycles.n || x.ops[i].cycle >= 0)
+		if (cycles.n ? x.ops[i].cycle >= 0 && recorded[x.ops[i].cycle] : !m->ncycles || !a->sampling)
 			all[nall++] = (uint32_t)i;
 	for (size_t i = 0; i < m->ncalls; i++)
 		if (m->calls[i].phase < IT_MAX_PHASES)
@@ -1197,12 +1256,19 @@ int gpu_join__derive(struct model *m)
 			from = cycles.v[0].a;
 			to = cycles.v[cycles.n - 1].b;
 		}
-		err = figures_for(&x, 0, from, to, cycles.n ? &cycles : NULL, all, nall, phases, true, &a->figures.v,
-				  &a->figures.n, &a->figures.cap);
+		/* sampled, no cycle: the windows' time alone */
+		if (!cycles.n && a->sampling)
+			err = windows_within(a, from, to, &windows);
+		a->recorded_ms = a->sampling ? (cycles.n ? iv_ms(&cycles) : iv_ms(&windows)) : 0;
+		if (!err && (nall || !a->sampling || windows.n))
+			err = figures_for(&x, 0, from, to, cycles.n ? &cycles : a->sampling ? &windows : NULL, all, nall,
+					  phases, true, &a->figures.v, &a->figures.n, &a->figures.cap);
 	}
 	folded__merge(&a->folded);
 out:
 	free(all);
+	free(recorded);
+	free(windows.v);
 	free(cycles.v);
 	jctx_free(&x);
 	return err;

@@ -68,6 +68,9 @@ size_t gpu_view__cycles(const struct model *m)
 {
 	size_t n = 0;
 
+	/* sampled: the run's figures are those of the cycles the windows recorded */
+	if (m->gpu_activity.sampling && m->gpu_activity.cycles_recorded)
+		return m->gpu_activity.cycles_recorded;
 	for (size_t i = 0; i < m->ncycles; i++)
 		n += m->cycles[i].gpu.present;
 	return n ? n : m->ncycles;
@@ -355,8 +358,10 @@ void gpu_view__print(FILE *out, const struct model *m)
 	}
 	fprintf(out, "\nGPU (CUPTI activity: %llu kernels, %llu copies, %llu memsets", (unsigned long long)a->kernels,
 		(unsigned long long)a->copies, (unsigned long long)a->sets);
-	if (a->sample_every > 1)
-		fprintf(out, "; 1 cycle in %u recorded", a->sample_every);
+	if (a->sampling)
+		fprintf(out, "; sampled (--cupti %s): %llu windows, up to 1 in %u, %llu of %zu cycles recorded",
+			a->sample_mode[0] ? a->sample_mode : "auto", (unsigned long long)a->nwindows, a->sample_every,
+			(unsigned long long)a->cycles_recorded, m->ncycles);
 	if (a->clock.calibrated)
 		fprintf(out, "; clock drift %.1f us", a->clock.drift_us);
 	if (a->dropped)

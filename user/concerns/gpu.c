@@ -27,6 +27,7 @@
 struct gpu_state {
 	struct gpu_reader *reader;
 	char *env_channel, *env_injection;  /* "NAME=VALUE", in rec->child_env */
+	char *env_sample;
 	char notice[240];                   /* said at configure: model.gpu_activity.notice */
 };
 
@@ -106,6 +107,14 @@ static int gpu_configure(struct recording *rec)
 	err = recording__add_child_env(rec, st->env_channel);
 	if (err)
 		return err;
+	/* auto (the default) when not asked: the library's own default is full */
+	if (asprintf(&st->env_sample, "%s=%s", IT_GPU_SAMPLE_ENV, o->cupti ? o->cupti : "auto") < 0) {
+		st->env_sample = NULL;
+		return -ENOMEM;
+	}
+	err = recording__add_child_env(rec, st->env_sample);
+	if (err)
+		return err;
 	if (getenv(INJECTION_ENV)) {
 		/* the command's own injection library (Nsight, a profiler): left alone */
 		snprintf(st->notice, sizeof(st->notice), "the command sets %s=%.160s: left as it is", INJECTION_ENV,
@@ -154,6 +163,7 @@ static int gpu_collect(struct recording *rec, struct model *m)
 	}
 	if (!st->reader)
 		return 0;
+	snprintf(a->sample_mode, sizeof(a->sample_mode), "%s", rec->opts.cupti ? rec->opts.cupti : "auto");
 	err = gpu_reader__collect(st->reader, m);
 	if (!err && a->dropped)
 		err = model__add_lost(m, "gpu_records", a->dropped);
@@ -173,10 +183,12 @@ static void gpu_cleanup(struct recording *rec)
 		return;
 	gpu_reader__free(st->reader);
 	for (size_t i = 0; i < RECORDING_CHILD_ENV_MAX; i++)
-		if (rec->child_env[i] && (rec->child_env[i] == st->env_channel || rec->child_env[i] == st->env_injection))
+		if (rec->child_env[i] && (rec->child_env[i] == st->env_channel || rec->child_env[i] == st->env_injection ||
+					  rec->child_env[i] == st->env_sample))
 			rec->child_env[i] = NULL;
 	free(st->env_channel);
 	free(st->env_injection);
+	free(st->env_sample);
 	free(st);
 	rec->gpu = NULL;
 }

@@ -43,11 +43,11 @@ struct gpu_reader {
 	VEC_OF(struct model_gpu_op) ops;     /* mangled: index in names */
 	VEC_OF(struct model_gpu_api) api;
 	VEC_OF(struct model_gpu_calib) calib;
+	VEC_OF(struct model_gpu_window) windows; /* mono_ns times, as the library read them */
 	VEC_OF(char *) names;
 	int32_t *name_slots;         /* open addressing over names; -1 empty */
 	size_t name_cap;
 	char notice[240];
-	uint32_t sample_every;
 	struct gpu_reader_counts counts;
 	size_t open_conns, done_conns;
 };
@@ -130,6 +130,7 @@ static const size_t kind_size[] = {
 	[IT_GPU_DROPPED] = sizeof(struct it_gpu_dropped),
 	[IT_GPU_NOTICE] = sizeof(struct it_gpu_notice),
 	[IT_GPU_BYE] = sizeof(struct it_gpu_hdr),
+	[IT_GPU_WINDOW] = sizeof(struct it_gpu_window),
 };
 
 /* One whole record of c (size bytes at p, its header checked). false: the
@@ -162,7 +163,6 @@ static bool on_record(struct gpu_reader *r, struct conn *c, const uint8_t *p, si
 		}
 		pr->cupti_version = m.cupti_version;
 		memcpy(pr->cupti_path, m.cupti_path, sizeof(pr->cupti_path) - 1);
-		r->sample_every = m.sample_every;
 		return true;
 	}
 	case IT_GPU_CALIB: {
@@ -218,6 +218,28 @@ static bool on_record(struct gpu_reader *r, struct conn *c, const uint8_t *p, si
 								      .correlation = m.correlation, .cbid = m.cbid,
 								      .domain = m.domain, .start_ns = m.start_ns,
 								      .end_ns = m.end_ns < m.start_ns ? m.start_ns : m.end_ns };
+		return true;
+	}
+	case IT_GPU_WINDOW: {
+		struct it_gpu_window m;
+		struct model_gpu_window *w = NULL;
+
+		memcpy(&m, p, sizeof(m));
+		for (size_t i = r->windows.n; i-- > 0 && !w;)
+			if (r->windows.v[i].pid == c->pid)
+				w = &r->windows.v[i];
+		if (m.on) {
+			/* always kept (one a second at most): the join needs them */
+			if (w && !w->end_ns)
+				w->end_ns = m.mono_ns; /* a close never sent */
+			if (!VEC_RESERVE(r->windows.v, r->windows.cap, r->windows.n, 16))
+				r->windows.v[r->windows.n++] = (struct model_gpu_window){
+					.pid = c->pid, .start_ns = m.mono_ns, .every = m.every ? m.every : 1 };
+		} else if (w && !w->end_ns && m.mono_ns >= w->start_ns) {
+			w->end_ns = m.mono_ns;
+			w->every = m.every ? m.every : 1;
+			w->kernels = m.kernels;
+		}
 		return true;
 	}
 	case IT_GPU_DROPPED: {
@@ -506,6 +528,7 @@ void gpu_reader__free(struct gpu_reader *r)
 	free(r->ops.v);
 	free(r->api.v);
 	free(r->calib.v);
+	free(r->windows.v);
 	free(r->conns.v);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
@@ -535,11 +558,14 @@ int gpu_reader__collect(struct gpu_reader *r, struct model *m)
 	free(a->ops.v);
 	free(a->api.v);
 	free(a->calib.v);
+	free(a->windows.v);
+	memset(&a->windows, 0, sizeof(a->windows));
 	memset(&a->processes, 0, sizeof(a->processes));
 	memset(&a->ops, 0, sizeof(a->ops));
 	memset(&a->api, 0, sizeof(a->api));
 	memset(&a->calib, 0, sizeof(a->calib));
 	if (COPY_VEC(a->processes, r->procs) || COPY_VEC(a->ops, r->ops) || COPY_VEC(a->api, r->api) ||
+	    COPY_VEC(a->windows, r->windows) ||
 	    COPY_VEC(a->calib, r->calib) || (r->names.n && !(map = malloc(r->names.n * sizeof(*map))))) {
 		err = -ENOMEM;
 		goto out;
@@ -558,7 +584,10 @@ int gpu_reader__collect(struct gpu_reader *r, struct model *m)
 		a->source = "cupti";
 	if (r->notice[0])
 		snprintf(a->notice, sizeof(a->notice), "%s", r->notice);
-	a->sample_every = r->sample_every ? r->sample_every : 1;
+	a->sample_every = 1;
+	for (size_t i = 0; i < r->windows.n; i++)
+		if (r->windows.v[i].every > a->sample_every)
+			a->sample_every = r->windows.v[i].every;
 	a->dropped = r->counts.cupti_dropped + r->counts.dropped_budget;
 	a->dropped_budget = r->counts.dropped_budget;
 	a->channel_errors = r->counts.bad_connections;

@@ -787,6 +787,7 @@ void model_gpu__activity_free(struct model_gpu_activity *a)
 	free(a->calib.v);
 	free(a->api.v);
 	free(a->launches.v);
+	free(a->windows.v);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -799,8 +800,9 @@ int model_gpu__activity_copy(struct model_gpu_activity *dst, const struct model_
 	memset(&dst->calib, 0, sizeof(dst->calib));
 	memset(&dst->api, 0, sizeof(dst->api));
 	memset(&dst->launches, 0, sizeof(dst->launches));
+	memset(&dst->windows, 0, sizeof(dst->windows));
 	memset(&dst->folded, 0, sizeof(dst->folded));
-	if (VEC_DUP(dst->processes, src->processes) || VEC_DUP(dst->ops, src->ops) ||
+	if (VEC_DUP(dst->processes, src->processes) || VEC_DUP(dst->ops, src->ops) || VEC_DUP(dst->windows, src->windows) ||
 	    VEC_DUP(dst->calib, src->calib) || VEC_DUP(dst->api, src->api) || VEC_DUP(dst->launches, src->launches) ||
 	    gpu_figures_vec_copy(&dst->figures.v, src->figures.v, src->figures.n) ||
 	    copy_folded(&dst->folded, &src->folded)) {

@@ -107,6 +107,15 @@ struct model_gpu_calib {
 	uint64_t cupti_ns, mono_ns;
 };
 
+/* A sampling window of one process: its activity on from start_ns to
+ * end_ns (tracer clock; end 0: still on at the end). */
+struct model_gpu_window {
+	pid_t pid;
+	uint64_t start_ns, end_ns;
+	uint32_t every;             /* the N in effect: this window, then N-1 off */
+	uint64_t kernels;           /* kernels the window recorded (closed ones) */
+};
+
 /* A runtime or driver call of a launching thread, CUPTI clock. */
 struct model_gpu_api {
 	pid_t pid, tid;
@@ -126,7 +135,13 @@ struct model_gpu_activity {
 	bool present;               /* records or a notice arrived */
 	const char *source;         /* "cupti", "nvml", or NULL: none */
 	char notice[240];           /* why kernel timing is off, one line; "" none */
-	uint32_t sample_every;      /* 1: every cycle recorded */
+	uint32_t sample_every;      /* the largest N a window used; 1: activity always on */
+	char sample_mode[8];        /* --cupti: "auto", "full" or N; "": not said */
+	VEC_OF(struct model_gpu_window) windows;    /* none: always on (full) */
+	bool sampling;              /* a window closed: cycles outside them not recorded */
+	uint64_t cycles_recorded;   /* cycles inside a window (derive) */
+	uint64_t nwindows;          /* windows opened (derive; kept when windows are not) */
+	double recorded_ms;         /* the windows' time inside the run */
 	VEC_OF(struct model_gpu_process) processes;
 	struct model_gpu_clock clock;
 	uint64_t kernels, copies, sets, api_records;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config_file.h"
+#include "gpu_channel.h"
 #include "exit_codes.h"
 #include "metrics.h"
 #include "json_text.h"
@@ -389,9 +390,15 @@ static int set_gpu(struct record_opts *o, const char *arg, bool cfg, char *err, 
 
 static int set_cupti(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
+	char *end;
+	long n;
+
 	(void)cfg;
-	if (strcmp(arg, "auto") && strcmp(arg, "off"))
-		return fail(err, errlen, "invalid --cupti '%s': expected auto or off", arg);
+	n = strtol(arg, &end, 10);
+	if (strcmp(arg, "auto") && strcmp(arg, "full") && strcmp(arg, "off") &&
+	    (!*arg || *end || n < 1 || n > IT_GPU_SAMPLE_MAX))
+		return fail(err, errlen, "invalid --cupti '%s': expected auto, full, off or a number 1-%d", arg,
+			    IT_GPU_SAMPLE_MAX);
 	o->cupti = arg;
 	return 0;
 }
@@ -545,11 +552,13 @@ const struct record_option record_options[] = {
 	  "addresses help an attacker defeat KASLR)", set_kernel_addresses },
 	{ "gpu", OPTK_GPU, "auto|nvml|jetson|none", S, 0, NULL, 3,
 	  "GPU side data source (default auto)", set_gpu },
-	{ "cupti", OPTK_CUPTI, "auto|off", S, 0, NULL, 3,
-	  "GPU kernel, copy and memset timing from CUPTI activity records in a launched command: auto "
-	  "(default) has the CUDA driver load infertrace's injection library (CUDA_INJECTION64_PATH, "
-	  "unless the command's environment sets it) and joins each kernel to the cycle and phase that "
-	  "launched it; off, or --gpu none, leaves the command's environment alone", set_cupti },
+	{ "cupti", OPTK_CUPTI, "auto|full|off|N", S, 0, NULL, 3,
+	  "GPU kernel, copy and memset timing from CUPTI activity records in a launched command: the CUDA "
+	  "driver loads infertrace's injection library (CUDA_INJECTION64_PATH, unless the command's "
+	  "environment sets it), and each kernel is joined to the cycle and phase that launched it. auto "
+	  "(default): records every kernel unless the launch rate would make that cost over 2.5%, then "
+	  "one 1-second window in N, the cycles inside a window marked sampled; full: every kernel; N: "
+	  "one window in N; off, or --gpu none, leaves the command's environment alone", set_cupti },
 	{ "side-period", OPTK_SIDE_PERIOD, "SECONDS", N, 0, "side_period_s", 3,
 	  "Side-data sampling period (default 1)", set_side_period },
 	{ "threshold", OPTK_THRESHOLD, "NAME=VALUE", N, OPTF_REPEAT | OPTF_NAMED, "thresholds", 3,

@@ -172,6 +172,7 @@ int profile_gpu__cycle_write(const void *base, const char *key, json_t *o, const
 		return -ENOMEM;
 	devices = devices_json(ctx, c->gpu.figures.v, c->gpu.figures.n, &figures_top_table, true);
 	if (profile__set(gpu, "source", json_string(c->gpu.nvml_only ? "nvml" : "cupti")) ||
+	    (c->gpu.sampled && !c->gpu.nvml_only && profile__set(gpu, "sampled", json_true())) ||
 	    profile__set(gpu, "devices", devices))
 		return -ENOMEM;
 	return 0;
@@ -186,6 +187,7 @@ int profile_gpu__cycle_read(void *base, const char *key, json_t *o, void *ctx)
 		return 0;
 	c->gpu.present = true;
 	c->gpu.nvml_only = json_is_string(src) && !strcmp(json_string_value(src), "nvml");
+	c->gpu.sampled = json_is_true(json_object_get(gpu, "sampled"));
 	return devices_read(ctx, json_object_get(gpu, "devices"), &figures_top_table, &c->gpu);
 }
 
@@ -290,13 +292,52 @@ JF_TABLE(clock_table, JF("offset_ns", JF_REAL, offset_ns), JF("drift_us", JF_REA
 	 JF("drift_ppm", JF_REAL, drift_ppm), JF("pairs", JF_U64, pairs));
 #undef JF_T
 
+/* sampling: {mode, every, windows, sampled, recorded_ms, cycles_recorded},
+ * when the tracer asked for a mode */
+static int sampling_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_gpu_activity *a = base;
+	json_t *s;
+
+	(void)ctx;
+	if (!a->sample_mode[0])
+		return 0;
+	s = json_pack("{s:s, s:I, s:I, s:b}", "mode", a->sample_mode, "every", (json_int_t)a->sample_every,
+		      "windows", (json_int_t)a->nwindows, "sampled", a->sampling);
+	if (s && a->sampling &&
+	    (json_object_set_new(s, "recorded_ms", json_real(a->recorded_ms)) ||
+	     json_object_set_new(s, "cycles_recorded", json_integer((json_int_t)a->cycles_recorded)))) {
+		json_decref(s);
+		return -ENOMEM;
+	}
+	return profile__set(o, key, s);
+}
+
+/* the windows themselves are not kept in profile.json: what they gave is */
+static int sampling_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	struct model_gpu_activity *a = base;
+	json_t *s = json_object_get(o, key), *mode = json_object_get(s, "mode");
+
+	(void)ctx;
+	if (!json_is_object(s))
+		return 0;
+	snprintf(a->sample_mode, sizeof(a->sample_mode), "%s", json_is_string(mode) ? json_string_value(mode) : "");
+	a->sample_every = (uint32_t)json_integer_value(json_object_get(s, "every"));
+	a->sampling = json_is_true(json_object_get(s, "sampled"));
+	a->nwindows = (uint64_t)json_integer_value(json_object_get(s, "windows"));
+	a->recorded_ms = json_number_value(json_object_get(s, "recorded_ms"));
+	a->cycles_recorded = (uint64_t)json_integer_value(json_object_get(s, "cycles_recorded"));
+	return 0;
+}
+
 #define JF_T struct model_gpu_activity
 JF_TABLE(activity_table, JF_FNS("source", source_write, source_read), JF("notice", JF_CHARS, notice, .flags = JF_NULL),
 	 JF("cupti", JF_VEC, processes, .sub = &process_table),
 	 JF("clock", JF_OBJ, clock, .sub = &clock_table, JF_WHEN(clock.calibrated)), JF("kernels", JF_U64, kernels),
 	 JF("copies", JF_U64, copies), JF("memsets", JF_U64, sets), JF("api_records", JF_U64, api_records),
 	 JF("unattributed", JF_U64, unattributed), JF("dropped", JF_U64, dropped),
-	 JF_FNS("devices", run_devices_write, run_devices_read));
+	 JF_FNS("sampling", sampling_write, sampling_read), JF_FNS("devices", run_devices_write, run_devices_read));
 #undef JF_T
 
 json_t *profile_gpu__activity_json(const struct model *m)
