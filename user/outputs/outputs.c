@@ -39,6 +39,7 @@
 #include "tail.h"
 #include "trace_gpu.h"
 #include "trace_requests.h"
+#include "report_charts.h"
 #include "requests_html.h"
 
 /* ---- trace.json ---- */
@@ -965,6 +966,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 	fprintf(f, "</code><br>Duration: %.2f s, stopped by ", m->run.duration_s);
 	h(f, m->run.stop_reason ? m->run.stop_reason : "?");
 	fprintf(f, "</p>\n");
+	report_charts__write(f, m);
 	html_cycles(f, m);
 	html_phases(f, m);
 	html_energy(f, m);
