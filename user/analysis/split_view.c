@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "html_text.h"
-#include "outputs.h"
 #include "sched_logic.h"
 #include "split_view.h"
 #include "stats.h"

@@ -140,8 +140,10 @@ static void axis(FILE *f, const struct plot *p, bool vertical, const char *unit)
 	fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>", p->x0, p->y0 + p->h,
 		vertical ? p->x0 : p->x0 + p->w, vertical ? p->y0 : p->y0 + p->h);
 	fprintf(f, "</g>\n");
-	for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) {
-		snprintf(label, sizeof(label), "%g", fabs(v) < step * 1e-9 ? 0 : v);
+	for (long k = lround(ceil(lo / step)); (double)k * step <= hi + step * 1e-9; k++) {
+		double v = (double)k * step;
+
+		snprintf(label, sizeof(label), "%g", v);
 		if (vertical) {
 			fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#eee\"/>\n", p->x0,
 				py(p, v), p->x0 + p->w, py(p, v));
