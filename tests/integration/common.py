@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import tempfile
 import unittest
+import urllib.parse
 from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -441,6 +442,22 @@ def check_wall_split(profile, phases=True):
                     f"{o['offcpu_ms']:.4f} = {parts:.4f} ms against wall {wall:.4f} ms")
             checks += 1
     return checks
+
+
+# headless Chromium, as `make deps` installs it (Debian's chromium-headless-shell)
+BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
+
+
+def load_page(path, fragment=None, width=800):
+    """The DOM of the local page path after its scripts ran in headless
+    Chromium, a window width px wide (the URL fragment from the dict
+    fragment), and Chromium's console lines."""
+    url = "file://" + urllib.parse.quote(path) + "#" + urllib.parse.urlencode(fragment or {})
+    p = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                        "--v=0", "--virtual-time-budget=3000", f"--window-size={width},700", "--dump-dom", url],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    console = [line for line in p.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    return p.stdout, console
 
 
 def speedscope_run(profile, script, budget_s=120, size=(1600, 900)):

@@ -13,25 +13,9 @@ files, and profile.json and report.html say so."""
 import collections
 import os
 import re
-import shutil
-import subprocess
 import unittest
-import urllib.parse
 
 import common
-
-BROWSER = shutil.which("chromium-headless-shell") or shutil.which("chromium")
-
-
-def load(path, fragment, width=800):
-    """The DOM after the page's scripts ran in a window width px wide, and
-    Chromium's console lines."""
-    url = "file://" + urllib.parse.quote(path) + "#" + urllib.parse.urlencode(fragment)
-    p = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-                        "--v=0", "--virtual-time-budget=3000", f"--window-size={width},700", "--dump-dom", url],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-    console = [line for line in p.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
-    return p.stdout, console
 
 
 def frame_rect(dom, name):
@@ -72,7 +56,7 @@ def visible_rows(folded, width_px, min_px=1.0):
     return max((len(p) for p, c in prefixes.items() if c / total * width_px >= min_px), default=0)
 
 
-@unittest.skipUnless(BROWSER, "no chromium-headless-shell (make deps installs it)")
+@unittest.skipUnless(common.BROWSER, "no chromium-headless-shell (make deps installs it)")
 @common.need_root
 class BrowserTest(unittest.TestCase):
     @classmethod
@@ -88,7 +72,7 @@ class BrowserTest(unittest.TestCase):
 
     def check_page(self, name):
         path = os.path.join(self.rec.dir, name)
-        dom, console = load(path, {"search": "^spin_cpu$", "zoom": "inference"})
+        dom, console = common.load_page(path, {"search": "^spin_cpu$", "zoom": "inference"})
         self.assertEqual(console, [])
         m = re.search(r"Matched: ([0-9.]+)%", dom)
         self.assertTrue(m, dom[-2000:])
@@ -117,7 +101,7 @@ class BrowserTest(unittest.TestCase):
             head = f.read(600)
         self.assertRegex(head, r'<svg [^>]*width="100%" height="[0-9]+" viewBox="0 [0-9]+ 1200 [0-9]+"')
         for width in (1500, 700):
-            dom, console = load(path, {}, width)
+            dom, console = common.load_page(path, {}, width)
             self.assertEqual(console, [])
             height, (_, y0, vw, vh) = view_box(dom)
             self.assertAlmostEqual(vw, width, delta=20)  # less a scroll bar
@@ -175,7 +159,7 @@ class BrowserTest(unittest.TestCase):
         # database() sleeps: its blocked time is the off-CPU graph's weight
         truth = self.share("offcpu.folded", "database")
         self.assertGreater(truth, 0)
-        dom, console = load(os.path.join(self.rec.dir, "offcpu.svg"), {"search": "^database$"})
+        dom, console = common.load_page(os.path.join(self.rec.dir, "offcpu.svg"), {"search": "^database$"})
         self.assertEqual(console, [])
         self.assertIn("Off-CPU flame graph", dom)
         self.assertIn(" us blocked, ", dom)
@@ -191,7 +175,7 @@ class BrowserTest(unittest.TestCase):
         return m.group(1), m.group(2)
 
     def test_report_phase_selector_and_offcpu(self):
-        dom, console = load(os.path.join(self.rec.dir, "report.html"),
+        dom, console = common.load_page(os.path.join(self.rec.dir, "report.html"),
                             {"phase": "llm_inference", "search": "^spin_cpu$"})
         self.assertEqual(console, [])
         # the on-CPU graph shows the phase's stacks, the whole set hidden

@@ -179,7 +179,7 @@ static void line_end(FILE *f)
 static void legend(FILE *f, const char *colour, bool outline, const char *name)
 {
 	fprintf(f, "<span style=\"display:inline-block;margin-right:12px\"><span style=\"display:inline-block;"
-		"width:10px;height:10px;margin-right:4px;%s:%s%s\"></span>", outline ? "border:2px solid" : "background",
+		"width:10px;height:10px;margin-right:4px;%s%s%s\"></span>", outline ? "border:2px solid " : "background:",
 		colour, outline ? ";background:" REST_COLOUR : "");
 	html_text__escape(f, name);
 	fputs("</span>\n", f);
@@ -637,6 +637,11 @@ static void side_charts_write(FILE *f, const struct model *m)
 	double duration_s = m->run.end_ns > m->run.start_ns ? since_start_s(m, m->run.end_ns) : m->run.duration_s;
 	bool rss = m->memory.available && m->memory.timeline.n;
 
+	/* one time axis for all: to the last reading when one came after the end */
+	if (m->side.series.nrows)
+		duration_s = fmax(duration_s, since_start_s(m, m->side.series.ts[m->side.series.nrows - 1]));
+	if (rss)
+		duration_s = fmax(duration_s, m->memory.timeline.v[m->memory.timeline.n - 1].t_s);
 	if (!(duration_s > 0))
 		duration_s = 1;
 	for (size_t k = 0; k < NSIDE_CHARTS; k++)
