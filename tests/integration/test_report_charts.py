@@ -7,6 +7,7 @@ it, the tail cycles (tail_exp's slow ones) outlined and no other; the side
 data charted where profile.json says it was measured, named on the "not
 measured" line where not. The page fetches nothing: no http(s) URL in any
 src, href or url()."""
+import html
 import os
 import re
 import unittest
@@ -34,11 +35,6 @@ def cycle_bars(dom):
         for a in rects(dom, cls):
             bars[int(a["data-cycle"])] = (float(a["data-ms"]), tail)
     return bars
-
-
-def unescape(s):
-    return s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&#39;", "'") \
-            .replace("&amp;", "&")
 
 
 @unittest.skipUnless(common.BROWSER, "no chromium-headless-shell (make deps installs it)")
@@ -71,7 +67,7 @@ class ReportChartsTest(unittest.TestCase):
     def test_phase_segments_are_the_cycles_phases(self):
         want = {(c["index"], name): p["ms"] for c in self.rec.profile["cycles"]
                 for name, p in c["phases"].items() if p.get("ms")}
-        got = {(int(a["data-cycle"]), unescape(a["data-phase"])): float(a["data-ms"])
+        got = {(int(a["data-cycle"]), html.unescape(a["data-phase"])): float(a["data-ms"])
                for a in rects(self.dom, "seg")}
         self.assertEqual(set(got), set(want))
         for key, ms in want.items():
@@ -89,13 +85,13 @@ class ReportChartsTest(unittest.TestCase):
             if not ran:
                 continue
             with self.subTest(phase=name):
-                bins = [a for a in rects(self.dom, "bin") if unescape(a["data-phase"]) == name]
+                bins = [a for a in rects(self.dom, "bin") if html.unescape(a["data-phase"]) == name]
                 self.assertEqual(sum(int(a["data-count"]) for a in bins), len(ran))
                 self.assertAlmostEqual(float(bins[0]["data-lo"]), min(p["ms"] for p in ran), delta=MS_EPS)
                 self.assertAlmostEqual(float(bins[-1]["data-hi"]), max(p["ms"] for p in ran), delta=MS_EPS)
                 with_split = [p for p in ran if {"oncpu_ms", "runq_wait_ms", "offcpu_ms"} & set(p)]
                 parts = {a["data-part"]: float(a["data-ms"]) for a in rects(self.dom, "part")
-                         if unescape(a["data-phase"]) == name}
+                         if html.unescape(a["data-phase"]) == name}
                 if not with_split:
                     self.assertEqual(parts, {})
                     continue
@@ -109,7 +105,7 @@ class ReportChartsTest(unittest.TestCase):
         p = self.rec.profile
         m = re.search(r'<p class="not-measured">not measured: ([^<]*)</p>', self.dom)
         missing = m.group(1) if m else ""
-        series = {unescape(s) for s in re.findall(r'<polyline class="series"[^>]* data-series="([^"]*)"', self.dom)}
+        series = {html.unescape(s) for s in re.findall(r'<polyline class="series"[^>]* data-series="([^"]*)"', self.dom)}
         timeline = p.get("memory", {}).get("timeline", [])
         self.assertEqual("RSS (MB)" in series, bool(timeline))
         self.assertEqual(re.search(r"\bRSS\b", missing) is not None, not timeline)
