@@ -202,12 +202,20 @@ static bool *tail_marks(const struct model *m)
 
 	if (!m->have_tail || !m->tail.n || !m->ncycles || !(in_tail = calloc(m->ncycles, sizeof(bool))))
 		return NULL;
-	for (size_t t = 0; t < m->tail.n; t++)
+	for (size_t t = 0; t < m->tail.n; t++) {
+		const struct model_tail_cycle *tc = &m->tail.v[t];
+
+		/* cycles[].index is the cycle's place (derive.c): look there first */
+		if (tc->cycle < m->ncycles && m->cycles[tc->cycle].index == tc->cycle && m->cycles[tc->cycle].pid == tc->pid) {
+			in_tail[tc->cycle] = true;
+			continue;
+		}
 		for (size_t i = 0; i < m->ncycles; i++)
-			if (m->cycles[i].index == m->tail.v[t].cycle && m->cycles[i].pid == m->tail.v[t].pid) {
+			if (m->cycles[i].index == tc->cycle && m->cycles[i].pid == tc->pid) {
 				in_tail[i] = true;
 				break;
 			}
+	}
 	return in_tail;
 }
 
