@@ -105,7 +105,8 @@ class ReportChartsTest(unittest.TestCase):
         p = self.rec.profile
         m = re.search(r'<p class="not-measured">not measured: ([^<]*)</p>', self.dom)
         missing = m.group(1) if m else ""
-        series = {html.unescape(s) for s in re.findall(r'<polyline class="series"[^>]* data-series="([^"]*)"', self.dom)}
+        series = {html.unescape(s)
+                  for s in re.findall(r'<polyline class="series"[^>]* data-series="([^"]*)"', self.dom)}
         timeline = p.get("memory", {}).get("timeline", [])
         self.assertEqual("RSS (MB)" in series, bool(timeline))
         self.assertEqual(re.search(r"\bRSS\b", missing) is not None, not timeline)

@@ -281,7 +281,8 @@ static void cycle_bar_draw(FILE *f, const struct model *m, const struct plot *p,
 
 static void cycles_chart(FILE *f, const struct model *m)
 {
-	size_t n = m->ncycles, group = n > REPORT_CHARTS_MAX_BARS ? (n + REPORT_CHARTS_MAX_BARS - 1) / REPORT_CHARTS_MAX_BARS : 1;
+	size_t n = m->ncycles;
+	size_t group = n > REPORT_CHARTS_MAX_BARS ? (n + REPORT_CHARTS_MAX_BARS - 1) / REPORT_CHARTS_MAX_BARS : 1;
 	size_t nbars = (n + group - 1) / group, ntail = 0;
 	bool *in_tail = tail_marks(m), any_phase = false;
 	struct plot p = plot_in(CHART_W, 300);
