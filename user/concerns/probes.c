@@ -599,18 +599,22 @@ static int attach_in_file(struct recording *rec, struct probe *p, const char *fi
 	bool pair = p->role == IT_ROLE_PHASE || p->role == IT_ROLE_CYCLE || p->role == IT_ROLE_LLAMA_DECODE;
 	int err;
 
+	/* The end first: a probe placed while the target runs (a library loaded
+	 * late, a `py:` caller's native fallback) could otherwise see a call
+	 * enter before its return probe exists, and keep that frame, its phase
+	 * current, until some later return of the same probe at the same stack
+	 * depth. An end without its beginning is ignored (on_return). */
 	if (p->spec.kind == SPEC_USDT) {
 		if (!p->spec.usdt_end)
 			return attach_usdt(rec, p, file, p->spec.symbol, p->role);
-		err = attach_usdt(rec, p, file, p->spec.symbol,
-				  p->role == IT_ROLE_CYCLE ? IT_ROLE_CYCLE_BEGIN : IT_ROLE_PHASE_BEGIN);
-		return err ? err : attach_usdt(rec, p, file, p->spec.usdt_end,
-					       p->role == IT_ROLE_CYCLE ? IT_ROLE_CYCLE_END : IT_ROLE_PHASE_END);
+		err = attach_usdt(rec, p, file, p->spec.usdt_end,
+				  p->role == IT_ROLE_CYCLE ? IT_ROLE_CYCLE_END : IT_ROLE_PHASE_END);
+		return err ? err : attach_usdt(rec, p, file, p->spec.symbol,
+					       p->role == IT_ROLE_CYCLE ? IT_ROLE_CYCLE_BEGIN : IT_ROLE_PHASE_BEGIN);
 	}
-	err = attach_uprobe(rec, p, file, p->role, false);
-	if (!err && pair)
-		err = attach_uprobe(rec, p, file, p->role, true);
-	return err;
+	if (pair && (err = attach_uprobe(rec, p, file, p->role, true)))
+		return err;
+	return attach_uprobe(rec, p, file, p->role, false);
 }
 
 static int lazy_pending(const struct probes *ps)
