@@ -237,6 +237,49 @@ static void test_identical_settings_differ_not(void **state)
 		tune_row__free(&rows[i]);
 }
 
+/* Two runs each whose cycles are alike but whose runs drifted: the
+ * bootstrap's intervals lie apart (the runs' 104, 105 against 100, 101),
+ * yet the runs differ by 4 where their spread (s = 0.71, 2 degrees of
+ * freedom) asks for 7.0 at the 1% level: no significant difference. A
+ * difference of 50 is one. */
+static void test_run_drift_is_no_difference(void **state)
+{
+	struct tune_row rows[2];
+	double x[12];
+	bool sig;
+
+	(void)state;
+	memset(rows, 0, sizeof(rows));
+	for (int k = 0; k < 2; k++) {
+		alternate(x, 12, 104 + k, 0.1);
+		assert_int_equal(tune_row__add_run(&rows[0], x, 12), 0);
+		alternate(x, 12, 100 + k, 0.1);
+		assert_int_equal(tune_row__add_run(&rows[1], x, 12), 0);
+	}
+	tune_row__figures(&rows[0]);
+	tune_row__figures(&rows[1]);
+	assert_false(tune_row__overlap(&rows[0], &rows[1]));
+	assert_false(tune_rows__runs_differ(&rows[0], &rows[1]));
+	tune_rows__compare(rows, 2, 0, false);
+	assert_int_equal(rows[1].verdict, TUNE_V_SAME);
+	assert_int_equal(tune_rows__choose(rows, 2, 0, false, &sig), 0);
+	assert_false(sig);
+	tune_row__free(&rows[1]);
+	memset(&rows[1], 0, sizeof(rows[1]));
+	for (int k = 0; k < 2; k++) {
+		alternate(x, 12, 50 + k, 0.1);
+		assert_int_equal(tune_row__add_run(&rows[1], x, 12), 0);
+	}
+	tune_row__figures(&rows[1]);
+	assert_true(tune_rows__runs_differ(&rows[0], &rows[1]));
+	tune_rows__compare(rows, 2, 0, false);
+	assert_int_equal(rows[1].verdict, TUNE_V_BETTER);
+	assert_int_equal(tune_rows__choose(rows, 2, 0, false, &sig), 1);
+	assert_true(sig);
+	for (int i = 0; i < 2; i++)
+		tune_row__free(&rows[i]);
+}
+
 /* 4 cycles per setting: no interval, no verdict, the baseline kept */
 static void test_too_few_cycles_no_verdict(void **state)
 {
@@ -604,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_metric_of_a_cycle),
 		cmocka_unit_test(test_rows_verdicts_and_choice),
 		cmocka_unit_test(test_identical_settings_differ_not),
+		cmocka_unit_test(test_run_drift_is_no_difference),
 		cmocka_unit_test(test_too_few_cycles_no_verdict),
 		cmocka_unit_test(test_table_names_the_choice),
 		cmocka_unit_test(test_table_no_significant_difference),

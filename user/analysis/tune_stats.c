@@ -7,6 +7,7 @@
 
 #include "bootstrap.h"
 #include "model.h"
+#include "stats.h"
 #include "tune_stats.h"
 #include "vec.h"
 
@@ -223,6 +224,65 @@ void tune_row__figures(struct tune_row *r)
 	r->verdict = r->n ? TUNE_V_NO_INTERVAL : TUNE_V_NONE;
 }
 
+/* Two-sided 99% points of Student's t for 1..30 degrees of freedom; above,
+ * those of 30, 40, 60 and 120 for the brackets they begin: the larger, so
+ * the test errs towards "no difference". */
+static double t_995(size_t df)
+{
+	static const double t[] = { 63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169,
+				    3.106,  3.055, 3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845,
+				    2.831,  2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756, 2.750 };
+
+	if (df >= 1 && df <= 30)
+		return t[df - 1];
+	return df <= 40 ? 2.750 : df <= 60 ? 2.704 : df <= 120 ? 2.660 : 2.617;
+}
+
+/* The median of run j's values; NAN when it has none. */
+static double run_median(const struct tune_row *r, size_t j)
+{
+	size_t from = j ? r->run_end[j - 1] : 0, n = r->run_end[j] - from;
+	double *v = n ? malloc(n * sizeof(*v)) : NULL, med;
+
+	if (!v)
+		return NAN;
+	memcpy(v, r->x + from, n * sizeof(*v));
+	med = stats__percentile(v, n, 50);
+	free(v);
+	return med;
+}
+
+/* Sum of squares of r's run medians about their mean, and that mean. */
+static double run_spread(const struct tune_row *r, double *mean)
+{
+	double sum = 0, ss = 0;
+
+	for (size_t j = 0; j < r->nruns; j++)
+		sum += run_median(r, j);
+	*mean = sum / (double)r->nruns;
+	for (size_t j = 0; j < r->nruns; j++) {
+		double d = run_median(r, j) - *mean;
+
+		ss += d * d;
+	}
+	return ss;
+}
+
+bool tune_rows__runs_differ(const struct tune_row *a, const struct tune_row *b)
+{
+	size_t df = (a->nruns ? a->nruns - 1 : 0) + (b->nruns ? b->nruns - 1 : 0);
+	double ma, mb, s2;
+
+	if (!a->nruns || !b->nruns)
+		return false;
+	if (!df)
+		return true; /* one run each: no run-to-run spread to test against */
+	s2 = (run_spread(a, &ma) + run_spread(b, &mb)) / (double)df;
+	if (!isfinite(s2) || !isfinite(ma) || !isfinite(mb))
+		return false;
+	return fabs(ma - mb) > t_995(df) * sqrt(s2 * (1.0 / (double)a->nruns + 1.0 / (double)b->nruns));
+}
+
 bool tune_row__overlap(const struct tune_row *a, const struct tune_row *b)
 {
 	if (!isfinite(a->lo) || !isfinite(a->hi) || !isfinite(b->lo) || !isfinite(b->hi))
@@ -259,7 +319,7 @@ void tune_rows__compare(struct tune_row *rows, size_t n, size_t base, bool highe
 				  &r->change_hi);
 		if (!isfinite(r->lo) || !isfinite(b->lo))
 			r->verdict = TUNE_V_NO_INTERVAL;
-		else if (tune_row__overlap(r, b))
+		else if (tune_row__overlap(r, b) || !tune_rows__runs_differ(r, b))
 			r->verdict = TUNE_V_SAME;
 		else
 			r->verdict = better(r->median, b->median, higher) ? TUNE_V_BETTER : TUNE_V_WORSE;
@@ -282,7 +342,7 @@ size_t tune_rows__choose(const struct tune_row *rows, size_t n, size_t base, boo
 
 	*significant = false;
 	if (best < 0 || (size_t)best == base || !isfinite(rows[best].lo) || !isfinite(rows[base].lo) ||
-	    tune_row__overlap(&rows[best], &rows[base]))
+	    tune_row__overlap(&rows[best], &rows[base]) || !tune_rows__runs_differ(&rows[best], &rows[base]))
 		return base;
 	*significant = true;
 	return (size_t)best;
@@ -360,7 +420,8 @@ void tune_result__conclude(struct tune_result *t, bool one_at_a_time)
 	} else if (one_at_a_time) {
 		const struct tune_row *c = &rows[t->chosen], *b = &rows[t->base];
 
-		t->significant = t->chosen != t->base && isfinite(c->lo) && isfinite(b->lo) && !tune_row__overlap(c, b);
+		t->significant = t->chosen != t->base && isfinite(c->lo) && isfinite(b->lo) && !tune_row__overlap(c, b) &&
+				 tune_rows__runs_differ(c, b);
 		if (!t->significant)
 			t->chosen = t->base;
 	} else {

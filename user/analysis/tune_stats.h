@@ -105,6 +105,12 @@ int tune_row__add_run(struct tune_row *r, const double *x, size_t n);
 void tune_row__free(struct tune_row *r);
 /* The median and its interval. */
 void tune_row__figures(struct tune_row *r);
+/* Whether a's and b's runs differ beyond their run-to-run spread: each
+ * run's median, the two settings' runs pooled about their means, a
+ * two-sided t-test at the 1% level. The cycles of one run are alike, so
+ * with few runs the bootstrap's intervals alone take drift between runs
+ * for a difference. One run each: true (no spread to test against). */
+bool tune_rows__runs_differ(const struct tune_row *a, const struct tune_row *b);
 /* Whether two rows' intervals overlap; false when either has none. */
 bool tune_row__overlap(const struct tune_row *a, const struct tune_row *b);
 /* Each row's change against rows[base] and its verdict (figures first). */

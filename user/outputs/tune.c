@@ -171,10 +171,13 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 		} else if (t->best == (int)t->base) {
 			fprintf(f, "the baseline %s is the best setting measured; keeping it\n", base->label);
 		} else {
-			fprintf(f, "no significant difference: the best, %s (%s), and the baseline %s (%s) have "
-				"overlapping intervals; keeping the baseline\n", best->label,
-				figp(a, sizeof(a), best->row.median, prec, ""), base->label,
-				figp(b, sizeof(b), base->row.median, prec, ""));
+			fprintf(f, "no significant difference: the best, %s (%s), and the baseline %s (%s) %s; keeping "
+				"the baseline\n", best->label, figp(a, sizeof(a), best->row.median, prec, ""), base->label,
+				figp(b, sizeof(b), base->row.median, prec, ""),
+				tune_row__overlap(&best->row, &base->row)
+					? "have overlapping intervals"
+					: "differ by less than their runs vary from run to run (t-test on the runs' "
+					  "medians, 1% level)");
 		}
 		/* the settings the chosen one cannot be told from */
 		if (t->significant) {
