@@ -9,12 +9,21 @@
 #endif
 #include <errno.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <jansson.h>
+
+/* a within eps of b (this cmocka has no assert_double_equal) */
+#define assert_near(a, b, eps)                                                                      \
+	do {                                                                                        \
+		double a_ = (a), b_ = (b);                                                          \
+		if (!(fabs(a_ - b_) <= (eps)))                                                      \
+			fail_msg("%s = %g, want %g", #a, a_, b_);                                   \
+	} while (0)
 
 /* A new directory /tmp/infertrace-NAME-XXXXXX; free() it after th_rm_tree().
  * The test fails if it cannot be made. */

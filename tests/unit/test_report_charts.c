@@ -15,6 +15,7 @@
 
 #include "config_file.h"
 #include "model.h"
+#include "test_helpers.h"
 #include "report_charts.h"
 #include "vec.h"
 
@@ -24,14 +25,6 @@
 #define PID 100
 #define NCYCLES 6
 #define TAIL_CYCLE 4
-
-/* this cmocka has no assert_double_equal */
-#define assert_near(a, b, eps)                                                                      \
-	do {                                                                                        \
-		double a_ = (a), b_ = (b);                                                          \
-		if (!(fabs(a_ - b_) <= (eps)))                                                      \
-			fail_msg("%s = %g, want %g", #a, a_, b_);                                   \
-	} while (0)
 
 static const char odd_name[] = "<b>x</b>";
 

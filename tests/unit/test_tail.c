@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "model.h"
+#include "test_helpers.h"
 #include "profile_tables.h"
 #include "config_file.h"
 #include "tail.h"
@@ -24,14 +25,6 @@
 #define DB 2
 #define MODE 3
 #define PID 100
-
-/* this cmocka has no assert_double_equal */
-#define assert_near(a, b, eps)                                                                      \
-	do {                                                                                        \
-		double a_ = (a), b_ = (b);                                                          \
-		if (!(fabs(a_ - b_) <= (eps)))                                                      \
-			fail_msg("%s = %g, want %g", #a, a_, b_);                                   \
-	} while (0)
 
 static void stack(struct model *m, uint32_t cycle, uint32_t phase, const char *const *leaf_first, int n,
 		  uint64_t samples, uint64_t offcpu_ns)

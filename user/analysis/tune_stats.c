@@ -252,19 +252,21 @@ static double run_median(const struct tune_row *r, size_t j)
 	return med;
 }
 
-/* Sum of squares of r's run medians about their mean, and that mean. */
+/* Sum of squares of r's run medians about their mean, and that mean;
+ * NAN without memory. */
 static double run_spread(const struct tune_row *r, double *mean)
 {
-	double sum = 0, ss = 0;
+	double *med = malloc(r->nruns * sizeof(*med)), ss = 0;
 
+	*mean = NAN;
+	if (!med)
+		return NAN;
 	for (size_t j = 0; j < r->nruns; j++)
-		sum += run_median(r, j);
-	*mean = sum / (double)r->nruns;
-	for (size_t j = 0; j < r->nruns; j++) {
-		double d = run_median(r, j) - *mean;
-
-		ss += d * d;
-	}
+		med[j] = run_median(r, j);
+	*mean = stats__mean(med, r->nruns);
+	for (size_t j = 0; j < r->nruns; j++)
+		ss += (med[j] - *mean) * (med[j] - *mean);
+	free(med);
 	return ss;
 }
 

@@ -238,7 +238,6 @@ static bool on_record(struct gpu_reader *r, struct conn *c, const uint8_t *p, si
 		} else if (w && !w->end_ns && m.mono_ns >= w->start_ns) {
 			w->end_ns = m.mono_ns;
 			w->every = m.every ? m.every : 1;
-			w->kernels = m.kernels;
 		}
 		return true;
 	}

@@ -113,7 +113,6 @@ struct model_gpu_window {
 	pid_t pid;
 	uint64_t start_ns, end_ns;
 	uint32_t every;             /* the N in effect: this window, then N-1 off */
-	uint64_t kernels;           /* kernels the window recorded (closed ones) */
 };
 
 /* A runtime or driver call of a launching thread, CUPTI clock. */

@@ -642,7 +642,7 @@ static void side_charts_write(FILE *f, const struct model *m)
 {
 	const char *missing[NSIDE_CHARTS + 1];
 	bool measured[NSIDE_CHARTS] = { false }, any = false;
-	size_t nmissing = 0, c0, c1;
+	size_t nmissing = 0, c0[NSIDE_CHARTS], c1[NSIDE_CHARTS];
 	double duration_s = m->run.end_ns > m->run.start_ns ? since_start_s(m, m->run.end_ns) : m->run.duration_s;
 	bool rss = m->memory.available && m->memory.timeline.n;
 
@@ -654,14 +654,14 @@ static void side_charts_write(FILE *f, const struct model *m)
 	if (!(duration_s > 0))
 		duration_s = 1;
 	for (size_t k = 0; k < NSIDE_CHARTS; k++)
-		any |= measured[k] = side_columns(m, side_charts[k].series, &c0, &c1);
+		any |= measured[k] = side_columns(m, side_charts[k].series, &c0[k], &c1[k]);
 	if (!any && !rss && !m->side.run.thermal.present)
 		return; /* no side sampler ran and no RSS: nothing measured over time */
 	fprintf(f, "<h3>Side data over time</h3>\n<p class=\"caption\">Each measured series against the "
 		"seconds since the recording's start, the cycles shaded behind.</p>\n");
 	for (size_t k = 0; k < NSIDE_CHARTS; k++)
-		if (measured[k] && side_columns(m, side_charts[k].series, &c0, &c1))
-			side_series_chart(f, m, c0, c1, duration_s);
+		if (measured[k])
+			side_series_chart(f, m, c0[k], c1[k], duration_s);
 	if (rss)
 		rss_chart(f, m, duration_s);
 	else
