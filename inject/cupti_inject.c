@@ -9,8 +9,9 @@
  * Threads: CUPTI calls bufferCompleted from its own worker thread or from
  * the thread that flushes; a flush thread calls cuptiActivityFlushAll every
  * INFERTRACE_GPU_FLUSH_MS and, when sampling, turns the activity kinds on
- * and off (INFERTRACE_GPU_SAMPLE: the windows in docs/side-data.md). Every write to the socket holds send_lock for one
- * batch of whole records, never while calling CUPTI, so the flush thread and
+ * and off (INFERTRACE_GPU_SAMPLE: the windows in docs/side-data.md). Every
+ * write to the socket holds send_lock for one batch of whole records, never
+ * while calling CUPTI, so the flush thread and
  * CUPTI's worker cannot deadlock. Sends block, but each for at most
  * SEND_TIMEOUT_S (SO_SNDTIMEO): a tracer that stops reading makes the
  * library close the socket and go quiet rather than stall the target. */
@@ -415,12 +416,17 @@ static int set_kinds(int on)
 	return 0;
 }
 
+static uint64_t window_ns(void)
+{
+	return (uint64_t)g.window_ms * 1000000u;
+}
+
 /* One step of the flush thread when sampling: a window that has lasted
  * window_ms closes (or, at N = 1, goes on); an off period that is over
  * opens the next window. */
 static void sample_step(void)
 {
-	uint64_t now = mono_ns(), win_ns = (uint64_t)g.window_ms * 1000000u;
+	uint64_t now = mono_ns(), win_ns = window_ns();
 
 	if (g.on && now >= g.win_start + win_ns) {
 		uint64_t kernels;
@@ -463,7 +469,7 @@ static void *flusher(void *arg)
 
 		/* a sampling edge due sooner than the next flush is met on time */
 		if (g.sample != 1) {
-			uint64_t edge = g.on ? g.win_start + (uint64_t)g.window_ms * 1000000u : g.next_on;
+			uint64_t edge = g.on ? g.win_start + window_ns() : g.next_on;
 
 			if (edge && edge > now && edge - now < wait_ns)
 				wait_ns = edge - now;
