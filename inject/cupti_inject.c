@@ -438,7 +438,10 @@ static void sample_step(void)
 			g.win_start = now;
 			return;
 		}
-		send_window(0, mono_ns(), kernels);
+		/* the off period counts from the close the tracer is told of, not
+		 * from before the flush: N - 1 whole windows off */
+		now = mono_ns();
+		send_window(0, now, kernels);
 		set_kinds(0);
 		g.on = 0;
 		g.next_on = now + (g.every - 1) * win_ns;
