@@ -438,14 +438,22 @@ static void sample_step(void)
 			g.win_start = now;
 			return;
 		}
-		/* the off period counts from the close the tracer is told of, not
-		 * from before the flush: N - 1 whole windows off */
+		/* the close is stamped before activity goes off, so every op
+		 * launched inside [open, close] is recorded; the second flush
+		 * counts the ops launched since the first. The off period counts
+		 * from the close the tracer is told of: N - 1 whole windows off */
 		now = mono_ns();
-		send_window(0, now, kernels);
 		set_kinds(0);
+		g.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		kernels += __atomic_exchange_n(&g.win_kernels, 0, __ATOMIC_RELAXED);
+		send_window(0, now, kernels);
 		g.on = 0;
 		g.next_on = now + (g.every - 1) * win_ns;
 	} else if (!g.on && g.next_on && now >= g.next_on) {
+		/* the count starts before activity comes on (records of the last
+		 * window's late kernels are not this one's); the open is stamped
+		 * after, so the window the tracer is told of is all recorded */
+		__atomic_store_n(&g.win_kernels, 0, __ATOMIC_RELAXED);
 		if (set_kinds(1)) {
 			g.next_on = 0;
 			send_notice(1, "CUPTI refused activity tracing when a sampling window opened (another "
@@ -453,7 +461,6 @@ static void sample_step(void)
 			return;
 		}
 		g.on = 1;
-		__atomic_store_n(&g.win_kernels, 0, __ATOMIC_RELAXED);
 		g.win_start = mono_ns();
 		send_window(1, g.win_start, 0);
 	}

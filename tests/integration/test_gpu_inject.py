@@ -297,14 +297,19 @@ class GpuInjectTest(unittest.TestCase):
         sent = {r["corr"] for r in recs if r["kind"] == KERNEL}
         # exactly the ops the fake recorded (its kinds enabled at launch)
         self.assertEqual(sent, {c for c, t in ops.items() if t["recorded"]})
-        # each op launched inside a window is among them; others are not all
+        # each op whose check of the enabled kinds fell inside a window (the
+        # fake's clock read just before and just after it) is among them;
+        # others are not all
         inside = {c for c, t in ops.items()
-                  if any(w[0] <= t["launch_ns"] and (w[1] is None or t["launch_ns"] <= w[1]) for w in wins)}
+                  if any(w[0] <= t["seen_lo"] and (w[1] is None or t["seen_hi"] <= w[1]) for w in wins)}
         self.assertLessEqual(inside, sent)
         self.assertLess(len(sent), len(ops))
-        # a closing record counts the kernels its window recorded
-        for w in closed:
-            self.assertEqual(w[3], sum(1 for c in sent if w[0] <= ops[c]["launch_ns"] <= w[1]), w)
+        # a closing record counts the kernels its window recorded: those the
+        # fake made while kernels were on for the window's time (gen), from
+        # the window's opening to past its close (until activity went off)
+        for i, w in enumerate(wins):
+            if w[1] is not None:
+                self.assertEqual(w[3], sum(1 for c in sent if ops[c]["gen"] == i + 1), w)
 
     def test_auto_sampling_from_the_launch_rate(self):
         """auto: N follows the kernels a window recorded and the cost per
