@@ -800,7 +800,7 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	struct py_edge_thread init = {};
 	struct it_py_edge_res *res;
 	struct it_sched_thread *st;
-	__u64 at;
+	__u64 at, inflight;
 
 	if (!x)
 		return 0;
@@ -833,6 +833,12 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	if (!changed)
 		return 0;
 	st = cfg_sched_edges ? bpf_map_lookup_elem(&sched_threads, &tid) : NULL;
+	/* a switch-out that preempted a probe's edge program of this thread,
+	 * between its timestamp and its retag: the Python stack changed
+	 * before that edge */
+	inflight = st ? st->edge_ns : 0;
+	if (inflight && at > inflight)
+		at = inflight;
 	/* not before what the scheduler already settled: the edge and the
 	 * split stay one instant */
 	if (st && st->state == IT_SCHED_ONCPU && st->ts > at && st->ts <= now)
@@ -845,7 +851,16 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 	bpf_loop(4 * IT_PY_EDGE_SPECS, py_edge_step, &walk, 0);
 	for (int s = 0; s < IT_PY_EDGE_SPECS; s++)
 		pt->call[s] = x->next[s];
-	edge_retag(st, tgid, tid);
+	if (inflight && st) {
+		/* the probe's edge stays in flight: the time from its timestamp
+		 * on (pending, and the wait this switch-out begins) is its new
+		 * attribution, which its own retag adds */
+		st->cycle = current_cycle(tgid);
+		st->phase = current_phase(tid);
+		st->edge_ns = inflight;
+	} else {
+		edge_retag(st, tgid, tid);
+	}
 	return 1;
 }
 
