@@ -7,15 +7,18 @@
  * synchronizations. The runtime implements its calls with the driver's,
  * so driver functions called inside a runtime call are not counted again,
  * and nested synchronizations are timed once (outermost). At an outermost
- * kernel or graph launch by a thread of a known Python process, its Python
- * stack goes to user space (IT_EV_CUDA_LAUNCH): the launch stack the GPU
- * join puts that launch's kernels under. */
+ * kernel or graph launch, the thread's stack goes to user space: its Python
+ * stack when it runs Python, else its native user stack, taken as the
+ * samples take theirs (IT_EV_CUDA_LAUNCH with a `stackmap` id with
+ * --call-graph fp, a copy to unwind, IT_EV_CUDA_LAUNCH_USTACK, with dwarf):
+ * the launch stack the GPU join puts that launch's kernels under. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "maps.bpf.h"
 #include "python.bpf.h"
+#include "ustack.bpf.h"
 
 struct cuda_thread {
 	__u32 rt_depth;    /* open runtime calls */
@@ -54,26 +57,91 @@ static __always_inline void cuda_add(__u32 tgid, __u32 counter, __u64 calls, __u
 	__sync_fetch_and_add(&t->sum, v);
 }
 
-/* The thread's Python stack at the entry of an outermost launch, stamped
- * once walked: the closer to the call's own start, the surer the join. A
- * process that is no known Python costs one hash lookup. */
-static __always_inline void cuda_launch_stack(__u32 tgid, __u32 tid)
+#define EEXIST 17
+
+/* A native launch's stack with --call-graph dwarf: the user registers and
+ * a copy of the stack, unwound in user space as a sample's. Not inlined:
+ * its locals beside cuda_uprobe's. */
+static __noinline void cuda_launch_copy(__u32 tgid, __u32 tid)
+{
+	struct ustack_scratch *s = ustack_scratch_of(USTACK_SCRATCH_LAUNCH);
+	struct task_struct *task;
+	struct it_ustack_event *e;
+	__u32 got = 0;
+
+	if (!s) {
+		stat_inc(IT_STAT_CUDA_STACK_LOST);
+		return;
+	}
+	e = (struct it_ustack_event *)s->buf;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kstack_id = -1;
+	task = (struct task_struct *)bpf_get_current_task();
+	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+	bpf_get_current_comm(e->thread_comm, sizeof(e->thread_comm));
+	if (user_regs(e) == 0)
+		got = copy_user_stack(e, e->sp);
+	if (!got || got > IT_USTACK_MAX) {
+		stat_inc(IT_STAT_CUDA_STACK_LOST);
+		return;
+	}
+	e->stack_size = got;
+	event_header(&e->hdr, IT_EV_CUDA_LAUNCH_USTACK, tgid, tid, bpf_ktime_get_ns());
+	if (bpf_ringbuf_output(&events, e, sizeof(*e) + got, lazy_wakeup()))
+		stat_inc(IT_STAT_CUDA_STACK_LOST);
+}
+
+/* At a probed function's entry (before its first instruction): where it
+ * returns to, in its caller. */
+static __always_inline __u64 entry_return_address(struct pt_regs *ctx)
+{
+	__u64 ret = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	/* the call pushed it: the word at the stack pointer */
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP_CORE(ctx)))
+		ret = 0;
+#elif defined(__TARGET_ARCH_arm64)
+	ret = PT_REGS_RET_CORE(ctx); /* the link register, x30 */
+#endif
+	return ret;
+}
+
+/* The thread's stack at the entry of an outermost launch, stamped once
+ * taken: the closer to the call's own start, the surer the join. A thread
+ * of a known Python process with Python frames sends those; any other its
+ * native user stack, frame-pointer or copied as the samples' are. */
+static __always_inline void cuda_launch_stack(struct pt_regs *ctx, __u32 tgid, __u32 tid)
 {
 	struct it_cuda_launch_event *e;
-	__u64 h;
+	__u64 h = 0;
+	__s32 id = -1;
 
-	if (!py_procs_known || !bpf_map_lookup_elem(&py_procs, &tgid))
+	if (py_procs_known && bpf_map_lookup_elem(&py_procs, &tgid))
+		h = py_stack_capture(tgid, tid);
+	if (!h && cfg_ustack_size) {
+		cuda_launch_copy(tgid, tid);
 		return;
-	h = py_stack_capture(tgid, tid);
-	if (!h)
-		return;
+	}
+	if (!h) {
+		id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+		if (id < 0) {
+			stat_inc(IT_STAT_CUDA_STACK_LOST);
+			if (id == -EEXIST)
+				stat_inc(IT_STAT_USTACK_COLLISION);
+			return;
+		}
+	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(IT_STAT_RINGBUF_LOST);
+		stat_inc(h ? IT_STAT_RINGBUF_LOST : IT_STAT_CUDA_STACK_LOST);
 		return;
 	}
 	event_header(&e->hdr, IT_EV_CUDA_LAUNCH, tgid, tid, bpf_ktime_get_ns());
 	e->pystack = h;
+	e->ustack_id = id;
+	e->pad = 0;
+	e->caller = h ? 0 : entry_return_address(ctx);
 	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
@@ -120,7 +188,7 @@ int cuda_uprobe(struct pt_regs *ctx)
 		return 0; /* counted at return, with the time waited */
 	}
 	if (counter == IT_CUDA_LAUNCH || counter == IT_CUDA_GRAPH)
-		cuda_launch_stack(tgid, tid);
+		cuda_launch_stack(ctx, tgid, tid);
 	cuda_add(tgid, counter, 1, arg_value(ctx, IT_CUDA_COOKIE_ARG(cookie)));
 	return 0;
 }
