@@ -401,9 +401,11 @@ struct it_offcpu_slice_event {
 #define IT_USTACK_CHECK_FP 1
 struct it_ustack_check_key {
 	__u32 tid;
-	__u32 pad;
-	__u64 pc;           /* where the thread blocked: one check per call site */
+	__u32 pad;          /* `cuda_ustack_checks`: the slot, 0..IT_CUDA_CHECK_SLOTS-1 */
+	__u64 pc;           /* where the thread blocked: one check per call site
+			     * (`cuda_ustack_checks`: the launch call's return address) */
 };
+#define IT_CUDA_CHECK_SLOTS 4
 
 struct it_ustack_check {
 	__u64 ref;          /* user space's name for that unwound stack */

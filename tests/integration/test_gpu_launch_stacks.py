@@ -110,7 +110,7 @@ def run_native(fixture, args):
 
 @common.need_root
 class NativeLaunchStacksTest(unittest.TestCase):
-    def check(self, r, kernels):
+    def check(self, r, kernels, copied):
         folded = r.folded("gpu.folded")
         for mangled, (phase, launcher, kernel) in NATIVE_LAUNCHERS.items():
             mine = [o for o in kernels if o["name"] == mangled]
@@ -131,15 +131,17 @@ class NativeLaunchStacksTest(unittest.TestCase):
         self.assertEqual(cuda["native"], NATIVE_CYCLES * 5, cuda)
         self.assertEqual(cuda["python"], 0, cuda)
         self.assertEqual(cuda["not_kept"], 0, cuda)
+        # dwarf: each launch copied, or named a copy's stack (a check matched)
+        self.assertEqual(cuda["copies"] + cuda["reused"], NATIVE_CYCLES * 5 if copied else 0, cuda)
         self.assertNotIn("gpu_launch_stacks", r.profile["lost"])
 
     def test_kernels_under_their_native_launcher(self):
         r, kernels = run_native("gpu_exp", [])
-        self.check(r, kernels)
+        self.check(r, kernels, True)
 
     def test_native_launcher_with_frame_pointers(self):
         r, kernels = run_native("gpu_exp_fp", ["--call-graph", "fp"])
-        self.check(r, kernels)
+        self.check(r, kernels, False)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@
 #include "probe_spec.h"
 #include "python.h"
 #include "stacks.h"
+#include "unwind.h"
 #include "ustack_table.h"
 #include "vec.h"
 
@@ -119,6 +120,8 @@ struct cuda_state {
 	 * those kept, by enum launch_kind */
 	uint64_t unnamed;
 	uint64_t by_kind[3];
+	uint64_t copies, reused;  /* dwarf: stacks copied, and launches that named an earlier one */
+	uint64_t rebuilds_seen;   /* the unwinder's module rebuilds when checks were last dropped */
 };
 
 
@@ -226,27 +229,105 @@ static void keep_launch(struct cuda_state *st, struct recording *rec, const stru
 		(struct cuda_launch){ (pid_t)h->tgid, (pid_t)h->tid, h->ts_ns, stack, caller, kind };
 }
 
-/* The native stack of a launch, unwound from its copy, into st->native:
- * its entry, or -1 (no frame, a malformed record, no memory). */
+/* The return address of the launch call whose stack e copied: the key of
+ * its check, as cuda.bpf.c reads it at the call's entry. */
+static uint64_t copy_caller(const struct it_ustack_event *e)
+{
+#ifdef IT_UREG_LR
+	return e->regs[IT_UREG_LR];
+#else
+	uint64_t ra = 0;
+
+	if (e->stack_size >= sizeof(ra))
+		memcpy(&ra, e->stack, sizeof(ra));
+	return ra;
+#endif
+}
+
+/* Drops all of BPF's launch checks: they name stacks unwound with modules
+ * since rebuilt. */
+static void checks_drop(int fd)
+{
+	struct it_ustack_check_key k;
+
+	while (bpf_map_get_next_key(fd, NULL, &k) == 0)
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+}
+
+/* After unwinding a copy into entry id: tells BPF what the unwinding
+ * depended on, so that the thread's next launches from the same call site
+ * with the same registers and words send the entry (as ref id + 1), not a
+ * copy. */
+static void publish_check(struct recording *rec, const struct it_ustack_event *e, uint32_t id,
+			  const struct unwind_reads *reads)
+{
+	struct it_ustack_check c = { .ref = (uint64_t)id + 1, .tgid = e->hdr.tgid, .nwords = (__u32)reads->n,
+				     .pc = ustack__event_ip(e), .sp = e->sp };
+	/* the call site's stacks spread over its slots by entry */
+	struct it_ustack_check_key k = { .tid = e->hdr.tid, .pad = id % IT_CUDA_CHECK_SLOTS, .pc = copy_caller(e) };
+
+#ifdef IT_UREG_FP
+	c.fp = e->regs[IT_UREG_FP];
+#endif
+#ifdef IT_UREG_LR
+	c.lr = e->regs[IT_UREG_LR];
+#endif
+	if (reads->fp_used)
+		c.flags |= IT_USTACK_CHECK_FP;
+	for (int i = 0; i < reads->n; i++) {
+		c.off[i] = reads->off[i];
+		memcpy(&c.val[i], e->stack + reads->off[i], sizeof(c.val[i]));
+	}
+	bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.cuda_ustack_checks), &k, &c, BPF_ANY);
+}
+
+/* The native stack of a launch into st->native: unwound from its copy, or
+ * the entry an earlier copy's check named. Its entry, or -1 (no frame, a
+ * malformed record, no memory). */
 static int64_t native_entry(struct recording *rec, const struct it_ustack_event *e, size_t size)
 {
+	struct cuda_state *st = rec->cuda;
+	/* callee-saved registers restored on the way are read too, and
+	 * dropped after (see unwind.c) */
+	uint32_t off[4 * IT_USTACK_CHECK_WORDS];
+	struct unwind_reads reads = { .off = off, .max = 4 * IT_USTACK_CHECK_WORDS };
 	__u64 ips[IT_MAX_STACK_DEPTH];
 	struct it_label_key key;
 	uint32_t id;
 	int n;
 
-	if (!rec->unwinder || !recording__may_hold(rec))
+	if (!rec->unwinder || size < sizeof(*e) || e->stack_size > size - sizeof(*e))
 		return -1;
-	n = ustack__unwind_event(rec->unwinder, rec->syms, e, size, ips, &key);
+	if (!e->stack_size) {
+		if (!e->reuse || e->reuse > st->native.n)
+			return -1;
+		st->reused++;
+		return (int64_t)e->reuse - 1;
+	}
+	if (!recording__may_hold(rec))
+		return -1;
+	st->copies++;
+	n = ustack__unwind_raw(rec->unwinder, rec->syms, e, size, ips, &reads);
 	if (n <= 0)
 		return -1;
+	if (unwinder__stats(rec->unwinder)->rebuilds != st->rebuilds_seen) {
+		/* a process's mappings changed: stacks unwind again */
+		st->rebuilds_seen = unwinder__stats(rec->unwinder)->rebuilds;
+		checks_drop(bpf_map__fd(rec->tracer.skel->maps.cuda_ustack_checks));
+	}
+	ustack__label_event(rec->syms, e, ips, n, &key);
 	/* one entry per stack of a process, whoever launched from it */
 	memset(&key, 0, sizeof(key));
 	key.stack.tgid = e->hdr.tgid;
 	key.stack.kstack_id = -1;
 	key.cycle = IT_CYCLE_NONE;
-	if (ustack_table__add_id(&rec->cuda->native, &key, ips, n, 1, &id))
+	if (ustack_table__add_id(&st->native, &key, ips, n, 1, &id))
 		return -1;
+	/* as sched.c's checks: not without modules, nor cut at the depth limit */
+	if (reads.status != UNWIND_NO_MODULES && reads.status != UNWIND_TOO_DEEP && !reads.overflow &&
+	    reads.n <= IT_USTACK_CHECK_WORDS)
+		publish_check(rec, e, id, &reads);
 	return id;
 }
 
@@ -565,9 +646,10 @@ static int cuda_collect(struct recording *rec, struct model *m)
 		return -ENOMEM;
 	o = totals_json(all);
 	json_object_set_new(o, "launch_stacks",
-			    json_pack("{s:I,s:I,s:I}", "python", (json_int_t)rec->cuda->by_kind[LAUNCH_PY],
+			    json_pack("{s:I,s:I,s:I,s:I,s:I}", "python", (json_int_t)rec->cuda->by_kind[LAUNCH_PY],
 				      "native", (json_int_t)(rec->cuda->by_kind[LAUNCH_FP] + rec->cuda->by_kind[LAUNCH_NATIVE]),
-				      "not_kept", (json_int_t)not_kept));
+				      "not_kept", (json_int_t)not_kept, "copies", (json_int_t)rec->cuda->copies,
+				      "reused", (json_int_t)rec->cuda->reused));
 	libs = json_array();
 	for (int k = 0; k < rec->cuda->nfiles; k++)
 		json_array_append_new(libs, json_string(rec->cuda->files[k]));
