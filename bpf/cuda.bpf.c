@@ -84,7 +84,7 @@ static __always_inline __u64 entry_return_address(struct pt_regs *ctx)
  * layer's code) keeps up to IT_CUDA_CHECK_SLOTS of them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096); /* 1 when unused (user/concerns/cuda.c) */
 	__type(key, struct it_ustack_check_key);
 	__type(value, struct it_ustack_check);
 } cuda_ustack_checks SEC(".maps");

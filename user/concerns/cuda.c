@@ -135,6 +135,9 @@ static bool cuda_requested(const struct record_opts *o)
 
 static int cuda_configure(struct recording *rec)
 {
+	/* the launch stacks' checks serve DWARF copies only */
+	if (!cuda_requested(&rec->opts) || rec->opts.call_graph != CALL_GRAPH_DWARF)
+		bpf_map__set_max_entries(rec->tracer.skel->maps.cuda_ustack_checks, 1);
 	if (!cuda_requested(&rec->opts)) {
 		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uprobe, false);
 		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uretprobe, false);
