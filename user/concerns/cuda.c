@@ -619,7 +619,7 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	struct it_cuda_total all[IT_CUDA_MAX] = {};
 	struct it_cuda_key key, next, *prev = NULL;
 	__u64 stats[IT_STAT_MAX];
-	uint64_t not_kept;
+	uint64_t not_kept, native;
 
 	if (!rec->cuda)
 		return 0;
@@ -643,6 +643,7 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	}
 	if (launches_to_model(rec, m))
 		return -ENOMEM;
+	native = rec->cuda->by_kind[LAUNCH_FP] + rec->cuda->by_kind[LAUNCH_NATIVE];
 	tracer__stats(&rec->tracer, stats);
 	not_kept = rec->cuda->launches_not_kept + rec->cuda->unnamed + stats[IT_STAT_CUDA_STACK_LOST];
 	if (not_kept && model__add_lost(m, "gpu_launch_stacks", not_kept))
@@ -650,7 +651,7 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	o = totals_json(all);
 	json_object_set_new(o, "launch_stacks",
 			    json_pack("{s:I,s:I,s:I,s:I,s:I}", "python", (json_int_t)rec->cuda->by_kind[LAUNCH_PY],
-				      "native", (json_int_t)(rec->cuda->by_kind[LAUNCH_FP] + rec->cuda->by_kind[LAUNCH_NATIVE]),
+				      "native", (json_int_t)native,
 				      "not_kept", (json_int_t)not_kept, "copies", (json_int_t)rec->cuda->copies,
 				      "reused", (json_int_t)rec->cuda->reused));
 	libs = json_array();
