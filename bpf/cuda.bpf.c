@@ -168,22 +168,41 @@ __noinline __u64 cuda_reuse_ref(__u64 ids, __u64 caller, __u64 pc, __u64 sp, __u
 	return 0;
 }
 
+/* Whether this CPU's launch scratch record is being built: a uprobe
+ * program may be preempted (it only keeps its CPU), and another thread's
+ * launch on the CPU meanwhile would overwrite the record half built. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cuda_scratch_busy SEC(".maps");
+
+static __always_inline void launch_copy(struct it_ustack_event *e, __u32 tgid, __u32 tid, __u64 caller);
+
 /* A native launch's stack with --call-graph dwarf: the user registers and
  * a copy of the stack, unwound in user space as a sample's, or only the
- * ref of the check it matched (stack_size 0, reuse). Not inlined: its
- * locals beside cuda_uprobe's. */
+ * ref of the check it matched (stack_size 0, reuse). A launch that finds
+ * the CPU's record busy keeps no stack. Not inlined: its locals beside
+ * cuda_uprobe's. */
 static __noinline void cuda_launch_copy(__u32 tgid, __u32 tid, __u64 caller)
 {
 	struct ustack_scratch *s = ustack_scratch_of(USTACK_SCRATCH_LAUNCH);
-	struct task_struct *task;
-	struct it_ustack_event *e;
-	__u32 got = 0;
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(&cuda_scratch_busy, &zero);
 
-	if (!s) {
+	if (!s || !busy || __sync_lock_test_and_set(busy, 1)) {
 		stat_inc(IT_STAT_CUDA_STACK_LOST);
 		return;
 	}
-	e = (struct it_ustack_event *)s->buf;
+	launch_copy((struct it_ustack_event *)s->buf, tgid, tid, caller);
+	*busy = 0;
+}
+
+static __always_inline void launch_copy(struct it_ustack_event *e, __u32 tgid, __u32 tid, __u64 caller)
+{
+	struct task_struct *task;
+	__u32 got = 0;
+
 	__builtin_memset(e, 0, sizeof(*e));
 	e->kstack_id = -1;
 	task = (struct task_struct *)bpf_get_current_task();
