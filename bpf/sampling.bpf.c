@@ -16,13 +16,6 @@
 #define EEXIST 17
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, IT_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384); /* resized at run time */
-} stackmap SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768); /* resized at run time */
 	__type(key, struct it_stack_key);

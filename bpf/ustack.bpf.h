@@ -10,14 +10,25 @@
 
 #define PAGE 4096
 
+/* The stacks of the on-CPU samples and, with --call-graph fp, of the CUDA
+ * launches (bpf/cuda.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, IT_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384); /* resized at run time */
+} stackmap SEC(".maps") SHARED;
+
 /* Bytes of user stack to copy per record; 0: frame-pointer stacks only. */
 SHARED const volatile __u32 cfg_ustack_size = 0;
 
-/* Scratch records, two per CPU: a sample's perf_event program may interrupt
- * an off-CPU record being built on the same CPU, so each has its own slot
- * (index 2 * cpu + user). The record is larger than a per-CPU array value
- * may be (32 KiB). Sized to the CPU count at run time. */
-enum { USTACK_SCRATCH_SAMPLE = 0, USTACK_SCRATCH_OFFCPU = 1, USTACK_SCRATCH_USERS = 2 };
+/* Scratch records, three per CPU: a sample's perf_event program may
+ * interrupt an off-CPU record or a CUDA launch's (bpf/cuda.bpf.c) being
+ * built on the same CPU, so each has its own slot (index
+ * IT_USTACK_SCRATCH_USERS * cpu + user). The record is larger than a
+ * per-CPU array value may be (32 KiB). Sized to the CPU count at run time. */
+enum { USTACK_SCRATCH_SAMPLE = 0, USTACK_SCRATCH_OFFCPU = 1, USTACK_SCRATCH_LAUNCH = 2 };
+#define USTACK_SCRATCH_USERS IT_USTACK_SCRATCH_USERS
 
 struct ustack_scratch {
 	/* a struct it_ustack_event; room for a chunk starting at any offset below the max */

@@ -101,6 +101,7 @@ enum it_stat {
 	IT_STAT_NET_SOCKS_FULL = 24,  /* a target's socket not tracked: net_socks full */
 	IT_STAT_NET_LOST = 25,        /* a network per-cycle update failed */
 	IT_STAT_CUDA_LOST = 26,       /* a CUDA counter update failed */
+	IT_STAT_CUDA_STACK_LOST = 27, /* a launch's native stack not sent: no stack id, no copy, ring buffer full */
 	IT_STAT_USTACK_COPY_ERR = 32,  /* --call-graph dwarf: user registers or stack unreadable */
 	IT_STAT_USTACK_SHORT = 33,     /* stack copy ended before the asked size (top of mapping) */
 	IT_STAT_USTACK_LOST = 34,      /* stack record not sent: ring buffer full */
@@ -298,6 +299,7 @@ struct it_cycle_key {
 };
 
 #define IT_USTACK_MAX 65536 /* largest user stack copy, bytes (a power of two) */
+#define IT_USTACK_SCRATCH_USERS 3 /* stack copy scratch records per CPU (bpf/ustack.bpf.h) */
 #define IT_UREGS 34         /* user registers in DWARF numbering (x86-64: 17; arm64: 33) */
 /* Slots of it_ustack_event's regs: the pc, the frame pointer and (arm64)
  * the link register, which holds a leaf's return address. */
@@ -399,9 +401,11 @@ struct it_offcpu_slice_event {
 #define IT_USTACK_CHECK_FP 1
 struct it_ustack_check_key {
 	__u32 tid;
-	__u32 pad;
-	__u64 pc;           /* where the thread blocked: one check per call site */
+	__u32 pad;          /* `cuda_ustack_checks`: the slot, 0..IT_CUDA_CHECK_SLOTS-1 */
+	__u64 pc;           /* where the thread blocked: one check per call site
+			     * (`cuda_ustack_checks`: the launch call's return address) */
 };
+#define IT_CUDA_CHECK_SLOTS 4
 
 struct it_ustack_check {
 	__u64 ref;          /* user space's name for that unwound stack */
@@ -650,17 +654,29 @@ struct it_llama_seq_end_event {
 
 /* Records of the cuda concern (values 70..79). */
 enum it_cuda_event_type {
-	IT_EV_CUDA_LAUNCH = 70, /* an outermost kernel or graph launch by a thread running Python */
+	IT_EV_CUDA_LAUNCH = 70, /* an outermost kernel or graph launch: its Python or frame-pointer stack */
+	IT_EV_CUDA_LAUNCH_USTACK = 71, /* the same, its native stack as a copy (struct it_ustack_event) */
 };
 
-/* IT_EV_CUDA_LAUNCH (--preset cuda): the Python stack of the thread at the
- * entry of a launch call, for the GPU join to put each kernel under the
- * Python function that launched it. Sent only when the process is a known
- * Python and the thread had Python frames; one not sent (ring buffer full)
- * counts in IT_STAT_RINGBUF_LOST. */
+/* IT_EV_CUDA_LAUNCH (--preset cuda): the stack of the thread at the entry
+ * of a launch call, for the GPU join to put each kernel under the function
+ * that launched it. A thread of a known Python process with Python frames
+ * sends its Python stack (one not sent, ring buffer full, counts in
+ * IT_STAT_RINGBUF_LOST); any other sends its native user stack: with
+ * --call-graph fp its id in `stackmap` here; with dwarf a copy, struct
+ * it_ustack_event with IT_EV_CUDA_LAUNCH_USTACK (cycle, phase and
+ * kstack_id unset: the join takes them from CUPTI's records). A native
+ * stack not sent counts in IT_STAT_CUDA_STACK_LOST. */
 struct it_cuda_launch_event {
 	struct it_event_header hdr; /* ts_ns: at the launch call's entry, once the stack was walked */
-	__u64 pystack;              /* key of `py_stacks`, never 0 */
+	__u64 pystack;              /* key of `py_stacks`; 0: a native stack */
+	__s32 ustack_id;            /* pystack 0: the user stack in `stackmap` */
+	__u32 pad;
+	/* pystack 0: the launch call's return address. At a function's entry
+	 * the frame-pointer walk starts from the caller's frame record, which
+	 * holds the caller's own return address: the caller is missing from
+	 * the stack map's stack unless the kernel adds it */
+	__u64 caller;
 };
 
 /* CPython frames (bpf/python.bpf.h, user/symbols/python.c). User space

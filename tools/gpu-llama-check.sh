@@ -121,6 +121,8 @@ try:
         parts = s.split(";")
         print("  %9d  %s" % (n, ";".join(x[:40] for x in parts[-6:])))
     p = json.load(open(f"{out}/stacks/profile.json"))
+    print("  launch_stacks:", p.get("gpu", {}).get("cuda", {}).get("launch_stacks"),
+          "lost:", p.get("lost", {}).get("gpu_launch_stacks"))
     print("  bpf:", [(x.get("name"), x.get("runs"), x.get("ns_per_run")) for x in p.get("self", {}).get("bpf", {}).get("programs", [])][:6])
 except (OSError, ValueError) as e:
     print("no launch-stack profile:", e)

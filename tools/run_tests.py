@@ -19,6 +19,8 @@ TIMING_SENSITIVE = [
     "test_gpu_inject.GpuInjectTest.test_auto_sampling_from_the_launch_rate",
     "test_gpu_activity.GpuActivityTest.test_sampled_windows",
     "test_gpu_launch_stacks.GpuLaunchStacksTest.test_kernels_under_their_python_launcher",
+    "test_gpu_launch_stacks.NativeLaunchStacksTest.test_kernels_under_their_native_launcher",
+    "test_gpu_launch_stacks.NativeLaunchStacksTest.test_native_launcher_with_frame_pointers",
     "test_jit.NodeLoopTest.test_js_loop_suggested_as_a_phase",
     "test_probes_recursion.TestNeverReturns.test_longjmp_and_thread_exit_inside_phases",
     "test_unwind.UnwindTest.test_dwarf_stacks_complete",

@@ -123,6 +123,9 @@ FIXTURE_RULES = {
     "libfake_cupti.so": Rule(("fake_cupti.c",), "-shared -fPIC -O1 -lpthread"),
     "gpu_exp": Rule(("gpu_exp.c",), "-O1 -g -L{build} -l:libcuda.so.1 -Wl,-rpath,{build}",
                     deps=("libcuda.so.1",)),
+    # native launch stacks under --call-graph fp
+    "gpu_exp_fp": Rule(("gpu_exp.c",), "-O1 -g -fno-omit-frame-pointer -L{build} -l:libcuda.so.1 -Wl,-rpath,{build}",
+                       deps=("libcuda.so.1",)),
     # scheduler, off-CPU, wake-ups, network
     "sched_fix": Rule(("sched_fix.c",), "-O1 -g -fno-omit-frame-pointer -pthread"),
     "edges": Rule(("edges.c",), "-O1 -g -pthread"),

@@ -298,6 +298,43 @@ static void test_launch_stacks(void **state)
 	model__free(&m);
 }
 
+/* Native launch stacks (cuda.c folds them as stacks.folded does, less
+ * the process name) join as the Python ones do: build()'s launch calls 1
+ * and 4 from launch_a, 2 from launch_b, each event at its call's entry;
+ * another thread's (102) native launch inside call 2 is not its. Each
+ * kernel's whole time goes under its phase and native stack. */
+static void test_native_launch_stacks(void **state)
+{
+	const char *a = "__libc_start_call_main;main;run_cycle;launch_a;cuLaunchKernel";
+	const char *b = "__libc_start_call_main;main;run_cycle;launch_b;cudaLaunchKernel";
+	char want[256];
+	struct model m;
+	const struct folded *f;
+
+	(void)state;
+	build(&m);
+	launch(&m, 101, T0 + 10 * MS, a);
+	launch(&m, 101, T0 + 20 * MS, b);
+	launch(&m, 101, T0 + 60 * MS, a);
+	launch(&m, 102, T0 + 20 * MS + 500, "main;worker;cuLaunchKernel");
+	assert_int_equal(gpu_join__derive(&m), 0);
+	f = &m.gpu_activity.folded;
+	snprintf(want, sizeof(want), "prefill;%s;foo(int)", a);
+	assert_int_equal(folded_count(f, want), 18000);
+	snprintf(want, sizeof(want), "prefill;%s;foo(int)", b);
+	assert_int_equal(folded_count(f, want), 10000);
+	snprintf(want, sizeof(want), "decode;%s;bar", a);
+	assert_int_equal(folded_count(f, want), 20000);
+	/* no event in their calls: under the phase alone */
+	assert_int_equal(folded_count(f, "decode;baz()"), 10000);
+	assert_int_equal(folded_count(f, "[no phase];bar"), 5000);
+	assert_int_equal(folded_count(f, "[no phase];qux()"), 10000);
+	assert_int_equal(f->n, 6);
+	for (size_t i = 0; i < f->n; i++)
+		assert_null(strstr(f->entries[i].stack, "worker"));
+	model__free(&m);
+}
+
 static void test_cycle_figures(void **state)
 {
 	struct model m;
@@ -673,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_clock_fit),
 		cmocka_unit_test(test_join_ops),
 		cmocka_unit_test(test_launch_stacks),
+		cmocka_unit_test(test_native_launch_stacks),
 		cmocka_unit_test(test_cycle_figures),
 		cmocka_unit_test(test_idle_host_less_blocked),
 		cmocka_unit_test(test_run_figures_and_copy),

@@ -902,8 +902,8 @@ static int32_t demangled(struct model *m, int32_t mangled)
 }
 
 /* gpu.folded: PHASE;kernel, or PHASE;LAUNCH STACK;kernel where the cuda
- * preset's uprobe saw the launch (the phase stays the root: per-phase
- * views keep working). */
+ * preset's uprobe saw the launch, its stack Python or native (the phase
+ * stays the root: per-phase views keep working). */
 static int fold(struct model *m, const struct model_gpu_op *o)
 {
 	const char *kernel = model__name(m, o->name), *phase, *launch = NULL;

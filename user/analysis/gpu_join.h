@@ -27,7 +27,7 @@ void gpu_join__fit(const struct model_gpu_calib *pairs, size_t n, pid_t pid, str
 uint64_t gpu_join__map(const struct gpu_clock_fit *f, uint64_t cupti_ns);
 /* Whether a runtime or driver callback id is a synchronize call. */
 bool gpu_join__is_sync(uint32_t domain, uint32_t cbid);
-/* The Python stack (model.names) of a launch call of thread (tgid, tid)
+/* The launch stack (model.names) of a launch call of thread (tgid, tid)
  * that ended at end_ns (tracer clock): its last launch event after
  * after_ns (the start of the thread's previous call; 0 for none) and up
  * to 2 µs past the end; -1 when there is none.

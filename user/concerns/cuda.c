@@ -7,10 +7,12 @@
  * sync_calls, sync_wait_ms} and gpu.cuda (totals, libraries probed). The
  * preset also makes the synchronizations a phase, `gpu_sync` (presets.c),
  * so the scheduler concern splits that wait into on- and off-CPU time.
- * Launches by threads running Python arrive with their Python stack
- * (IT_EV_CUDA_LAUNCH): kept, and given to the model as
- * gpu_activity.launches, each stack folded root first as the samples'
- * Python frames are, for the GPU join (analysis/gpu_join.c). */
+ * Launches arrive with their stack: a thread running Python's Python
+ * stack, any other's native user stack (IT_EV_CUDA_LAUNCH with a stack map
+ * id under --call-graph fp, IT_EV_CUDA_LAUNCH_USTACK's copy, unwound on
+ * arrival, under dwarf). Kept, and given to the model as
+ * gpu_activity.launches, each distinct stack folded root first once, as
+ * stacks.folded folds it, for the GPU join (analysis/gpu_join.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,6 +27,9 @@
 #include "uprobe_links.h"
 #include "probe_spec.h"
 #include "python.h"
+#include "stacks.h"
+#include "unwind.h"
+#include "ustack_table.h"
 #include "vec.h"
 
 #define MAX_FILES 16
@@ -86,11 +91,20 @@ static const struct cuda_fn fns[] = {
 };
 #define NFNS (sizeof(fns) / sizeof(fns[0]))
 
-/* A launch's Python stack as it arrived: the stack is resolved at collect. */
+/* Where a launch's stack is. */
+enum launch_kind {
+	LAUNCH_PY = 0,     /* a `py_stacks` key */
+	LAUNCH_FP = 1,     /* a `stackmap` id (--call-graph fp) */
+	LAUNCH_NATIVE = 2, /* an entry of cuda_state.native (unwound copy) */
+};
+
+/* A launch's stack as it arrived: named at collect. */
 struct cuda_launch {
 	pid_t tgid, tid;
 	uint64_t ts_ns;
-	uint64_t pystack;
+	uint64_t stack;  /* by kind */
+	uint64_t caller; /* LAUNCH_FP: the call's return address (it_cuda_launch_event) */
+	uint32_t kind;   /* enum launch_kind */
 };
 
 struct cuda_state {
@@ -98,7 +112,16 @@ struct cuda_state {
 	int nfiles;
 	int nprobes;              /* functions probed */
 	VEC_OF(struct cuda_launch) launches;
-	uint64_t launches_not_kept; /* --max-memory reached */
+	/* distinct native launch stacks, unwound (dwarf) or read from the
+	 * stack map at collect (fp), without thread or cycle */
+	struct ustack_table native;
+	uint64_t launches_not_kept; /* --max-memory reached, or a copy not unwound */
+	/* at the last collect: launches whose stack could not be named, and
+	 * those kept, by enum launch_kind */
+	uint64_t unnamed;
+	uint64_t by_kind[3];
+	uint64_t copies, reused;  /* dwarf: stacks copied, and launches that named an earlier one */
+	uint64_t rebuilds_seen;   /* the unwinder's module rebuilds when checks were last dropped */
 };
 
 
@@ -112,6 +135,9 @@ static bool cuda_requested(const struct record_opts *o)
 
 static int cuda_configure(struct recording *rec)
 {
+	/* the launch stacks' checks serve DWARF copies only */
+	if (!cuda_requested(&rec->opts) || rec->opts.call_graph != CALL_GRAPH_DWARF)
+		bpf_map__set_max_entries(rec->tracer.skel->maps.cuda_ustack_checks, 1);
 	if (!cuda_requested(&rec->opts)) {
 		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uprobe, false);
 		bpf_program__set_autoload(rec->tracer.skel->progs.cuda_uretprobe, false);
@@ -195,25 +221,144 @@ static int cuda_attach(struct recording *rec)
 	return 0;
 }
 
+static void keep_launch(struct cuda_state *st, struct recording *rec, const struct it_event_header *h,
+			uint64_t stack, uint64_t caller, enum launch_kind kind)
+{
+	if (!recording__may_hold(rec) || VEC_RESERVE(st->launches.v, st->launches.cap, st->launches.n, 1024)) {
+		st->launches_not_kept++;
+		return;
+	}
+	st->launches.v[st->launches.n++] =
+		(struct cuda_launch){ (pid_t)h->tgid, (pid_t)h->tid, h->ts_ns, stack, caller, kind };
+}
+
+/* The return address of the launch call whose stack e copied: the key of
+ * its check, as cuda.bpf.c reads it at the call's entry. */
+static uint64_t copy_caller(const struct it_ustack_event *e)
+{
+#ifdef IT_UREG_LR
+	return e->regs[IT_UREG_LR];
+#else
+	uint64_t ra = 0;
+
+	if (e->stack_size >= sizeof(ra))
+		memcpy(&ra, e->stack, sizeof(ra));
+	return ra;
+#endif
+}
+
+/* Drops all of BPF's launch checks: they name stacks unwound with modules
+ * since rebuilt. */
+static void checks_drop(int fd)
+{
+	struct it_ustack_check_key k;
+
+	while (bpf_map_get_next_key(fd, NULL, &k) == 0)
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+}
+
+/* After unwinding a copy into entry id: tells BPF what the unwinding
+ * depended on, so that the thread's next launches from the same call site
+ * with the same registers and words send the entry (as ref id + 1), not a
+ * copy. */
+static void publish_check(struct recording *rec, const struct it_ustack_event *e, uint32_t id,
+			  const struct unwind_reads *reads)
+{
+	struct it_ustack_check c = { .ref = (uint64_t)id + 1, .tgid = e->hdr.tgid, .nwords = (__u32)reads->n,
+				     .pc = ustack__event_ip(e), .sp = e->sp };
+	/* the call site's stacks spread over its slots by entry */
+	struct it_ustack_check_key k = { .tid = e->hdr.tid, .pad = id % IT_CUDA_CHECK_SLOTS, .pc = copy_caller(e) };
+
+#ifdef IT_UREG_FP
+	c.fp = e->regs[IT_UREG_FP];
+#endif
+#ifdef IT_UREG_LR
+	c.lr = e->regs[IT_UREG_LR];
+#endif
+	if (reads->fp_used)
+		c.flags |= IT_USTACK_CHECK_FP;
+	for (int i = 0; i < reads->n; i++) {
+		c.off[i] = reads->off[i];
+		memcpy(&c.val[i], e->stack + reads->off[i], sizeof(c.val[i]));
+	}
+	bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.cuda_ustack_checks), &k, &c, BPF_ANY);
+}
+
+/* The native stack of a launch into st->native: unwound from its copy, or
+ * the entry an earlier copy's check named. Its entry, or -1 (no frame, a
+ * malformed record, no memory). */
+static int64_t native_entry(struct recording *rec, const struct it_ustack_event *e, size_t size)
+{
+	struct cuda_state *st = rec->cuda;
+	/* callee-saved registers restored on the way are read too, and
+	 * dropped after (see unwind.c) */
+	uint32_t off[4 * IT_USTACK_CHECK_WORDS];
+	struct unwind_reads reads = { .off = off, .max = 4 * IT_USTACK_CHECK_WORDS };
+	__u64 ips[IT_MAX_STACK_DEPTH];
+	struct it_label_key key;
+	uint32_t id;
+	int n;
+
+	if (!rec->unwinder || size < sizeof(*e) || e->stack_size > size - sizeof(*e))
+		return -1;
+	if (!e->stack_size) {
+		if (!e->reuse || e->reuse > st->native.n)
+			return -1;
+		st->reused++;
+		return (int64_t)e->reuse - 1;
+	}
+	if (!recording__may_hold(rec))
+		return -1;
+	st->copies++;
+	n = ustack__unwind_raw(rec->unwinder, rec->syms, e, size, ips, &reads);
+	if (n <= 0)
+		return -1;
+	if (unwinder__stats(rec->unwinder)->rebuilds != st->rebuilds_seen) {
+		/* a process's mappings changed: stacks unwind again */
+		st->rebuilds_seen = unwinder__stats(rec->unwinder)->rebuilds;
+		checks_drop(bpf_map__fd(rec->tracer.skel->maps.cuda_ustack_checks));
+	}
+	ustack__label_event(rec->syms, e, ips, n, &key);
+	/* one entry per stack of a process, whoever launched from it */
+	memset(&key, 0, sizeof(key));
+	key.stack.tgid = e->hdr.tgid;
+	key.stack.kstack_id = -1;
+	key.cycle = IT_CYCLE_NONE;
+	if (ustack_table__add_id(&st->native, &key, ips, n, 1, &id))
+		return -1;
+	/* as sched.c's checks: not without modules, nor cut at the depth limit */
+	if (reads.status != UNWIND_NO_MODULES && reads.status != UNWIND_TOO_DEEP && !reads.overflow &&
+	    reads.n <= IT_USTACK_CHECK_WORDS)
+		publish_check(rec, e, id, &reads);
+	return id;
+}
+
 static void cuda_on_event(struct recording *rec, const void *data, size_t size)
 {
 	const struct it_event_header *h = data;
+	struct cuda_state *st = rec->cuda;
 
-	if (!rec->cuda)
+	if (!st)
 		return;
 	/* a target mapped code: a CUDA library loaded with dlopen */
-	if (h->type == IT_EV_MMAP && rec->cuda->nfiles < CUDA_LIBS)
+	if (h->type == IT_EV_MMAP && st->nfiles < CUDA_LIBS)
 		proc_exec_files(h->tgid, place_if_cuda, rec);
 	if (h->type == IT_EV_CUDA_LAUNCH && size >= sizeof(struct it_cuda_launch_event)) {
 		const struct it_cuda_launch_event *e = data;
-		struct cuda_state *st = rec->cuda;
 
-		if (!recording__may_hold(rec) || VEC_RESERVE(st->launches.v, st->launches.cap, st->launches.n, 1024)) {
+		if (e->pystack)
+			keep_launch(st, rec, h, e->pystack, 0, LAUNCH_PY);
+		else
+			keep_launch(st, rec, h, (uint64_t)(uint32_t)e->ustack_id, e->caller, LAUNCH_FP);
+	}
+	if (h->type == IT_EV_CUDA_LAUNCH_USTACK) {
+		int64_t id = native_entry(rec, data, size);
+
+		if (id < 0)
 			st->launches_not_kept++;
-			return;
-		}
-		st->launches.v[st->launches.n++] = (struct cuda_launch){ (pid_t)e->hdr.tgid, (pid_t)e->hdr.tid,
-									 e->hdr.ts_ns, e->pystack };
+		else
+			keep_launch(st, rec, h, (uint64_t)id, 0, LAUNCH_NATIVE);
 	}
 }
 
@@ -263,11 +408,24 @@ static char *py_folded(pid_t tgid, uint64_t pystack, int *err)
 	return out;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+/* A distinct launch stack: (kind, process, stack, caller). */
+struct launch_key {
+	uint32_t kind;
+	pid_t tgid;
+	uint64_t stack, caller;
+};
 
-	return (x > y) - (x < y);
+static int cmp_key(const void *a, const void *b)
+{
+	const struct launch_key *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return (x->caller > y->caller) - (x->caller < y->caller);
 }
 
 static int cmp_launch(const void *a, const void *b)
@@ -281,18 +439,89 @@ static int cmp_launch(const void *a, const void *b)
 	return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
 }
 
-/* The launches into m->gpu_activity.launches, sorted by (tgid, tid, ts_ns),
- * each distinct Python stack folded once (a stack's key holds its process). */
-static int launches_to_model(const struct cuda_state *st, struct model *m)
+/* Names the native stacks: names[entry], in model.names. */
+struct native_names {
+	struct recording *rec;
+	struct model *m;
+	struct stack_report sr;
+	int32_t *names;
+};
+
+/* One native stack as stacks.folded folds it (its frames named, `;` in a
+ * name replaced), less the process name that line starts with. */
+static int name_native(void *arg, uint32_t id, const struct it_label_key *key, const __u64 *ips, int n,
+		       uint64_t weight)
 {
+	struct native_names *nn = arg;
+	__u64 u[IT_MAX_STACK_DEPTH] = {};
+	const char *line;
+	int err;
+
+	(void)weight;
+	memcpy(u, ips, (size_t)(n < IT_MAX_STACK_DEPTH ? n : IT_MAX_STACK_DEPTH) * sizeof(*u));
+	err = stacks__add(&nn->sr, nn->rec->syms, NULL, NULL, &key->stack, u, NULL, 1);
+	if (err)
+		return err;
+	line = nn->sr.last_line ? strchr(nn->sr.last_line, ';') : NULL;
+	nn->names[id] = line ? model__intern(nn->m, line + 1) : -1;
+	return line && nn->names[id] < 0 ? -ENOMEM : 0;
+}
+
+/* The fp launches' stacks, read from the stack map, into st->native; each
+ * such key's stack becomes its entry there (UINT64_MAX: none). */
+static int fp_to_native(struct recording *rec, struct launch_key *keys, size_t nkeys)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.stackmap);
+
+	for (size_t i = 0; i < nkeys; i++) {
+		__u64 ips[IT_MAX_STACK_DEPTH] = {};
+		struct it_label_key key = { .stack = { .tgid = keys[i].tgid, .kstack_id = -1 }, .cycle = IT_CYCLE_NONE };
+		__u32 sid = (__u32)keys[i].stack;
+		uint32_t id;
+		int n = 0;
+
+		if (keys[i].kind != LAUNCH_FP)
+			continue;
+		keys[i].stack = UINT64_MAX;
+		if (bpf_map_lookup_elem(fd, &sid, ips))
+			continue;
+		while (n < IT_MAX_STACK_DEPTH && ips[n])
+			n++;
+		if (!n)
+			continue;
+		/* the caller the walk from the entry missed, unless the kernel
+		 * added it (recent x86-64 kernels do at some function entries) */
+		if (keys[i].caller && (n < 2 || ips[1] != keys[i].caller)) {
+			if (n == IT_MAX_STACK_DEPTH)
+				n--;
+			memmove(ips + 2, ips + 1, (size_t)(n - 1) * sizeof(*ips));
+			ips[1] = keys[i].caller;
+			n++;
+		}
+		if (ustack_table__add_id(&rec->cuda->native, &key, ips, n, 0, &id))
+			return -ENOMEM;
+		keys[i].stack = id;
+	}
+	return 0;
+}
+
+/* The launches into m->gpu_activity.launches, sorted by (tgid, tid, ts_ns),
+ * each distinct stack folded once (a Python stack's key holds its
+ * process). A launch whose stack could not be named counts as not kept. */
+static int launches_to_model(struct recording *rec, struct model *m)
+{
+	struct cuda_state *st = rec->cuda;
 	struct model_gpu_activity *a = &m->gpu_activity;
+	struct native_names nn = { .rec = rec, .m = m };
 	size_t n = st->launches.n, nkeys = 0;
-	uint64_t *keys = NULL;
+	struct launch_key *keys = NULL, *fp = NULL;
 	int32_t *ids = NULL;
 	int err = 0;
 
 	free(a->launches.v);
 	memset(&a->launches, 0, sizeof(a->launches));
+	memset(st->by_kind, 0, sizeof(st->by_kind));
+	st->unnamed = 0;
 	if (!n)
 		return 0;
 	keys = malloc(n * sizeof(*keys));
@@ -304,33 +533,59 @@ static int launches_to_model(const struct cuda_state *st, struct model *m)
 	}
 	a->launches.cap = n;
 	for (size_t i = 0; i < n; i++)
-		keys[i] = st->launches.v[i].pystack;
-	qsort(keys, n, sizeof(*keys), cmp_u64);
+		keys[i] = (struct launch_key){ st->launches.v[i].kind, st->launches.v[i].tgid, st->launches.v[i].stack,
+					       st->launches.v[i].caller };
+	qsort(keys, n, sizeof(*keys), cmp_key);
 	for (size_t i = 0; i < n; i++)
-		if (!nkeys || keys[nkeys - 1] != keys[i])
+		if (!nkeys || cmp_key(&keys[nkeys - 1], &keys[i]))
 			keys[nkeys++] = keys[i];
-	for (size_t i = 0; i < nkeys; i++)
-		ids[i] = -2; /* not folded yet */
-	for (size_t i = 0; i < n && !err; i++) {
-		const struct cuda_launch *l = &st->launches.v[i];
-		const uint64_t *k = bsearch(&l->pystack, keys, nkeys, sizeof(*keys), cmp_u64);
-		int32_t *id = &ids[k - keys];
+	/* the fp keys as read: the launches still name their stack ids */
+	fp = malloc(nkeys * sizeof(*fp));
+	if (!fp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(fp, keys, nkeys * sizeof(*fp));
+	err = fp_to_native(rec, fp, nkeys);
+	if (!err && st->native.n) {
+		nn.names = malloc(st->native.n * sizeof(*nn.names));
+		err = nn.names ? ustack_table__each(&st->native, name_native, &nn) : -ENOMEM;
+	}
+	for (size_t i = 0; i < nkeys && !err; i++) {
+		uint64_t entry = keys[i].kind == LAUNCH_FP ? fp[i].stack : keys[i].stack;
 
-		if (*id == -2) {
-			char *s = py_folded(l->tgid, l->pystack, &err);
+		ids[i] = -1;
+		if (keys[i].kind == LAUNCH_PY) {
+			char *s = py_folded(keys[i].tgid, keys[i].stack, &err);
 
-			*id = s ? model__intern(m, s) : -1;
-			if (s && *id < 0)
+			ids[i] = s ? model__intern(m, s) : -1;
+			if (s && ids[i] < 0)
 				err = -ENOMEM;
 			free(s);
+		} else if (entry < st->native.n) {
+			ids[i] = nn.names[entry];
 		}
-		if (*id >= 0)
-			a->launches.v[a->launches.n++] = (struct model_gpu_launch){ l->tgid, l->tid, l->ts_ns, *id };
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct cuda_launch *l = &st->launches.v[i];
+		struct launch_key k = { l->kind, l->tgid, l->stack, l->caller };
+		const struct launch_key *f = bsearch(&k, keys, nkeys, sizeof(*keys), cmp_key);
+		int32_t id = ids[f - keys];
+
+		if (id < 0) {
+			st->unnamed++;
+			continue;
+		}
+		st->by_kind[l->kind]++;
+		a->launches.v[a->launches.n++] = (struct model_gpu_launch){ l->tgid, l->tid, l->ts_ns, id };
 	}
 	if (!err)
 		qsort(a->launches.v, a->launches.n, sizeof(*a->launches.v), cmp_launch);
 out:
+	stack_report__free(&nn.sr);
+	free(nn.names);
 	free(keys);
+	free(fp);
 	free(ids);
 	return err;
 }
@@ -363,6 +618,8 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	json_t *o, *libs;
 	struct it_cuda_total all[IT_CUDA_MAX] = {};
 	struct it_cuda_key key, next, *prev = NULL;
+	__u64 stats[IT_STAT_MAX];
+	uint64_t not_kept, native;
 
 	if (!rec->cuda)
 		return 0;
@@ -384,11 +641,19 @@ static int cuda_collect(struct recording *rec, struct model *m)
 			all[key.counter].sum += t.sum;
 		}
 	}
-	if (launches_to_model(rec->cuda, m))
+	if (launches_to_model(rec, m))
 		return -ENOMEM;
-	if (rec->cuda->launches_not_kept && model__add_lost(m, "gpu_launch_stacks", rec->cuda->launches_not_kept))
+	native = rec->cuda->by_kind[LAUNCH_FP] + rec->cuda->by_kind[LAUNCH_NATIVE];
+	tracer__stats(&rec->tracer, stats);
+	not_kept = rec->cuda->launches_not_kept + rec->cuda->unnamed + stats[IT_STAT_CUDA_STACK_LOST];
+	if (not_kept && model__add_lost(m, "gpu_launch_stacks", not_kept))
 		return -ENOMEM;
 	o = totals_json(all);
+	json_object_set_new(o, "launch_stacks",
+			    json_pack("{s:I,s:I,s:I,s:I,s:I}", "python", (json_int_t)rec->cuda->by_kind[LAUNCH_PY],
+				      "native", (json_int_t)native,
+				      "not_kept", (json_int_t)not_kept, "copies", (json_int_t)rec->cuda->copies,
+				      "reused", (json_int_t)rec->cuda->reused));
 	libs = json_array();
 	for (int k = 0; k < rec->cuda->nfiles; k++)
 		json_array_append_new(libs, json_string(rec->cuda->files[k]));
@@ -409,6 +674,7 @@ static void cuda_cleanup(struct recording *rec)
 	for (int i = 0; i < rec->cuda->nfiles; i++)
 		free(rec->cuda->files[i]);
 	free(rec->cuda->launches.v);
+	ustack_table__free(&rec->cuda->native);
 	free(rec->cuda);
 	rec->cuda = NULL;
 }

@@ -88,8 +88,9 @@ static int sampling_configure(struct recording *rec)
 			return -ENOMEM;
 	}
 	skel->rodata->cfg_ustack_size = rec->opts.dwarf_stack_size & ~7u;
-	/* two slots per CPU: samples, and the off-CPU records of bpf/ustack.bpf.h */
-	bpf_map__set_max_entries(skel->maps.ustack_scratch, ncpus > 0 ? 2 * ncpus : 2);
+	/* slots per CPU: samples, off-CPU records and CUDA launches (bpf/ustack.bpf.h) */
+	bpf_map__set_max_entries(skel->maps.ustack_scratch,
+				 ncpus > 0 ? IT_USTACK_SCRATCH_USERS * ncpus : IT_USTACK_SCRATCH_USERS);
 	if (bpf_map__max_entries(skel->maps.events) < DWARF_RINGBUF_BYTES)
 		bpf_map__set_max_entries(skel->maps.events, DWARF_RINGBUF_BYTES);
 	return 0;

@@ -127,7 +127,7 @@ struct model_gpu_api {
 struct model_gpu_launch {
 	pid_t tgid, tid;
 	uint64_t ts_ns;             /* the call's entry, tracer clock */
-	int32_t stack;              /* folded Python stack in model.names, root first */
+	int32_t stack;              /* folded launch stack (Python or native) in model.names, root first */
 };
 
 struct model_gpu_activity {

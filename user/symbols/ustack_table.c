@@ -204,6 +204,16 @@ int ustack_table__report_named(const struct ustack_table *t, int kstack_fd, stru
 	return err;
 }
 
+int ustack_table__each(const struct ustack_table *t, ustack_table_fn fn, void *arg)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < t->cap && !err; i++)
+		if (t->tab[i])
+			err = fn(arg, t->tab[i]->id, &t->tab[i]->key, t->tab[i]->ips, t->tab[i]->n, t->tab[i]->weight);
+	return err;
+}
+
 void ustack_table__free(struct ustack_table *t)
 {
 	for (size_t i = 0; i < t->cap; i++)

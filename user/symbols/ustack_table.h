@@ -79,6 +79,12 @@ int ustack_table__report(const struct ustack_table *t, int kstack_fd, struct sym
 int ustack_table__report_named(const struct ustack_table *t, int kstack_fd, struct syms_cache *syms,
 			       struct ksyms *ksyms, const char *const *phase_names, struct stack_report *sr,
 			       struct model *m, bool offcpu, int32_t *names);
+/* Calls fn with every stack: its entry (ustack_table__add_id's id), key,
+ * frames (leaf first) and weight; stops at fn's first non-zero return,
+ * which it returns. */
+typedef int (*ustack_table_fn)(void *arg, uint32_t id, const struct it_label_key *key, const __u64 *ips, int n,
+			       uint64_t weight);
+int ustack_table__each(const struct ustack_table *t, ustack_table_fn fn, void *arg);
 void ustack_table__free(struct ustack_table *t);
 
 #endif
