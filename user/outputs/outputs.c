@@ -814,9 +814,11 @@ static void html_findings(FILE *f, const struct model *m)
 	}
 }
 
-static void html_samples(FILE *f, const struct model *m, const struct folded *st)
+static void html_samples(FILE *f, const struct model *m)
 {
 	const struct model_samples *s = &m->samples;
+	/* a Python target's own frames, not its interpreter's (py-spy's view) */
+	bool python_view = !folded_empty(&m->oncpu_python);
 	struct folded leaf = {};
 
 	fprintf(f, "<h2>Samples</h2><table>\n");
@@ -839,8 +841,10 @@ static void html_samples(FILE *f, const struct model *m, const struct folded *st
 		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", (double)v->samples, v->truncated_percent);
 	}
 	fprintf(f, "</table>\n");
-	folded__leaves(st, &leaf);
-	fprintf(f, "<h3>Top on-CPU functions (leaf frames)</h3><table><tr><th>%%</th><th>function</th></tr>\n");
+	folded__leaves(python_view ? &m->oncpu_python : &m->oncpu, &leaf);
+	fprintf(f, "<h3>Top on-CPU functions (leaf frames%s)</h3><table class=\"top-functions\"><tr><th>%%</th>"
+		"<th>function</th></tr>\n", python_view ? "; the interpreter's own frames folded into the Python "
+		"function running them" : "");
 	for (size_t i = 0; i < leaf.n && i < 15; i++) {
 		fprintf(f, "<tr><td>%.2f</td><td>", leaf.total ? 100.0 * leaf.entries[i].count / leaf.total : 0);
 		h(f, leaf.entries[i].stack);
@@ -981,7 +985,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 	}
 	html_findings(f, m);
 	tail__html(f, m);
-	html_samples(f, m, &m->oncpu);
+	html_samples(f, m);
 	html_flamegraph(f, m, "oncpu", &m->oncpu, m->oncpu_by_phase, &fg_oncpu);
 	if (m->have_offcpu)
 		html_flamegraph(f, m, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, &fg_offcpu);
