@@ -249,6 +249,16 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 		tps = last->tokens_per_second;
 		line(lines, &nl, nlines, width, "cycles %zu  last %.1f ms  p50 %.1f ms  p95 %.1f ms", n,
 		     (last->end_ns - last->start_ns) / 1e6, p50, p95);
+		if (last->split.present) {
+			char parts[3][16];
+
+			/* the last cycle's main thread: its own on-CPU / run queue / blocked */
+			pct(parts[0], split_view__percent(&last->split, last->split.oncpu_ms));
+			pct(parts[1], split_view__percent(&last->split, last->split.runq_ms));
+			pct(parts[2], split_view__percent(&last->split, last->split.offcpu_ms));
+			line(lines, &nl, nlines, width, "last cycle: on-CPU %s  run queue %s  blocked %s", parts[0],
+			     parts[1], parts[2]);
+		}
 	} else {
 		line(lines, &nl, nlines, width, "cycles 0 (%s)",
 		     m->cycles_source && !strcmp(m->cycles_source, "whole_run") ?
