@@ -5,11 +5,19 @@ phases' segments with each cycle's phase ms, each phase's histogram over
 the cycles it ran in and its split summed as profile.json's cycles give
 it, the tail cycles (tail_exp's slow ones) outlined and no other; the side
 data charted where profile.json says it was measured, named on the "not
-measured" line where not. The page fetches nothing: no http(s) URL in any
-src, href or url()."""
+measured" line where not; the split table per phase holds profile.json's
+sums. The page fetches nothing: no http(s) URL in any src, href or url().
+The same checks hold for the experiment fixture and for a Python loop
+(py_loop_main.py, its phases `py:` functions), whose top functions in
+report.html and in the text report are the leaves of stacks.python.folded
+(the interpreter's frames folded into the Python function running them),
+and whose text report lists each phase's and each cycle's split as
+profile.json has it."""
 import html
 import os
 import re
+import subprocess
+import tempfile
 import unittest
 
 import common
@@ -37,15 +45,35 @@ def cycle_bars(dom):
     return bars
 
 
-@unittest.skipUnless(common.BROWSER, "no chromium-headless-shell (make deps installs it)")
-@common.need_root
-class ReportChartsTest(unittest.TestCase):
+def split_table(dom):
+    """{phase: (on-CPU ms, run queue ms, blocked ms)} of the split table per phase."""
+    m = re.search(r'<table class="split">(.*?)</table>', dom, re.S)
+    if not m:
+        return {}
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", m.group(1))
+    return {html.unescape(r[0]): tuple(float(v) for v in r[1:]) for r in rows}
+
+
+def phase_split_sums(profile, name):
+    """The phase's (on-CPU, run queue, blocked) ms summed over the cycles
+    that have its split in profile.json; None when none has."""
+    ran = [c["phases"][name] for c in profile["cycles"] if name in c["phases"]]
+    with_split = [p for p in ran if {"oncpu_ms", "runq_wait_ms", "offcpu_ms"} & set(p)]
+    if not with_split:
+        return None
+    return tuple(sum(p.get(k, 0) for p in with_split) for k in ("oncpu_ms", "runq_wait_ms", "offcpu_ms"))
+
+
+class ChartChecks:
+    """The checks of one recording's report.html (self.rec, self.dom: its DOM
+    after rendering, self.html: its text, self.console), for each class
+    that records one (CYCLES cycles)."""
+    CYCLES = None
+
     @classmethod
-    def setUpClass(cls):
-        cls.rec = common.record(["-F", "499", "--cycle", "run_cycle"] + PHASES,
-                                [common.fixture("experiment")] + common.experiment_args(CYCLES, INFER, TOKENS, DB,
-                                                                                        MODE))
-        cls.path = os.path.join(cls.rec.dir, "report.html")
+    def load(cls, rec):
+        cls.rec = rec
+        cls.path = os.path.join(rec.dir, "report.html")
         cls.dom, cls.console = common.load_page(cls.path)
         with open(cls.path) as f:
             cls.html = f.read()
@@ -58,7 +86,7 @@ class ReportChartsTest(unittest.TestCase):
 
     def test_one_bar_per_cycle_with_its_duration(self):
         cycles = self.rec.profile["cycles"]
-        self.assertEqual(len(cycles), CYCLES)
+        self.assertEqual(len(cycles), self.CYCLES)
         bars = cycle_bars(self.dom)
         self.assertEqual(sorted(bars), sorted(c["index"] for c in cycles))
         for c in cycles:
@@ -130,6 +158,113 @@ class ReportChartsTest(unittest.TestCase):
         self.assertEqual([u for u in urls if re.match(r"(?i)\s*(https?:)?//", u)], [])
         self.assertNotRegex(self.html, r"(?i)<script[^>]+src=")
         self.assertNotRegex(self.html, r"(?i)<link[^>]+stylesheet")
+
+    def test_split_table_per_phase(self):
+        """The table's on-CPU, run queue and blocked ms per phase are the
+        sums of profile.json's cycles (two decimals written)."""
+        table = split_table(self.dom)
+        want = {name: phase_split_sums(self.rec.profile, name) for name in self.rec.profile["phases"]}
+        want = {k: v for k, v in want.items() if v is not None}
+        self.assertTrue(want)
+        self.assertEqual(set(table), set(want))
+        for name, parts in want.items():
+            for got, ms in zip(table[name], parts):
+                self.assertAlmostEqual(got, ms, delta=0.006, msg=name)
+
+
+@unittest.skipUnless(common.BROWSER, "no chromium-headless-shell (make deps installs it)")
+@common.need_root
+class ReportChartsTest(ChartChecks, unittest.TestCase):
+    CYCLES = CYCLES
+
+    @classmethod
+    def setUpClass(cls):
+        cls.load(common.record(["-F", "499", "--cycle", "run_cycle"] + PHASES,
+                               [common.fixture("experiment")] + common.experiment_args(CYCLES, INFER, TOKENS, DB,
+                                                                                       MODE)))
+
+
+PY_CYCLES = 12
+PY_PHASES = ["--cycle-marker", "py:generate", "--phase", "inference=py:generate", "--phase", "rest=py:pause",
+             "--phase", "database=py:save"]
+
+
+def leaves(folded):
+    """{leaf frame: samples} of a folded file."""
+    out = {}
+    for s, c in folded.items():
+        leaf = s.rsplit(";", 1)[-1]
+        out[leaf] = out.get(leaf, 0) + c
+    return out
+
+
+@unittest.skipUnless(common.BROWSER, "no chromium-headless-shell (make deps installs it)")
+@unittest.skipUnless(common.PYTHONS, "no CPython 3.10..3.13 on this machine")
+@common.need_root
+class PythonLoopChartsTest(ChartChecks, unittest.TestCase):
+    """A Python loop (py_loop_main.py: generate spins 30 ms, pause sleeps
+    10 ms, save commits), its cycle and phases `py:` functions."""
+    CYCLES = PY_CYCLES
+
+    @classmethod
+    def setUpClass(cls):
+        python = common.PYTHONS.get("system-python3.11") or sorted(common.PYTHONS.values())[-1]
+        tmp = tempfile.mkdtemp(prefix="it-pyloop-")
+        cls.load(common.record(["-F", "499"] + PY_PHASES,
+                               [python, os.path.join(common.FIXTURES, "py_loop_main.py"), str(PY_CYCLES),
+                                os.path.join(tmp, "truth.json"), os.path.join(tmp, "db.sqlite")]))
+        cls.report = subprocess.run([common.INFERTRACE, "report", cls.rec.dir], text=True, check=True,
+                                    stdout=subprocess.PIPE).stdout
+
+    def test_top_functions_are_pythons_view(self):
+        """report.html's and the text report's top functions are the leaves
+        of stacks.python.folded, not of stacks.folded: spin, the Python
+        function the loop spins in, has its share there, while in the full
+        stacks the interpreter's frames sit below it."""
+        view, full = leaves(self.rec.folded("stacks.python.folded")), leaves(self.rec.folded())
+        total = sum(view.values())
+        self.assertEqual(total, sum(full.values()))
+        spin = "spin (py_loop_main.py)"
+        self.assertGreater(view.get(spin, 0), full.get(spin, 0))
+        m = re.search(r'<table class="top-functions">(.*?)</table>', self.dom, re.S)
+        self.assertIsNotNone(m)
+        rows = [(float(p), html.unescape(n))
+                for p, n in re.findall(r"<tr><td>([\d.]+)</td><td>([^<]*)</td>", m.group(1))]
+        text = re.search(r"\nTop on-CPU functions \(leaf frames; the interpreter's own frames folded into the "
+                         r"Python function running them\):\n((?:  .*\n?)*)", self.report)
+        self.assertIsNotNone(text, self.report)
+        text_rows = [(float(p), n) for p, n in re.findall(r"^ +([\d.]+)%  (.*)$", text.group(1), re.M)]
+        for what, got, n in (("report.html", rows, 15), ("report", text_rows, 10)):
+            with self.subTest(what):
+                self.assertEqual(len(got), min(n, len(view)))
+                self.assertIn(spin, [name for _, name in got])
+                for pct, name in got:
+                    self.assertIn(name, view)
+                    self.assertAlmostEqual(pct, 100.0 * view[name] / total, delta=0.006, msg=name)
+                    # the busiest leaves: none left out has more samples
+                    self.assertGreaterEqual(view[name], max([c for k, c in view.items()
+                                                            if k not in {x for _, x in got}] or [0]))
+
+    def test_text_report_splits(self):
+        """The text report's split per phase and per cycle are profile.json's."""
+        p = self.rec.profile
+        for name in p["phases"]:
+            want = phase_split_sums(p, name)
+            if want is None:
+                continue
+            m = re.search(r"(?m)^%s +([\d.]+) +([\d.]+) +([\d.]+)  [\d/]+ " % re.escape(name), self.report)
+            self.assertIsNotNone(m, name + "\n" + self.report)
+            for got, ms in zip(m.groups(), want):
+                self.assertAlmostEqual(float(got), ms, delta=0.006, msg=name)
+        table = re.search(r"Split per cycle \(main thread\):\n.*\n((?: +\d+ .*\n)+)", self.report)
+        self.assertIsNotNone(table, self.report)
+        rows = {int(r[0]): [float(v) for v in r[1:]]
+                for r in re.findall(r"(?m)^ +(\d+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)  ", table.group(1))}
+        with_split = [c for c in p["cycles"] if "oncpu_ms" in c]
+        self.assertEqual(sorted(rows), [c["index"] for c in with_split])
+        for c in with_split:
+            for got, key in zip(rows[c["index"]], ("duration_ms", "oncpu_ms", "runq_wait_ms", "offcpu_ms")):
+                self.assertAlmostEqual(got, c[key], delta=0.006, msg=(c["index"], key))
 
 
 @unittest.skipUnless(common.BROWSER, "no chromium-headless-shell (make deps installs it)")
