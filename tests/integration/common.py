@@ -687,6 +687,21 @@ def pprof(path, *args):
     return p.stdout
 
 
+def pprof_tags(text):
+    """{key: {value: share}} from `pprof -tags` output."""
+    out, key = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^\s*(\w+): Total", line)
+        if m:
+            key = m.group(1)
+            out[key] = {}
+            continue
+        m = re.match(r"^\s*\S+\s+\(\s*([\d.]+)%\):\s+(.*)$", line)
+        if m and key:
+            out[key][m.group(2)] = float(m.group(1))
+    return out
+
+
 # ---- the llama.cpp demo (node-llama-cpp's libraries, tools/demo-setup.sh) ----
 
 DEMO = os.path.join(ROOT, "demo")
