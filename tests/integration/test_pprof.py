@@ -68,6 +68,9 @@ class PprofTest(unittest.TestCase):
                 self.assertEqual(set(t["pid"]), {pid})
                 self.assertEqual(set(t["thread"]), {pid})  # one thread: the process itself
                 self.assertEqual(set(t["comm"]), {os.path.basename(self.exes[cg])[:15]})
+                # the thread's own name: one thread, named as its process (fp
+                # reads it from thread_comms, dwarf from each record)
+                self.assertEqual(set(t["thread_name"]), {os.path.basename(self.exes[cg])[:15]})
                 cycles = {str(c["index"]) for c in rec.profile["cycles"]}
                 self.assertTrue(set(t["cycle"]) <= cycles)
                 self.assertGreaterEqual(len(t["cycle"]), CYCLES * 0.9)

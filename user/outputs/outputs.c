@@ -70,8 +70,8 @@ static int trace_cycle_cmp(const void *a, const void *b)
 }
 
 /* Thread tracks named once each: the thread's own name (its comm, from the
- * records that carry it: --call-graph dwarf's samples and blocks); else
- * "COMM" for a main thread, "COMM/TID" for another. */
+ * records that carry it: --call-graph dwarf's samples and blocks, fp's
+ * thread_comms); else "COMM" for a main thread, "COMM/TID" for another. */
 struct trace_thread {
 	pid_t pid, tid;
 };
