@@ -667,6 +667,27 @@ class ReportPageChecks:
                 self.assertAlmostEqual(got, ms, delta=0.006, msg=name)
 
     @_with_page
+    def test_page_energy_only_where_measured(self):
+        """The energy section stands where profile.json has energy readings;
+        with none and no power mode known it is left out, and the domains
+        not measured are no rows before the bottlenecks but the "not
+        measured" line's power entry, with the reason."""
+        e = self.profile.get("energy") or {}
+        measured = bool(e.get("cycles_measured")) or e.get("peak_w") is not None
+        mode = any(v is not None for v in (self.profile.get("system", {}).get("power") or {}).values())
+        section = "<h2>Energy and power mode</h2>" in self.dom
+        if measured:
+            self.assertTrue(section)
+        elif not mode:
+            self.assertFalse(section)
+        if not measured:
+            self.assertNotRegex(self.dom, r"<th>no \w+ energy</th>")
+            cpu = [x["reason"] for x in e.get("missing", []) if x["domain"] == "cpu"]
+            line = re.search(r'<p class="not-measured">not measured: ([^<]*)</p>', self.dom)
+            if cpu and line:
+                self.assertIn("power (" + cpu[0] + ")", html.unescape(line.group(1)))
+
+    @_with_page
     def test_page_top_functions(self):
         """The 15 busiest leaves with their shares: of stacks.python.folded
         where the recording wrote one (a Python target: the interpreter's

@@ -726,9 +726,13 @@ static void html_energy(FILE *f, const struct model *m)
 	const struct model_energy_figures *ef = &m->energy;
 	const struct power_mode *pw = &m->run.system.power;
 	bool any = m->run.system.has_power && power_mode__any(pw);
+	bool measured = ef->present && (ef->cycles.present || isfinite(ef->side.peak_w));
 	size_t i;
 
-	if (!ef->present && !any)
+	/* no energy measured and no power mode known: the charts' "not
+	 * measured" line names power and why, once, not a row per domain
+	 * before the bottlenecks */
+	if (!measured && !any)
 		return;
 	fprintf(f, "<h2>Energy and power mode</h2><table>\n");
 	if (any) {
@@ -753,6 +757,10 @@ static void html_energy(FILE *f, const struct model *m)
 		row_num(f, "J per cycle", ef->cycles_measured ? ef->cycles.total_j / ef->cycles_measured : NAN, "%.3f");
 		row_num(f, "tokens per joule", ef->cycles.tokens_per_joule, "%.3f");
 		row_num(f, "cycles left out (shorter than the period)", (double)ef->cycles_left_out, "%.0f");
+	}
+	if (!measured) {
+		fprintf(f, "</table>\n");
+		return;
 	}
 	row_num(f, "resolution ms", ef->side.resolution_ms, "%.0f");
 	row_num(f, "peak W", ef->side.peak_w, "%.1f");
