@@ -150,6 +150,18 @@ static void test_text_report(void **state)
 	assert_non_null(strstr(t, "    split (main thread): on-CPU 5.00 ms, run queue 1.00, blocked 33.00 "
 				  "(sleep 32.0, io 1.0)\n"));
 	free(t);
+	/* beyond 30 cycles with a split, one line says where to read them */
+	for (uint32_t i = NCYCLES; i < 31; i++) {
+		struct model_cycle *c = model__add_cycle(&m, PID, i, 3000 * MS + i * MS, 3000 * MS + i * MS + MS / 2);
+
+		assert_non_null(c);
+		c->split = (struct model_split){ .present = true, .oncpu_ms = 0.5 };
+	}
+	t = text_of(&m, split_view__print);
+	assert_null(strstr(t, "Split per cycle"));
+	assert_non_null(strstr(t, "Each cycle's split (31 cycles): report.html's per-cycle table, "
+				  "profile.json's cycles[]\n"));
+	free(t);
 	model__free(&m);
 }
 
