@@ -37,6 +37,15 @@ struct {
 	__type(value, __u64);
 } cycle_samples SEC(".maps");
 
+/* --call-graph fp: each sampled thread's name (trace.json's tracks, pprof's
+ * thread_name); LRU: a run with more threads keeps the latest ones' */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct it_thread_comm);
+} thread_comms SEC(".maps");
+
 static __always_inline void count(void *map, void *key, __u32 lost_stat)
 {
 	__u64 one = 1, *v = bpf_map_lookup_elem(map, key);
@@ -53,6 +62,21 @@ static __always_inline void count(void *map, void *key, __u32 lost_stat)
 		else
 			stat_inc(lost_stat);
 	}
+}
+
+/* The thread's comm into `thread_comms`, written only when it changed (a
+ * thread names itself once, mostly): one lookup per sample. */
+static __always_inline void name_thread(__u64 id)
+{
+	struct it_thread_comm tc __attribute__((aligned(8)));
+	const __u64 *have, *now = (const __u64 *)tc.comm;
+
+	if (bpf_get_current_comm(tc.comm, sizeof(tc.comm)))
+		return;
+	have = bpf_map_lookup_elem(&thread_comms, &id);
+	if (have && have[0] == now[0] && have[1] == now[1])
+		return;
+	bpf_map_update_elem(&thread_comms, &id, &tc, BPF_ANY);
 }
 
 static __always_inline void send_user_stack(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
@@ -144,6 +168,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 
 		count(&stack_counts, &key, IT_STAT_LOST_SAMPLES);
 		count(&label_counts, &lkey, IT_STAT_LABELS_FULL);
+		name_thread(id);
 	}
 	return 0;
 }

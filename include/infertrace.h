@@ -290,6 +290,12 @@ struct it_label_key {
 	__u32 cycle;
 };
 
+/* Value of `thread_comms` (key: tgid << 32 | tid): a sampled thread's own
+ * name, its comm, with --call-graph fp (dwarf's records carry it). */
+struct it_thread_comm {
+	char comm[IT_COMM_LEN];
+};
+
 /* Key of the per-cycle sample counts map (value: __u64). */
 struct it_cycle_key {
 	__u32 tgid;

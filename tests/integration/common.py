@@ -4,7 +4,9 @@ its rule in FIXTURE_RULES), run infertrace, read its outputs, compare them
 with a fixture's own figures. Tests run as root with real BPF against real
 processes; test modules import from here, never from one another."""
 import base64
+import functools
 import glob
+import html
 import json
 import os
 import re
@@ -463,6 +465,246 @@ def load_page(path, fragment=None, width=800):
     return p.stdout, console
 
 
+# ---- report.html in headless Chromium ----
+
+PAGE_MS_EPS = 0.0006  # report.html's charts write ms to three decimals
+
+
+def page_rects(dom, cls):
+    """The attributes ({name: value}) of every <rect> of class cls, in order."""
+    out = []
+    for attrs in re.findall(r'<rect class="%s"([^>]*)>' % re.escape(cls), dom):
+        out.append(dict(re.findall(r'([\w-]+)="([^"]*)"', attrs)))
+    return out
+
+
+def page_cycle_bars(dom):
+    """{cycle index: (data-ms, tail)} of the cycle chart's bars."""
+    bars = {}
+    for cls, tail in (("cycle", False), ("cycle tail", True)):
+        for a in page_rects(dom, cls):
+            bars[int(a["data-cycle"])] = (float(a["data-ms"]), tail)
+    return bars
+
+
+def page_split_table(dom):
+    """{phase: (on-CPU ms, run queue ms, blocked ms)} of the split table per phase."""
+    m = re.search(r'<table class="split">(.*?)</table>', dom, re.S)
+    if not m:
+        return {}
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>", m.group(1))
+    return {html.unescape(r[0]): tuple(float(v) for v in r[1:]) for r in rows}
+
+
+def phase_split_sums(profile, name):
+    """The phase's (on-CPU, run queue, blocked) ms summed over the cycles
+    that have its split in profile.json; None when none has."""
+    ran = [c["phases"][name] for c in profile["cycles"] if name in c["phases"]]
+    with_split = [p for p in ran if {"oncpu_ms", "runq_wait_ms", "offcpu_ms"} & set(p)]
+    if not with_split:
+        return None
+    return tuple(sum(p.get(k, 0) for p in with_split) for k in ("oncpu_ms", "runq_wait_ms", "offcpu_ms"))
+
+
+def folded_leaves(folded):
+    """{leaf frame: samples} of a folded file's {stack: count}."""
+    out = {}
+    for s, c in folded.items():
+        leaf = s.rsplit(";", 1)[-1]
+        out[leaf] = out.get(leaf, 0) + c
+    return out
+
+
+def assert_top_rows(test, rows, leaves, n):
+    """rows, [(percent, name)] as a report lists its top functions, are the
+    n busiest of leaves ({leaf: samples}: none left out has more), each
+    with its share (two decimals)."""
+    total = sum(leaves.values())
+    test.assertEqual(len(rows), min(n, len(leaves)))
+    listed = {name for _, name in rows}
+    left_out = max([c for k, c in leaves.items() if k not in listed] or [0])
+    for pct, name in rows:
+        test.assertIn(name, leaves)
+        test.assertAlmostEqual(pct, 100.0 * leaves[name] / total, delta=0.006, msg=name)
+        test.assertGreaterEqual(leaves[name], left_out, name)
+
+
+def page_top_functions(dom):
+    """(heading, [(percent, name)]) of report.html's top functions table."""
+    m = re.search(r'<h3>(Top on-CPU functions[^<]*)</h3><table class="top-functions">(.*?)</table>', dom, re.S)
+    if not m:
+        return None, []
+    return m.group(1), [(float(p), html.unescape(n))
+                        for p, n in re.findall(r"<tr><td>([\d.]+)</td><td>([^<]*)</td>", m.group(2))]
+
+
+def _with_page(check):
+    """A check of ReportPageChecks: skipped without a browser."""
+    @functools.wraps(check)
+    def run(self):
+        if self.dom is None:
+            self.skipTest("no chromium-headless-shell (make deps installs it)")
+        return check(self)
+    return run
+
+
+class ReportPageChecks:
+    """The checks of one recording's report.html, rendered in headless
+    Chromium, against its profile.json: a test class mixes them in and
+    calls load_report (test_report_charts on fixtures, test_demo and
+    test_demo_python on the demos' recordings). self.dom is the DOM after
+    rendering (None without a browser: the checks skip), self.html the
+    file's text, self.console Chromium's console lines, self.profile the
+    recording's profile.json, CYCLES the cycles it must have (None: not
+    checked)."""
+    CYCLES = None
+
+    @classmethod
+    def load_report(cls, outdir, profile):
+        cls.profile = profile
+        cls.report_dir = outdir
+        cls.report_path = os.path.join(outdir, "report.html")
+        cls.dom, cls.console = load_page(cls.report_path) if BROWSER else (None, [])
+        with open(cls.report_path) as f:
+            cls.html = f.read()
+
+    @_with_page
+    def test_page_renders_without_errors(self):
+        self.assertEqual(self.console, [])
+        self.assertIn('<h2 id="charts">Charts</h2>', self.dom)
+        self.assertGreaterEqual(self.dom.count('role="img"'), 3)
+        self.assertNotRegex(self.dom.replace("nanosleep", ""), r"\bnan\b")
+
+    @_with_page
+    def test_page_one_bar_per_cycle_with_its_duration(self):
+        cycles = self.profile["cycles"]
+        if self.CYCLES is not None:
+            self.assertEqual(len(cycles), self.CYCLES)
+        bars = page_cycle_bars(self.dom)
+        self.assertEqual(sorted(bars), sorted(c["index"] for c in cycles))
+        for c in cycles:
+            self.assertAlmostEqual(bars[c["index"]][0], c["duration_ms"], delta=PAGE_MS_EPS, msg=c["index"])
+
+    @_with_page
+    def test_page_phase_segments_are_the_cycles_phases(self):
+        want = {(c["index"], name): p["ms"] for c in self.profile["cycles"]
+                for name, p in c["phases"].items() if p.get("ms")}
+        got = {(int(a["data-cycle"]), html.unescape(a["data-phase"])): float(a["data-ms"])
+               for a in page_rects(self.dom, "seg")}
+        self.assertEqual(set(got), set(want))
+        for key, ms in want.items():
+            self.assertAlmostEqual(got[key], ms, delta=PAGE_MS_EPS, msg=key)
+        # the rest of each cycle: its time in no phase
+        for a in page_rects(self.dom, "rest"):
+            c = self.profile["cycles"][int(a["data-cycle"])]
+            in_phases = sum(p.get("ms", 0) for p in c["phases"].values())
+            self.assertAlmostEqual(float(a["data-ms"]), c["duration_ms"] - in_phases, delta=2 * PAGE_MS_EPS)
+
+    @_with_page
+    def test_page_phase_histograms_and_splits(self):
+        cycles = self.profile["cycles"]
+        for name in self.profile["phases"]:
+            ran = [c["phases"][name] for c in cycles if name in c["phases"]]
+            if not ran:
+                continue
+            with self.subTest(phase=name):
+                bins = [a for a in page_rects(self.dom, "bin") if html.unescape(a["data-phase"]) == name]
+                self.assertEqual(sum(int(a["data-count"]) for a in bins), len(ran))
+                self.assertAlmostEqual(float(bins[0]["data-lo"]), min(p["ms"] for p in ran), delta=PAGE_MS_EPS)
+                self.assertAlmostEqual(float(bins[-1]["data-hi"]), max(p["ms"] for p in ran), delta=PAGE_MS_EPS)
+                with_split = [p for p in ran if {"oncpu_ms", "runq_wait_ms", "offcpu_ms"} & set(p)]
+                parts = {a["data-part"]: float(a["data-ms"]) for a in page_rects(self.dom, "part")
+                         if html.unescape(a["data-phase"]) == name}
+                if not with_split:
+                    self.assertEqual(parts, {})
+                    continue
+                for part, key in (("oncpu", "oncpu_ms"), ("runq", "runq_wait_ms"), ("blocked", "offcpu_ms")):
+                    self.assertAlmostEqual(parts[part], sum(p.get(key, 0) for p in with_split),
+                                           delta=PAGE_MS_EPS * len(with_split), msg=part)
+
+    @_with_page
+    def test_page_side_data_measured_or_named(self):
+        """Each source has a chart when profile.json has its readings, else
+        a name on the one "not measured" line, never both."""
+        p = self.profile
+        m = re.search(r'<p class="not-measured">not measured: ([^<]*)</p>', self.dom)
+        missing = m.group(1) if m else ""
+        series = {html.unescape(s)
+                  for s in re.findall(r'<polyline class="series"[^>]* data-series="([^"]*)"', self.dom)}
+        timeline = p.get("memory", {}).get("timeline", [])
+        self.assertEqual("RSS (MB)" in series, bool(timeline))
+        self.assertEqual(re.search(r"\bRSS\b", missing) is not None, not timeline)
+        if timeline:
+            points = re.search(r'data-series="RSS \(MB\)" data-points="(\d+)"', self.dom)
+            self.assertEqual(int(points.group(1)), len(timeline))
+        zones = p.get("thermal", {}).get("zones", {})
+        self.assertEqual("temperature (C)" in series, bool(zones))
+        self.assertEqual(missing.startswith("temperature") or ", temperature" in missing,
+                         not (series & {"temperature (C)", "hwmon temperature (C)"}))
+        gpu = any(s.startswith("gpu ") for s in series)
+        self.assertEqual(gpu, bool(p.get("gpu", {}).get("available")))
+        self.assertEqual("GPU" in missing, not gpu)
+        # a time chart per series, each with the cycles shaded behind
+        self.assertEqual(self.dom.count('<g class="cycle-spans">'), self.dom.count('<svg class="chart side"'))
+
+    @_with_page
+    def test_page_no_network_request(self):
+        urls = re.findall(r'\b(?:src|href)\s*=\s*["\']?([^"\'\s>]+)', self.html)
+        urls += re.findall(r'url\(\s*["\']?([^"\')]+)', self.html)
+        self.assertTrue(urls)  # the links to the files beside it
+        self.assertEqual([u for u in urls if re.match(r"(?i)\s*(https?:)?//", u)], [])
+        self.assertNotRegex(self.html, r"(?i)<script[^>]+src=")
+        self.assertNotRegex(self.html, r"(?i)<link[^>]+stylesheet")
+
+    @_with_page
+    def test_page_split_table_per_phase(self):
+        """The table's on-CPU, run queue and blocked ms per phase are the
+        sums of profile.json's cycles (two decimals written)."""
+        table = page_split_table(self.dom)
+        want = {name: phase_split_sums(self.profile, name) for name in self.profile["phases"]}
+        want = {k: v for k, v in want.items() if v is not None}
+        self.assertTrue(want)
+        self.assertEqual(set(table), set(want))
+        for name, parts in want.items():
+            for got, ms in zip(table[name], parts):
+                self.assertAlmostEqual(got, ms, delta=0.006, msg=name)
+
+    @_with_page
+    def test_page_energy_only_where_measured(self):
+        """The energy section stands where profile.json has energy readings;
+        with none and no power mode known it is left out, and the domains
+        not measured are no rows before the bottlenecks but the "not
+        measured" line's power entry, with the reason."""
+        e = self.profile.get("energy") or {}
+        measured = bool(e.get("cycles_measured")) or e.get("peak_w") is not None
+        mode = any(v is not None for v in (self.profile.get("system", {}).get("power") or {}).values())
+        section = "<h2>Energy and power mode</h2>" in self.dom
+        if measured:
+            self.assertTrue(section)
+        elif not mode:
+            self.assertFalse(section)
+        if not measured:
+            self.assertNotRegex(self.dom, r"<th>no \w+ energy</th>")
+            cpu = [x["reason"] for x in e.get("missing", []) if x["domain"] == "cpu"]
+            line = re.search(r'<p class="not-measured">not measured: ([^<]*)</p>', self.dom)
+            if cpu and line:
+                self.assertIn("power (" + cpu[0] + ")", html.unescape(line.group(1)))
+
+    @_with_page
+    def test_page_top_functions(self):
+        """The 15 busiest leaves with their shares: of stacks.python.folded
+        where the recording wrote one (a Python target: the interpreter's
+        own frames folded into the Python function running them, as the
+        heading says), else of stacks.folded."""
+        view = os.path.join(self.report_dir, "stacks.python.folded")
+        python = os.path.exists(view)
+        leaves = folded_leaves(read_folded(view if python else os.path.join(self.report_dir, "stacks.folded")))
+        heading, rows = page_top_functions(self.dom)
+        self.assertIsNotNone(heading)
+        self.assertEqual("folded into the Python function" in heading, python, heading)
+        assert_top_rows(self, rows, leaves, 15)
+
+
 def speedscope_run(profile, script, budget_s=120, size=(1600, 900)):
     """Opens the file profile in real speedscope in headless Chromium, as
     its command line opens a local file (#localProfilePath: a script that
@@ -688,6 +930,21 @@ def pprof(path, *args):
     if p.returncode != 0:
         raise AssertionError(f"go tool pprof {' '.join(args)} failed: {p.stderr}")
     return p.stdout
+
+
+def pprof_tags(text):
+    """{key: {value: share}} from `pprof -tags` output."""
+    out, key = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^\s*(\w+): Total", line)
+        if m:
+            key = m.group(1)
+            out[key] = {}
+            continue
+        m = re.match(r"^\s*\S+\s+\(\s*([\d.]+)%\):\s+(.*)$", line)
+        if m and key:
+            out[key][m.group(2)] = float(m.group(1))
+    return out
 
 
 # ---- the llama.cpp demo (node-llama-cpp's libraries, tools/demo-setup.sh) ----

@@ -6,11 +6,21 @@ import json
 import os
 import unittest
 
-from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, need_root
+from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, ReportPageChecks, need_root
 
 
 @need_root
-class DemoTest(DemoRun):
+class DemoTest(ReportPageChecks, DemoRun):
+    """The demo's recording; its report.html is rendered in headless
+    Chromium too (ReportPageChecks): a bar per driver cycle, the phases'
+    segments and splits as profile.json has them."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.CYCLES = cls.driver["cycles"]
+        cls.load_report(cls.out, cls.profile)
+
     def test_cycles_and_tokens_are_the_drivers(self):
         p, d = self.profile, self.driver
         self.assertEqual(p["aggregate_metrics"]["total_cycles"], d["cycles"])

@@ -7,12 +7,27 @@ import json
 import os
 import unittest
 
-from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, need_root
+from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, ReportPageChecks, need_root
 
 
 @need_root
-class DemoPythonTest(DemoRun):
+class DemoPythonTest(ReportPageChecks, DemoRun):
+    """The Python demo's recording; its report.html is rendered in headless
+    Chromium too (ReportPageChecks): a bar per driver cycle, the phases'
+    segments and splits as profile.json has them, the top functions those
+    of the Python view."""
     SCRIPT, TIMEOUT, WHAT = "demo-python.sh", 600, "make demo-python"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.CYCLES = cls.driver["cycles"]
+        cls.load_report(cls.out, cls.profile)
+
+    def test_page_top_functions_are_pythons_view(self):
+        """A Python target: report.html's top functions come from the
+        Python view (test_page_top_functions checks them against it)."""
+        self.assertTrue(os.path.exists(os.path.join(self.out, "stacks.python.folded")))
 
     def test_cycles_and_tokens_are_the_drivers(self):
         p, d = self.profile, self.driver

@@ -383,8 +383,9 @@ class TopTest(unittest.TestCase):
     @unittest.skipUnless(PYTHONS, "no CPython 3.10..3.13 on this machine")
     def test_top_on_a_python_loop_keeps_its_last_screen(self):
         """A Python loop (py_loop_main.py: generate spins 30 ms, pause sleeps
-        10 ms, save commits) until it exits by itself: the last screen stays
-        on the terminal, and its inclusive row for generate, the share of the
+        10 ms, save commits) until it exits by itself: the first screen
+        comes within 1 s of the command; the last screen stays on the
+        terminal, and its inclusive row for generate, the share of the
         on-CPU samples with generate on the stack, is the recording's own
         share in stacks.folded within 5 points."""
         tmux = need("tmux")
@@ -398,7 +399,22 @@ class TopTest(unittest.TestCase):
                         os.path.join(out, "db.sqlite")])
         subprocess.run([tmux, "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "60",
                         f"{cmd}; echo $? > {status}; sleep 600"], check=True)
+        started = time.time()
         try:
+            # the view's first screen within 1 s of the command, while the
+            # programs still load; its figures once they are attached
+            first = figures = None
+            while time.time() - started < 30 and figures is None:
+                text = subprocess.run([tmux, "-L", sock, "capture-pane", "-p"], text=True,
+                                      stdout=subprocess.PIPE).stdout
+                if first is None and ("infertrace top" in text or "q: quit" in text):
+                    first = time.time() - started
+                if re.search(r"(?m)^\d\d:\d\d:\d\d  q: quit", text):
+                    figures = time.time() - started
+                time.sleep(0.05)
+            self.assertIsNotNone(figures, text)
+            print(f"\ntop: first screen after {first:.2f} s, first figures after {figures:.2f} s")
+            self.assertLess(first, 1.0)
             deadline = time.time() + 120
             while time.time() < deadline and not os.path.exists(status):
                 time.sleep(0.3)
@@ -409,6 +425,10 @@ class TopTest(unittest.TestCase):
             self.assertIn("recording ended (target exited)", after)
             # the last screen, after the view ended
             self.assertRegex(after, r"(?m)^cycles \d+  last [\d.]+ ms")
+            # the last cycle's own split: its three parts make its wall time
+            last = re.search(r"(?m)^last cycle: on-CPU ([\d.]+)%  run queue ([\d.]+)%  blocked ([\d.]+)%$", after)
+            self.assertIsNotNone(last, after)
+            self.assertAlmostEqual(sum(float(v) for v in last.groups()), 100, delta=0.2, msg=last.group(0))
             self.assertRegex(after, r"(?m)^inference +\d+\.\d%")
             self.assertIn("PYTHON FUNCTIONS", after)
             row = re.search(r"(?m)^ *(\d+) +([\d.]+)%  generate \(py_loop_main\.py\)$", after)

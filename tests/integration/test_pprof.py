@@ -9,7 +9,7 @@ import re
 import subprocess
 import unittest
 
-from common import GO, experiment_args, fixture, need_root, pprof, record
+from common import GO, experiment_args, fixture, need_root, pprof, pprof_tags as tags, record
 
 CYCLES, INFER, DB, MODE = 80, 30, 5, 10
 def cum_percent(top, fn):
@@ -19,21 +19,6 @@ def cum_percent(top, fn):
         if len(f) >= 6 and f[5] == fn:
             return float(f[4].rstrip("%"))
     raise AssertionError(f"{fn} not in pprof -top:\n{top}")
-
-
-def tags(text):
-    """{key: {value: share}} from `pprof -tags` output."""
-    out, key = {}, None
-    for line in text.splitlines():
-        m = re.match(r"^\s*(\w+): Total", line)
-        if m:
-            key = m.group(1)
-            out[key] = {}
-            continue
-        m = re.match(r"^\s*\S+\s+\(\s*([\d.]+)%\):\s+(.*)$", line)
-        if m and key:
-            out[key][m.group(2)] = float(m.group(1))
-    return out
 
 
 def build_id(path):
@@ -83,6 +68,9 @@ class PprofTest(unittest.TestCase):
                 self.assertEqual(set(t["pid"]), {pid})
                 self.assertEqual(set(t["thread"]), {pid})  # one thread: the process itself
                 self.assertEqual(set(t["comm"]), {os.path.basename(self.exes[cg])[:15]})
+                # the thread's own name: one thread, named as its process (fp
+                # reads it from thread_comms, dwarf from each record)
+                self.assertEqual(set(t["thread_name"]), {os.path.basename(self.exes[cg])[:15]})
                 cycles = {str(c["index"]) for c in rec.profile["cycles"]}
                 self.assertTrue(set(t["cycle"]) <= cycles)
                 self.assertGreaterEqual(len(t["cycle"]), CYCLES * 0.9)

@@ -11,7 +11,8 @@ is its samples' weights, and hovering the time-order view across each
 thread's timeline finds each function only inside its window (the
 fixture's clock against the file's zero, trace.json's time origin) and
 about as often as the file covers it. Shapes are compared, not where one
-sample lands."""
+sample lands. profile.pb.gz names the threads alike (its thread_name
+label, read back by `go tool pprof`)."""
 import collections
 import json
 import os
@@ -183,6 +184,23 @@ class TimelineTest(unittest.TestCase):
                  if e["ph"] == "M" and e["name"] == "thread_name"}
         for tid in sampled:
             self.assertEqual(names[tid], by_tid[tid]["name"])
+
+    @unittest.skipUnless(common.GO, "no go (make deps installs golang-go)")
+    def test_pprof_names_the_threads(self):
+        """profile.pb.gz labels each sample with its thread's own name
+        (thread_name) besides its TID: `go tool pprof -tags` lists the
+        fixture's names, each with its thread's share of the samples."""
+        by_tid = {t["tid"]: t for t in self.truth["threads"]}
+        total = sum(self.trace_counts.values())
+        got = common.pprof_tags(common.pprof(os.path.join(self.rec.dir, "profile.pb.gz"), "-tags",
+                                             "-sample_index=samples"))
+        self.assertIn("thread_name", got, got)
+        want = collections.Counter()
+        for tid, n in self.trace_counts.items():
+            want[by_tid[tid]["name"]] += 100.0 * n / total
+        self.assertEqual(set(got["thread_name"]), set(want))
+        for name, share in want.items():
+            self.assertAlmostEqual(got["thread_name"][name], share, delta=0.1, msg=name)
 
     def window(self, span):
         """The span's window on the timeline, ns from the recording's start."""

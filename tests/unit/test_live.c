@@ -2,7 +2,7 @@
 /* The live outputs without BPF: --metrics address parsing, the exposition of
  * a model whose figures are known by construction (only ended cycles counted,
  * the histogram cumulative, label values escaped), the server's message rate
- * limit, and top's lines. */
+ * limit, and top's lines (phases, functions, Python functions, threads). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -233,11 +233,67 @@ static void test_top_python_inclusive(void **state)
 	model__free(&m);
 }
 
+/* THREADS: samples per thread over the labelled stacks (two stacks of
+ * thread 43 summed, a stack without a thread left out), busiest first, by
+ * the thread's own name, else its process's; one thread alone: no rows. */
+static void test_top_threads(void **state)
+{
+	static const struct {
+		pid_t tid;
+		uint64_t samples;
+	} stacks[] = { { 42, 2 }, { 43, 5 }, { 43, 1 }, { 44, 2 }, { 0, 9 } };
+	static const char worker[IT_COMM_LEN] = "worker-a", exp[IT_COMM_LEN] = "exp";
+	struct model m;
+	struct model_process *p;
+	char lines[40][256];
+	int n, head = -1;
+
+	(void)state;
+	model__init(&m);
+	p = model__add_process(&m, 42);
+	assert_non_null(p);
+	strcpy(p->comm, "exp");
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
+		struct model_frame f = { .name = model__intern(&m, "spin"), .mapping = -1 };
+		struct model_lstack ls = { .pid = 42, .tid = stacks[i].tid, .comm = model__intern(&m, "exp"),
+					   .samples = stacks[i].samples };
+
+		assert_int_equal(model__add_lstack(&m, &ls, &f, 1), 0);
+	}
+	/* names as BPF reads them: IT_COMM_LEN bytes */
+	assert_int_equal(model__name_thread(&m, 42, 43, worker), 0);
+	assert_int_equal(model__name_thread(&m, 42, 42, exp), 0);
+	n = top__format(&m, NULL, NULL, lines, 40, 120);
+	for (int i = 0; i < n; i++)
+		if (strstr(lines[i], "THREADS"))
+			head = i;
+	assert_true(head >= 0);
+	assert_string_equal(lines[head], "THREADS (on-CPU samples, run so far: 10)");
+	assert_string_equal(lines[head + 2], "       6   60.0%       43  worker-a");
+	assert_string_equal(lines[head + 3], "       2   20.0%       42  exp");
+	assert_string_equal(lines[head + 4], "       2   20.0%       44  exp");
+	assert_string_equal(lines[head + 5], "");
+	model__free(&m);
+	/* one thread: no THREADS rows */
+	fixture(&m);
+	{
+		struct model_frame f = { .name = model__intern(&m, "infer"), .mapping = -1 };
+		struct model_lstack ls = { .pid = 42, .tid = 42, .comm = model__intern(&m, "exp"), .samples = 3 };
+
+		assert_int_equal(model__add_lstack(&m, &ls, &f, 1), 0);
+	}
+	n = top__format(&m, NULL, NULL, lines, 40, 120);
+	for (int i = 0; i < n; i++)
+		assert_null(strstr(lines[i], "THREADS"));
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_addr),
 		cmocka_unit_test(test_top_python_inclusive),
+		cmocka_unit_test(test_top_threads),
 		cmocka_unit_test(test_top_lines),
 		cmocka_unit_test(test_top_escapes_names),
 		cmocka_unit_test(test_render),

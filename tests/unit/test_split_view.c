@@ -4,7 +4,8 @@
  * are known by construction: 10 cycles of 9 ms, llm_inference 6 ms (5 on
  * the CPU, 1 in the run queue), database 3 ms blocked (2 asleep, 1 in I/O);
  * cycle 7 sleeps 30 ms more in database. Over the cycles: llm_inference
- * 50 / 10 / 0 ms, database 0 / 0 / 60 ms (sleep 50, io 10). */
+ * 50 / 10 / 0 ms, database 0 / 0 / 60 ms (sleep 50, io 10); each cycle's
+ * main thread 5 / 1 / 3 ms (cycle 7's 5 / 1 / 33). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,12 +136,31 @@ static void test_text_report(void **state)
 	/* the median cycle: cycle 7's 30 ms more sleep is not in it */
 	assert_non_null(strstr(t, "Cycle split (main thread), median of 10 cycles: on-CPU 5.00 ms, run queue 1.00, "
 				  "blocked 3.00 (sleep 2.0, io 1.0)\n"));
+	/* each cycle's own, cycle 7's 30 ms more sleep in its row */
+	assert_non_null(strstr(t, "Split per cycle (main thread):\n"
+				  "  cycle    wall_ms   oncpu_ms    runq_ms blocked_ms  blocked in (ms)\n"
+				  "      0       9.00       5.00       1.00       3.00  sleep 2.0, io 1.0\n"));
+	assert_non_null(strstr(t, "\n      7      39.00       5.00       1.00      33.00  sleep 32.0, io 1.0\n"
+				  "      8       9.00       5.00       1.00       3.00  sleep 2.0, io 1.0\n"
+				  "      9       9.00       5.00       1.00       3.00  sleep 2.0, io 1.0\n"));
 	free(t);
 	/* the tail cycle's own split */
 	t = text_of(&m, tail__print);
 	assert_non_null(strstr(t, "  cycle 7: 39.0 ms"));
 	assert_non_null(strstr(t, "    split (main thread): on-CPU 5.00 ms, run queue 1.00, blocked 33.00 "
 				  "(sleep 32.0, io 1.0)\n"));
+	free(t);
+	/* beyond 30 cycles with a split, one line says where to read them */
+	for (uint32_t i = NCYCLES; i < 31; i++) {
+		struct model_cycle *c = model__add_cycle(&m, PID, i, 3000 * MS + i * MS, 3000 * MS + i * MS + MS / 2);
+
+		assert_non_null(c);
+		c->split = (struct model_split){ .present = true, .oncpu_ms = 0.5 };
+	}
+	t = text_of(&m, split_view__print);
+	assert_null(strstr(t, "Split per cycle"));
+	assert_non_null(strstr(t, "Each cycle's split (31 cycles): report.html's per-cycle table, "
+				  "profile.json's cycles[]\n"));
 	free(t);
 	model__free(&m);
 }
@@ -176,7 +196,7 @@ static void test_top(void **state)
 {
 	static char lines[40][256];
 	struct model m;
-	bool found_in = false, found_db = false;
+	bool found_in = false, found_db = false, found_last = false;
 	int n;
 
 	(void)state;
@@ -186,9 +206,12 @@ static void test_top(void **state)
 	for (int i = 0; i < n; i++) {
 		found_in |= strstr(lines[i], "llm_inference") && strstr(lines[i], "   83.3%   16.7%    0.0%");
 		found_db |= strstr(lines[i], "database") && strstr(lines[i], "    0.0%    0.0%  100.0%");
+		/* the last cycle (9): 5 ms on the CPU, 1 in the run queue, 3 blocked */
+		found_last |= !strcmp(lines[i], "last cycle: on-CPU 55.6%  run queue 11.1%  blocked 33.3%");
 	}
 	assert_true(found_in);
 	assert_true(found_db);
+	assert_true(found_last);
 	model__free(&m);
 }
 

@@ -211,11 +211,21 @@ static void test_round_trip_and_report(void **state)
 }
 
 /* A frame name longer than the line is shown whole, never cut inside; the
- * frames before it that do not fit are left out at a frame boundary. */
+ * frames before it that do not fit are left out at a frame boundary: a
+ * 95-character leaf keeps its caller (100 characters, the line's width)
+ * and no more. */
 static void test_long_frame_names_kept_whole(void **state)
 {
 	static const char long_name[] =
 		"tinyBLAS<8, float __vector(8), float __vector(8), unsigned short, float, float>::gemm<4, 3>(long, long, long, long)";
+	static const char name_95[] =
+		"ggml_compute_forward_mul_mat<float, (ggml_type)2, 32>(ggml_compute_params const*, ggml_tensor*)";
+	static const struct {
+		const char *leaf, *line;
+	} cases[] = {
+		{ long_name, "" },
+		{ name_95, "mode;" },
+	};
 	struct model m;
 	struct rule_thresholds t;
 	char *buf = NULL, want[512];
@@ -223,18 +233,22 @@ static void test_long_frame_names_kept_whole(void **state)
 	FILE *f;
 
 	(void)state;
-	spin_leaf = long_name;
-	build(&m, 14);
-	spin_leaf = "spin";
-	rule_thresholds__defaults(&t);
-	assert_int_equal(rules__evaluate(&m, &t), 0);
-	f = open_memstream(&buf, &len);
-	tail__print(f, &m);
-	fclose(f);
-	snprintf(want, sizeof(want), "oncpu: %s\n", long_name);
-	assert_non_null(strstr(buf, want));
-	free(buf);
-	model__free(&m);
+	assert_int_equal(strlen(name_95), 95);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		spin_leaf = cases[i].leaf;
+		build(&m, 14);
+		spin_leaf = "spin";
+		rule_thresholds__defaults(&t);
+		assert_int_equal(rules__evaluate(&m, &t), 0);
+		f = open_memstream(&buf, &len);
+		tail__print(f, &m);
+		fclose(f);
+		snprintf(want, sizeof(want), "oncpu: %s%s\n", cases[i].line, cases[i].leaf);
+		assert_non_null(strstr(buf, want));
+		free(buf);
+		buf = NULL;
+		model__free(&m);
+	}
 }
 
 static void test_too_few_or_regular_cycles(void **state)

@@ -11,6 +11,8 @@
 #include "split_view.h"
 #include "stats.h"
 
+#define SPLIT_CYCLE_ROWS 30
+
 static void add(struct model_split *to, const struct model_split *s)
 {
 	to->present = true;
@@ -139,6 +141,35 @@ static int next_split_phase(const struct model *m, int ph, struct model_split *s
 	return 0;
 }
 
+/* Each cycle's own split, one row each up to SPLIT_CYCLE_ROWS cycles; more
+ * would bury the rest of the report: then where to read them. */
+static void print_cycles(FILE *f, const struct model *m, const char *lead)
+{
+	size_t n = 0;
+	char bl[256];
+
+	for (size_t i = 0; i < m->ncycles; i++)
+		n += m->cycles[i].split.present;
+	if (!n)
+		return;
+	if (n > SPLIT_CYCLE_ROWS) {
+		fprintf(f, "%sEach cycle's split (%zu cycles): report.html's per-cycle table, profile.json's cycles[]\n",
+			lead, n);
+		return;
+	}
+	fprintf(f, "%sSplit per cycle (main thread):\n%7s %10s %10s %10s %10s  %s\n", lead, "cycle", "wall_ms",
+		"oncpu_ms", "runq_ms", "blocked_ms", "blocked in (ms)");
+	for (size_t i = 0; i < m->ncycles; i++) {
+		const struct model_cycle *c = &m->cycles[i];
+
+		if (!c->split.present)
+			continue;
+		split_view__blocked(&c->split, bl, sizeof(bl));
+		fprintf(f, "%7u %10.2f %10.2f %10.2f %10.2f  %s\n", (unsigned)c->index, c->duration_ms, c->split.oncpu_ms,
+			c->split.runq_ms, c->split.offcpu_ms, bl[0] ? bl : "-");
+	}
+}
+
 void split_view__print(FILE *f, const struct model *m)
 {
 	struct model_split s;
@@ -162,6 +193,7 @@ void split_view__print(FILE *f, const struct model *m)
 	if (n)
 		fprintf(f, "%sCycle split (main thread), median of %zu cycles: %s\n", header ? "" : "\n", n,
 			split_view__line(&s, bl, sizeof(bl)));
+	print_cycles(f, m, header || n ? "" : "\n");
 }
 
 static void num_cell(FILE *f, double v, int prec)

@@ -25,7 +25,8 @@ double split_view__percent(const struct model_split *s, double part);
  * first; "" when none. */
 const char *split_view__blocked(const struct model_split *s, char *buf, size_t len);
 
-/* The text report's section: the split per phase, the median cycle's. */
+/* The text report's section: the split per phase, the median cycle's,
+ * each cycle's (up to 30 cycles; beyond, where to read them). */
 void split_view__print(FILE *f, const struct model *m);
 
 /* One line for a cycle: "on-CPU 7.0 ms, run queue 0.0, blocked 3.0 (sleep 3.0)";

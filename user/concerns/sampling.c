@@ -275,6 +275,22 @@ static void move_folded(struct folded *to, struct folded *from)
 	memset(from, 0, sizeof(*from));
 }
 
+/* --call-graph fp: the sampled threads' names, from `thread_comms` (dwarf's
+ * come with each record); a name is a convenience, so errors pass. */
+static void name_threads(struct recording *rec, struct model *m)
+{
+	int fd = bpf_map__fd(rec->tracer.skel->maps.thread_comms);
+	__u64 key, next, *prev = NULL;
+	struct it_thread_comm tc;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &tc))
+			(void)model__name_thread(m, (pid_t)(next >> 32), (pid_t)(__u32)next, tc.comm);
+		key = next;
+		prev = &key;
+	}
+}
+
 static int sampling_collect(struct recording *rec, struct model *m)
 {
 	struct stack_report sr;
@@ -319,6 +335,7 @@ static int sampling_collect(struct recording *rec, struct model *m)
 		}
 	}
 	m->have_oncpu = true;
+	name_threads(rec, m);
 	/* each timed sample's leaf, named for the trace */
 	for (size_t i = 0; i < m->ntrace_samples; i++) {
 		struct model_trace_sample *ts = &m->trace_samples[i];

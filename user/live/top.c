@@ -21,6 +21,7 @@
 
 #define MAX_LINES 200
 #define TOP_PYTHON_ROWS 8 /* the inclusive Python rows: a loop's functions, not its imports */
+#define TOP_THREAD_ROWS 6
 
 struct top {
 	SCREEN *screen;
@@ -204,6 +205,70 @@ static int python_inclusive(const struct model *m, struct folded *out, uint64_t 
 	return err;
 }
 
+struct thread_samples {
+	pid_t pid, tid;
+	uint64_t samples;
+};
+
+static int by_thread(const void *a, const void *b)
+{
+	const struct thread_samples *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int by_samples_desc(const void *a, const void *b)
+{
+	const struct thread_samples *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return by_thread(a, b);
+}
+
+/* THREADS: the on-CPU samples of the run so far per thread (those the
+ * labelled stacks name a thread for), busiest first, each by its own name
+ * (its comm as its samples saw it; else its process's): only for two
+ * threads or more. */
+static int thread_rows(const struct model *m, char lines[][256], int *nl, int nlines, int width)
+{
+	struct thread_samples *t = m->nlstacks ? calloc(m->nlstacks, sizeof(*t)) : NULL;
+	uint64_t all = 0;
+	size_t n = 0, k = 0;
+
+	if (m->nlstacks && !t)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nlstacks; i++)
+		if (m->lstacks[i].tid && m->lstacks[i].samples)
+			t[n++] = (struct thread_samples){ m->lstacks[i].pid, m->lstacks[i].tid, m->lstacks[i].samples };
+	if (n)
+		qsort(t, n, sizeof(*t), by_thread);
+	for (size_t i = 0; i < n; i++) {
+		all += t[i].samples;
+		if (k && !by_thread(&t[k - 1], &t[i]))
+			t[k - 1].samples += t[i].samples;
+		else
+			t[k++] = t[i];
+	}
+	if (k >= 2) {
+		qsort(t, k, sizeof(*t), by_samples_desc);
+		line(lines, nl, nlines, width, "THREADS (on-CPU samples, run so far: %llu)", (unsigned long long)all);
+		line(lines, nl, nlines, width, "%8s %7s %8s  %s", "SAMPLES", "SHARE", "TID", "NAME");
+		for (size_t i = 0; i < k && i < TOP_THREAD_ROWS; i++) {
+			const char *name = model__thread_name(m, t[i].pid, t[i].tid);
+			const struct model_process *p = name ? NULL : model__find_process(m, t[i].pid);
+
+			line(lines, nl, nlines, width, "%8llu %6.1f%% %8d  %s", (unsigned long long)t[i].samples,
+			     100.0 * t[i].samples / all, (int)t[i].tid, name ? name : p && p->comm[0] ? p->comm : "?");
+		}
+		line(lines, nl, nlines, width, "%s", "");
+	}
+	free(t);
+	return 0;
+}
+
 /* "12.5%", or "-" for a share that does not exist */
 static void pct(char *buf, double v)
 {
@@ -249,6 +314,16 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 		tps = last->tokens_per_second;
 		line(lines, &nl, nlines, width, "cycles %zu  last %.1f ms  p50 %.1f ms  p95 %.1f ms", n,
 		     (last->end_ns - last->start_ns) / 1e6, p50, p95);
+		if (last->split.present) {
+			char parts[3][16];
+
+			/* the last cycle's main thread: its own on-CPU / run queue / blocked */
+			pct(parts[0], split_view__percent(&last->split, last->split.oncpu_ms));
+			pct(parts[1], split_view__percent(&last->split, last->split.runq_ms));
+			pct(parts[2], split_view__percent(&last->split, last->split.offcpu_ms));
+			line(lines, &nl, nlines, width, "last cycle: on-CPU %s  run queue %s  blocked %s", parts[0],
+			     parts[1], parts[2]);
+		}
 	} else {
 		line(lines, &nl, nlines, width, "cycles 0 (%s)",
 		     m->cycles_source && !strcmp(m->cycles_source, "whole_run") ?
@@ -332,6 +407,8 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 		}
 		folded__free(&py);
 	}
+	if (thread_rows(m, lines, &nl, nlines, width))
+		return -ENOMEM;
 	if (interval_leaves(m, prev, &cur, &delta)) {
 		folded__free(&cur);
 		folded__free(&delta);

@@ -70,8 +70,8 @@ static int trace_cycle_cmp(const void *a, const void *b)
 }
 
 /* Thread tracks named once each: the thread's own name (its comm, from the
- * records that carry it: --call-graph dwarf's samples and blocks); else
- * "COMM" for a main thread, "COMM/TID" for another. */
+ * records that carry it: --call-graph dwarf's samples and blocks, fp's
+ * thread_comms); else "COMM" for a main thread, "COMM/TID" for another. */
 struct trace_thread {
 	pid_t pid, tid;
 };
@@ -726,9 +726,13 @@ static void html_energy(FILE *f, const struct model *m)
 	const struct model_energy_figures *ef = &m->energy;
 	const struct power_mode *pw = &m->run.system.power;
 	bool any = m->run.system.has_power && power_mode__any(pw);
+	bool measured = ef->present && (ef->cycles.present || isfinite(ef->side.peak_w));
 	size_t i;
 
-	if (!ef->present && !any)
+	/* no energy measured and no power mode known: the charts' "not
+	 * measured" line names power and why, once, not a row per domain
+	 * before the bottlenecks */
+	if (!measured && !any)
 		return;
 	fprintf(f, "<h2>Energy and power mode</h2><table>\n");
 	if (any) {
@@ -753,6 +757,10 @@ static void html_energy(FILE *f, const struct model *m)
 		row_num(f, "J per cycle", ef->cycles_measured ? ef->cycles.total_j / ef->cycles_measured : NAN, "%.3f");
 		row_num(f, "tokens per joule", ef->cycles.tokens_per_joule, "%.3f");
 		row_num(f, "cycles left out (shorter than the period)", (double)ef->cycles_left_out, "%.0f");
+	}
+	if (!measured) {
+		fprintf(f, "</table>\n");
+		return;
 	}
 	row_num(f, "resolution ms", ef->side.resolution_ms, "%.0f");
 	row_num(f, "peak W", ef->side.peak_w, "%.1f");
@@ -814,9 +822,11 @@ static void html_findings(FILE *f, const struct model *m)
 	}
 }
 
-static void html_samples(FILE *f, const struct model *m, const struct folded *st)
+static void html_samples(FILE *f, const struct model *m)
 {
 	const struct model_samples *s = &m->samples;
+	/* a Python target's own frames, not its interpreter's (py-spy's view) */
+	bool python_view = !folded_empty(&m->oncpu_python);
 	struct folded leaf = {};
 
 	fprintf(f, "<h2>Samples</h2><table>\n");
@@ -839,8 +849,10 @@ static void html_samples(FILE *f, const struct model *m, const struct folded *st
 		fprintf(f, "</td><td>%.0f</td><td>%.1f</td></tr>\n", (double)v->samples, v->truncated_percent);
 	}
 	fprintf(f, "</table>\n");
-	folded__leaves(st, &leaf);
-	fprintf(f, "<h3>Top on-CPU functions (leaf frames)</h3><table><tr><th>%%</th><th>function</th></tr>\n");
+	folded__leaves(python_view ? &m->oncpu_python : &m->oncpu, &leaf);
+	fprintf(f, "<h3>Top on-CPU functions (leaf frames%s)</h3><table class=\"top-functions\"><tr><th>%%</th>"
+		"<th>function</th></tr>\n", python_view ? "; the interpreter's own frames folded into the Python "
+		"function running them" : "");
 	for (size_t i = 0; i < leaf.n && i < 15; i++) {
 		fprintf(f, "<tr><td>%.2f</td><td>", leaf.total ? 100.0 * leaf.entries[i].count / leaf.total : 0);
 		h(f, leaf.entries[i].stack);
@@ -981,7 +993,7 @@ static int write_html(const struct model *m, const char *dir, const struct out_l
 	}
 	html_findings(f, m);
 	tail__html(f, m);
-	html_samples(f, m, &m->oncpu);
+	html_samples(f, m);
 	html_flamegraph(f, m, "oncpu", &m->oncpu, m->oncpu_by_phase, &fg_oncpu);
 	if (m->have_offcpu)
 		html_flamegraph(f, m, "offcpu", &m->offcpu_us, m->offcpu_us_by_phase, &fg_offcpu);

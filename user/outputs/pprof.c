@@ -330,8 +330,13 @@ static void sample(struct writer *w, const struct model_lstack *s, uint64_t peri
 	label(w, "pid", num);
 	label(w, "comm", name_of(m, s->comm));
 	if (s->tid) {
+		const char *tname = model__thread_name(m, s->pid, s->tid);
+
 		snprintf(num, sizeof(num), "%d", (int)s->tid);
 		label(w, "thread", num);
+		/* the thread's own name (its comm) where a record carried it */
+		if (tname)
+			label(w, "thread_name", tname);
 	}
 	pb_msg(&w->out, 2, &w->msg);
 }

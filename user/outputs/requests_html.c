@@ -26,7 +26,7 @@ void requests_html__write(FILE *f, const struct model *m)
 	if (!r->present)
 		return;
 	fprintf(f, "<h2 id=\"requests\">Requests</h2>\n<p>%zu requests (llama.cpp sequences, from the batches: "
-		"<a href=\"https://github.com/infertrace/infertrace/blob/main/docs/servers.md\">docs/servers.md</a>), "
+		"infertrace's <code>docs/servers.md</code>), "
 		"%llu prompt and %llu generated tokens; %llu of %llu batches shared, %u sequences in one at most. "
 		"A batch's time is shared among its sequences by their tokens in it; time queued before a "
 		"request's first batch is not seen.</p>\n",
