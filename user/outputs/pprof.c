@@ -47,10 +47,10 @@ struct pb {
 
 static void pb_put(struct pb *b, const void *p, size_t n)
 {
-	if (b->oom)
+	if (b->oom || !n)
 		return;
 	/* room for bytes len .. len + n - 1 */
-	if (n && VEC_RESERVE(b->buf, b->cap, b->len + n - 1, 256)) {
+	if (VEC_RESERVE(b->buf, b->cap, b->len + n - 1, 256)) {
 		b->oom = true;
 		return;
 	}

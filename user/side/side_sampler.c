@@ -69,16 +69,16 @@ struct side_sampler {
 	char notice[448];
 	int *cpu_cur_col, *cpu_max_col, ncpu_pairs;
 	struct energy_source *en;     /* updated under mu */
-	int nen;
 	size_t capen;
+	int nen;
 	char en_missing[ENERGY_NDOMAINS][256];
 
 	/* under mu */
 	pid_t *pids;
-	int npids;
 	size_t cappids;
-	struct pid_mem pidmem[MAX_PIDMEM];
+	int npids;
 	int npidmem;
+	struct pid_mem pidmem[MAX_PIDMEM];
 	uint64_t reasons_seen[MAX_GPUS];
 	uint64_t *ts;
 	double *rows;
