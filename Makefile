@@ -15,7 +15,8 @@
 #                   valid (make unit and make test run it)
 #   make SANITIZE=1 ASan+UBSan build in build-asan/ (make test runs its unit tests
 #                   and SANITIZE_TESTS)
-#   make lint       cppcheck and clang-tidy over user/ (checks named below)
+#   make lint       cppcheck and clang-tidy over user/ (checks named below),
+#                   the layers and growth only through lib/vec.h
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each (make test: 3 s each)
 #   make test-flaky the timing-sensitive integration tests RUNS times each
 #                   beside a CPU hog (TESTS=... names a subset)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Static analysis of user/: cppcheck and clang-tidy with the checks that the
-# Makefile names (CPPCHECK_CHECKS, TIDY_CHECKS), and the include structure
-# (tools/check_layers.py). Fails on any finding.
+# Makefile names (CPPCHECK_CHECKS, TIDY_CHECKS), the include structure
+# (tools/check_layers.py) and growth only through lib/vec.h
+# (tools/check_growth.py). Fails on any finding.
 # Usage: tools/lint.sh BUILD_DIR 'CPPCHECK_CHECKS' 'TIDY_CHECKS' CFLAGS...
 set -u
 OUT=$1 CPPCHECK_CHECKS=$2 TIDY_CHECKS=$3
@@ -43,4 +44,6 @@ rm -f "$log"
 # the include structure: layers and circles (tools/layers.txt), from the
 # sources and the objects' symbols
 python3 tools/check_layers.py --objects "$OUT" || rc=1
+# tables grow with lib/vec.h: no realloc() elsewhere (tools/growth-allowlist.txt)
+python3 tools/check_growth.py || rc=1
 exit $rc

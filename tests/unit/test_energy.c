@@ -124,7 +124,8 @@ static void test_powercap_discovery(void **state)
 {
 	char *root = fx_root_new(), why[256];
 	struct energy_source *v = NULL;
-	int n = 0, cap = 0;
+	int n = 0;
+	size_t cap = 0;
 
 	(void)state;
 	setenv("INFERTRACE_SYSFS_ROOT", root, 1);

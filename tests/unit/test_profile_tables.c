@@ -19,6 +19,7 @@
 #include "model.h"
 #include "config_file.h"
 #include "profile_side.h"
+#include "vec.h"
 
 #define EPS 1e-9
 #define MS 1000000ull
@@ -81,11 +82,9 @@ static void push(void *vec, const char *name, double v)
 {
 	struct { struct item *v; size_t n, cap; } *x = vec;
 
-	x->v = realloc(x->v, (x->n + 1) * sizeof(*x->v));
-	assert_non_null(x->v);
+	assert_int_equal(VEC_RESERVE(x->v, x->cap, x->n, 4), 0);
 	snprintf(x->v[x->n].name, sizeof(x->v[x->n].name), "%s", name);
 	x->v[x->n++].v = v;
-	x->cap = x->n;
 }
 
 static void rec_free(struct rec *r)
@@ -186,9 +185,9 @@ static void test_every_kind(void **state)
 
 /* ---- the side data of a model, through profile.json and back ---- */
 
-#define PUSH(vec) (assert_int_equal(VEC_GROW(vec), 0), memset(&(vec).v[(vec).n], 0, sizeof(*(vec).v)), &(vec).v[(vec).n++])
-#define VEC_GROW(vec) \
-	((vec).n == (vec).cap ? ((vec).v = realloc((vec).v, ((vec).cap = (vec).cap * 2 + 4) * sizeof(*(vec).v))) == NULL : 0)
+#define PUSH(vec)                                                             \
+	(assert_int_equal(VEC_RESERVE((vec).v, (vec).cap, (vec).n, 4), 0),     \
+	 memset(&(vec).v[(vec).n], 0, sizeof(*(vec).v)), &(vec).v[(vec).n++])
 
 static void fill_side(struct model *m)
 {

@@ -189,7 +189,7 @@ struct jctx {
 	uint32_t *by_cycle;             /* op indexes by (cycle, device, start) */
 	size_t nby_cycle;
 	uint32_t *devices;
-	size_t ndevices;
+	size_t ndevices, capdevices;
 	double period_ms;               /* one on-CPU sample's worth */
 };
 
@@ -968,16 +968,9 @@ static int join_ops(struct jctx *x)
 			k++;
 		if (k < npids)
 			continue;
-		{
-			pid_t *np = realloc(pids, (npids + 1) * sizeof(*pids));
-			struct gpu_clock_fit *nf = np ? realloc(fits, (npids + 1) * sizeof(*fits)) : NULL;
-
-			pids = np ? np : pids;
-			fits = nf ? nf : fits;
-			if (!np || !nf) {
-				err = -ENOMEM;
-				break;
-			}
+		if (VEC_RESIZE(pids, npids + 1) || VEC_RESIZE(fits, npids + 1)) {
+			err = -ENOMEM;
+			break;
 		}
 		pids[npids] = p;
 		gpu_join__fit(a->calib.v, a->calib.n, p, &fits[npids]);
@@ -1182,13 +1175,10 @@ int gpu_join__derive(struct model *m)
 		if (o->end_ns - o->start_ns > x.max_op_ns)
 			x.max_op_ns = o->end_ns - o->start_ns;
 		if (!x.ndevices || x.devices[x.ndevices - 1] != o->device) {
-			uint32_t *d = realloc(x.devices, (x.ndevices + 1) * sizeof(*d));
-
-			if (!d) {
+			if (VEC_RESERVE(x.devices, x.capdevices, x.ndevices, 4)) {
 				err = -ENOMEM;
 				goto out;
 			}
-			x.devices = d;
 			x.devices[x.ndevices++] = o->device;
 		}
 		if (o->what == MODEL_GPU_KERNEL && (err = fold(m, o)))

@@ -194,16 +194,10 @@ static int32_t stack_string(struct model *m, const struct model_lstack *s)
 		const char *nm = name >= 0 && (size_t)name < m->nnames ? m->names[name] : "[unknown]";
 		size_t l = strlen(nm);
 
-		if (len + l + 2 > cap) {
-			char *nb;
-
-			cap = 2 * (len + l + 2);
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				return -1;
-			}
-			buf = nb;
+		/* room for ';', the name and its NUL */
+		if (VEC_RESERVE(buf, cap, len + l + 1, 64)) {
+			free(buf);
+			return -1;
 		}
 		if (len)
 			buf[len++] = ';';
@@ -313,12 +307,11 @@ static void cause_stacks(struct ctx *x, const struct quantity *q, size_t ci, str
 static struct quantity *add_q(struct quantity **qs, size_t *n, size_t ncycles, const char *kind, const char *name,
 			      enum q_unit unit, enum stack_filter filter, int arg)
 {
-	struct quantity *nq = realloc(*qs, (*n + 1) * sizeof(**qs)), *q;
+	struct quantity *q;
 
-	if (!nq)
+	if (VEC_RESIZE(*qs, *n + 1))
 		return NULL;
-	*qs = nq;
-	q = &nq[*n];
+	q = &(*qs)[*n];
 	memset(q, 0, sizeof(*q));
 	q->v = malloc((ncycles + 1) * sizeof(double));
 	if (!q->v)

@@ -8,6 +8,7 @@
 
 #include "model.h"
 #include "tune_from.h"
+#include "vec.h"
 
 /* The values rules.c recommends, by the name they carry ("n_ctx 512"). */
 static const struct {
@@ -128,14 +129,13 @@ static int push(char ***arr, size_t *n, char *s)
 
 	if (!s)
 		return -ENOMEM;
-	a = realloc(*arr, (*n + 2) * sizeof(*a));
-	if (!a) {
+	if (VEC_RESIZE(*arr, *n + 2)) {
 		free(s);
 		return -ENOMEM;
 	}
+	a = *arr;
 	a[(*n)++] = s;
 	a[*n] = NULL;
-	*arr = a;
 	return 0;
 }
 

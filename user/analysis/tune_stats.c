@@ -187,11 +187,8 @@ int tune_row__add_run(struct tune_row *r, const double *x, size_t n)
 {
 	if (!n)
 		return 0;
-	/* vec__reserve grows by doubling: again until n more fit */
-	while (r->n + n > r->cap)
-		if (vec__reserve((void **)&r->x, &r->cap, r->cap, sizeof(*r->x), 64))
-			return -ENOMEM;
-	if (vec__reserve((void **)&r->run_end, &r->capruns, r->nruns, sizeof(*r->run_end), 8))
+	/* room for n more */
+	if (VEC_RESERVE(r->x, r->cap, r->n + n - 1, 64) || VEC_RESERVE(r->run_end, r->capruns, r->nruns, 8))
 		return -ENOMEM;
 	memcpy(r->x + r->n, x, n * sizeof(*x));
 	r->n += n;

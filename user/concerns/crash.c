@@ -14,6 +14,7 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "syms.h"
+#include "vec.h"
 
 struct crash {
 	struct it_crash_event ev;
@@ -103,15 +104,8 @@ static void on_crash(struct crash_state *crashes, const struct it_crash_event *e
 {
 	struct crash *c;
 
-	if (crashes->n == crashes->cap) {
-		size_t cap = crashes->cap ? crashes->cap * 2 : 16;
-		struct crash *g = realloc(crashes->v, cap * sizeof(*g));
-
-		if (!g)
-			return;
-		crashes->v = g;
-		crashes->cap = cap;
-	}
+	if (VEC_RESERVE(crashes->v, crashes->cap, crashes->n, 16))
+		return;
 	c = &crashes->v[crashes->n++];
 	memset(c, 0, sizeof(*c));
 	c->ev = *e;

@@ -369,7 +369,7 @@ static char *py_folded(pid_t tgid, uint64_t pystack, int *err)
 {
 	struct it_py_stack *py = malloc(sizeof(*py));
 	char frame[512], *out = NULL;
-	size_t len = 0;
+	size_t len = 0, cap = 0;
 
 	*err = 0;
 	if (!py) {
@@ -382,7 +382,6 @@ static char *py_folded(pid_t tgid, uint64_t pystack, int *err)
 	}
 	for (int i = (int)py->depth - 1; i >= 0; i--) {
 		size_t n;
-		char *o;
 
 		python__frame_name(tgid, &py->frames[i], frame, sizeof(frame));
 		for (char *c = frame; *c; c++)
@@ -391,14 +390,13 @@ static char *py_folded(pid_t tgid, uint64_t pystack, int *err)
 			else if (*c == '\n')
 				*c = '_';
 		n = strlen(frame);
-		o = realloc(out, len + n + 2);
-		if (!o) {
+		/* room for ';', the frame and its NUL */
+		if (VEC_RESERVE(out, cap, len + n + 1, 256)) {
 			*err = -ENOMEM;
 			free(out);
 			out = NULL;
 			break;
 		}
-		out = o;
 		if (len)
 			out[len++] = ';';
 		memcpy(out + len, frame, n + 1);

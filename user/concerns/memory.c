@@ -17,6 +17,7 @@
 #include "infertrace.skel.h"
 #include "sched_logic.h"
 #include "stats.h"
+#include "vec.h"
 
 #define TIMELINE_MAX 512
 #define MB (1024.0 * 1024.0)
@@ -113,17 +114,11 @@ static void memory_tick(struct recording *rec)
 	if (fold_point(rec->memory, now > rec->start_ns ? now - rec->start_ns : 0, sum / MB))
 		return;
 	if (rec->memory->n == rec->memory->cap) {
-		size_t cap = rec->memory->cap ? rec->memory->cap * 2 : 1024;
-		uint64_t *t = realloc(rec->memory->t, cap * sizeof(*t));
-		double *mb;
+		/* t and mb share one capacity */
+		size_t cap = vec_grown(rec->memory->cap, rec->memory->n, sizeof(*rec->memory->t), 1024);
 
-		if (!t)
+		if (!cap || VEC_RESIZE(rec->memory->t, cap) || VEC_RESIZE(rec->memory->mb, cap))
 			return;
-		rec->memory->t = t;
-		mb = realloc(rec->memory->mb, cap * sizeof(*mb));
-		if (!mb)
-			return;
-		rec->memory->mb = mb;
 		rec->memory->cap = cap;
 	}
 	rec->memory->t[rec->memory->n] = rec->memory->pending_t;

@@ -20,6 +20,7 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "sched.h"
+#include "vec.h"
 
 #define MAX_CLOSED 4096
 #define MAX_RETRANSMITS 512
@@ -140,16 +141,9 @@ static void network_on_event(struct recording *rec, const void *data, size_t siz
 			rec->network->closed_dropped++;
 			break;
 		}
-		if (rec->network->nclosed == rec->network->capclosed) {
-			size_t cap = rec->network->capclosed ? rec->network->capclosed * 2 : 32;
-			struct closed_conn *v = realloc(rec->network->closed, cap * sizeof(*v));
-
-			if (!v) {
-				rec->network->closed_dropped++;
-				break;
-			}
-			rec->network->closed = v;
-			rec->network->capclosed = cap;
+		if (VEC_RESERVE(rec->network->closed, rec->network->capclosed, rec->network->nclosed, 32)) {
+			rec->network->closed_dropped++;
+			break;
 		}
 		rec->network->closed[rec->network->nclosed++] = (struct closed_conn){ .sk = e->sk, .close_ns = e->hdr.ts_ns,
 								    .c = e->conn };

@@ -26,6 +26,7 @@
 #include "syms.h"
 #include "unwind.h"
 #include "ustack_table.h"
+#include "vec.h"
 
 #define TOP_STACKS 10
 /* blocked intervals kept with their times for trace.json (10 MiB) */
@@ -477,14 +478,9 @@ int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (*n == cap) {
-			struct sched_entry *g = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*v));
-
-			if (!g) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = g;
+		if (VEC_RESERVE(v, cap, *n, 256)) {
+			free(v);
+			return -ENOMEM;
 		}
 		if (bpf_map_lookup_elem(fd, &key, &v[*n].v))
 			continue;
@@ -625,19 +621,12 @@ static int read_blocked(struct recording *rec, struct view *vw)
 		key = next;
 		prev = &key;
 		if (vw->nblocked >= cap || !memo) {
-			void *g = realloc(vw->blocked, (cap = cap ? cap * 2 : 256) * sizeof(*vw->blocked));
+			/* blocked, memo and wmemo share one capacity */
+			size_t c = vec_grown(cap, vw->nblocked, sizeof(*vw->blocked), 256);
 
-			if (!g)
+			if (!c || VEC_RESIZE(vw->blocked, c) || VEC_RESIZE(memo, c) || VEC_RESIZE(wmemo, c))
 				goto nomem;
-			vw->blocked = g;
-			g = realloc(memo, cap * sizeof(*memo));
-			if (!g)
-				goto nomem;
-			memo = g;
-			g = realloc(wmemo, cap * sizeof(*wmemo));
-			if (!g)
-				goto nomem;
-			wmemo = g;
+			cap = c;
 		}
 		e = &vw->blocked[vw->nblocked];
 		if (bpf_map_lookup_elem(fd, &key, &e->ns))

@@ -187,16 +187,9 @@ static void side_on_event(struct recording *rec, const void *data, size_t size)
 		ss->ev_dropped++;
 		return;
 	}
-	if (ss->nev == ss->capev) {
-		size_t cap = ss->capev ? ss->capev * 2 : 256;
-		struct it_power_event *v = realloc(ss->ev, cap * sizeof(*v));
-
-		if (!v) {
-			ss->ev_dropped++;
-			return;
-		}
-		ss->ev = v;
-		ss->capev = cap;
+	if (VEC_RESERVE(ss->ev, ss->capev, ss->nev, 256)) {
+		ss->ev_dropped++;
+		return;
 	}
 	memcpy(&ss->ev[ss->nev++], data, sizeof(struct it_power_event));
 }

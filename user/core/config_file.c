@@ -19,6 +19,7 @@
 
 #include "config_file.h"
 #include "model.h"
+#include "vec.h"
 
 /* strings the options point to: they live until the process exits */
 static char **kept;
@@ -35,18 +36,16 @@ static void free_kept(void)
 
 static void *keep(void *p)
 {
-	char **v;
+	bool first = !kept;
 
 	if (!p)
 		return NULL;
-	v = realloc(kept, (nkept + 1) * sizeof(*v));
-	if (!v) {
+	if (VEC_RESIZE(kept, nkept + 1)) {
 		free(p);
 		return NULL;
 	}
-	if (!kept)
+	if (first)
 		atexit(free_kept);
-	kept = v;
 	kept[nkept++] = p;
 	return p;
 }

@@ -370,14 +370,13 @@ static void *reader_run(void *arg)
 {
 	struct gpu_reader *r = arg;
 	struct pollfd *pfd = NULL;
+	size_t cap = 0;
 
 	for (;;) {
 		size_t n = r->conns.n + 2;
-		struct pollfd *np = realloc(pfd, n * sizeof(*pfd));
 
-		if (!np)
+		if (VEC_RESERVE(pfd, cap, n - 1, 8))
 			break;
-		pfd = np;
 		pfd[0] = (struct pollfd){ .fd = r->wake[0], .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = r->listen_fd, .events = POLLIN };
 		for (size_t i = 0; i < r->conns.n; i++)

@@ -838,19 +838,16 @@ struct model_cycle *model__find_cycle(struct model *m, pid_t pid, uint32_t bpf_c
 	size_t lo = 0, hi;
 
 	if (m->cycle_index_of != m->cycles || m->ncycle_index != m->ncycles) {
-		uint32_t *idx = m->ncycles ? realloc(m->cycle_index, m->ncycles * sizeof(*idx)) : NULL;
-
-		if (m->ncycles && !idx) { /* no memory for the index: walk */
+		if (m->ncycles && VEC_RESIZE(m->cycle_index, m->ncycles)) { /* no memory for the index: walk */
 			for (size_t i = 0; i < m->ncycles; i++)
 				if (m->cycles[i].pid == pid && m->cycles[i].bpf_cycle == bpf_cycle)
 					return &m->cycles[i];
 			return NULL;
 		}
 		for (size_t i = 0; i < m->ncycles; i++)
-			idx[i] = (uint32_t)i;
+			m->cycle_index[i] = (uint32_t)i;
 		if (m->ncycles)
-			qsort_r(idx, m->ncycles, sizeof(*idx), cycle_index_cmp, m->cycles);
-		m->cycle_index = idx;
+			qsort_r(m->cycle_index, m->ncycles, sizeof(*m->cycle_index), cycle_index_cmp, m->cycles);
 		m->ncycle_index = m->ncycles;
 		m->cycle_index_of = m->cycles;
 	}
@@ -951,15 +948,8 @@ int model__add_lstack(struct model *m, const struct model_lstack *s, const struc
 {
 	if (VEC_RESERVE(m->lstacks, m->caplstacks, m->nlstacks, 1024))
 		return -ENOMEM;
-	while (m->nframes + n > m->capframes) {
-		size_t cap = m->capframes ? m->capframes * 2 : 8192;
-		struct model_frame *f = realloc(m->frames, cap * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		m->frames = f;
-		m->capframes = cap;
-	}
+	if (n && VEC_RESERVE(m->frames, m->capframes, m->nframes + n - 1, 8192))
+		return -ENOMEM;
 	m->lstacks[m->nlstacks] = *s;
 	m->lstacks[m->nlstacks].first = m->nframes;
 	m->lstacks[m->nlstacks].nframes = n;

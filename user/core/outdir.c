@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "outdir.h"
 #include "spool.h"
+#include "vec.h"
 
 static bool has_suffix(const char *s, const char *suffix)
 {
@@ -107,10 +108,8 @@ static int claim(struct output_dir *od, const char *dir, const char *name)
 	struct stat st;
 	int fd;
 
-	c = realloc(od->claims, (od->nclaims + 1) * sizeof(*c));
-	if (!c)
+	if (VEC_RESIZE(od->claims, od->nclaims + 1))
 		return -ENOMEM;
-	od->claims = c;
 	fd = openat(od->fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, atomic_file__mode());
 	if (fd < 0) {
 		int err = -errno;

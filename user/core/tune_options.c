@@ -13,6 +13,7 @@
 #include "exit_codes.h"
 #include "options.h"
 #include "tune_options.h"
+#include "vec.h"
 
 enum {
 	TK_OUTPUT = 'o',
@@ -307,11 +308,11 @@ static int tune_key(const struct tune_option *t)
 
 static int push_arg(struct tune_opts *o, const char *a)
 {
-	char **n = realloc(o->record_args, (o->nrecord_args + 2) * sizeof(*n));
+	char **n;
 
-	if (!n)
+	if (VEC_RESIZE(o->record_args, o->nrecord_args + 2))
 		return -ENOMEM;
-	o->record_args = n;
+	n = o->record_args;
 	n[o->nrecord_args] = strdup(a);
 	if (!n[o->nrecord_args])
 		return -ENOMEM;
@@ -384,12 +385,9 @@ static int take_tune_option(struct tune_opts *o, const struct tune_option *t, co
 		o->grid = true;
 		return 0;
 	case TK_BASELINE: {
-		const char **n = realloc(*baselines, (*nbaselines + 1) * sizeof(*n));
-
-		if (!n)
+		if (VEC_RESIZE(*baselines, *nbaselines + 1))
 			return -ENOMEM;
-		*baselines = n;
-		n[(*nbaselines)++] = val;
+		(*baselines)[(*nbaselines)++] = val;
 		return 0;
 	}
 	case TK_FROM:

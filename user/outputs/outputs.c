@@ -161,16 +161,9 @@ static int32_t sf_child(struct sf_tree *t, int32_t parent, const char *name, siz
 	for (int32_t k = *link; k >= 0; k = t->v[k].next)
 		if (t->v[k].len == len && !memcmp(t->v[k].name, name, len))
 			return k;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct sf_node *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
-	link = parent < 0 ? &t->roots : &t->v[parent].first_kid; /* realloc moved it */
+	if (VEC_RESERVE(t->v, t->cap, t->n, 256))
+		return -1;
+	link = parent < 0 ? &t->roots : &t->v[parent].first_kid; /* the growth moved it */
 	t->v[t->n] = (struct sf_node){ name, len, parent, -1, *link };
 	*link = (int32_t)t->n;
 	return (int32_t)t->n++;

@@ -14,6 +14,7 @@
 #include "frame_kind.h"
 #include "outputs.h"
 #include "text.h"
+#include "vec.h"
 
 #define SVG_WIDTH 1200.0 /* the reference width: the script scales to the window's */
 #define FRAME_H 16
@@ -132,15 +133,8 @@ static struct node *node_child(struct node *n, const char *name, size_t len)
 	for (size_t i = 0; i < n->nkids; i++)
 		if (strlen(n->kids[i]->name) == len && !strncmp(n->kids[i]->name, name, len))
 			return n->kids[i];
-	if (n->nkids == n->cap) {
-		size_t cap = n->cap ? n->cap * 2 : 4;
-		struct node **k = realloc(n->kids, cap * sizeof(*k));
-
-		if (!k)
-			return NULL;
-		n->kids = k;
-		n->cap = cap;
-	}
+	if (VEC_RESERVE(n->kids, n->cap, n->nkids, 4))
+		return NULL;
 	struct node *c = calloc(1, sizeof(*c));
 
 	if (!c || !(c->name = strndup(name, len))) {

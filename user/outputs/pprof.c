@@ -35,6 +35,7 @@
 #include "atomic_file.h"
 #include "model.h"
 #include "pprof.h"
+#include "vec.h"
 
 /* ---- wire format ---- */
 
@@ -46,21 +47,12 @@ struct pb {
 
 static void pb_put(struct pb *b, const void *p, size_t n)
 {
-	if (b->oom)
+	if (b->oom || !n)
 		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		unsigned char *nb;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		nb = realloc(b->buf, cap);
-		if (!nb) {
-			b->oom = true;
-			return;
-		}
-		b->buf = nb;
-		b->cap = cap;
+	/* room for bytes len .. len + n - 1 */
+	if (VEC_RESERVE(b->buf, b->cap, b->len + n - 1, 256)) {
+		b->oom = true;
+		return;
 	}
 	memcpy(b->buf + b->len, p, n);
 	b->len += n;
@@ -153,15 +145,8 @@ static int64_t str_id(struct strtab *t, const char *s)
 	for (j = hash_str(s) & (t->icap - 1); t->idx[j]; j = (j + 1) & (t->icap - 1))
 		if (!strcmp(t->s[t->idx[j] - 1], s))
 			return t->idx[j] - 1;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **ns = realloc(t->s, cap * sizeof(*ns));
-
-		if (!ns)
-			return -1;
-		t->s = ns;
-		t->cap = cap;
-	}
+	if (VEC_RESERVE(t->s, t->cap, t->n, 256))
+		return -1;
 	if (!(t->s[t->n] = strdup(s)))
 		return -1;
 	t->idx[j] = (int64_t)t->n + 1;
@@ -216,15 +201,8 @@ static uint64_t loc_id(struct loctab *t, const struct loc *l)
 		if (o->addr == l->addr && o->mapping == l->mapping && o->name == l->name)
 			return t->idx[j];
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct loc *nv = realloc(t->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return 0;
-		t->v = nv;
-		t->cap = cap;
-	}
+	if (VEC_RESERVE(t->v, t->cap, t->n, 1024))
+		return 0;
 	t->v[t->n] = *l;
 	t->idx[j] = (uint32_t)t->n + 1;
 	return ++t->n;

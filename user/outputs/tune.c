@@ -29,6 +29,7 @@
 #include "tune_options.h"
 #include "tune_run.h"
 #include "tune_stats.h"
+#include "vec.h"
 
 extern char **environ;
 
@@ -214,11 +215,11 @@ static int load_run(const char *dir, struct model *m)
 
 static int push_str(char ***arr, size_t *n, const char *s)
 {
-	char **a = realloc(*arr, (*n + 2) * sizeof(*a));
+	char **a;
 
-	if (!a)
+	if (VEC_RESIZE(*arr, *n + 2))
 		return -ENOMEM;
-	*arr = a;
+	a = *arr;
 	a[*n] = strdup(s);
 	if (!a[*n])
 		return -ENOMEM;
@@ -574,10 +575,9 @@ static int env_put(char ***env, const char *entry)
 			(*env)[k] = strdup(entry);
 			return (*env)[k] ? 0 : -ENOMEM;
 		}
-	e = realloc(*env, (k + 2) * sizeof(*e));
-	if (!e)
+	if (VEC_RESIZE(*env, k + 2))
 		return -ENOMEM;
-	*env = e;
+	e = *env;
 	e[k] = strdup(entry);
 	e[k + 1] = NULL;
 	return e[k] ? 0 : -ENOMEM;

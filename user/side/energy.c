@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "sysfs_readers.h"
+#include "vec.h"
 
 const char *energy_domain_name(enum energy_domain d)
 {
@@ -117,17 +118,10 @@ void energy_source__power(struct energy_source *e, double w, uint64_t ts)
 	remember(e, ts);
 }
 
-struct energy_source *energy_add(struct energy_source **v, int *n, int *cap)
+struct energy_source *energy_add(struct energy_source **v, int *n, size_t *cap)
 {
-	if (*n == *cap) {
-		int c = *cap ? *cap * 2 : 8;
-		struct energy_source *p = realloc(*v, c * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		*v = p;
-		*cap = c;
-	}
+	if (VEC_RESERVE(*v, *cap, (size_t)*n, 8))
+		return NULL;
 	memset(&(*v)[*n], 0, sizeof(**v));
 	(*v)[*n].limit_w = NAN;
 	(*v)[*n].last_w = NAN;
@@ -138,7 +132,7 @@ struct energy_source *energy_add(struct energy_source **v, int *n, int *cap)
 
 /* One zone directory: name, energy_uj, max_energy_range_uj, the long-term
  * limit. 1 when added, 0 when skipped, -errno when energy_uj cannot be read. */
-static int add_zone(const char *dir, const char *entry, struct energy_source **v, int *n, int *cap)
+static int add_zone(const char *dir, const char *entry, struct energy_source **v, int *n, size_t *cap)
 {
 	char path[PATH_MAX + 64], name[64];
 	long long range = 0, limit;
@@ -172,7 +166,7 @@ static int add_zone(const char *dir, const char *entry, struct energy_source **v
 	return 1;
 }
 
-int energy_discover_powercap(struct energy_source **v, int *n, int *cap, char *why, size_t whylen)
+int energy_discover_powercap(struct energy_source **v, int *n, size_t *cap, char *why, size_t whylen)
 {
 	char dir[PATH_MAX], zone[PATH_MAX + 300];
 	struct dirent **ents;
@@ -217,16 +211,11 @@ int energy_source__record(struct energy_source *e, uint64_t ts)
 	if (!e->primed)
 		return 0;
 	if (e->nseries == e->capseries) {
-		size_t cap = e->capseries ? e->capseries * 2 : 256;
-		uint64_t *t = realloc(e->series_ts, cap * sizeof(*t));
-		double *j;
+		/* series_ts and series_j share one capacity */
+		size_t cap = vec_grown(e->capseries, e->nseries, sizeof(*e->series_ts), 256);
 
-		if (t)
-			e->series_ts = t;
-		j = t ? realloc(e->series_j, cap * sizeof(*j)) : NULL;
-		if (!j)
+		if (!cap || VEC_RESIZE(e->series_ts, cap) || VEC_RESIZE(e->series_j, cap))
 			return -ENOMEM;
-		e->series_j = j;
 		e->capseries = cap;
 	}
 	/* a reading dated before the previous one (clock-equal reads) adds nothing */

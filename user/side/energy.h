@@ -110,8 +110,8 @@ double energy_source__recent_w(const struct energy_source *e, uint64_t window_ns
  * intel-rapl-mmio interface that duplicates the package. Appends to *v.
  * Returns the number added, or 0 with why filled in ("no powercap zones",
  * "energy_uj not readable: Permission denied"). */
-int energy_discover_powercap(struct energy_source **v, int *n, int *cap, char *why, size_t whylen);
+int energy_discover_powercap(struct energy_source **v, int *n, size_t *cap, char *why, size_t whylen);
 /* Appends one source; NULL on ENOMEM. */
-struct energy_source *energy_add(struct energy_source **v, int *n, int *cap);
+struct energy_source *energy_add(struct energy_source **v, int *n, size_t *cap);
 
 #endif

@@ -69,14 +69,16 @@ struct side_sampler {
 	char notice[448];
 	int *cpu_cur_col, *cpu_max_col, ncpu_pairs;
 	struct energy_source *en;     /* updated under mu */
-	int nen, capen;
+	size_t capen;
+	int nen;
 	char en_missing[ENERGY_NDOMAINS][256];
 
 	/* under mu */
 	pid_t *pids;
-	int npids, cappids;
-	struct pid_mem pidmem[MAX_PIDMEM];
+	size_t cappids;
+	int npids;
 	int npidmem;
+	struct pid_mem pidmem[MAX_PIDMEM];
 	uint64_t reasons_seen[MAX_GPUS];
 	uint64_t *ts;
 	double *rows;
@@ -575,21 +577,16 @@ static void take_sample(struct side_sampler *s)
 		goto rows_done;
 	}
 	if (s->nrows == s->caprows) {
-		size_t cap = s->caprows ? s->caprows * 2 : 256;
-		uint64_t *t = realloc(s->ts, cap * sizeof(*t));
-		double *r;
+		/* ts and rows (ncols a row) share one capacity */
+		size_t w = ncols ? ncols : 1, cap = vec_grown(s->caprows, s->nrows, w * sizeof(*s->rows), 256);
 
-		if (t)
-			s->ts = t;
-		r = t ? realloc(s->rows, cap * (ncols ? ncols : 1) * sizeof(*r)) : NULL;
-		if (!t || !r) {
+		if (!cap || VEC_RESIZE(s->ts, cap) || VEC_RESIZE(s->rows, cap * w)) {
 			pthread_mutex_unlock(&s->mu);
 			free(row);
 			free(raw);
 			free(ok);
 			return;
 		}
-		s->rows = r;
 		s->caprows = cap;
 	}
 	update_energy(s, ts, read_end, row, raw, rts, ok);
@@ -828,16 +825,9 @@ int side_sampler__add_pid(struct side_sampler *s, pid_t pid)
 	for (int i = 0; i < s->npids; i++)
 		if (s->pids[i] == pid)
 			goto out;
-	if (s->npids == s->cappids) {
-		int cap = s->cappids ? s->cappids * 2 : 8;
-		pid_t *p = realloc(s->pids, cap * sizeof(*p));
-
-		if (!p) {
-			err = -ENOMEM;
-			goto out;
-		}
-		s->pids = p;
-		s->cappids = cap;
+	if (VEC_RESERVE(s->pids, s->cappids, (size_t)s->npids, 8)) {
+		err = -ENOMEM;
+		goto out;
 	}
 	s->pids[s->npids++] = pid;
 out:

@@ -12,6 +12,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "vec.h"
+
 const char *sysfs_root(void)
 {
 	static __thread char root[PATH_MAX];
@@ -135,15 +137,8 @@ int channels__add(struct channels *cs, enum side_metric metric, enum chan_read h
 {
 	struct channel *c;
 
-	if (cs->n == cs->cap) {
-		int cap = cs->cap ? cs->cap * 2 : 32;
-		struct channel *v = realloc(cs->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		cs->v = v;
-		cs->cap = cap;
-	}
+	if (VEC_RESERVE(cs->v, cs->cap, (size_t)cs->n, 32))
+		return -ENOMEM;
 	c = &cs->v[cs->n];
 	memset(c, 0, sizeof(*c));
 	c->metric = metric;

@@ -65,7 +65,8 @@ struct channel {
 
 struct channels {
 	struct channel *v;
-	int n, cap;
+	int n;
+	size_t cap;
 	/* previous /proc/stat counters per CPU, for CR_CPU_LOAD deltas */
 	unsigned long long *prev_busy, *prev_total;
 	int nprev;

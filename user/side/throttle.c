@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gpu_nvml.h"
+#include "vec.h"
 
 struct throttle_tracker {
 	struct throttle_episode *v;
@@ -60,15 +61,8 @@ int throttle_tracker__observe(struct throttle_tracker *t, const char *source, ui
 		return 0;
 	}
 	if (!e) {
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 8;
-			struct throttle_episode *v = realloc(t->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			t->v = v;
-			t->cap = cap;
-		}
+		if (VEC_RESERVE(t->v, t->cap, t->n, 8))
+			return -ENOMEM;
 		e = &t->v[t->n++];
 		memset(e, 0, sizeof(*e));
 		snprintf(e->source, sizeof(e->source), "%s", source);

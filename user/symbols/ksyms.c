@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "syms.h"
+#include "vec.h"
 
 struct ksym {
 	uint64_t addr;
@@ -74,29 +75,10 @@ struct ksyms *ksyms__load_file(const char *path)
 		nlen = strcspn(p, " \t\n");
 		if (!nlen)
 			continue;
-		if (ksyms->nr == cap) {
-			struct ksym *syms;
-
-			cap = cap ? cap * 2 : 4096;
-			syms = realloc(ksyms->syms, cap * sizeof(*syms));
-			if (!syms) {
-				err = ENOMEM;
-				goto cleanup;
-			}
-			ksyms->syms = syms;
-		}
-		if (pool_len + nlen + 1 > pool_cap) {
-			char *pool;
-
-			pool_cap = pool_cap ? pool_cap * 2 : 1 << 20;
-			while (pool_len + nlen + 1 > pool_cap)
-				pool_cap *= 2;
-			pool = realloc(ksyms->pool, pool_cap);
-			if (!pool) {
-				err = ENOMEM;
-				goto cleanup;
-			}
-			ksyms->pool = pool;
+		if (VEC_RESERVE(ksyms->syms, cap, ksyms->nr, 4096) ||
+		    VEC_RESERVE(ksyms->pool, pool_cap, pool_len + nlen, 1 << 20)) {
+			err = ENOMEM;
+			goto cleanup;
 		}
 		/* the pool grew above before the first copy */
 		memcpy(ksyms->pool + pool_len, p, nlen); // NOLINT(clang-analyzer-core.NonNullParamChecker)

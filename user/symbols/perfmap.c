@@ -15,6 +15,7 @@
 
 #include "perfmap.h"
 #include "procfs.h"
+#include "vec.h"
 
 #define READ_CHUNK (64u << 10)  /* > PERFMAP_MAX_LINE: each chunk makes progress */
 #define MAX_SCAN 65536          /* overlapping entries examined per lookup */
@@ -24,7 +25,8 @@ struct perfmap {
 	uint64_t offset;        /* bytes consumed: up to the end of the last full line */
 	bool skipping;          /* inside an over-long line, until its newline */
 	struct perfmap_entry *ents;  /* in file order: index = age */
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 	uint32_t *order;        /* entry indices sorted by start, valid up to n_sorted */
 	uint32_t n_sorted;
 	uint64_t max_size;
@@ -178,16 +180,9 @@ static void parse_line(struct perfmap *pm, const char *line, size_t len, uint64_
 		pm->st.dropped++;
 		return;
 	}
-	if (pm->n == pm->cap) {
-		uint32_t cap = pm->cap ? pm->cap * 2 : 256;
-		struct perfmap_entry *e = realloc(pm->ents, cap * sizeof(*e));
-
-		if (!e) {
-			pm->st.dropped++;
-			return;
-		}
-		pm->ents = e;
-		pm->cap = cap;
+	if (VEC_RESERVE(pm->ents, pm->cap, pm->n, 256)) {
+		pm->st.dropped++;
+		return;
 	}
 	nlen = strlen(p);
 	name = malloc(nlen + 1);
@@ -339,10 +334,9 @@ static int perfmap__index(struct perfmap *pm)
 
 	if (pm->n_sorted == pm->n)
 		return 0;
-	o = realloc(pm->order, (pm->n ? pm->n : 1) * sizeof(*o));
-	if (!o)
+	if (VEC_RESIZE(pm->order, pm->n ? pm->n : 1))
 		return -ENOMEM;
-	pm->order = o;
+	o = pm->order;
 	for (uint32_t i = pm->n_sorted; i < pm->n; i++)
 		o[i] = i;
 	sort_ctx = pm;
@@ -606,15 +600,8 @@ int perfmaps__refresh(struct perfmaps *set, pid_t pid)
 	int root, n;
 
 	if (!p) {
-		if (set->n == set->cap) {
-			size_t cap = set->cap ? set->cap * 2 : 16;
-			struct pm_proc *np = realloc(set->procs, cap * sizeof(*np));
-
-			if (!np)
-				return -ENOMEM;
-			set->procs = np;
-			set->cap = cap;
-		}
+		if (VEC_RESERVE(set->procs, set->cap, set->n, 16))
+			return -ENOMEM;
 		p = &set->procs[set->n++];
 		memset(p, 0, sizeof(*p));
 		p->pid = pid;

@@ -43,15 +43,9 @@ static int line_append(struct line *l, const char *s)
 {
 	size_t n = strlen(s);
 
-	if (l->len + n + 2 > l->cap) {
-		size_t cap = (l->cap + n + 2) * 2;
-		char *b = realloc(l->buf, cap);
-
-		if (!b)
-			return -ENOMEM;
-		l->buf = b;
-		l->cap = cap;
-	}
+	/* room for ';', s and its NUL */
+	if (VEC_RESERVE(l->buf, l->cap, l->len + n + 1, 256))
+		return -ENOMEM;
 	if (l->len)
 		l->buf[l->len++] = ';';
 	memcpy(l->buf + l->len, s, n + 1);
@@ -64,11 +58,10 @@ static struct proc_samples *proc_entry(struct stack_report *r, const struct it_s
 	for (size_t i = 0; i < r->nprocs; i++)
 		if (r->procs[i].tgid == (pid_t)k->tgid)
 			return &r->procs[i];
-	struct proc_samples *p = realloc(r->procs, (r->nprocs + 1) * sizeof(*p));
+	struct proc_samples *p;
 
-	if (!p)
+	if (VEC_RESERVE(r->procs, r->capprocs, r->nprocs, 8))
 		return NULL;
-	r->procs = p;
 	p = &r->procs[r->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->tgid = k->tgid;
@@ -83,11 +76,10 @@ static struct object_quality *object_entry(struct stack_report *r, const char *o
 	for (size_t i = 0; i < r->nobjects; i++)
 		if (!strcmp(r->objects[i].object, object))
 			return &r->objects[i];
-	struct object_quality *o = realloc(r->objects, (r->nobjects + 1) * sizeof(*o));
+	struct object_quality *o;
 
-	if (!o)
+	if (VEC_RESERVE(r->objects, r->capobjects, r->nobjects, 8))
 		return NULL;
-	r->objects = o;
 	o = &r->objects[r->nobjects++];
 	memset(o, 0, sizeof(*o));
 	o->object = strdup(object);
@@ -513,14 +505,9 @@ int stacks__to_model(int base_fd, int label_fd, int stack_fd, struct syms_cache 
 		lprev = &lk;
 		if (bpf_map_lookup_elem(label_fd, &lk, &count) || !count)
 			continue;
-		if (n == cap) {
-			struct base_ent *nb = realloc(base, (cap = cap ? cap * 2 : 1024) * sizeof(*nb));
-
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			base = nb;
+		if (VEC_RESERVE(base, cap, n, 1024)) {
+			err = -ENOMEM;
+			break;
 		}
 		/* kept as (key, count) until the base map is read */
 		base[n].key = lk.stack;

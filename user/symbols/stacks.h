@@ -40,9 +40,9 @@ struct stack_report {
 	struct folded by_phase[IT_MAX_PHASES];
 	uint64_t phase_samples[IT_MAX_PHASES];
 	struct proc_samples *procs;
-	size_t nprocs;
+	size_t nprocs, capprocs;
 	struct object_quality *objects;
-	size_t nobjects;
+	size_t nobjects, capobjects;
 	uint64_t total;
 	uint64_t complete;
 	uint64_t user_stack_missing; /* samples whose user stack could not be read */

@@ -38,6 +38,7 @@
 #include "text.h"
 #include "safe_open.h"
 #include "procfs.h"
+#include "vec.h"
 
 /* libstdc++'s demangler; declared here so this file stays C. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -768,9 +769,8 @@ static struct proc *cache__find_proc(struct syms_cache *cache, pid_t pid)
 /* Puts proc in the table, replacing (and freeing) an older one of its pid. */
 static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
 {
-	struct proc **procs;
 	bool found;
-	size_t i, cap;
+	size_t i;
 
 	i = cache__proc_index(cache, proc->pid, &found);
 	if (found) {
@@ -780,14 +780,8 @@ static int cache__set_proc(struct syms_cache *cache, struct proc *proc)
 		proc->gen = ++cache->gens;
 		return 0;
 	}
-	if (cache->nr_procs == cache->cap_procs) {
-		cap = cache->cap_procs ? cache->cap_procs * 2 : 16;
-		procs = realloc(cache->procs, cap * sizeof(*procs));
-		if (!procs)
-			return -ENOMEM;
-		cache->procs = procs;
-		cache->cap_procs = cap;
-	}
+	if (VEC_RESERVE(cache->procs, cache->cap_procs, cache->nr_procs, 16))
+		return -ENOMEM;
 	memmove(&cache->procs[i + 1], &cache->procs[i],
 		(cache->nr_procs - i) * sizeof(*cache->procs));
 	cache->procs[i] = proc;
@@ -871,15 +865,8 @@ static int64_t cache__ftok_intern(struct syms_cache *cache, const struct map *m,
 		    t->map.offset == m->offset && t->map.dso == m->dso)
 			return cache->ftok_slots[i] - 1;
 	}
-	if (cache->nr_ftoks == cache->cap_ftoks) {
-		size_t cap = cache->cap_ftoks ? cache->cap_ftoks * 2 : 256;
-		struct ftok *t = realloc(cache->ftoks, cap * sizeof(*t));
-
-		if (!t)
-			return -1;
-		cache->ftoks = t;
-		cache->cap_ftoks = cap;
-	}
+	if (VEC_RESERVE(cache->ftoks, cache->cap_ftoks, cache->nr_ftoks, 256))
+		return -1;
 	cache->ftoks[cache->nr_ftoks] = (struct ftok){ .map = *m, .addr = addr };
 	cache->ftok_slots[i] = (uint32_t)cache->nr_ftoks + 1;
 	return (int64_t)cache->nr_ftoks++;
@@ -965,17 +952,11 @@ static int proc__add_map(struct syms_cache *cache, struct proc *proc, size_t *ca
 			 const char *path, pid_t pid, uint64_t start, uint64_t end, uint64_t offset)
 {
 	struct dso *dso = cache__get_dso(cache, dev, ino, path, pid, start, end);
-	struct map *maps;
 
 	if (!dso)
 		return -ENOMEM;
-	if (proc->nr_maps == *cap) {
-		*cap = *cap ? *cap * 2 : 32;
-		maps = realloc(proc->maps, *cap * sizeof(*maps));
-		if (!maps)
-			return -ENOMEM;
-		proc->maps = maps;
-	}
+	if (VEC_RESERVE(proc->maps, *cap, proc->nr_maps, 32))
+		return -ENOMEM;
 	proc->maps[proc->nr_maps++] = (struct map){ .start = start, .end = end, .offset = offset, .dso = dso };
 	return 0;
 }
