@@ -20,12 +20,12 @@
  * program: sched_on_switch 220,000 -> 117,000 verified instructions,
  * sched_on_wakeup 47,000 -> 28,000, sched_on_runtime 39,000 -> 28,000.
  * task: the task_struct's address, read through BPF_CORE_READ only. how:
- * SCHED_HOW(run_first, sched_path, dwarf, csw). */
+ * SCHED_HOW(run_first, sched_path, dwarf, csw, others). */
 __noinline int sched_account(__u32 tid, struct it_sched_thread *st, __u64 now, __u64 task, __u32 how)
 {
 	if (st)
 		account_body(tid, st, now, (struct task_struct *)task, how & 1, how & 2, (int)(how >> 2) & 3,
-			     (int)(how >> 4) & 3);
+			     (int)(how >> 4) & 3, how & 64);
 	return 0;
 }
 
@@ -164,9 +164,9 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 gen = targets_gen; /* before the lookups it vouches for */
 	struct it_sched_thread *st;
-	bool next_followed;
+	bool prev_followed = ptgid && target_of(ptgid), next_followed;
 
-	if (ptgid && target_of(ptgid) && (st = thread_of(ptid, ptgid, prev, now, true))) {
+	if (prev_followed && (st = thread_of(ptid, ptgid, prev, now, true))) {
 		long state = task_state(prev);
 		bool voluntary = !preempt && state != 0;
 
@@ -241,7 +241,10 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				account(ntid, st, now - wait, next, false, false, SCHED_DWARF_DEFER);
 				st->state = IT_SCHED_RUNQ;
 			}
-			account(ntid, st, now, next, run_first, false, SCHED_DWARF_DEFER);
+			/* the wait ends here: behind another process when the
+			 * task that leaves the CPU is neither idle (tgid 0)
+			 * nor of a traced process */
+			account_switch_in(ntid, st, now, next, run_first, ptgid && !prev_followed);
 		}
 		if (st) {
 			st->state = IT_SCHED_ONCPU;

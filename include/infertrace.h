@@ -498,6 +498,10 @@ struct it_sched_times {
 	__u64 nivcsw;       /* involuntary (preempted while runnable) */
 	__u64 minflt;       /* page faults, from the task counters */
 	__u64 majflt;
+	/* the part of runq_ns waited behind a task of no traced process: the
+	 * task that ran on the CPU just before the thread was switched in
+	 * (sched_switch's prev) was neither idle nor of a target */
+	__u64 runq_others_ns;
 };
 
 /* Key of `runq_hist`: per process and phase; value struct it_hist. */
