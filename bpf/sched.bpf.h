@@ -319,9 +319,9 @@ static __always_inline bool at_block_site(const struct it_sched_thread *st)
 }
 
 /* csw: a switch-out to count with the interval's attribution, as it stands
- * after the sync (SCHED_CSW_*). others: a switch-in whose wait in the run
- * queue was behind a task of no traced process (the CPU's previous task):
- * the interval's run-queue wait is also counted in runq_others_ns. */
+ * after the sync (SCHED_CSW_*). others: a switch-in: st->others_pend ns
+ * of the interval's run-queue wait (at most all of it) were behind tasks
+ * of no traced process, also counted in runq_others_ns. */
 #define SCHED_CSW_NONE 0
 #define SCHED_CSW_VOLUNTARY 1
 #define SCHED_CSW_INVOLUNTARY 2
@@ -421,8 +421,12 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 		off_total += off;
 		if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_ONCPU) {
 			__sync_fetch_and_add(&v->runq_ns, off);
-			if (others && st->state == IT_SCHED_RUNQ)
-				__sync_fetch_and_add(&v->runq_others_ns, off);
+			if (others && st->state == IT_SCHED_RUNQ && st->others_pend) {
+				__u64 o = st->others_pend < off ? st->others_pend : off;
+
+				__sync_fetch_and_add(&v->runq_others_ns, o);
+				st->others_pend -= o;
+			}
 		} else if (st->state == IT_SCHED_BLOCKED) {
 			__sync_fetch_and_add(&v->blocked_ns, off);
 			k.kstack_id = st->kstack_id;
@@ -540,8 +544,8 @@ static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64
 	sched_account(tid, st, now, (__u64)task, SCHED_HOW(run_first, sched_path, dwarf, SCHED_CSW_NONE, false));
 }
 
-/* A switch-in's sync: others, the wait was behind a task of no traced
- * process (account_body). */
+/* A switch-in's sync: others, st->others_pend holds the wait's part behind
+ * other processes (account_body). */
 static __always_inline void account_switch_in(__u32 tid, struct it_sched_thread *st, __u64 now,
 					      struct task_struct *task, bool run_first, bool others)
 {

@@ -192,10 +192,11 @@ class SchedTest(unittest.TestCase):
         """8 spinning threads pinned to one CPU, no hog of its own: each
         waits behind the other seven. Other processes may share that CPU
         (the tracer, other work on the machine, the hog of `make
-        test-flaky`): with T such tasks runnable there, a wait ends after
-        one of the fixture's 7 other threads 7 times in 7 + T, so with T
-        up to 7 at least half of the wait is behind its own threads (here
-        T was about 1: 3/4 of a 4-thread fixture's wait was its own)."""
+        test-flaky`): with T such tasks runnable there, sharing it fairly
+        with the fixture's, a waiting thread sees them run T of every
+        7 + T slices, so with T up to 7 at least half of the wait is
+        behind its own threads (measured on a VM with load about 5:
+        a third behind others)."""
         cpu = max(os.sched_getaffinity(0))
         env = dict(os.environ, SCHED_FIX_CPU=str(cpu))
         r = common.record([], [common.fixture("sched_fix"), "threads", "8", "50"], env=env)
