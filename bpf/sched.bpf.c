@@ -20,12 +20,12 @@
  * program: sched_on_switch 220,000 -> 117,000 verified instructions,
  * sched_on_wakeup 47,000 -> 28,000, sched_on_runtime 39,000 -> 28,000.
  * task: the task_struct's address, read through BPF_CORE_READ only. how:
- * SCHED_HOW(run_first, sched_path, dwarf, csw). */
+ * SCHED_HOW(run_first, sched_path, dwarf, csw, others). */
 __noinline int sched_account(__u32 tid, struct it_sched_thread *st, __u64 now, __u64 task, __u32 how)
 {
 	if (st)
 		account_body(tid, st, now, (struct task_struct *)task, how & 1, how & 2, (int)(how >> 2) & 3,
-			     (int)(how >> 4) & 3);
+			     (int)(how >> 4) & 3, how & 64);
 	return 0;
 }
 
@@ -149,6 +149,46 @@ static __always_inline __u64 unseen_wakeup_wait(struct task_struct *next, __u64 
 	return wait < most ? wait : most;
 }
 
+/* Per CPU: the time it ran tasks of no traced process (neither idle nor
+ * of a target), from the switches; since when its current task runs, and
+ * whether that task is one. A followed thread's wait on that CPU's run
+ * queue is behind other processes for the growth of `ns` (with the current
+ * task's run so far) over the wait: the marks below. Indexed by CPU; each
+ * entry is written by its own CPU's switches only. */
+#define SCHED_MAX_CPUS 1024
+
+struct cpu_others {
+	__u64 ns;
+	__u64 since;
+	__u32 foreign;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SCHED_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct cpu_others);
+} cpu_others SEC(".maps");
+
+/* That CPU's time running other processes up to now. */
+static __always_inline __u64 cpu_others_now(const struct cpu_others *co, __u64 now)
+{
+	return co->ns + (co->foreign && now > co->since ? now - co->since : 0);
+}
+
+/* A followed thread begins to wait on `cpu`'s run queue now. */
+static __always_inline void wait_mark(struct it_sched_thread *st, __u32 cpu, __u64 now)
+{
+	struct cpu_others *co = bpf_map_lookup_elem(&cpu_others, &cpu);
+
+	st->wait_marked = co != NULL;
+	if (co) {
+		st->wait_cpu = cpu;
+		st->others_mark = cpu_others_now(co, now);
+	}
+}
+
 /* below, with sched_on_sys_exit, its other caller */
 static __noinline int offcpu_record(struct it_sched_thread *st, __u32 cycle, __u32 phase, __u64 weight,
 				    __u64 block);
@@ -164,9 +204,19 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u32 gen = targets_gen; /* before the lookups it vouches for */
 	struct it_sched_thread *st;
-	bool next_followed;
+	bool prev_followed = ptgid && target_of(ptgid), next_followed = ntgid && target_of(ntgid);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_others *co = bpf_map_lookup_elem(&cpu_others, &cpu);
+	__u64 behind = 0;
 
-	if (ptgid && target_of(ptgid) && (st = thread_of(ptid, ptgid, prev, now, true))) {
+	if (co) {
+		/* prev's run ends: counted when it was another process's */
+		behind = cpu_others_now(co, now);
+		co->ns = behind;
+		co->since = now;
+		co->foreign = ntgid && !next_followed;
+	}
+	if (prev_followed && (st = thread_of(ptid, ptgid, prev, now, true))) {
 		long state = task_state(prev);
 		bool voluntary = !preempt && state != 0;
 
@@ -215,9 +265,12 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 			}
 		} else {
 			st->state = IT_SCHED_RUNQ;
+			/* preempted: it waits on this CPU from here */
+			st->wait_marked = co != NULL;
+			st->wait_cpu = cpu;
+			st->others_mark = behind;
 		}
 	}
-	next_followed = ntgid && target_of(ntgid);
 	runtime_skip_set(next, gen, !next_followed);
 	if (next_followed) {
 		st = thread_of(ntid, ntgid, next, now, false);
@@ -241,7 +294,18 @@ int sched_on_switch(struct bpf_raw_tracepoint_args *ctx)
 				account(ntid, st, now - wait, next, false, false, SCHED_DWARF_DEFER);
 				st->state = IT_SCHED_RUNQ;
 			}
-			account(ntid, st, now, next, run_first, false, SCHED_DWARF_DEFER);
+			/* the wait ends here: behind other processes for the
+			 * time this CPU ran them since the wait began on it;
+			 * where the wait began elsewhere, or unseen, all of it
+			 * when the task leaving the CPU is neither idle (tgid
+			 * 0) nor of a traced process */
+			if (st->wait_marked && st->wait_cpu == cpu && co)
+				st->others_pend = behind > st->others_mark ? behind - st->others_mark : 0;
+			else
+				st->others_pend = ptgid && !prev_followed ? (__u64)-1 : 0;
+			st->wait_marked = 0;
+			account_switch_in(ntid, st, now, next, run_first, true);
+			st->others_pend = 0;
 		}
 		if (st) {
 			st->state = IT_SCHED_ONCPU;
@@ -281,8 +345,10 @@ static __always_inline int on_wakeup(struct task_struct *task)
 	st = thread_of(tid, tgid, task, now, false);
 	if (!st) {
 		st = thread_of(tid, tgid, task, now, true);
-		if (st)
+		if (st) {
 			st->state = IT_SCHED_RUNQ;
+			wait_mark(st, BPF_CORE_READ(task, wake_cpu), now);
+		}
 		return 0;
 	}
 	if (st->state == IT_SCHED_ONCPU && !BPF_CORE_READ(task, on_cpu)) {
@@ -295,6 +361,7 @@ static __always_inline int on_wakeup(struct task_struct *task)
 		set_ustack(st, tid, -1);
 		account(tid, st, now, task, true, true, SCHED_DWARF_DEFER);
 		st->state = IT_SCHED_RUNQ;
+		wait_mark(st, BPF_CORE_READ(task, wake_cpu), now);
 	} else if (st->state == IT_SCHED_BLOCKED || st->state == IT_SCHED_UNKNOWN) {
 		if (st->state == IT_SCHED_BLOCKED) {
 			from = st->ts;
@@ -303,6 +370,8 @@ static __always_inline int on_wakeup(struct task_struct *task)
 		}
 		st->state = IT_SCHED_RUNQ;
 		st->ts = now;
+		/* enqueued on its CPU's run queue (wake_cpu: set with it) */
+		wait_mark(st, BPF_CORE_READ(task, wake_cpu), now);
 	}
 	return 0;
 }

@@ -319,13 +319,16 @@ static __always_inline bool at_block_site(const struct it_sched_thread *st)
 }
 
 /* csw: a switch-out to count with the interval's attribution, as it stands
- * after the sync (SCHED_CSW_*). */
+ * after the sync (SCHED_CSW_*). others: a switch-in: st->others_pend ns
+ * of the interval's run-queue wait (at most all of it) were behind tasks
+ * of no traced process, also counted in runq_others_ns. */
 #define SCHED_CSW_NONE 0
 #define SCHED_CSW_VOLUNTARY 1
 #define SCHED_CSW_INVOLUNTARY 2
 
 static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, __u64 now,
-					 struct task_struct *task, bool run_first, bool sched_path, int dwarf, int csw)
+					 struct task_struct *task, bool run_first, bool sched_path, int dwarf, int csw,
+					 bool others)
 {
 	__u32 cyc = current_cycle(st->tgid), ph = current_phase(tid);
 	__u64 sum = BPF_CORE_READ(task, se.sum_exec_runtime);
@@ -418,6 +421,12 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 		off_total += off;
 		if (st->state == IT_SCHED_RUNQ || st->state == IT_SCHED_ONCPU) {
 			__sync_fetch_and_add(&v->runq_ns, off);
+			if (others && st->state == IT_SCHED_RUNQ && st->others_pend) {
+				__u64 o = st->others_pend < off ? st->others_pend : off;
+
+				__sync_fetch_and_add(&v->runq_others_ns, o);
+				st->others_pend -= o;
+			}
 		} else if (st->state == IT_SCHED_BLOCKED) {
 			__sync_fetch_and_add(&v->blocked_ns, off);
 			k.kstack_id = st->kstack_id;
@@ -519,8 +528,9 @@ static __always_inline void account_body(__u32 tid, struct it_sched_thread *st, 
 	}
 }
 
-#define SCHED_HOW(run_first, sched_path, dwarf, csw) \
-	((__u32)(run_first) | (__u32)(sched_path) << 1 | (__u32)(dwarf) << 2 | (__u32)(csw) << 4)
+#define SCHED_HOW(run_first, sched_path, dwarf, csw, others)                                         \
+	((__u32)(run_first) | (__u32)(sched_path) << 1 | (__u32)(dwarf) << 2 | (__u32)(csw) << 4 | \
+	 (__u32)(others) << 6)
 
 #ifdef SCHED_ACCOUNT_GLOBAL
 /* In sched.bpf.c: account_body as a global function, which the verifier
@@ -531,7 +541,16 @@ int sched_account(__u32 tid, struct it_sched_thread *st, __u64 now, __u64 task, 
 static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now, struct task_struct *task,
 				    bool run_first, bool sched_path, int dwarf)
 {
-	sched_account(tid, st, now, (__u64)task, SCHED_HOW(run_first, sched_path, dwarf, SCHED_CSW_NONE));
+	sched_account(tid, st, now, (__u64)task, SCHED_HOW(run_first, sched_path, dwarf, SCHED_CSW_NONE, false));
+}
+
+/* A switch-in's sync: others, st->others_pend holds the wait's part behind
+ * other processes (account_body). */
+static __always_inline void account_switch_in(__u32 tid, struct it_sched_thread *st, __u64 now,
+					      struct task_struct *task, bool run_first, bool others)
+{
+	sched_account(tid, st, now, (__u64)task,
+		      SCHED_HOW(run_first, false, SCHED_DWARF_DEFER, SCHED_CSW_NONE, others));
 }
 
 /* A switch-out's sync, the switch counted in the same lookup. */
@@ -540,7 +559,7 @@ static __always_inline void account_switch_out(__u32 tid, struct it_sched_thread
 {
 	sched_account(tid, st, now, (__u64)task,
 		      SCHED_HOW(false, false, SCHED_DWARF_AT_SITE,
-				voluntary ? SCHED_CSW_VOLUNTARY : SCHED_CSW_INVOLUNTARY));
+				voluntary ? SCHED_CSW_VOLUNTARY : SCHED_CSW_INVOLUNTARY, false));
 }
 #else
 /* The probes' edges (probes.bpf.c) inline it with SCHED_DWARF_NO: their
@@ -548,7 +567,7 @@ static __always_inline void account_switch_out(__u32 tid, struct it_sched_thread
 static __always_inline void account(__u32 tid, struct it_sched_thread *st, __u64 now, struct task_struct *task,
 				    bool run_first, bool sched_path, int dwarf)
 {
-	account_body(tid, st, now, task, run_first, sched_path, dwarf, SCHED_CSW_NONE);
+	account_body(tid, st, now, task, run_first, sched_path, dwarf, SCHED_CSW_NONE, false);
 }
 #endif
 

@@ -476,6 +476,12 @@ struct it_sched_thread {
 	__u32 waker_tid;
 	__u32 waker_phase;
 	__s32 waker_kstack_id, waker_ustack_id;
+	/* IT_SCHED_RUNQ: the CPU whose run queue it waits on and that CPU's
+	 * time running other processes when the wait began
+	 * (bpf/sched.bpf.c, cpu_others); wait_marked 0: not known */
+	__u64 others_mark;
+	__u32 wait_cpu, wait_marked;
+	__u64 others_pend; /* at a switch-in: the wait's part behind other processes */
 };
 
 /* Flags of struct it_sched_key: which threads the times are of. */
@@ -508,6 +514,9 @@ struct it_sched_times {
 	__u64 nivcsw;       /* involuntary (preempted while runnable) */
 	__u64 minflt;       /* page faults, from the task counters */
 	__u64 majflt;
+	/* the part of runq_ns during which the CPU the thread waited on ran
+	 * tasks of no traced process (not idle) */
+	__u64 runq_others_ns;
 };
 
 /* Key of `runq_hist`: per process and phase; value struct it_hist. */

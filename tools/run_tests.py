@@ -34,6 +34,8 @@ TIMING_SENSITIVE = [
     "test_python_sqlite.TestSqlitePreset.test_module_level_loop_timed_natively",
     "test_sched.SchedTest.test_sleep_spin_cycles",
     "test_sched.SchedTest.test_sleep_spin_cycles_beside_cpu_hog",
+    "test_sched.SchedTest.test_wait_behind_a_hog",
+    "test_sched.SchedTest.test_wait_behind_own_threads",
     "test_edges.EdgesTest.test_cpu_bound_phases_back_to_back",
     "test_edges.EdgesTest.test_sleep_inside_each_phase",
     "test_edges.EdgesTest.test_busy_thread_on_the_same_cpu",

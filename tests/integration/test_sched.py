@@ -3,6 +3,7 @@
 times are known by construction (tests/fixtures/sched_fix.c)."""
 import json
 import os
+import subprocess
 import unittest
 
 import common
@@ -151,6 +152,62 @@ class SchedTest(unittest.TestCase):
         self.assertGreater(p4["runq"]["p50_us"], 1000)
         # more than 1 thread wanted the CPU at a time, on average
         self.assertGreater(four.profile["sched"]["avg_runnable_threads"], 2)
+
+    def test_wait_behind_a_hog(self):
+        """sleepspin pinned to one CPU beside a busy loop pinned to the same
+        CPU: the fixture's one thread waits only behind the hog (or other
+        processes): the CPU is never idle and it has no thread of its own
+        to wait behind, so its whole run-queue wait is behind others."""
+        cpu = max(os.sched_getaffinity(0))
+        hog = subprocess.Popen(["/bin/sh", "-c", "while :; do :; done"])
+        self.addCleanup(hog.wait)
+        self.addCleanup(hog.kill)
+        os.sched_setaffinity(hog.pid, {cpu})
+        env = dict(os.environ, SCHED_FIX_CPU=str(cpu))
+        r = common.record(["--cycle", "cycle_sleepspin", "--phase", "spin=spin_ms"],
+                          [common.fixture("sched_fix"), "sleepspin", "10"], env=env)
+        cycles = r.profile["cycles"]
+        self.assertEqual(len(cycles), 10)
+        rq = sum(c.get("runq_wait_ms", 0) for c in cycles)
+        others = sum(c.get("runq_wait_others_ms", 0) for c in cycles)
+        spin_rq = sum(c["phases"]["spin"].get("runq_wait_ms", 0) for c in cycles)
+        spin_others = sum(c["phases"]["spin"].get("runq_wait_others_ms", 0) for c in cycles)
+        # the hog, always runnable there, gets its fair share of the CPU
+        # while the spin wants it: the spin's 20 ms of CPU take well over
+        # 20 ms of wall. 5 ms a cycle leaves room for the credit a thread
+        # that slept gets at its wake-up (at most half a scheduling period)
+        self.assertGreater(spin_rq, 5 * len(cycles), cycles)
+        # the exceptions: a wait settled before its switch-in (a wake-up or
+        # a switch-in no program saw, about one in 500): a few percent
+        self.assertGreaterEqual(others, 0.95 * rq, (others, rq))
+        self.assertGreaterEqual(spin_others, 0.95 * spin_rq, (spin_others, spin_rq))
+        s = r.profile["sched"]
+        self.assertGreaterEqual(s["runq_wait_others_ms"], 0.95 * s["runq_wait_ms"], s)
+        self.assertLessEqual(s["runq_wait_others_ms"], s["runq_wait_ms"] + 1e-6, s)
+        p = common.infertrace("report", r.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("behind other processes)", p.stdout)
+
+    def test_wait_behind_own_threads(self):
+        """8 spinning threads pinned to one CPU, no hog of its own: each
+        waits behind the other seven. Other processes may share that CPU
+        (the tracer, other work on the machine, the hog of `make
+        test-flaky`): with T such tasks runnable there, sharing it fairly
+        with the fixture's, a waiting thread sees them run T of every
+        7 + T slices, so with T up to 7 at least half of the wait is
+        behind its own threads (measured on a VM with load about 5:
+        a third behind others)."""
+        cpu = max(os.sched_getaffinity(0))
+        env = dict(os.environ, SCHED_FIX_CPU=str(cpu))
+        r = common.record([], [common.fixture("sched_fix"), "threads", "8", "50"], env=env)
+        p = [p for p in r.profile["sched"]["per_process"] if p["comm"] == "sched_fix"][0]
+        # on one CPU the k-th thread to finish waited for the k - 1 before
+        # it: (0 + 1 + ... + 7) x 50 = 1400 ms in all had they started
+        # together; an eighth of that leaves room for staggered starts
+        self.assertGreater(p["runq_wait_ms"], 175, p)
+        own = p["runq_wait_ms"] - p["runq_wait_others_ms"]
+        self.assertGreaterEqual(p["runq_wait_others_ms"], 0, p)
+        self.assertGreater(own, 0.5 * p["runq_wait_ms"], p)
 
 
 if __name__ == "__main__":

@@ -180,7 +180,7 @@ static void fill_row(struct tune_row *r, int runs, size_t n, double mid, double 
 	memset(r, 0, sizeof(*r));
 	for (int k = 0; k < runs; k++) {
 		alternate(x, n, mid, d);
-		assert_int_equal(tune_row__add_run(r, x, n), 0);
+		assert_int_equal(tune_row__add_run(r, x, NULL, n), 0);
 	}
 	tune_row__figures(r);
 }
@@ -252,9 +252,9 @@ static void test_run_drift_is_no_difference(void **state)
 	memset(rows, 0, sizeof(rows));
 	for (int k = 0; k < 2; k++) {
 		alternate(x, 12, 104 + k, 0.1);
-		assert_int_equal(tune_row__add_run(&rows[0], x, 12), 0);
+		assert_int_equal(tune_row__add_run(&rows[0], x, NULL, 12), 0);
 		alternate(x, 12, 100 + k, 0.1);
-		assert_int_equal(tune_row__add_run(&rows[1], x, 12), 0);
+		assert_int_equal(tune_row__add_run(&rows[1], x, NULL, 12), 0);
 	}
 	tune_row__figures(&rows[0]);
 	tune_row__figures(&rows[1]);
@@ -268,7 +268,7 @@ static void test_run_drift_is_no_difference(void **state)
 	memset(&rows[1], 0, sizeof(rows[1]));
 	for (int k = 0; k < 2; k++) {
 		alternate(x, 12, 50 + k, 0.1);
-		assert_int_equal(tune_row__add_run(&rows[1], x, 12), 0);
+		assert_int_equal(tune_row__add_run(&rows[1], x, NULL, 12), 0);
 	}
 	tune_row__figures(&rows[1]);
 	assert_true(tune_rows__runs_differ(&rows[0], &rows[1]));
@@ -278,6 +278,107 @@ static void test_run_drift_is_no_difference(void **state)
 	assert_true(sig);
 	for (int i = 0; i < 2; i++)
 		tune_row__free(&rows[i]);
+}
+
+/* A cycle's own time: its time less the wait behind other processes, the
+ * larger of the main thread's and the cycle's share of all its threads'. */
+static void test_own_time_of_a_cycle(void **state)
+{
+	struct model_cycle c;
+	struct tune_metric mt;
+	char err[160];
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	c.duration_ms = 30;
+	c.split.present = true;
+	c.split.oncpu_ms = 20;
+	c.split.runq_ms = 10;
+	c.split.runq_others_ms = 10;
+	c.has_all_threads = true;
+	c.all_oncpu_ms = 20;
+	c.all_runq_ms = 10;
+	c.all_runq_others_ms = 10;
+	assert_int_equal(tune_metric__parse("cycle_ms", &mt, err, sizeof(err)), 0);
+	assert_float_equal(tune_metric__own(&mt, &c, -1, 30), 20.0, 1e-9); /* one thread: 30 - 10 */
+	/* four threads: the main thread 2 ms behind others, all of them 18 of
+	 * their 90 ms (on 50, queued 30, blocked 10): a fifth of the cycle, 6 ms */
+	c.split.runq_others_ms = 2;
+	c.all_oncpu_ms = 50;
+	c.all_runq_ms = 30;
+	c.all_offcpu_ms = 10;
+	c.all_runq_others_ms = 18;
+	assert_float_equal(tune_metric__own(&mt, &c, -1, 30), 24.0, 1e-9);
+	/* a rate over the cycle: 30/24 as high without the wait */
+	assert_int_equal(tune_metric__parse("tokens_per_s", &mt, err, sizeof(err)), 0);
+	assert_float_equal(tune_metric__own(&mt, &c, -1, 100), 125.0, 1e-9);
+	/* joules are no time: as they are */
+	assert_int_equal(tune_metric__parse("joules_per_token", &mt, err, sizeof(err)), 0);
+	assert_float_equal(tune_metric__own(&mt, &c, -1, 0.5), 0.5, 1e-9);
+	/* no wait behind others: the value itself */
+	memset(&c, 0, sizeof(c));
+	c.duration_ms = 30;
+	assert_int_equal(tune_metric__parse("cycle_ms", &mt, err, sizeof(err)), 0);
+	assert_float_equal(tune_metric__own(&mt, &c, -1, 30), 30.0, 1e-9);
+}
+
+/* R runs of 12 cycles each at mid +- 0.1, each of which waited `others`
+ * ms behind other processes (own = value - others) */
+static void fill_own_row(struct tune_row *r, int runs, double mid, double others)
+{
+	double x[12], own[12];
+
+	memset(r, 0, sizeof(*r));
+	for (int k = 0; k < runs; k++) {
+		alternate(x, 12, mid + 0.2 * k, 0.1);
+		for (int i = 0; i < 12; i++)
+			own[i] = x[i] - others;
+		assert_int_equal(tune_row__add_run(r, x, own, 12), 0);
+	}
+	tune_row__figures(r);
+}
+
+/* Two settings alike in their own time, one of whose runs waited 10 ms a
+ * cycle behind other processes (a CPU hog on the CPU they ran on): the
+ * values differ (30 against 20 ms) but the verdict is withheld and the
+ * baseline kept, whichever side waited. A real difference of 10 ms with
+ * the same 5 ms wait on both sides keeps its verdict. */
+static void test_wait_behind_others_withholds_verdict(void **state)
+{
+	struct tune_row rows[2];
+	bool sig;
+
+	(void)state;
+	fill_own_row(&rows[0], 2, 20, 0);
+	fill_own_row(&rows[1], 2, 30, 10);
+	assert_false(tune_row__overlap(&rows[0], &rows[1]));
+	assert_true(tune_rows__runs_differ(&rows[0], &rows[1]));
+	assert_false(tune_rows__own_differ(&rows[1], &rows[0], false));
+	assert_float_equal(rows[1].own_median, 20.0, 0.15);
+	tune_rows__compare(rows, 2, 0, false);
+	assert_int_equal(rows[1].verdict, TUNE_V_WITHHELD);
+	assert_string_equal(tune_verdict__name(rows[1].verdict), "withheld: wait behind other processes");
+	assert_int_equal(tune_rows__choose(rows, 2, 0, false, &sig), 0);
+	assert_false(sig);
+	/* the baseline the one that waited: the other looks better, is not chosen */
+	tune_rows__compare(rows, 2, 1, false);
+	assert_int_equal(rows[0].verdict, TUNE_V_WITHHELD);
+	assert_int_equal(tune_rows__choose(rows, 2, 1, false, &sig), 1);
+	assert_false(sig);
+	tune_row__free(&rows[0]);
+	tune_row__free(&rows[1]);
+	/* 25 against 35 ms, 5 ms behind others on each side: 20 against 30 of their own */
+	fill_own_row(&rows[0], 2, 25, 5);
+	fill_own_row(&rows[1], 2, 35, 5);
+	assert_true(tune_rows__own_differ(&rows[1], &rows[0], false));
+	tune_rows__compare(rows, 2, 0, false);
+	assert_int_equal(rows[1].verdict, TUNE_V_WORSE);
+	tune_rows__compare(rows, 2, 1, false);
+	assert_int_equal(rows[0].verdict, TUNE_V_BETTER);
+	assert_int_equal(tune_rows__choose(rows, 2, 1, false, &sig), 0);
+	assert_true(sig);
+	tune_row__free(&rows[0]);
+	tune_row__free(&rows[1]);
 }
 
 /* 4 cycles per setting: no interval, no verdict, the baseline kept */
@@ -648,6 +749,8 @@ int main(void)
 		cmocka_unit_test(test_rows_verdicts_and_choice),
 		cmocka_unit_test(test_identical_settings_differ_not),
 		cmocka_unit_test(test_run_drift_is_no_difference),
+		cmocka_unit_test(test_own_time_of_a_cycle),
+		cmocka_unit_test(test_wait_behind_others_withholds_verdict),
 		cmocka_unit_test(test_too_few_cycles_no_verdict),
 		cmocka_unit_test(test_table_names_the_choice),
 		cmocka_unit_test(test_table_no_significant_difference),

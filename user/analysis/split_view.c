@@ -18,6 +18,7 @@ static void add(struct model_split *to, const struct model_split *s)
 	to->present = true;
 	to->oncpu_ms += s->oncpu_ms;
 	to->runq_ms += s->runq_ms;
+	to->runq_others_ms += s->runq_others_ms;
 	to->offcpu_ms += s->offcpu_ms;
 	for (int i = 0; i < BLOCKED_NCLASSES; i++)
 		to->blocked_ms[i] += s->blocked_ms[i];
@@ -77,15 +78,17 @@ const char *split_view__blocked(const struct model_split *s, char *buf, size_t l
 
 const char *split_view__line(const struct model_split *s, char *buf, size_t len)
 {
-	char bl[200];
+	char bl[200], rq[64] = "";
 
 	if (!s->present) {
 		buf[0] = 0;
 		return buf;
 	}
 	split_view__blocked(s, bl, sizeof(bl));
-	snprintf(buf, len, "on-CPU %.2f ms, run queue %.2f, blocked %.2f%s%s%s", s->oncpu_ms, s->runq_ms, s->offcpu_ms,
-		 bl[0] ? " (" : "", bl, bl[0] ? ")" : "");
+	if (s->runq_others_ms >= 0.005)
+		snprintf(rq, sizeof(rq), " (%.2f behind other processes)", s->runq_others_ms);
+	snprintf(buf, len, "on-CPU %.2f ms, run queue %.2f%s, blocked %.2f%s%s%s", s->oncpu_ms, s->runq_ms, rq,
+		 s->offcpu_ms, bl[0] ? " (" : "", bl, bl[0] ? ")" : "");
 	return buf;
 }
 
@@ -99,7 +102,7 @@ static size_t median_cycle(const struct model *m, struct model_split *out)
 	memset(out, 0, sizeof(*out));
 	if (!v)
 		return 0;
-	for (int part = 0; part < 3 + BLOCKED_NCLASSES; part++) {
+	for (int part = 0; part < 4 + BLOCKED_NCLASSES; part++) {
 		n = 0;
 		for (size_t i = 0; i < m->ncycles; i++) {
 			const struct model_split *s = &m->cycles[i].split;
@@ -107,7 +110,7 @@ static size_t median_cycle(const struct model *m, struct model_split *out)
 			if (!s->present || m->cycles[i].observed)
 				continue;
 			v[n++] = part == 0 ? s->oncpu_ms : part == 1 ? s->runq_ms : part == 2 ? s->offcpu_ms :
-				 s->blocked_ms[part - 3];
+				 part == 3 ? s->runq_others_ms : s->blocked_ms[part - 4];
 		}
 		if (!n)
 			break;
@@ -119,8 +122,10 @@ static size_t median_cycle(const struct model *m, struct model_split *out)
 			out->runq_ms = med;
 		else if (part == 2)
 			out->offcpu_ms = med;
+		else if (part == 3)
+			out->runq_others_ms = med;
 		else
-			out->blocked_ms[part - 3] = med;
+			out->blocked_ms[part - 4] = med;
 	}
 	free(v);
 	out->present = n > 0;

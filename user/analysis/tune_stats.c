@@ -82,6 +82,51 @@ bool tune_metric__cycle(const struct model *m, const struct tune_metric *mt, con
 	return isfinite(*x);
 }
 
+/* The part of `ms` that the threads behind it spent waiting behind other
+ * processes, by their split: all their run-queue wait behind others over
+ * all their time. */
+static double others_share(double ms, double on, double runq, double off, double others)
+{
+	double t = on + runq + off;
+
+	return t > 0 && isfinite(others) && others > 0 ? ms * others / t : 0;
+}
+
+double tune_metric__own(const struct tune_metric *mt, const struct model_cycle *c, int phase, double x)
+{
+	double wall = c->duration_ms, d = 0, all;
+	const struct model_split *s;
+
+	if (!isfinite(x))
+		return x;
+	switch (mt->kind) {
+	case TUNE_M_CYCLE_MS:
+	case TUNE_M_TOKENS_PER_S:
+		if (c->split.present && isfinite(c->split.runq_others_ms))
+			d = c->split.runq_others_ms;
+		if (c->has_all_threads) {
+			all = others_share(wall, c->all_oncpu_ms, c->all_runq_ms, c->all_offcpu_ms, c->all_runq_others_ms);
+			if (all > d)
+				d = all;
+		}
+		break;
+	case TUNE_M_PHASE_MS:
+		if (phase <= 0 || phase >= IT_MAX_PHASES || !c->phases[phase].present)
+			return x;
+		s = &c->phases[phase].split;
+		wall = c->phases[phase].ms;
+		if (s->present)
+			d = others_share(wall, s->oncpu_ms, s->runq_ms, s->offcpu_ms, s->runq_others_ms);
+		break;
+	default:
+		return x;
+	}
+	if (!(d > 0) || !(wall > d))
+		return x;
+	/* a rate over the cycle's time is that much higher without the wait */
+	return mt->kind == TUNE_M_TOKENS_PER_S ? x * wall / (wall - d) : x - d;
+}
+
 /* ---- which cycles ---- */
 
 size_t tune__warmup(size_t n)
@@ -122,6 +167,7 @@ void tune_evidence__init(struct tune_evidence *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->runq_share_pct = e->oncpu_ms_per_cycle = e->cpus_busy = e->gpu_busy_pct = e->max_temp_c = NAN;
+	e->runq_others_ms_per_cycle = NAN;
 }
 
 void tune_evidence__add_run(struct tune_evidence *e, const struct model *m, const size_t *idx, size_t n)
@@ -131,6 +177,10 @@ void tune_evidence__add_run(struct tune_evidence *e, const struct model *m, cons
 	for (size_t k = 0; k < n; k++) {
 		const struct model_cycle *c = &m->cycles[idx[k]];
 
+		if (c->split.present && isfinite(c->split.runq_others_ms)) {
+			e->others_ms += c->split.runq_others_ms;
+			e->others_cycles++;
+		}
 		if (!c->has_all_threads || !isfinite(c->all_oncpu_ms) || !isfinite(c->all_runq_ms))
 			continue;
 		e->on_ms += c->all_oncpu_ms;
@@ -161,6 +211,8 @@ void tune_evidence__finish(struct tune_evidence *e)
 	}
 	if (e->gpu_runs)
 		e->gpu_busy_pct = e->gpu_sum / e->gpu_runs;
+	if (e->others_cycles)
+		e->runq_others_ms_per_cycle = e->others_ms / e->others_cycles;
 }
 
 /* ---- the rows ---- */
@@ -178,19 +230,23 @@ const char *tune_verdict__name(enum tune_verdict v)
 		return "no significant difference";
 	case TUNE_V_NO_INTERVAL:
 		return "no interval";
+	case TUNE_V_WITHHELD:
+		return "withheld: wait behind other processes";
 	default:
 		return "not measured";
 	}
 }
 
-int tune_row__add_run(struct tune_row *r, const double *x, size_t n)
+int tune_row__add_run(struct tune_row *r, const double *x, const double *own, size_t n)
 {
 	if (!n)
 		return 0;
 	/* room for n more */
-	if (VEC_RESERVE(r->x, r->cap, r->n + n - 1, 64) || VEC_RESERVE(r->run_end, r->capruns, r->nruns, 8))
+	if (VEC_RESERVE(r->x, r->cap, r->n + n - 1, 64) || VEC_RESERVE(r->own, r->capown, r->n + n - 1, 64) ||
+	    VEC_RESERVE(r->run_end, r->capruns, r->nruns, 8))
 		return -ENOMEM;
 	memcpy(r->x + r->n, x, n * sizeof(*x));
+	memcpy(r->own + r->n, own ? own : x, n * sizeof(*x));
 	r->n += n;
 	r->run_end[r->nruns++] = r->n;
 	return 0;
@@ -199,6 +255,7 @@ int tune_row__add_run(struct tune_row *r, const double *x, size_t n)
 void tune_row__free(struct tune_row *r)
 {
 	free(r->x);
+	free(r->own);
 	free(r->run_end);
 	memset(r, 0, sizeof(*r));
 }
@@ -217,6 +274,14 @@ void tune_row__figures(struct tune_row *r)
 	r->median = bootstrap__estimate(&s, median);
 	if (!bootstrap__interval(&s, median, TUNE_LEVEL_PCT, TUNE_BOOT_REPS, TUNE_BOOT_SEED, &r->lo, &r->hi))
 		r->lo = r->hi = NAN;
+	r->own_median = r->own_lo = r->own_hi = NAN;
+	if (r->own) {
+		s.x = r->own;
+		r->own_median = bootstrap__estimate(&s, median);
+		if (!bootstrap__interval(&s, median, TUNE_LEVEL_PCT, TUNE_BOOT_REPS, TUNE_BOOT_SEED, &r->own_lo,
+					 &r->own_hi))
+			r->own_lo = r->own_hi = NAN;
+	}
 	r->change_pct = r->change_lo = r->change_hi = NAN;
 	r->verdict = r->n ? TUNE_V_NO_INTERVAL : TUNE_V_NONE;
 }
@@ -294,6 +359,30 @@ static bool better(double a, double b, bool higher)
 	return higher ? a > b : a < b;
 }
 
+/* r with its own values in place of its values */
+static struct tune_row own_view(const struct tune_row *r)
+{
+	struct tune_row v = *r;
+
+	v.x = r->own;
+	v.median = r->own_median;
+	v.lo = r->own_lo;
+	v.hi = r->own_hi;
+	return v;
+}
+
+bool tune_rows__own_differ(const struct tune_row *a, const struct tune_row *b, bool higher)
+{
+	struct tune_row oa, ob;
+
+	if (!a->own || !b->own)
+		return true; /* no own values: nothing to take out */
+	oa = own_view(a);
+	ob = own_view(b);
+	return isfinite(oa.lo) && isfinite(ob.lo) && !tune_row__overlap(&oa, &ob) && tune_rows__runs_differ(&oa, &ob) &&
+	       better(oa.median, ob.median, higher) == better(a->median, b->median, higher);
+}
+
 void tune_rows__compare(struct tune_row *rows, size_t n, size_t base, bool higher)
 {
 	const struct tune_row *b = &rows[base];
@@ -320,6 +409,8 @@ void tune_rows__compare(struct tune_row *rows, size_t n, size_t base, bool highe
 			r->verdict = TUNE_V_NO_INTERVAL;
 		else if (tune_row__overlap(r, b) || !tune_rows__runs_differ(r, b))
 			r->verdict = TUNE_V_SAME;
+		else if (!tune_rows__own_differ(r, b, higher))
+			r->verdict = TUNE_V_WITHHELD;
 		else
 			r->verdict = better(r->median, b->median, higher) ? TUNE_V_BETTER : TUNE_V_WORSE;
 	}
@@ -341,7 +432,8 @@ size_t tune_rows__choose(const struct tune_row *rows, size_t n, size_t base, boo
 
 	*significant = false;
 	if (best < 0 || (size_t)best == base || !isfinite(rows[best].lo) || !isfinite(rows[base].lo) ||
-	    tune_row__overlap(&rows[best], &rows[base]) || !tune_rows__runs_differ(&rows[best], &rows[base]))
+	    tune_row__overlap(&rows[best], &rows[base]) || !tune_rows__runs_differ(&rows[best], &rows[base]) ||
+	    !tune_rows__own_differ(&rows[best], &rows[base], higher))
 		return base;
 	*significant = true;
 	return (size_t)best;
@@ -420,7 +512,8 @@ void tune_result__conclude(struct tune_result *t, bool one_at_a_time)
 		const struct tune_row *c = &rows[t->chosen], *b = &rows[t->base];
 
 		t->significant = t->chosen != t->base && isfinite(c->lo) && isfinite(b->lo) && !tune_row__overlap(c, b) &&
-				 tune_rows__runs_differ(c, b);
+				 tune_rows__runs_differ(c, b) &&
+				 tune_rows__own_differ(c, b, t->metric.higher_is_better);
 		if (!t->significant)
 			t->chosen = t->base;
 	} else {

@@ -47,6 +47,12 @@ void tune_metric__default(const struct model *m, struct tune_metric *out);
 /* One cycle's value; false when it has none (no tokens, no energy, the
  * phase did not run in it). */
 bool tune_metric__cycle(const struct model *m, const struct tune_metric *mt, const struct model_cycle *c, double *x);
+/* The cycle's value x without the time it waited behind other processes
+ * (its own time): the metric's time less that wait, the larger of the main
+ * thread's (runq_wait_others_ms) and the time's share that all its threads
+ * spent so (all_threads); x itself where nothing was measured or the
+ * metric is no time (joules per token). */
+double tune_metric__own(const struct tune_metric *mt, const struct model_cycle *c, int phase, double x);
 
 /* Cycles left out at the start of a run of n complete cycles (the rule). */
 size_t tune__warmup(size_t n);
@@ -68,9 +74,10 @@ struct tune_evidence {
 	double gpu_busy_pct;        /* mean GPU utilisation of the runs */
 	size_t throttled_runs;      /* runs whose clock dropped while hot */
 	double max_temp_c;
+	double runq_others_ms_per_cycle; /* the main thread's wait behind other processes */
 	/* sums */
-	double on_ms, runq_ms, wall_ms, gpu_sum;
-	size_t split_cycles, gpu_runs;
+	double on_ms, runq_ms, wall_ms, gpu_sum, others_ms;
+	size_t split_cycles, gpu_runs, others_cycles;
 };
 
 void tune_evidence__init(struct tune_evidence *e);
@@ -86,22 +93,27 @@ enum tune_verdict {
 	TUNE_V_WORSE,
 	TUNE_V_SAME,        /* the intervals overlap: no significant difference */
 	TUNE_V_NO_INTERVAL, /* too few cycles here or in the baseline */
+	TUNE_V_WITHHELD,    /* the values differ, their own times (without the wait
+			     * behind other processes) do not: the machine's doing */
 };
 const char *tune_verdict__name(enum tune_verdict v);
 
 /* One setting's values, by run (the bootstrap's groups), and its figures. */
 struct tune_row {
 	double *x;
-	size_t n, cap;
+	double *own;   /* beside x: each value without its wait behind other processes */
+	size_t n, cap, capown;
 	size_t *run_end;
 	size_t nruns, capruns;
 	double median, lo, hi;                  /* NAN: none */
+	double own_median, own_lo, own_hi;      /* the same of own */
 	double change_pct, change_lo, change_hi; /* against the baseline's median, NAN: none */
 	enum tune_verdict verdict;
 };
 
-/* Adds a run's values (a run with none adds no group). 0 or -ENOMEM. */
-int tune_row__add_run(struct tune_row *r, const double *x, size_t n);
+/* Adds a run's values and their own values (NULL: the same; a run with
+ * none adds no group). 0 or -ENOMEM. */
+int tune_row__add_run(struct tune_row *r, const double *x, const double *own, size_t n);
 void tune_row__free(struct tune_row *r);
 /* The median and its interval. */
 void tune_row__figures(struct tune_row *r);
@@ -111,6 +123,12 @@ void tune_row__figures(struct tune_row *r);
  * with few runs the bootstrap's intervals alone take drift between runs
  * for a difference. One run each: true (no spread to test against). */
 bool tune_rows__runs_differ(const struct tune_row *a, const struct tune_row *b);
+/* Whether a's and b's own values (without the wait behind other processes)
+ * differ as their values do: intervals clear of each other, the runs
+ * differing (tune_rows__runs_differ), the medians in the same order. A
+ * difference of the values that their own values do not hold is the wait
+ * behind other processes: its verdict is withheld. */
+bool tune_rows__own_differ(const struct tune_row *a, const struct tune_row *b, bool higher_is_better);
 /* Whether two rows' intervals overlap; false when either has none. */
 bool tune_row__overlap(const struct tune_row *a, const struct tune_row *b);
 /* Each row's change against rows[base] and its verdict (figures first). */
@@ -118,7 +136,8 @@ void tune_rows__compare(struct tune_row *rows, size_t n, size_t base, bool highe
 /* The row with the best median, or -1 when none has one. */
 int tune_rows__best(const struct tune_row *rows, size_t n, bool higher_is_better);
 /* The choice: the best row when its interval lies clear of the
- * baseline's (*significant), else the baseline. */
+ * baseline's, its runs differ and its own values do too (*significant),
+ * else the baseline. */
 size_t tune_rows__choose(const struct tune_row *rows, size_t n, size_t base, bool higher_is_better,
 			 bool *significant);
 

@@ -510,7 +510,7 @@ static uint64_t unseen_sum(struct recording *rec, __u32 idx)
 
 /* Sums of one selection of sched_times entries. */
 struct acc {
-	uint64_t oncpu, runq, blocked, nvcsw, nivcsw, waits, minflt, majflt;
+	uint64_t oncpu, runq, runq_others, blocked, nvcsw, nivcsw, waits, minflt, majflt;
 	uint64_t cls[BLOCKED_NCLASSES];
 };
 
@@ -518,6 +518,7 @@ static void acc_add(struct acc *a, const struct it_sched_times *v)
 {
 	a->oncpu += v->oncpu_ns;
 	a->runq += v->runq_ns;
+	a->runq_others += v->runq_others_ns;
 	a->blocked += v->blocked_ns;
 	a->nvcsw += v->nvcsw;
 	a->nivcsw += v->nivcsw;
@@ -812,6 +813,7 @@ static void split_fill(struct model_split *o, const struct acc *a, uint64_t wall
 	o->present = true;
 	o->oncpu_ms = w.oncpu_ms;
 	o->runq_ms = w.runq_ms;
+	o->runq_others_ms = a->runq_others / 1e6;
 	o->offcpu_ms = w.blocked_ms;
 	for (int i = 0; i < BLOCKED_NCLASSES; i++)
 		o->blocked_ms[i] = a->cls[i] / 1e6;
@@ -868,6 +870,7 @@ static double fill_cycles(const struct view *vw, struct model *m)
 		c->has_all_threads = true;
 		c->all_oncpu_ms = all.oncpu / 1e6;
 		c->all_runq_ms = all.runq / 1e6;
+		c->all_runq_others_ms = all.runq_others / 1e6;
 		c->all_offcpu_ms = all.blocked / 1e6;
 		c->minflt = all.minflt;
 		c->majflt = all.majflt;
@@ -906,6 +909,7 @@ static json_t *per_process_json(struct recording *rec, const struct view *vw, ui
 		json_object_set_new(o, "wall_ms", json_real(end > start ? (end - start) / 1e6 : 0));
 		json_object_set_new(o, "oncpu_ms", json_real(a.oncpu / 1e6));
 		json_object_set_new(o, "runq_wait_ms", json_real(a.runq / 1e6));
+		json_object_set_new(o, "runq_wait_others_ms", json_real(a.runq_others / 1e6));
 		json_object_set_new(o, "offcpu_ms", json_real(a.blocked / 1e6));
 		json_object_set_new(o, "blocked", blocked_json(a.cls));
 		json_object_set_new(o, "runq_share_percent",
@@ -1248,6 +1252,7 @@ static int sched_collect(struct recording *rec, struct model *m)
 	m->sched.oncpu_ms = a.oncpu / 1e6;
 	m->sched.offcpu_ms = a.blocked / 1e6;
 	m->sched.runq_wait_ms = a.runq / 1e6;
+	m->sched.runq_wait_others_ms = a.runq_others / 1e6;
 	m->sched.runq_share_percent = a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0;
 	/* threads that wanted a CPU, on average, against the CPUs there are */
 	m->sched.avg_runnable_threads = m->run.end_ns > m->run.start_ns ?
@@ -1264,6 +1269,7 @@ static int sched_collect(struct recording *rec, struct model *m)
 	json_object_set_new(sched, "oncpu_ms", json_real(m->sched.oncpu_ms));
 	json_object_set_new(sched, "offcpu_ms", json_real(m->sched.offcpu_ms));
 	json_object_set_new(sched, "runq_wait_ms", json_real(m->sched.runq_wait_ms));
+	json_object_set_new(sched, "runq_wait_others_ms", json_real(m->sched.runq_wait_others_ms));
 	json_object_set_new(sched, "runq_share_percent", json_real(m->sched.runq_share_percent));
 	json_object_set_new(sched, "avg_runnable_threads", json_real(m->sched.avg_runnable_threads));
 	hist_sum(rec, -1, -1, slots);

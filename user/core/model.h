@@ -72,6 +72,7 @@ extern const char *const model_section_names[MODEL_NSECTIONS];
 struct model_split {
 	bool present;
 	double oncpu_ms, runq_ms, offcpu_ms;
+	double runq_others_ms; /* the part of runq_ms waited behind other processes */
 	double blocked_ms[BLOCKED_NCLASSES];
 	bool has_wall; /* unattributed_* computed against a wall time */
 	double unattributed_ms, unattributed_percent;
@@ -123,6 +124,7 @@ struct model_cycle {
 	struct model_split split;      /* the main thread, against the cycle's wall */
 	bool has_all_threads;
 	double all_oncpu_ms, all_runq_ms, all_offcpu_ms;
+	double all_runq_others_ms; /* the part of all_runq_ms waited behind other processes */
 	uint64_t minflt, majflt, nvcsw, nivcsw;
 	bool has_rss;
 	double rss_peak_mb, rss_end_mb;
@@ -198,6 +200,7 @@ struct model_recommendation {
 struct model_sched_figures {
 	bool available;
 	double runq_share_percent, avg_runnable_threads, runq_wait_ms, oncpu_ms, offcpu_ms;
+	double runq_wait_others_ms; /* the part of runq_wait_ms waited behind other processes */
 	int cpus;
 	bool has_faults;          /* page faults travel with on-CPU time */
 	bool has_startup;         /* the threads' time while no cycle was open yet */

@@ -83,6 +83,7 @@ static int blocked_read(void *base, const char *key, json_t *o, void *ctx)
 #define JF_T struct model_split
 JF_TABLE(split_fields_table, JF("oncpu_ms", JF_REAL, oncpu_ms, .flags = JF_OMIT | JF_ZERO),
 	 JF("runq_wait_ms", JF_REAL, runq_ms, .flags = JF_OMIT | JF_ZERO),
+	 JF("runq_wait_others_ms", JF_REAL, runq_others_ms, .flags = JF_OMIT | JF_ZERO),
 	 JF("offcpu_ms", JF_REAL, offcpu_ms, .flags = JF_OMIT | JF_ZERO), JF_FNS("blocked", blocked_write, blocked_read),
 	 JF("unattributed_ms", JF_REAL, unattributed_ms, .flags = JF_OMIT, JF_WHEN(has_wall)),
 	 JF("unattributed_percent", JF_REAL, unattributed_percent, .flags = JF_OMIT, JF_WHEN(has_wall)));
@@ -200,6 +201,7 @@ static int cycle_counts_read(void *base, const char *key, json_t *o, void *ctx)
 #define JF_T struct model_cycle
 JF_TABLE(all_threads_table, JF("oncpu_ms", JF_REAL, all_oncpu_ms, .flags = JF_OMIT),
 	 JF("runq_wait_ms", JF_REAL, all_runq_ms, .flags = JF_OMIT),
+	 JF("runq_wait_others_ms", JF_REAL, all_runq_others_ms, .flags = JF_OMIT | JF_ZERO),
 	 JF("offcpu_ms", JF_REAL, all_offcpu_ms, .flags = JF_OMIT));
 JF_TABLE(faults_table, JF("minor", JF_U64, minflt), JF("major", JF_U64, majflt));
 JF_TABLE(switches_table, JF("voluntary", JF_U64, nvcsw), JF("involuntary", JF_U64, nivcsw));
@@ -785,6 +787,7 @@ static int sched_read(void *base, const char *key, json_t *o, void *ctx)
 	m->sched.runq_share_percent = json_num(sched, "runq_share_percent");
 	m->sched.avg_runnable_threads = json_num(sched, "avg_runnable_threads");
 	m->sched.runq_wait_ms = json_num(sched, "runq_wait_ms");
+	m->sched.runq_wait_others_ms = json_num(sched, "runq_wait_others_ms");
 	m->sched.oncpu_ms = json_num(sched, "oncpu_ms");
 	m->sched.offcpu_ms = json_num(sched, "offcpu_ms");
 	m->sched.cpus = cpus >= INT_MIN && cpus <= INT_MAX ? (int)cpus : 0;

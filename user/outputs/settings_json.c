@@ -123,8 +123,9 @@ static json_t *values_of(const struct tune_result *t, const struct tune_setting 
 
 static json_t *evidence_json(const struct tune_evidence *e)
 {
-	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:I,s:o}", "runs", (json_int_t)e->runs, "cycles",
+	return json_pack("{s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:I,s:o}", "runs", (json_int_t)e->runs, "cycles",
 			 (json_int_t)e->cycles, "runq_share_percent", num_or_null(e->runq_share_pct),
+			 "runq_wait_others_ms_per_cycle", num_or_null(e->runq_others_ms_per_cycle),
 			 "oncpu_ms_per_cycle", num_or_null(e->oncpu_ms_per_cycle), "cpus_busy", num_or_null(e->cpus_busy),
 			 "gpu_busy_percent", num_or_null(e->gpu_busy_pct), "throttled_runs", (json_int_t)e->throttled_runs,
 			 "max_temp_c", num_or_null(e->max_temp_c));
@@ -154,6 +155,8 @@ static json_t *setting_json(const struct tune_result *t, size_t i)
 			    s->nruns ? json_pack("[I,I]", (json_int_t)s->warmup_lo, (json_int_t)s->warmup_hi) : json_null());
 	json_object_set_new(o, "median", num_or_null(r->median));
 	json_object_set_new(o, "interval", interval(r->lo, r->hi));
+	json_object_set_new(o, "own_median", num_or_null(r->own_median));
+	json_object_set_new(o, "own_interval", interval(r->own_lo, r->own_hi));
 	json_object_set_new(o, "change_percent", num_or_null(r->change_pct));
 	json_object_set_new(o, "change_interval_percent", interval(r->change_lo, r->change_hi));
 	json_object_set_new(o, "verdict", json_string(tune_verdict__name(r->verdict)));

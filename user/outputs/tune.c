@@ -93,8 +93,25 @@ static void print_evidence_change(FILE *f, const struct tune_result *t)
 		figp(y, sizeof(y), c->cpus_busy, 2, ""));
 	fprintf(f, "; GPU busy %s -> %s", figp(x, sizeof(x), b->gpu_busy_pct, 0, "%"),
 		figp(y, sizeof(y), c->gpu_busy_pct, 0, "%"));
+	fprintf(f, "; behind other processes %s -> %s per cycle", figp(x, sizeof(x), b->runq_others_ms_per_cycle, 2, " ms"),
+		figp(y, sizeof(y), c->runq_others_ms_per_cycle, 2, " ms"));
 	fprintf(f, "; throttled runs %zu of %zu -> %zu of %zu\n", b->throttled_runs, b->runs, c->throttled_runs,
 		c->runs);
+}
+
+/* Why a setting's verdict against the baseline was withheld: the wait
+ * behind other processes per cycle on each side (the main thread's), and
+ * the medians without it (tune_metric__own). */
+static void print_withheld(FILE *f, const struct tune_result *t, const struct tune_setting *s, int prec)
+{
+	const struct tune_setting *b = &t->settings[t->base];
+	char x[32], y[32], u[32], v[32];
+
+	fprintf(f, "withheld: %s against the baseline %s: the difference is the wait behind other processes: "
+		"%s vs %s ms per cycle; without it the medians are %s vs %s %s, no significant difference\n",
+		s->label, b->label, figp(x, sizeof(x), s->ev.runq_others_ms_per_cycle, 2, ""),
+		figp(y, sizeof(y), b->ev.runq_others_ms_per_cycle, 2, ""), figp(u, sizeof(u), s->row.own_median, prec, ""),
+		figp(v, sizeof(v), b->row.own_median, prec, ""), t->metric.unit);
 }
 
 void tune__print_table(FILE *f, const struct tune_result *t)
@@ -154,6 +171,9 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 			figp(c, sizeof(c), r->median, prec, ""), ci, ch, tune_verdict__name(r->verdict),
 			t->best == (int)i ? ", best" : "", t->chosen == i && t->significant ? ", chosen" : "");
 	}
+	for (size_t i = 0; i < t->nsettings; i++)
+		if (t->settings[i].row.verdict == TUNE_V_WITHHELD)
+			print_withheld(f, t, &t->settings[i], prec);
 	if (t->best < 0)
 		return;
 	{
@@ -171,6 +191,11 @@ void tune__print_table(FILE *f, const struct tune_result *t)
 				2 * 5, base->label);
 		} else if (t->best == (int)t->base) {
 			fprintf(f, "the baseline %s is the best setting measured; keeping it\n", base->label);
+		} else if (best->row.verdict == TUNE_V_WITHHELD) {
+			fprintf(f, "no verdict: the best, %s (%s), differs from the baseline %s (%s) by the wait "
+				"behind other processes (above); keeping the baseline\n", best->label,
+				figp(a, sizeof(a), best->row.median, prec, ""), base->label,
+				figp(b, sizeof(b), base->row.median, prec, ""));
 		} else {
 			fprintf(f, "no significant difference: the best, %s (%s), and the baseline %s (%s) %s; keeping "
 				"the baseline\n", best->label, figp(a, sizeof(a), best->row.median, prec, ""), base->label,
@@ -233,9 +258,9 @@ static int count_run(struct tune_cmd *c, struct tune_setting *s, const char *run
 	struct tune_result *t = &c->t;
 	struct model m;
 	size_t *idx = NULL, n, left = 0, k = 0;
-	double *x = NULL;
+	double *x = NULL, *own;
 	char err[160];
-	int e;
+	int e, ph;
 
 	e = load_run(run_dir, &m);
 	if (e)
@@ -255,18 +280,22 @@ static int count_run(struct tune_cmd *c, struct tune_setting *s, const char *run
 		model__free(&m);
 		return -ENOMEM;
 	}
-	x = calloc(n + 1, sizeof(*x));
+	x = calloc(2 * (n + 1), sizeof(*x));
 	if (!x) {
 		e = -ENOMEM;
 		goto out;
 	}
+	own = x + n + 1;
+	ph = t->metric.kind == TUNE_M_PHASE_MS ? model__phase_id(&m, t->metric.phase) : -1;
 	for (size_t i = 0; i < n; i++)
-		if (tune_metric__cycle(&m, &t->metric, &m.cycles[idx[i]], &x[k]))
+		if (tune_metric__cycle(&m, &t->metric, &m.cycles[idx[i]], &x[k])) {
+			own[k] = tune_metric__own(&t->metric, &m.cycles[idx[i]], ph, x[k]);
 			k++;
+		}
 	if (!k)
 		fprintf(stderr, "infertrace: warning: %s: no measured cycle has %s (%zu cycles, %zu left out as warm-up)\n",
 			run_dir, t->metric.name, m.ncycles, left);
-	e = tune_row__add_run(&s->row, x, k);
+	e = tune_row__add_run(&s->row, x, own, k);
 	if (!e)
 		e = push_str(&s->runs, &s->nruns, run_dir);
 	if (!e) {
