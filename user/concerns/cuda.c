@@ -265,23 +265,11 @@ static void checks_drop(int fd)
 static void publish_check(struct recording *rec, const struct it_ustack_event *e, uint32_t id,
 			  const struct unwind_reads *reads)
 {
-	struct it_ustack_check c = { .ref = (uint64_t)id + 1, .tgid = e->hdr.tgid, .nwords = (__u32)reads->n,
-				     .pc = ustack__event_ip(e), .sp = e->sp };
+	struct it_ustack_check c = { .ref = (uint64_t)id + 1 };
 	/* the call site's stacks spread over its slots by entry */
 	struct it_ustack_check_key k = { .tid = e->hdr.tid, .pad = id % IT_CUDA_CHECK_SLOTS, .pc = copy_caller(e) };
 
-#ifdef IT_UREG_FP
-	c.fp = e->regs[IT_UREG_FP];
-#endif
-#ifdef IT_UREG_LR
-	c.lr = e->regs[IT_UREG_LR];
-#endif
-	if (reads->fp_used)
-		c.flags |= IT_USTACK_CHECK_FP;
-	for (int i = 0; i < reads->n; i++) {
-		c.off[i] = reads->off[i];
-		memcpy(&c.val[i], e->stack + reads->off[i], sizeof(c.val[i]));
-	}
+	ustack__check_fill(&c, e, reads);
 	bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.cuda_ustack_checks), &k, &c, BPF_ANY);
 }
 

@@ -268,7 +268,7 @@ static void publish_check(struct recording *rec, const struct it_ustack_event *e
 	struct sched_state *ss = rec->sched;
 	struct offcpu_thread *t = thread_of(rec, e->hdr.tid);
 	struct reuse_slot *slot = NULL;
-	struct it_ustack_check c = { .tgid = e->hdr.tgid, .nwords = (__u32)reads->n, .sp = e->sp };
+	struct it_ustack_check c = { 0 };
 	struct it_ustack_check_key k = { .tid = e->hdr.tid };
 
 	if (n <= 0)
@@ -289,19 +289,7 @@ static void publish_check(struct recording *rec, const struct it_ustack_event *e
 		*slot = (struct reuse_slot){ .ref = ++ss->next_ref, .n = n, .ips = copy };
 	}
 	c.ref = slot->ref;
-	c.pc = ustack__event_ip(e);
-#ifdef IT_UREG_FP
-	c.fp = e->regs[IT_UREG_FP];
-#endif
-#ifdef IT_UREG_LR
-	c.lr = e->regs[IT_UREG_LR];
-#endif
-	if (reads->fp_used)
-		c.flags |= IT_USTACK_CHECK_FP;
-	for (int i = 0; i < reads->n; i++) {
-		c.off[i] = reads->off[i];
-		memcpy(&c.val[i], e->stack + reads->off[i], sizeof(c.val[i]));
-	}
+	ustack__check_fill(&c, e, reads);
 	k.pc = c.pc;
 	bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.ustack_checks), &k, &c, BPF_ANY);
 }

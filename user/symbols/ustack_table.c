@@ -32,6 +32,27 @@ uint64_t ustack__event_ip(const struct it_ustack_event *e)
 #endif
 }
 
+void ustack__check_fill(struct it_ustack_check *c, const struct it_ustack_event *e,
+			const struct unwind_reads *reads)
+{
+	c->tgid = e->hdr.tgid;
+	c->nwords = (__u32)reads->n;
+	c->pc = ustack__event_ip(e);
+	c->sp = e->sp;
+#ifdef IT_UREG_FP
+	c->fp = e->regs[IT_UREG_FP];
+#endif
+#ifdef IT_UREG_LR
+	c->lr = e->regs[IT_UREG_LR];
+#endif
+	if (reads->fp_used)
+		c->flags |= IT_USTACK_CHECK_FP;
+	for (int i = 0; i < reads->n; i++) {
+		c->off[i] = reads->off[i];
+		memcpy(&c->val[i], e->stack + reads->off[i], sizeof(c->val[i]));
+	}
+}
+
 int ustack__unwind_raw(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e, size_t size,
 		       __u64 ips[IT_MAX_STACK_DEPTH], struct unwind_reads *reads)
 {

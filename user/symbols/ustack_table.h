@@ -54,6 +54,11 @@ void ustack__label_event(struct syms_cache *syms, const struct it_ustack_event *
 			 struct it_label_key *key);
 /* The record's pc (the leaf before unwinding). */
 uint64_t ustack__event_ip(const struct it_ustack_event *e);
+/* What the unwinding of record e depended on, for BPF to compare a later
+ * record with (its registers and the stack words in *reads); the caller
+ * sets c->ref and the key. */
+void ustack__check_fill(struct it_ustack_check *c, const struct it_ustack_event *e,
+			const struct unwind_reads *reads);
 
 /* Adds weight to the stack (key, ips[0..n)). 0 or -ENOMEM. */
 int ustack_table__add(struct ustack_table *t, const struct it_label_key *key, const __u64 *ips, int n,
