@@ -1092,3 +1092,17 @@ class DemoRun(unittest.TestCase):
             if sanitize(e["name"]) in names:
                 llama += 1
         return inside, llama
+
+
+class DemoPageRun(ReportPageChecks, DemoRun):
+    """A demo's run with its report.html rendered for ReportPageChecks: a
+    bar per driver cycle. Subclass it as common.DemoPageRun (imported by
+    name, its checks would run once more in the importing module)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.CYCLES = cls.driver["cycles"]
+        cls.load_report(cls.out, cls.profile)
+
+

@@ -6,20 +6,15 @@ import json
 import os
 import unittest
 
-from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, ReportPageChecks, need_root
+import common
+from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, need_root
 
 
 @need_root
-class DemoTest(ReportPageChecks, DemoRun):
+class DemoTest(common.DemoPageRun):
     """The demo's recording; its report.html is rendered in headless
     Chromium too (ReportPageChecks): a bar per driver cycle, the phases'
     segments and splits as profile.json has them."""
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.CYCLES = cls.driver["cycles"]
-        cls.load_report(cls.out, cls.profile)
 
     def test_cycles_and_tokens_are_the_drivers(self):
         p, d = self.profile, self.driver

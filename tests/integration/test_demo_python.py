@@ -7,22 +7,17 @@ import json
 import os
 import unittest
 
-from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, DemoRun, ReportPageChecks, need_root
+import common
+from common import MIN_IN_CYCLE, NAN, THREAD_ADVICE, need_root
 
 
 @need_root
-class DemoPythonTest(ReportPageChecks, DemoRun):
+class DemoPythonTest(common.DemoPageRun):
     """The Python demo's recording; its report.html is rendered in headless
     Chromium too (ReportPageChecks): a bar per driver cycle, the phases'
     segments and splits as profile.json has them, the top functions those
     of the Python view."""
     SCRIPT, TIMEOUT, WHAT = "demo-python.sh", 600, "make demo-python"
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.CYCLES = cls.driver["cycles"]
-        cls.load_report(cls.out, cls.profile)
 
     def test_page_top_functions_are_pythons_view(self):
         """A Python target: report.html's top functions come from the

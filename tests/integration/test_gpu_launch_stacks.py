@@ -92,14 +92,15 @@ NATIVE_LAUNCHERS = {"_Z4attnPf": ("attention", "launch_attn", "attn(float*)"),
                     "_Z3mlpPf": ("mlp", "launch_mlp", "mlp(float*)")}
 
 
-def run_native(fixture, args):
-    """Records gpu_exp native: (recording, the fake CUPTI's kernels)."""
+def run_native(exe, args):
+    """Records EXE (a gpu_exp build, its path) native: (recording, the fake
+    CUPTI's kernels)."""
     truth_path = tempfile.mktemp(prefix="it-cupti-truth-")
     env = dict(os.environ, INFERTRACE_CUPTI_LIB=common.fixture("libfake_cupti.so"), FAKE_CUPTI_TRUTH=truth_path)
     try:
         r = common.record(["--cycle", "run_cycle", "--phase", "attention=attention", "--phase", "mlp=mlp",
                            "--preset", "cuda", "--cupti", "full"] + list(args),
-                          [common.fixture(fixture), "native", str(NATIVE_CYCLES)], env=env)
+                          [exe, "native", str(NATIVE_CYCLES)], env=env)
         with open(truth_path) as f:
             ops = [json.loads(line) for line in f if line.strip()]
     finally:
@@ -136,11 +137,11 @@ class NativeLaunchStacksTest(unittest.TestCase):
         self.assertNotIn("gpu_launch_stacks", r.profile["lost"])
 
     def test_kernels_under_their_native_launcher(self):
-        r, kernels = run_native("gpu_exp", [])
+        r, kernels = run_native(common.fixture("gpu_exp"), [])
         self.check(r, kernels, True)
 
     def test_native_launcher_with_frame_pointers(self):
-        r, kernels = run_native("gpu_exp_fp", ["--call-graph", "fp"])
+        r, kernels = run_native(common.fixture("gpu_exp_fp"), ["--call-graph", "fp"])
         self.check(r, kernels, False)
 
 
