@@ -247,17 +247,6 @@ static uint64_t copy_caller(const struct it_ustack_event *e)
 #endif
 }
 
-/* Drops all of BPF's launch checks: they name stacks unwound with modules
- * since rebuilt. */
-static void checks_drop(int fd)
-{
-	struct it_ustack_check_key k;
-
-	while (bpf_map_get_next_key(fd, NULL, &k) == 0)
-		if (bpf_map_delete_elem(fd, &k))
-			break;
-}
-
 /* After unwinding a copy into entry id: tells BPF what the unwinding
  * depended on, so that the thread's next launches from the same call site
  * with the same registers and words send the entry (as ref id + 1), not a
@@ -305,7 +294,7 @@ static int64_t native_entry(struct recording *rec, const struct it_ustack_event 
 	if (unwinder__stats(rec->unwinder)->rebuilds != st->rebuilds_seen) {
 		/* a process's mappings changed: stacks unwind again */
 		st->rebuilds_seen = unwinder__stats(rec->unwinder)->rebuilds;
-		checks_drop(bpf_map__fd(rec->tracer.skel->maps.cuda_ustack_checks));
+		ustack__checks_drop(bpf_map__fd(rec->tracer.skel->maps.cuda_ustack_checks));
 	}
 	ustack__label_event(rec->syms, e, ips, n, &key);
 	/* one entry per stack of a process, whoever launched from it */

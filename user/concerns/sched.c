@@ -211,21 +211,11 @@ static void thread_free(struct offcpu_thread *t)
 		free(t->reuse[i].ips);
 }
 
-/* Drops all of BPF's checks (checks_fd < 0: none). */
-static void checks_drop(int checks_fd)
-{
-	struct it_ustack_check_key k;
-
-	while (checks_fd >= 0 && bpf_map_get_next_key(checks_fd, NULL, &k) == 0)
-		if (bpf_map_delete_elem(checks_fd, &k))
-			break;
-}
-
 /* Starts the table again; BPF's checks name stacks no longer kept, so
  * they go too. */
 static void threads_clear(struct sched_state *ss, int checks_fd)
 {
-	checks_drop(checks_fd);
+	ustack__checks_drop(checks_fd);
 	for (size_t i = 0; i < OFFCPU_THREAD_SLOTS; i++)
 		thread_free(&ss->thr[i]);
 	memset(ss->thr, 0, sizeof(ss->thr));
@@ -328,7 +318,7 @@ static int resolve_stack(struct recording *rec, const struct it_ustack_event *e,
 		/* a process's mappings changed: the stacks kept were unwound
 		 * with other modules, so blocks copy again */
 		ss->rebuilds_seen = unwinder__stats(rec->unwinder)->rebuilds;
-		checks_drop(bpf_map__fd(rec->tracer.skel->maps.ustack_checks));
+		ustack__checks_drop(bpf_map__fd(rec->tracer.skel->maps.ustack_checks));
 	}
 	/* a stack that ends without its outermost frame is one too: that
 	 * depends on the same words and the copy's extent. Not without

@@ -53,6 +53,15 @@ void ustack__check_fill(struct it_ustack_check *c, const struct it_ustack_event 
 	}
 }
 
+void ustack__checks_drop(int checks_fd)
+{
+	struct it_ustack_check_key k;
+
+	while (checks_fd >= 0 && bpf_map_get_next_key(checks_fd, NULL, &k) == 0)
+		if (bpf_map_delete_elem(checks_fd, &k))
+			break;
+}
+
 int ustack__unwind_raw(struct unwinder *u, struct syms_cache *syms, const struct it_ustack_event *e, size_t size,
 		       __u64 ips[IT_MAX_STACK_DEPTH], struct unwind_reads *reads)
 {

@@ -59,6 +59,9 @@ uint64_t ustack__event_ip(const struct it_ustack_event *e);
  * sets c->ref and the key. */
 void ustack__check_fill(struct it_ustack_check *c, const struct it_ustack_event *e,
 			const struct unwind_reads *reads);
+/* Drops every check in BPF's map checks_fd (< 0: none): after the stacks
+ * they name are gone, or the unwinding they depended on changed. */
+void ustack__checks_drop(int checks_fd);
 
 /* Adds weight to the stack (key, ips[0..n)). 0 or -ENOMEM. */
 int ustack_table__add(struct ustack_table *t, const struct it_label_key *key, const __u64 *ips, int n,
