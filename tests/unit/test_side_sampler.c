@@ -17,11 +17,6 @@
 #include "side_sampler.h"
 
 #define PERIOD_MS 20
-#define PERIOD_NS (PERIOD_MS * 1000000ULL)
-/* wake-up latency allowance on a loaded machine, on top of one period */
-#define SLACK_NS (15 * 1000000ULL)
-/* window edges kept clear of the moments the test rewrites files */
-#define MARGIN_NS (30 * 1000000ULL)
 #define EPS 1e-6
 
 /* The sampler's typed results in their profile.json and trace.json shapes,
@@ -92,6 +87,38 @@ static struct side_sampler *start(enum side_gpu_mode gpu, const char *const *dis
 	return s;
 }
 
+/* Waits until the sampler has taken MORE rows beyond those it had (a
+ * loaded machine may hold its thread back for long: the test follows the
+ * sampler's own rows, never a time fixed in advance). */
+static void wait_rows(struct side_sampler *s, size_t more)
+{
+	size_t want = side_sampler__sample_count(s) + more;
+
+	for (int i = 0; i < 20000 && side_sampler__sample_count(s) < want; i++)
+		fx_sleep_ms(1);
+	assert_true(side_sampler__sample_count(s) >= want);
+}
+
+/* Index of the first row that began at or after t (nrows if none). */
+static size_t first_row_from(const struct side_series *sr, uint64_t t)
+{
+	size_t i = 0;
+
+	while (i < sr->nrows && sr->ts[i] < t)
+		i++;
+	return i;
+}
+
+/* Rows in [from, to] by their start times. */
+static long rows_in(const struct side_series *sr, uint64_t from, uint64_t to)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < sr->nrows; i++)
+		n += sr->ts[i] >= from && sr->ts[i] <= to;
+	return n;
+}
+
 static void set_cpu_mhz(int cpu, int mhz)
 {
 	char p[128];
@@ -103,7 +130,9 @@ static void set_cpu_mhz(int cpu, int mhz)
 static void test_windows_and_summary(void **state)
 {
 	const char *disks[] = { root };
-	uint64_t a0, a1, b0, b1, c0, end;
+	uint64_t a0, w1, w2, c0, end;
+	size_t j1, j2, nrows;
+	struct side_series sr;
 	struct side_sampler *s;
 	json_t *w, *sum, *z, *ev;
 	int n;
@@ -111,25 +140,31 @@ static void test_windows_and_summary(void **state)
 	(void)state;
 	fx_board_pc(root);
 	s = start(SIDE_GPU_NONE, disks, 1);
+	wait_rows(s, 1);
 	a0 = fx_now_ns();
-	fx_sleep_ms(200);
-	a1 = fx_now_ns();
+	wait_rows(s, 5);
+	w1 = fx_now_ns();
 	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "70000");
 	set_cpu_mhz(0, 1000);
-	b0 = fx_now_ns();
-	fx_sleep_ms(200);
-	b1 = fx_now_ns();
+	wait_rows(s, 5);
+	w2 = fx_now_ns();
 	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "60000");
 	set_cpu_mhz(0, 2000);
-	c0 = fx_now_ns();
-	fx_sleep_ms(200);
+	wait_rows(s, 5);
 	side_sampler__stop(s);
 	end = fx_now_ns();
 	side_sampler__stop(s); /* idempotent */
 
-	/* each window holds one value: its average is that value exactly */
-	w = window_json(s, a0, a1 - MARGIN_NS);
-	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 4);
+	/* each state's window from the rows' own start times (a row reads its
+	 * values before the next row begins): each holds one value, so its
+	 * average is that value exactly */
+	assert_int_equal(side_sampler__series(s, &sr), 0);
+	j1 = first_row_from(&sr, w1);
+	j2 = first_row_from(&sr, w2);
+	assert_true(j1 >= 5 && j2 >= j1 + 4 && sr.nrows >= j2 + 4);
+	w = window_json(s, a0, sr.ts[j1 - 2]);
+	assert_int_equal(json_integer_value(th_jget(w, "side_samples", NULL)), rows_in(&sr, a0, sr.ts[j1 - 2]));
+	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 3);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 50.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "acpitz", NULL)), 40.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "temp_max_c", NULL)), 50.0, EPS);
@@ -139,11 +174,15 @@ static void test_windows_and_summary(void **state)
 	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), 0.0, EPS);
 	assert_null(th_jget(w, "gpu", NULL));
 	json_decref(w);
-	w = window_json(s, b0, b1 - MARGIN_NS);
-	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 4);
+	w = window_json(s, sr.ts[j1], sr.ts[j2 - 2]);
+	assert_int_equal(json_integer_value(th_jget(w, "side_samples", NULL)), rows_in(&sr, sr.ts[j1], sr.ts[j2 - 2]));
+	assert_true(json_integer_value(th_jget(w, "side_samples", NULL)) >= 3);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 70.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "cpu_mhz", NULL)), 1500.0, EPS);
 	json_decref(w);
+	c0 = sr.ts[j2];
+	nrows = sr.nrows;
+	side_series__free(&sr);
 	w = window_json(s, c0, end);
 	assert_float_equal(th_jnum(th_jget(w, "temp_c", "x86_pkg_temp", NULL)), 60.0, EPS);
 	json_decref(w);
@@ -171,7 +210,8 @@ static void test_windows_and_summary(void **state)
 	assert_float_equal(th_jnum(th_jget(sum, "thermal", "power_w", "power_meter/power1", "max", NULL)), 35.5, EPS);
 	assert_int_equal(json_array_size(th_jget(sum, "thermal", "throttling", NULL)), 0);
 	assert_false(json_boolean_value(th_jget(sum, "thermal", "throttled", NULL)));
-	assert_true(json_integer_value(th_jget(sum, "thermal", "samples", NULL)) >= 20);
+	assert_int_equal(json_integer_value(th_jget(sum, "thermal", "samples", NULL)), nrows);
+	assert_true(nrows >= 16); /* 1 + 3 x 5 waited for */
 	assert_int_equal(side_sampler__sample_count(s), json_integer_value(th_jget(sum, "thermal", "samples", NULL)));
 	assert_float_equal(th_jnum(th_jget(sum, "host", "mem_available_mb", "avg", NULL)), 8000.0, EPS);
 	z = th_jget(sum, "disk", "paths", root, NULL);
@@ -199,25 +239,37 @@ static void test_throttling_episode(void **state)
 {
 	struct side_sampler *s;
 	uint64_t t1a, t1b, t2a, t2b;
+	size_t j1, j2a, j2b;
+	struct side_series sr;
 	json_t *sum, *eps, *e, *w;
 
 	(void)state;
 	fx_board_pc(root);
 	s = start(SIDE_GPU_NONE, NULL, 0);
-	fx_sleep_ms(150);
+	wait_rows(s, 5);
 	t1a = fx_now_ns();
 	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "85000");
 	set_cpu_mhz(0, 1200);
 	set_cpu_mhz(1, 1200);
 	t1b = fx_now_ns();
-	fx_sleep_ms(300);
+	wait_rows(s, 8);
 	/* cooling ends it even while the clock stays low */
 	t2a = fx_now_ns();
 	fx_write(root, "sys/class/thermal/thermal_zone0/temp", "60000");
 	t2b = fx_now_ns();
-	fx_sleep_ms(150);
+	wait_rows(s, 5);
 	side_sampler__stop(s);
 
+	/* bounds from the rows' own start times: an episode starts where the
+	 * first row that read the heat ended its reads (after the write, by
+	 * the start of the row after the first one begun after it) and ends
+	 * where the first row that read the cool began (no earlier than the
+	 * last row begun before the write, no later than the first after) */
+	assert_int_equal(side_sampler__series(s, &sr), 0);
+	j1 = first_row_from(&sr, t1b);
+	j2a = first_row_from(&sr, t2a);
+	j2b = first_row_from(&sr, t2b);
+	assert_true(j1 >= 1 && j2a >= j1 + 5 && sr.nrows > j2b);
 	sum = summary_json(s);
 	eps = th_jget(sum, "thermal", "throttling", NULL);
 	assert_int_equal(json_array_size(eps), 1);
@@ -226,9 +278,9 @@ static void test_throttling_episode(void **state)
 	assert_string_equal(json_string_value(th_jget(e, "source", NULL)), "cpu");
 	assert_string_equal(json_string_value(th_jget(e, "zone", NULL)), "x86_pkg_temp");
 	assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) >= t1a);
-	assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) <= t1b + PERIOD_NS + SLACK_NS);
-	assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) >= t2a);
-	assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) <= t2b + PERIOD_NS + SLACK_NS);
+	assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) <= sr.ts[j1 + 1]);
+	assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) >= sr.ts[j2a - 1]);
+	assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) <= sr.ts[j2b]);
 	assert_float_equal(th_jnum(th_jget(e, "peak_temp_c", NULL)), 85.0, EPS);
 	assert_float_equal(th_jnum(th_jget(e, "min_clock_pct", NULL)), 60.0, EPS);
 	assert_false(json_boolean_value(th_jget(e, "open", NULL)));
@@ -237,9 +289,11 @@ static void test_throttling_episode(void **state)
 	w = window_json(s, 0, t1a);
 	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), 0.0, EPS);
 	json_decref(w);
-	w = window_json(s, t1b + PERIOD_NS + SLACK_NS, t2a);
-	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), (t2a - t1b - PERIOD_NS - SLACK_NS) / 1e6, 0.01);
+	/* throttled throughout: the episode holds it */
+	w = window_json(s, sr.ts[j1 + 1], sr.ts[j2a - 2]);
+	assert_float_equal(th_jnum(th_jget(w, "throttled_ms", NULL)), (sr.ts[j2a - 2] - sr.ts[j1 + 1]) / 1e6, 0.01);
 	json_decref(w);
+	side_series__free(&sr);
 	side_sampler__free(s);
 }
 
@@ -272,40 +326,56 @@ static void test_throttled_at_stop_is_open(void **state)
 static void test_jetson_gpu(void **state)
 {
 	struct side_sampler *s;
-	uint64_t a0, a1, b0, b1, c0, c1;
+	struct side_series sr;
+	uint64_t a0, w1, w2, w3, a[2], b[2], c[2];
+	size_t j1, j2, j3;
 	json_t *w, *sum, *g, *eps;
 
 	(void)state;
 	fx_board_orin(root);
 	fx_write(root, "sys/class/devfreq/17000000.ga10b/device/load", "200");
 	s = start(SIDE_GPU_JETSON, NULL, 0);
+	wait_rows(s, 1); /* the first load read opens the busy series */
 	a0 = fx_now_ns();
-	fx_sleep_ms(150);
-	a1 = fx_now_ns();
+	wait_rows(s, 4);
+	w1 = fx_now_ns();
 	fx_write(root, "sys/class/devfreq/17000000.ga10b/device/load", "800");
-	b0 = fx_now_ns();
-	fx_sleep_ms(150);
-	b1 = fx_now_ns();
+	wait_rows(s, 4);
 	/* hot GPU at 23.5% of its maximum clock: a GPU throttling episode */
+	w2 = fx_now_ns();
 	fx_write(root, "sys/class/thermal/thermal_zone1/temp", "88000");
 	fx_write(root, "sys/class/devfreq/17000000.ga10b/cur_freq", "306000000");
-	c0 = fx_now_ns();
-	fx_sleep_ms(150);
-	c1 = fx_now_ns();
+	wait_rows(s, 4);
+	w3 = fx_now_ns();
 	fx_write(root, "sys/class/thermal/thermal_zone1/temp", "50000");
 	fx_write(root, "sys/class/devfreq/17000000.ga10b/cur_freq", "1300500000");
-	fx_sleep_ms(100);
+	wait_rows(s, 2);
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
 
-	w = window_json(s, a0, a1 - MARGIN_NS);
+	/* Each state's window, from the rows' own start times: a row read its
+	 * values in [its start, the next row's start), so the rows that began
+	 * after a write, up to the one before the last that began before the
+	 * next write, read that state; and so did the load's periods, each
+	 * ending where its row read the load. */
+	assert_int_equal(side_sampler__series(s, &sr), 0);
+	j1 = first_row_from(&sr, w1);
+	j2 = first_row_from(&sr, w2);
+	j3 = first_row_from(&sr, w3);
+	assert_true(j1 >= 2 && j2 >= j1 + 3 && j3 >= j2 + 3 && sr.nrows >= j3 + 2);
+	a[0] = a0, a[1] = sr.ts[j1 - 2];
+	b[0] = sr.ts[j1], b[1] = sr.ts[j2 - 2];
+	c[0] = sr.ts[j2], c[1] = sr.ts[j3 - 2];
+	assert_true(a[1] > a[0]);
+
+	w = window_json(s, a[0], a[1]);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 20.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 612.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "power_w", NULL)), 4.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 47.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "power_w", "VDD_CPU_CV", NULL)), 2.0, EPS);
 	json_decref(w);
-	w = window_json(s, b0, b1 - MARGIN_NS);
+	w = window_json(s, b[0], b[1]);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 80.0, EPS);
 	json_decref(w);
 	/* the GPU's busy time over a window, from the load read each period:
@@ -314,13 +384,14 @@ static void test_jetson_gpu(void **state)
 		double busy, covered;
 
 		assert_int_equal(side_sampler__gpu_count(s), 1);
-		assert_int_equal(side_sampler__gpu_busy(s, 0, a0 + MARGIN_NS, a1 - MARGIN_NS, &busy, &covered), 0);
-		assert_float_equal(covered, (a1 - a0 - 2 * MARGIN_NS) / 1e6, 1e-6);
+		assert_int_equal(side_sampler__gpu_busy(s, 0, a[0], a[1], &busy, &covered), 0);
+		assert_float_equal(covered, (a[1] - a[0]) / 1e6, 1e-6);
 		assert_float_equal(busy, 0.2 * covered, 1e-6);
-		assert_int_equal(side_sampler__gpu_busy(s, 0, b0 + MARGIN_NS, b1 - MARGIN_NS, &busy, &covered), 0);
+		assert_int_equal(side_sampler__gpu_busy(s, 0, b[0], b[1], &busy, &covered), 0);
+		assert_float_equal(covered, (b[1] - b[0]) / 1e6, 1e-6);
 		assert_float_equal(busy, 0.8 * covered, 1e-6);
 	}
-	w = window_json(s, c0, c1 - MARGIN_NS);
+	w = window_json(s, c[0], c[1]);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 306.0, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "temp_c", NULL)), 88.0, EPS);
 	json_decref(w);
@@ -340,10 +411,13 @@ static void test_jetson_gpu(void **state)
 	assert_int_equal(json_array_size(eps), 1);
 	assert_string_equal(json_string_value(th_jget(json_array_get(eps, 0), "source", NULL)), "gpu0");
 	assert_string_equal(json_string_value(th_jget(json_array_get(eps, 0), "zone", NULL)), "ga10b");
-	assert_true((uint64_t)json_integer_value(th_jget(json_array_get(eps, 0), "start_ns", NULL)) >= b1);
+	/* it starts where the first row that read the hot values ended its
+	 * reads: after the write, by the end of the first row begun after it */
+	assert_true((uint64_t)json_integer_value(th_jget(json_array_get(eps, 0), "start_ns", NULL)) >= w2);
 	assert_true((uint64_t)json_integer_value(th_jget(json_array_get(eps, 0), "start_ns", NULL)) <=
-		    c0 + PERIOD_NS + SLACK_NS);
+		    sr.ts[j2 + 1]);
 	json_decref(sum);
+	side_series__free(&sr);
 	side_sampler__free(s);
 }
 
