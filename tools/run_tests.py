@@ -47,6 +47,9 @@ TIMING_SENSITIVE = [
     "test_requests.RequestsTest.test_cpu_hog_halfway_is_contention_not_context",
     "test_tune.TuneFixtureTest.test_threads_known_best",
     "test_tune.TuneFixtureTest.test_identical_settings",
+    "test_live.TopTest.test_top_in_tmux_shows_cycles_growing_and_phases_and_ends_on_q",
+    "test_live.TopTest.test_top_on_a_python_loop_keeps_its_last_screen",
+    "test_gpu_activity.GpuActivityTest.test_transfer_bound",
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -356,7 +356,9 @@ class TopTest(unittest.TestCase):
             db = re.search(r"(?m)^database" + split, text)
             self.assertIsNotNone(inf, text)
             self.assertIsNotNone(db, text)
-            self.assertGreater(float(inf.group(1)), 50, inf.group(0))
+            # inference never blocks: its time is on a CPU or waiting for one
+            # (how much of each depends on what else the machine runs)
+            self.assertLess(float(inf.group(3)), float(inf.group(1)) + float(inf.group(2)), inf.group(0))
             self.assertGreater(float(db.group(3)), float(db.group(1)), db.group(0))
             for m in (inf, db):
                 self.assertAlmostEqual(sum(float(m.group(i)) for i in (1, 2, 3)), 100, delta=0.2, msg=m.group(0))

@@ -84,6 +84,32 @@ def fixture_clock(setting):
     return ms
 
 
+def fixture_run_medians(setting):
+    """The median of the fixture's own clock per run of a setting, over
+    the cycles tune measured (as fixture_clock)."""
+    skip = setting["warmup_cycles_left_out"][0]
+    out = []
+    for d in setting["runs"]:
+        with open(d + ".log") as f:
+            cycles = [float(m.group(1)) for m in re.finditer(r"^tune_threads cycle \d+ (\S+)$", f.read(), re.M)]
+        out.append(statistics.median(cycles[skip:]))
+    return out
+
+
+# Student's t at 99.5% (two-sided 1%) for 1..10 degrees of freedom: the
+# quantiles tune_rows__runs_differ uses (docs/tune.md)
+T_995 = (63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169)
+
+
+def runs_t_ratio(a, b):
+    """tune's run test (per-run medians, pooled about their means) applied
+    to two lists of run medians: |mean difference| over the critical
+    difference at the 1% level; above 1 the runs differ."""
+    df = len(a) - 1 + len(b) - 1
+    ma, mb = statistics.mean(a), statistics.mean(b)
+    s2 = (sum((x - ma) ** 2 for x in a) + sum((x - mb) ** 2 for x in b)) / df
+    crit = T_995[df - 1] * (s2 * (1 / len(a) + 1 / len(b))) ** 0.5
+    return abs(ma - mb) / crit if crit > 0 else float("inf")
 
 
 @need_root
@@ -123,9 +149,36 @@ class TuneFixtureTest(unittest.TestCase):
             self.assertAlmostEqual(r["median"], clock[r["setting"]], delta=0.1 * clock[r["setting"]])
         fastest = min(clock, key=clock.get)
         print(f"\n  fixture clock medians (ms): {clock}; tune best {s['best']}, chosen {s['chosen']['setting']}")
-        self.assertEqual(s["best"], fastest, f"tune's best against the fixture's own clock {clock}")
+        # tune's best is the fixture's fastest, or one the clock puts within
+        # the two settings' own tracer-to-clock differences of it (measured
+        # here: two settings that close may rank either way)
+        best = s["best"]
+        if best != fastest:
+            gap = sum(abs(t.row(x)["median"] - clock[x]) for x in (best, fastest))
+            self.assertLessEqual(clock[best] - clock[fastest], gap,
+                                 f"tune's best {best} against the fixture's own clock {clock}")
         self.assertNotEqual(s["best"], "threads=8")
-        self.assertEqual(t.row("threads=8")["verdict"], "worse")
+        # threads=8 against the baseline: the verdict the fixture's own
+        # clock supports. Its runs beside a busy process spread widely (one
+        # run's median twice another's), and two runs each are few for the
+        # 1% test: then no difference is the honest verdict. Within 10% of
+        # the critical difference the tracer's cycles (a probe's cost away
+        # from the clock) may fall on either side.
+        eight = t.row("threads=8")
+        ratio = runs_t_ratio(fixture_run_medians(eight), fixture_run_medians(t.row("threads=1")))
+        print(f"  threads=8 against threads=1 on the fixture's clock: {ratio:.2f} x the 1% critical difference, "
+              f"verdict {eight['verdict']!r}")
+        if ratio > 1.1:
+            if eight["verdict"].startswith("withheld"):
+                # only where the evidence has the wait behind others
+                self.assertGreater(eight["evidence"]["runq_wait_others_ms_per_cycle"] or 0, 0, eight)
+            else:
+                self.assertEqual(eight["verdict"], "worse")
+        elif ratio < 0.9:
+            self.assertEqual(eight["verdict"], "no significant difference")
+        else:
+            self.assertIn(eight["verdict"], ("worse", "no significant difference",
+                                             "withheld: wait behind other processes"))
         # every pair the intervals tell apart is ordered as the clock orders it
         for a in s["settings"]:
             for b in s["settings"]:
