@@ -478,8 +478,39 @@ __noinline int llama_batch_send(const struct llama_batch_head *b, __u64 now, __u
 	return 0;
 }
 
+/* Whether every token of a batch of 2-64 asks for its logits: past
+ * position 0, a decode step of several sequences (one token each), which
+ * is generation, where a prompt asks only for its last token's. Global,
+ * verified once on its own. */
+__noinline int llama_batch_all_outputs(const struct llama_batch_head *b)
+{
+	__u64 w[IT_LLAMA_DECODE_MAX / 8] = {};
+	__u32 n;
+
+	if (!b || !b->logits)
+		return 0;
+	n = (__u32)b->n_tokens;
+	if (n < 2 || n > IT_LLAMA_DECODE_MAX)
+		return 0;
+	if (bpf_probe_read_user(w, n, (const void *)b->logits))
+		return 0;
+	for (__u32 i = 0; i < IT_LLAMA_DECODE_MAX / 8; i++) {
+		__u64 x = w[i];
+
+		if (i * 8 >= n)
+			break;
+		if (n - i * 8 < 8)
+			x |= ~0ULL << ((n - i * 8) * 8); /* the bytes past the batch: not zero */
+		if ((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL)
+			return 0; /* a zero byte: a token without logits */
+	}
+	return 1;
+}
+
 /* A llama_decode: its batch's tokens go to the prompt or generation count
- * and phase; a prompt at position 0 (or, without positions, a batch of
+ * and phase (several tokens are a prompt, unless past position 0 each
+ * asks for its logits);
+ * a prompt at position 0 (or, without positions, a batch of
  * several tokens after a single-token one) starts a cycle. Returns the
  * phase the call is timed in. */
 static __always_inline __u32 llama_decode(struct pt_regs *ctx, __u32 tgid, __u32 tid, __u64 sp, __u32 id,
@@ -495,7 +526,7 @@ static __always_inline __u32 llama_decode(struct pt_regs *ctx, __u32 tgid, __u32
 		return prompt_phase + 1;
 	if (b.pos && bpf_probe_read_user(&pos0, sizeof(pos0), (const void *)b.pos))
 		pos0 = -1;
-	prompt = b.n_tokens > 1;
+	prompt = b.n_tokens > 1 && (pos0 == 0 || !llama_batch_all_outputs(&b));
 	if (b.pos)
 		start = prompt && pos0 == 0;
 	else

@@ -625,6 +625,10 @@ enum it_llama_event_type {
  * in other_seq_tokens. A batch's tokens are read up to IT_LLAMA_BATCH_READ. */
 #define IT_LLAMA_SEQS 32
 #define IT_LLAMA_BATCH_READ 65536
+/* A llama_decode batch of several tokens is a prompt unless each of its
+ * tokens asks for logits (a decode step of that many sequences); batches
+ * of more tokens than this are taken as prompts without reading. */
+#define IT_LLAMA_DECODE_MAX 64
 #define IT_LLAMA_BATCH_CHUNK 16
 
 /* One sequence's part of a batch. */

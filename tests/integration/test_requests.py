@@ -105,6 +105,12 @@ class RequestsTest(DemoTestCase):
         self.assertEqual(agg["itl_ms"]["n"], sum(t["generated_tokens"] - 1 for t in truth))
         self.assertEqual(agg["unread_tokens"], 0)
         self.assertEqual(agg["batches_incomplete"], 0)
+        # each round a cycle: its prompt batch is prompt tokens; its decode
+        # steps, shared by both sequences or not, are generation, and every
+        # output a generated token (each sequence's first from the prompt)
+        cyc = [c.get("llama") or {} for c in rec.profile["cycles"]]
+        self.assertEqual([(c.get("prompt_tokens"), c.get("generated_tokens")) for c in cyc],
+                         [(p0 + p1, g0 + g1)] * rounds, cyc)
         self.assertEqual(unknown_keys(rec.profile), [])
         # no warning for llama.cpp's older names of the calls it has
         self.assertNotIn("llama_kv_self_seq_rm' was never placed", rec.stderr)

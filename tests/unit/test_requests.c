@@ -517,6 +517,48 @@ static void test_profile_read_back(void **state)
 	model__free(&m);
 }
 
+/* Per-cycle generated tokens from the batches' outputs (analysis/llama.c):
+ * two prompts sharing a batch, then two shared decode steps and one alone
+ * in cycle 1 (outputs 2 + 4 + 1 = 7, where one token plus one per
+ * generation batch token would say 1 + 5 = 6); cycle 2 has a batch whose
+ * tokens were not all read: the count falls back to that rule. */
+static void test_cycle_generated_tokens_from_outputs(void **state)
+{
+	struct model m;
+	struct model_cycle *c;
+	(void)state;
+
+	new_model(&m);
+	m.phase_names[1] = strdup("llm_prompt");
+	m.phase_names[2] = strdup("llm_generate");
+	m.count_names[1] = strdup("prompt_tokens");
+	m.count_names[2] = strdup("generated_tokens");
+	batch(&m, 0, 10, 0, (struct part_spec[]){ { 0, 5, 1, 0, true }, { 1, 3, 1, 0, true } }, 2);
+	batch(&m, 10, 14, 0, (struct part_spec[]){ { 0, 1, 1, 5, true }, { 1, 1, 1, 3, true } }, 2);
+	batch(&m, 15, 19, 0, (struct part_spec[]){ { 0, 1, 1, 6, true }, { 1, 1, 1, 4, true } }, 2);
+	batch(&m, 20, 22, 0, (struct part_spec[]){ { 0, 1, 1, 7, true } }, 1);
+	batch(&m, 30, 36, 0, (struct part_spec[]){ { 1, 6, 1, 0, true } }, 1);
+	batch(&m, 36, 38, 0, (struct part_spec[]){ { 1, 1, 1, 6, true } }, 1);
+	m.requests.batches.v[m.requests.batches.n - 1].unread_tokens = 1;
+	for (int i = 0; i < 2; i++) {
+		c = model__add_cycle(&m, PID, (uint32_t)i + 1, T0 + (i ? 30 : 0) * MS, T0 + (i ? 40 : 25) * MS);
+		assert_non_null(c);
+		c->phases[1].present = c->phases[2].present = true;
+		c->phases[1].calls = 1;
+		c->phases[2].calls = i ? 1 : 3;
+		c->has_count[1] = c->has_count[2] = true;
+		c->counts[1] = i ? 6 : 8;
+		c->counts[2] = i ? 1 : 5;
+	}
+	llama__derive(&m);
+	assert_int_equal(m.cycles[0].llama.prompt_tokens, 8);
+	assert_int_equal(m.cycles[0].llama.generated_tokens, 7);
+	assert_int_equal(m.cycles[0].llama.generation_batches_tokens, 5);
+	assert_int_equal(m.cycles[1].llama.generated_tokens, 2); /* 1 + 1: the fallback */
+	assert_int_equal(m.llama.generated_tokens, 9);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_rotation_periods),
 		cmocka_unit_test(test_context_from_steps),
 		cmocka_unit_test(test_profile_read_back),
+		cmocka_unit_test(test_cycle_generated_tokens_from_outputs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

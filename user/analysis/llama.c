@@ -9,10 +9,13 @@
  * from there to the last generation batch's return: together what a driver
  * times as "prompt, then generation". Without per-call times (events lost)
  * they fall back to the phases' summed call times. generated_tokens counts
- * the token the prompt's batch yields plus one per generation batch: the
- * last token sampled is never decoded. */
+ * the outputs of the cycle's batches (each sequence's first token from its
+ * prompt's batch, then one per sequence and step), read from the batches'
+ * events; without them, the prompt's one token plus one per generation
+ * batch token: the last token sampled is never decoded. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
@@ -68,15 +71,65 @@ static bool windows(const struct model *m, const struct model_cycle *c, int pp, 
 	return true;
 }
 
+/* The batches' indexes ordered by their start (qsort's context) */
+static const struct model_llama_batch *sort_batches;
+
+static int by_start(const void *a, const void *b)
+{
+	uint64_t x = sort_batches[*(const size_t *)a].start_ns, y = sort_batches[*(const size_t *)b].start_ns;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The outputs of the batches that pid began in [from, to): false when a
+ * batch there had tokens not read (its outputs are not all known) or none
+ * began there. order: the batches by start. */
+static bool batch_outputs(const struct model_requests *r, const size_t *order, pid_t pid, uint64_t from,
+			  uint64_t to, uint64_t *outputs)
+{
+	size_t lo = 0, hi = r->batches.n;
+	bool any = false;
+
+	*outputs = 0;
+	while (lo < hi) { /* the first batch starting at or after from */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->batches.v[order[mid]].start_ns < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < r->batches.n && r->batches.v[order[i]].start_ns < to; i++) {
+		const struct model_llama_batch *b = &r->batches.v[order[i]];
+
+		if (b->pid != pid)
+			continue;
+		if (b->unread_tokens)
+			return false;
+		for (uint32_t k = 0; k < b->nparts; k++)
+			*outputs += r->parts.v[b->first_part + k].outputs;
+		any = true;
+	}
+	return any;
+}
+
 void llama__derive(struct model *m)
 {
 	int pp = model__phase_id(m, PROMPT_PHASE), gp = model__phase_id(m, GENERATE_PHASE);
 	int pc = model__count_id(m, PROMPT_COUNT), gc = model__count_id(m, GENERATE_COUNT);
 	struct model_llama_cycle *a = &m->llama;
 
+	size_t *order = NULL;
+
 	memset(a, 0, sizeof(*a));
 	if (pp <= 0 || gp <= 0 || pc <= 0 || gc <= 0)
 		return;
+	if (m->requests.batches.n && (order = malloc(m->requests.batches.n * sizeof(*order)))) {
+		for (size_t i = 0; i < m->requests.batches.n; i++)
+			order[i] = i;
+		sort_batches = m->requests.batches.v;
+		qsort(order, m->requests.batches.n, sizeof(*order), by_start);
+	}
 	for (size_t i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 		struct model_llama_cycle *l = &c->llama;
@@ -87,7 +140,8 @@ void llama__derive(struct model *m)
 		l->present = true;
 		l->prompt_tokens = c->has_count[pc] ? c->counts[pc] : 0;
 		l->generation_batches_tokens = c->has_count[gc] ? c->counts[gc] : 0;
-		l->generated_tokens = l->generation_batches_tokens + 1;
+		if (!order || !batch_outputs(&m->requests, order, c->pid, c->start_ns, c->end_ns, &l->generated_tokens))
+			l->generated_tokens = l->generation_batches_tokens + 1;
 		if (!windows(m, c, pp, gp, &l->prefill_ms, &l->decode_ms)) {
 			l->prefill_ms = c->phases[pp].ms;
 			l->decode_ms = c->phases[gp].present ? c->phases[gp].ms : 0;
@@ -104,6 +158,7 @@ void llama__derive(struct model *m)
 		a->prefill_ms += l->prefill_ms;
 		a->decode_ms += l->decode_ms;
 	}
+	free(order);
 	if (a->present)
 		rates(a);
 	llama__energy(m);
