@@ -886,8 +886,7 @@ __noinline int py_edges_observe(__u32 tgid, __u32 tid, __u64 now, __u64 h)
 		/* the probe's edge stays in flight: the time from its timestamp
 		 * on (pending, and the wait this switch-out begins) is its new
 		 * attribution, which its own retag adds */
-		st->cycle = current_cycle(tgid);
-		st->phase = current_phase(tid);
+		sched_edge_tag(st, tgid, tid);
 		st->edge_ns = inflight;
 	} else {
 		edge_retag(st, tgid, tid);

@@ -679,6 +679,13 @@ static __always_inline struct it_sched_thread *sched_edge_settle(struct it_sched
 	return st;
 }
 
+/* The thread's cycle and phase from now on: the ones its edges set. */
+static __always_inline void sched_edge_tag(struct it_sched_thread *st, __u32 tgid, __u32 tid)
+{
+	st->cycle = current_cycle(tgid);
+	st->phase = current_phase(tid);
+}
+
 /* The end of the edge's program: the thread's interval from the edge on is
  * of its new cycle and phase, including what a sync settled after the
  * edge's timestamp meanwhile. */
@@ -690,8 +697,7 @@ static __always_inline void sched_edge_retag(struct it_sched_thread *st, __u32 t
 
 	if (!st)
 		return;
-	st->cycle = current_cycle(tgid);
-	st->phase = current_phase(tid);
+	sched_edge_tag(st, tgid, tid);
 	st->edge_ns = 0;
 	on = __sync_lock_test_and_set(&st->pend_on, 0);
 	off = __sync_lock_test_and_set(&st->pend_off, 0);
