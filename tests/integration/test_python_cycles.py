@@ -11,6 +11,7 @@ the suggested cycle applied as printed gives the loop's iterations, for a
 loop in main() and one at module level. A real PyTorch loop gets the same
 cycles, phases and split."""
 import json
+import statistics
 import os
 import re
 import subprocess
@@ -78,8 +79,22 @@ class TestPythonCycles(unittest.TestCase):
                 for c, t in zip(cycles, truth[:-1]):
                     self.assertTrue(within(c["duration_ms"], t["cycle_ms"]),
                                     f"{label} cycle {c['index']}: {c['duration_ms']:.2f} against {t['cycle_ms']:.2f}")
-                # the planted slow commit: a tail cycle, caused by its database phase
+                py = [p for p in prof["probes"] if p["spec"] == "py:generate" and p["role"] == "cycle_marker"][0]
+                self.assertEqual(py["hits"], self.CYCLES, label)
+                self.assertNotIn("never seen", rec.stderr, label)
+                # the planted slow commit: a tail cycle, caused by its database
+                # phase, where the script's own clock puts it in the tail (above
+                # median + 3 MAD and 10% above the median, docs/measurements.md)
+                # by a tenth at least: a heavily loaded machine spreads the
+                # cycles so widely that 80 ms more is not a tail
                 tails = {t["cycle"]: t for t in prof["tail_cycles"]}
+                ms = [t["cycle_ms"] for t in truth[:-1]]
+                med = statistics.median(ms)
+                bar = max(med + 3 * statistics.median(abs(x - med) for x in ms), 1.1 * med)
+                if truth[self.SLOW]["cycle_ms"] < 1.1 * bar:
+                    print(f"\n  {label}: the slow cycle {truth[self.SLOW]['cycle_ms']:.1f} ms on the script's "
+                          f"clock, the tail from {bar:.1f} ms: not clearly a tail, its causes not checked")
+                    continue
                 self.assertIn(self.SLOW, tails, f"{label}: {list(tails)}")
                 phases = [x for x in tails[self.SLOW]["causes"] if x["kind"] == "phase"]
                 self.assertTrue(phases, label)
@@ -87,9 +102,6 @@ class TestPythonCycles(unittest.TestCase):
                 top = max(phases, key=lambda x: x["excess_ms"])
                 self.assertEqual(top["name"], "database", f"{label}: {phases}")
                 self.assertGreater(top["excess_ms"], self.SLOW_MS / 2, label)
-                py = [p for p in prof["probes"] if p["spec"] == "py:generate" and p["role"] == "cycle_marker"][0]
-                self.assertEqual(py["hits"], self.CYCLES, label)
-                self.assertNotIn("never seen", rec.stderr, label)
 
     def test_pytorch_loop(self):
         """Debian's python3-torch (installed by `make test`'s deps): a small
