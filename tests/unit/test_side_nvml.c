@@ -16,10 +16,9 @@
 #include "outputs.h"
 #include "profile_side.h"
 #include "side_sampler.h"
+#include "sampler_rows.h"
 
 #define PERIOD_MS 20
-#define PERIOD_NS (PERIOD_MS * 1000000ULL)
-#define SLACK_NS (15 * 1000000ULL)
 #define MARGIN_NS (30 * 1000000ULL)
 #define EPS 1e-6
 
@@ -160,7 +159,9 @@ static void test_sampler_nvml(void **state)
 	const pid_t pids[] = { 4242 };
 	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = SIDE_GPU_NVML, .pids = pids, .npids = 1 };
 	struct side_sampler *s;
-	uint64_t a0, a1, b0, b1, c0, c1;
+	uint64_t a0, w1, w2;
+	size_t j1, j2;
+	struct side_series sr;
 	json_t *w, *sum, *g, *eps, *e;
 	char *log, path[PATH_MAX + 8];
 
@@ -170,21 +171,24 @@ static void test_sampler_nvml(void **state)
 	s = side_sampler__start(&cfg);
 	assert_non_null(s);
 	assert_int_equal(side_sampler__add_pid(s, 4343), 0);
+	wait_rows(s, 1);
 	a0 = fx_now_ns();
-	fx_sleep_ms(150);
-	a1 = fx_now_ns();
+	wait_rows(s, 5);
+	w1 = fx_now_ns();
 	script(90, 0x24); /* sw_power_cap | sw_thermal_slowdown */
-	b0 = fx_now_ns();
-	fx_sleep_ms(200);
-	b1 = fx_now_ns();
+	wait_rows(s, 6);
+	w2 = fx_now_ns();
 	script(50, 0x1);
-	c0 = fx_now_ns();
-	fx_sleep_ms(150);
-	c1 = fx_now_ns();
+	wait_rows(s, 5);
 	side_sampler__stop(s);
 	assert_null(side_sampler__gpu_notice(s));
 
-	w = window_json(s, a0, a1 - MARGIN_NS);
+	/* each state's window from the rows' own start times */
+	assert_int_equal(side_sampler__series(s, &sr), 0);
+	j1 = first_row_from(&sr, w1);
+	j2 = first_row_from(&sr, w2);
+	assert_true(j1 >= 5 && j2 >= j1 + 5 && sr.nrows >= j2 + 4);
+	w = window_json(s, a0, sr.ts[j1 - 2]);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 30, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "mem_used_mb", NULL)), 20480, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "power_w", NULL)), 312.5, EPS);
@@ -192,12 +196,12 @@ static void test_sampler_nvml(void **state)
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "sm_clock_mhz", NULL)), 1755, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "mem_clock_mhz", NULL)), 2619, EPS);
 	json_decref(w);
-	w = window_json(s, b0, b1 - MARGIN_NS);
+	w = window_json(s, sr.ts[j1], sr.ts[j2 - 2]);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 90, EPS);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "target_mem_mb", NULL)), 1024 + 512, EPS);
 	assert_true(th_jnum(th_jget(w, "throttled_ms", NULL)) > 0);
 	json_decref(w);
-	w = window_json(s, c0, c1 - MARGIN_NS);
+	w = window_json(s, sr.ts[j2], sr.ts[sr.nrows - 1]);
 	assert_float_equal(th_jnum(th_jget(w, "gpu", "util_pct", NULL)), 50, EPS);
 	json_decref(w);
 
@@ -228,12 +232,15 @@ static void test_sampler_nvml(void **state)
 		assert_string_equal(json_string_value(th_jget(e, "source", NULL)), src);
 		assert_string_equal(json_string_value(th_jget(e, "reason", NULL)), "sw_power_cap,sw_thermal_slowdown");
 		assert_string_equal(json_string_value(th_jget(e, "zone", NULL)), "Fake H100 80GB HBM3");
-		assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) >= a1);
-		assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) <= b0 + PERIOD_NS + SLACK_NS);
-		assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) >= b1);
-		assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) <= c0 + PERIOD_NS + SLACK_NS);
+		/* from the end of the first row's reads that saw the reasons, to
+		 * the start of the first row that saw them gone */
+		assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) >= w1);
+		assert_true((uint64_t)json_integer_value(th_jget(e, "start_ns", NULL)) <= sr.ts[j1 + 1]);
+		assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) >= sr.ts[j2 - 1]);
+		assert_true((uint64_t)json_integer_value(th_jget(e, "end_ns", NULL)) <= sr.ts[j2]);
 	}
 	json_decref(sum);
+	side_series__free(&sr);
 	side_sampler__free(s);
 	snprintf(path, sizeof(path), "%s/log", dir);
 	log = th_read_file(path);

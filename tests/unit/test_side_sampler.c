@@ -15,6 +15,7 @@
 #include "outputs.h"
 #include "profile_side.h"
 #include "side_sampler.h"
+#include "sampler_rows.h"
 
 #define PERIOD_MS 20
 #define EPS 1e-6
@@ -85,38 +86,6 @@ static struct side_sampler *start(enum side_gpu_mode gpu, const char *const *dis
 
 	assert_non_null(s);
 	return s;
-}
-
-/* Waits until the sampler has taken MORE rows beyond those it had (a
- * loaded machine may hold its thread back for long: the test follows the
- * sampler's own rows, never a time fixed in advance). */
-static void wait_rows(struct side_sampler *s, size_t more)
-{
-	size_t want = side_sampler__sample_count(s) + more;
-
-	for (int i = 0; i < 20000 && side_sampler__sample_count(s) < want; i++)
-		fx_sleep_ms(1);
-	assert_true(side_sampler__sample_count(s) >= want);
-}
-
-/* Index of the first row that began at or after t (nrows if none). */
-static size_t first_row_from(const struct side_series *sr, uint64_t t)
-{
-	size_t i = 0;
-
-	while (i < sr->nrows && sr->ts[i] < t)
-		i++;
-	return i;
-}
-
-/* Rows in [from, to] by their start times. */
-static long rows_in(const struct side_series *sr, uint64_t from, uint64_t to)
-{
-	long n = 0;
-
-	for (size_t i = 0; i < sr->nrows; i++)
-		n += sr->ts[i] >= from && sr->ts[i] <= to;
-	return n;
 }
 
 static void set_cpu_mhz(int cpu, int mhz)
