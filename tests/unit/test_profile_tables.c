@@ -847,6 +847,221 @@ static void test_core_round_trip(void **state)
 	model__free(&m);
 }
 
+
+/* ---- the scheduler's sections: sched and offcpu ---- */
+
+static void fill_sched(struct model *m)
+{
+	struct model_sched_figures *sf = &m->sched;
+	struct model_offcpu_figures *off = &m->offcpu;
+	struct model_sched_proc *pp;
+
+	assert_int_equal(model__set_phase_name(m, 1, "llm_inference"), 0);
+	assert_int_equal(model__set_phase_name(m, 2, "database"), 0);
+	m->phases[1] = (struct model_phase_summary){ .present = true, .p50_ms = NAN, .p95_ms = NAN, .p99_ms = NAN };
+	m->phases[2] = m->phases[1];
+	sf->present = sf->available = sf->has_totals = true;
+	snprintf(sf->missing_tracepoints, sizeof(sf->missing_tracepoints), "sched:sched_wakeup_new");
+	sf->lost.updates = 4;
+	sf->lost.offcpu_user_stacks = 2;
+	sf->unseen_in = 3;
+	sf->unseen_out = 5;
+	sf->unattributed.ms = 1.5;
+	sf->unattributed.oncpu_ms = 1;
+	sf->unattributed.offcpu_ms = 0.5;
+	sf->unattributed.intervals = 6;
+	sf->cpus = 2;
+	sf->nvcsw = 40;
+	sf->nivcsw = 7;
+	sf->oncpu_ms = 900;
+	sf->offcpu_ms = 80;
+	sf->runq_wait_ms = 20;
+	sf->runq_wait_others_ms = 12;
+	sf->runq_share_percent = 100.0 * 20 / 920;
+	sf->avg_runnable_threads = 0.92;
+	sf->runq = (struct model_runq){ .waits = 11, .p50_us = 3, .p95_us = 60, .p99_us = 100 };
+	sf->runq.hist_us[0] = 1;
+	sf->runq.hist_us[1] = 8;
+	sf->runq.hist_us[6] = 2;
+	sf->per_process.v = calloc(1, sizeof(*sf->per_process.v));
+	sf->per_process.n = sf->per_process.cap = 1;
+	pp = &sf->per_process.v[0];
+	pp->pid = 100;
+	snprintf(pp->comm, sizeof(pp->comm), "exp");
+	pp->wall_ms = 1000;
+	pp->oncpu_ms = 900;
+	pp->runq_wait_ms = 20;
+	pp->runq_wait_others_ms = 12;
+	pp->offcpu_ms = 80;
+	pp->blocked_ms[BLOCKED_IO] = 50;
+	pp->blocked_ms[BLOCKED_LOCK] = 30;
+	pp->runq_share_percent = sf->runq_share_percent;
+	pp->nvcsw = 40;
+	pp->nivcsw = 7;
+	pp->main_thread = (struct model_split){ .present = true, .oncpu_ms = 800, .runq_ms = 10, .offcpu_ms = 70,
+						.blocked_ms = { [BLOCKED_IO] = 70 }, .has_wall = true,
+						.unattributed_ms = 120, .unattributed_percent = 12 };
+	pp->runq = sf->runq;
+	sf->per_phase[1] = (struct model_sched_phase){ .present = true,
+		.split = { .present = true, .oncpu_ms = 600, .runq_ms = 5, .offcpu_ms = 1,
+			   .blocked_ms = { [BLOCKED_SLEEP] = 1 } },
+		.runq = { .p50_us = 2, .p95_us = 4, .p99_us = 8 } };
+	sf->per_phase[1].runq.hist_us[2] = 5;
+	sf->max_cycle_unattributed_percent = 12;
+
+	off->present = true;
+	off->total_ms = 80;
+	off->in_stacks_ms = 75;
+	off->min_block_us = 10;
+	off->blocked_ms[BLOCKED_IO] = 50;
+	off->blocked_ms[BLOCKED_LOCK] = 30;
+	off->top_stacks.v = calloc(2, sizeof(*off->top_stacks.v));
+	off->top_stacks.n = off->top_stacks.cap = 2;
+	off->top_stacks.v[0] = (struct model_top_stack){ .stack = model__intern(m, "main;read"), .ms = 50, .percent = 66.7 };
+	off->top_stacks.v[1] = (struct model_top_stack){ .stack = model__intern(m, "main;lock"), .ms = 25, .percent = 33.3 };
+	snprintf(off->stack_quality.method, sizeof(off->stack_quality.method), "frame pointers");
+	off->stack_quality.blocked_in_stacks_ms = 75;
+	off->stack_quality.complete_ms = 60;
+	off->stack_quality.complete_percent = 80;
+	off->stack_quality.has_dwarf = true;
+	off->stack_quality.dwarf = (struct model_offcpu_dwarf){ .records = 9, .sent = 10, .lost = 1, .dropped_ms = 0.25,
+								.sample_us = 100, .reused = 3, .sampled_ms = 2.5,
+								.unweighed_ms = NAN, .short_exited_ms = 0 };
+	off->waiting.total_ms = 30;
+	for (int ph = 0; ph < IT_MAX_PHASES; ph++)
+		off->waiting.by_waker_phase_ms[ph] = NAN;
+	off->waiting.by_waker_phase_ms[2] = 20;
+	off->waiting.outside_phases_ms = 10;
+	off->waiting.in_stacks_ms = 28;
+	off->waiting.top_stacks.v = calloc(1, sizeof(*off->waiting.top_stacks.v));
+	off->waiting.top_stacks.n = off->waiting.top_stacks.cap = 1;
+	off->waiting.top_stacks.v[0] = (struct model_top_stack){ .stack = model__intern(m, "worker;write"), .ms = 28,
+								  .percent = 100 };
+}
+
+static void assert_runq(const struct model_runq *a, const struct model_runq *b)
+{
+	assert_int_equal(b->waits, a->waits);
+	assert_memory_equal(b->hist_us, a->hist_us, sizeof(a->hist_us));
+	assert_num(b->p50_us, a->p50_us);
+	assert_num(b->p95_us, a->p95_us);
+	assert_num(b->p99_us, a->p99_us);
+}
+
+static void test_sched_round_trip(void **state)
+{
+	struct model m, back, empty;
+	const struct model_sched_proc *pa, *pb;
+	json_t *p, *p2, *h;
+
+	(void)state;
+	model__init(&m);
+	fill_sched(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_non_null(p);
+	/* the shapes profile.json has always had */
+	h = th_jget(p, "sched", "runq", "histogram_us", NULL);
+	assert_int_equal(json_array_size(h), 7); /* up to the last slot that counted */
+	assert_int_equal(json_integer_value(th_jget(json_array_get(h, 6), "lo_us", NULL)), 64);
+	assert_int_equal(json_integer_value(th_jget(json_array_get(h, 6), "hi_us", NULL)), 128);
+	assert_int_equal(json_integer_value(th_jget(json_array_get(h, 0), "lo_us", NULL)), 0);
+	assert_null(th_jget(p, "sched", "per_phase", "llm_inference", "runq", "waits", NULL));
+	assert_non_null(th_jget(p, "sched", "per_phase", "llm_inference", "blocked", "io", NULL));
+	assert_null(th_jget(p, "sched", "per_phase", "database", NULL));
+	assert_float_equal(th_jnum(json_object_get(json_array_get(th_jget(p, "sched", "per_process", NULL), 0), "wall_ms")),
+			   1000, EPS);
+	assert_int_equal(json_integer_value(th_jget(p, "sched", "context_switches", "involuntary", NULL)), 7);
+	assert_int_equal(json_integer_value(th_jget(p, "sched", "unseen_switches", "out", NULL)), 5);
+	assert_true(json_is_integer(th_jget(p, "offcpu", "min_block_us", NULL)));
+	assert_string_equal(json_string_value(th_jget(json_array_get(th_jget(p, "offcpu", "top_stacks", NULL), 1),
+						      "stack", NULL)), "main;lock");
+	assert_float_equal(th_jnum(th_jget(p, "offcpu", "waiting_for_thread", "by_waker_phase", "database", NULL)), 20, EPS);
+	assert_null(th_jget(p, "offcpu", "waiting_for_thread", "by_waker_phase", "llm_inference", NULL));
+	assert_true(json_is_null(th_jget(p, "offcpu", "stack_quality", "dwarf", "unweighed_ms", NULL)));
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(back.sched.present && back.sched.available && back.sched.has_totals);
+	assert_string_equal(back.sched.missing_tracepoints, "sched:sched_wakeup_new");
+	assert_int_equal(back.sched.lost.updates, 4);
+	assert_int_equal(back.sched.lost.offcpu_user_stacks, 2);
+	assert_int_equal(back.sched.unseen_in, 3);
+	assert_num(back.sched.unattributed.ms, 1.5);
+	assert_int_equal(back.sched.unattributed.intervals, 6);
+	assert_int_equal(back.sched.cpus, 2);
+	assert_int_equal(back.sched.nvcsw, 40);
+	assert_num(back.sched.oncpu_ms, 900);
+	assert_num(back.sched.runq_wait_others_ms, 12);
+	assert_num(back.sched.runq_share_percent, m.sched.runq_share_percent);
+	assert_num(back.sched.avg_runnable_threads, 0.92);
+	assert_runq(&m.sched.runq, &back.sched.runq);
+	assert_int_equal(back.sched.per_process.n, 1);
+	pa = &m.sched.per_process.v[0];
+	pb = &back.sched.per_process.v[0];
+	assert_int_equal(pb->pid, 100);
+	assert_string_equal(pb->comm, "exp");
+	assert_num(pb->wall_ms, 1000);
+	assert_num(pb->offcpu_ms, 80);
+	assert_memory_equal(pb->blocked_ms, pa->blocked_ms, sizeof(pa->blocked_ms));
+	assert_int_equal(pb->nivcsw, 7);
+	assert_split(&pa->main_thread, &pb->main_thread);
+	assert_runq(&pa->runq, &pb->runq);
+	assert_true(back.sched.per_phase[1].present);
+	assert_false(back.sched.per_phase[2].present);
+	assert_split(&m.sched.per_phase[1].split, &back.sched.per_phase[1].split);
+	assert_runq(&m.sched.per_phase[1].runq, &back.sched.per_phase[1].runq);
+	assert_num(back.sched.max_cycle_unattributed_percent, 12);
+
+	assert_true(back.offcpu.present);
+	assert_num(back.offcpu.total_ms, 80);
+	assert_num(back.offcpu.in_stacks_ms, 75);
+	assert_int_equal(back.offcpu.min_block_us, 10);
+	assert_memory_equal(back.offcpu.blocked_ms, m.offcpu.blocked_ms, sizeof(m.offcpu.blocked_ms));
+	assert_int_equal(back.offcpu.top_stacks.n, 2);
+	assert_string_equal(model__name(&back, back.offcpu.top_stacks.v[0].stack), "main;read");
+	assert_num(back.offcpu.top_stacks.v[1].percent, 33.3);
+	assert_string_equal(back.offcpu.stack_quality.method, "frame pointers");
+	assert_num(back.offcpu.stack_quality.complete_percent, 80);
+	assert_true(back.offcpu.stack_quality.has_dwarf);
+	assert_int_equal(back.offcpu.stack_quality.dwarf.sent, 10);
+	assert_num(back.offcpu.stack_quality.dwarf.dropped_ms, 0.25);
+	assert_num(back.offcpu.stack_quality.dwarf.unweighed_ms, NAN);
+	assert_num(back.offcpu.waiting.total_ms, 30);
+	assert_num(back.offcpu.waiting.by_waker_phase_ms[2], 20);
+	assert_num(back.offcpu.waiting.by_waker_phase_ms[1], NAN);
+	assert_num(back.offcpu.waiting.outside_phases_ms, 10);
+	assert_int_equal(back.offcpu.waiting.top_stacks.n, 1);
+	assert_string_equal(model__name(&back, back.offcpu.waiting.top_stacks.v[0].stack), "worker;write");
+
+	/* a snapshot's copy holds the same */
+	assert_int_equal(model__copy(&empty, &back), 0);
+	p2 = model__to_json(&empty);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&empty);
+
+	p2 = model__to_json(&back);
+	assert_non_null(p2);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+
+	/* the concern did not run: empty sections, nothing read back */
+	model__init(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_int_equal(json_object_size(json_object_get(p, "sched")), 0);
+	assert_int_equal(json_object_size(json_object_get(p, "offcpu")), 0);
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_false(back.sched.present);
+	assert_false(back.offcpu.present);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -854,6 +1069,7 @@ int main(void)
 		cmocka_unit_test(test_side_round_trip),
 		cmocka_unit_test(test_flat_gpu),
 		cmocka_unit_test(test_core_round_trip),
+		cmocka_unit_test(test_sched_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -682,7 +682,7 @@ static bool cycles_runq(const struct model *m, double *share, double *runnable, 
 		*scope = "cycles";
 		return true;
 	}
-	if (!m->sched.available)
+	if (!m->sched.has_totals || isnan(m->sched.runq_share_percent))
 		return false;
 	*share = m->sched.runq_share_percent;
 	*runnable = m->sched.avg_runnable_threads;

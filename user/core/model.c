@@ -13,8 +13,6 @@
 const char *const model_energy_keys[MODEL_EN_NDOMAINS] = { "cpu_j", "dram_j", "gpu_j", "board_j" };
 
 const char *const model_section_names[MODEL_NSECTIONS] = {
-	[MODEL_SEC_OFFCPU] = "offcpu",
-	[MODEL_SEC_SCHED] = "sched",
 	[MODEL_SEC_NETWORK] = "network",
 	[MODEL_SEC_CRASHES] = "crashes",
 };
@@ -127,6 +125,9 @@ void model__free(struct model *m)
 	free(m->self.bpf.programs.v);
 	free(m->probe_cost.preset_probes.v);
 	free(m->memory.per_process.v);
+	free(m->sched.per_process.v);
+	free(m->offcpu.top_stacks.v);
+	free(m->offcpu.waiting.top_stacks.v);
 	free(m->samples.per_process.v);
 	free(m->samples.stack_quality.by_leaf_object.v);
 	free(m->memory.timeline.v);
@@ -313,6 +314,18 @@ struct model_probe *model__add_probe(struct model *m)
 		}                                                                        \
 	} while (0)
 
+/* A VEC_OF member's copy (plain elements) into a cleared one. 0 or -ENOMEM. */
+#define COPY_VEC(d, s) copy_vec((void **)&(d).v, &(d).n, &(d).cap, (s).v, (s).n, sizeof(*(s).v))
+static int copy_vec(void **dv, size_t *dn, size_t *dcap, const void *sv, size_t sn, size_t elem)
+{
+	if (!sn)
+		return 0;
+	if (!(*dv = vec__dup(sv, sn, elem)))
+		return -ENOMEM;
+	*dn = *dcap = sn;
+	return 0;
+}
+
 int model__copy(struct model *dst, const struct model *src)
 {
 	*dst = *src;
@@ -356,6 +369,9 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(&dst->samples.per_process, 0, sizeof(dst->samples.per_process));
 	memset(&dst->samples.stack_quality.by_leaf_object, 0, sizeof(dst->samples.stack_quality.by_leaf_object));
 	memset(&dst->memory.timeline, 0, sizeof(dst->memory.timeline));
+	memset(&dst->sched.per_process, 0, sizeof(dst->sched.per_process));
+	memset(&dst->offcpu.top_stacks, 0, sizeof(dst->offcpu.top_stacks));
+	memset(&dst->offcpu.waiting.top_stacks, 0, sizeof(dst->offcpu.waiting.top_stacks));
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
 	memset(&dst->alerts, 0, sizeof(dst->alerts));
@@ -504,6 +520,10 @@ int model__copy(struct model *dst, const struct model *src)
 			goto nomem;
 		dst->samples.stack_quality.by_leaf_object.n = dst->samples.stack_quality.by_leaf_object.cap = n;
 	}
+	if (COPY_VEC(dst->sched.per_process, src->sched.per_process) ||
+	    COPY_VEC(dst->offcpu.top_stacks, src->offcpu.top_stacks) ||
+	    COPY_VEC(dst->offcpu.waiting.top_stacks, src->offcpu.waiting.top_stacks))
+		goto nomem;
 	if (src->memory.timeline.n) {
 		if (!(dst->memory.timeline.v = vec__dup(src->memory.timeline.v, src->memory.timeline.n,
 							 sizeof(*src->memory.timeline.v))))

@@ -8,11 +8,11 @@
  *   cycle and phase splits .... sched          samples per cycle ... sampling
  *   cycle memory .............. memory         cycle side data .... side
  *   stacks .................... sampling (on-CPU), sched (off-CPU)
- *   side, energy, samples, memory, probes, llama facts, self ... their
- *                               concern, as typed structs
+ *   side, energy, samples, memory, probes, llama facts, self, sched,
+ *   offcpu .................... their concern, as typed structs
  *   sections .................. the detail documents still kept as JSON
- *                               (`sched`, `offcpu`, `network`, `crashes`,
- *                               gpu.cuda), written as given
+ *                               (`network`, `crashes`, gpu.cuda), written
+ *                               as given
  *   lost ...................... every concern adds its own counters
  *   derived figures ........... model__derive (analysis/derive.c)
  *   findings .................. rules__evaluate (analysis/rules.c)
@@ -47,6 +47,7 @@
 #include "side_summary.h"
 #include "vec.h"
 #include "model_gpu.h"
+#include "model_sched.h"
 #include "model_requests.h"
 
 enum model_stage {
@@ -59,24 +60,11 @@ enum model_stage {
 
 /* Detail documents, one per concern, written into profile.json as given. */
 enum model_section {
-	MODEL_SEC_OFFCPU = 0,
-	MODEL_SEC_SCHED,
-	MODEL_SEC_NETWORK,
+	MODEL_SEC_NETWORK = 0,
 	MODEL_SEC_CRASHES,
 	MODEL_NSECTIONS
 };
 extern const char *const model_section_names[MODEL_NSECTIONS];
-
-/* A wall interval split by the scheduler: on-CPU, waiting for a CPU, blocked
- * (by reason), and what no accounting covered. */
-struct model_split {
-	bool present;
-	double oncpu_ms, runq_ms, offcpu_ms;
-	double runq_others_ms; /* the part of runq_ms waited behind other processes */
-	double blocked_ms[BLOCKED_NCLASSES];
-	bool has_wall; /* unattributed_* computed against a wall time */
-	double unattributed_ms, unattributed_percent;
-};
 
 /* Joules by domain, NAN where nothing measures it (energy.h's domains). */
 enum model_energy_domain { MODEL_EN_CPU = 0, MODEL_EN_DRAM, MODEL_EN_GPU, MODEL_EN_BOARD, MODEL_EN_NDOMAINS };
@@ -194,18 +182,6 @@ struct model_finding {
 struct model_recommendation {
 	char *title, *priority, *description, *current_value, *recommended_value, *bottleneck;
 	json_t *evidence;
-};
-
-/* Typed figures the rules read, filled by their owning concern. */
-struct model_sched_figures {
-	bool available;
-	double runq_share_percent, avg_runnable_threads, runq_wait_ms, oncpu_ms, offcpu_ms;
-	double runq_wait_others_ms; /* the part of runq_wait_ms waited behind other processes */
-	int cpus;
-	bool has_faults;          /* page faults travel with on-CPU time */
-	bool has_startup;         /* the threads' time while no cycle was open yet */
-	double startup_oncpu_ms, startup_runq_ms;
-	uint64_t minflt, majflt;
 };
 
 /* The sampling concern's account of its samples (profile.json's samples). */
@@ -670,6 +646,7 @@ struct model {
 	bool have_probes;
 	VEC_OF(struct model_probe) probes;
 	struct model_sched_figures sched;
+	struct model_offcpu_figures offcpu;
 	struct model_memory_figures memory;
 	struct model_samples samples;
 	struct model_side_figures side;
@@ -786,9 +763,6 @@ void edges__derive(struct model *m);
 void llama__energy(struct model *m);
 
 /* profile.json ↔ model (outputs/profile_json.c). */
-/* A split's keys (oncpu_ms, runq_wait_ms, offcpu_ms, blocked, unattributed_*)
- * added to o, as every section that shows one writes them. */
-void model__split_json(json_t *o, const struct model_split *s);
 json_t *model__to_json(const struct model *m);
 /* A model at MODEL_ANALYSED from a parsed profile.json. 0, -EINVAL or
  * -E2BIG with a message naming what is wrong, or -ENOMEM. */

@@ -52,54 +52,11 @@ static uint64_t u64_of(json_t *o, const char *key)
 }
 
 
-/* ---- the scheduler's split of a wall interval ---- */
-
-static int blocked_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model_split *s = base;
-	json_t *b = json_object();
-
-	(void)ctx;
-	for (int i = 0; b && i < BLOCKED_NCLASSES; i++)
-		json_object_set_new(b, blocked_class_names[i], json_real(s->blocked_ms[i]));
-	return profile__set(o, key, b);
-}
-
-static int blocked_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_split *s = base;
-
-	(void)ctx;
-	for (int i = 0; i < BLOCKED_NCLASSES; i++) {
-		double v = json_num(json_object_get(o, key), blocked_class_names[i]);
-
-		s->blocked_ms[i] = isnan(v) ? 0 : v;
-	}
-	return 0;
-}
-
-/* On-CPU, run queue and blocked read as 0 when missing (a hand-written
- * profile may give one of them). */
-#define JF_T struct model_split
-JF_TABLE(split_fields_table, JF("oncpu_ms", JF_REAL, oncpu_ms, .flags = JF_OMIT | JF_ZERO),
-	 JF("runq_wait_ms", JF_REAL, runq_ms, .flags = JF_OMIT | JF_ZERO),
-	 JF("runq_wait_others_ms", JF_REAL, runq_others_ms, .flags = JF_OMIT | JF_ZERO),
-	 JF("offcpu_ms", JF_REAL, offcpu_ms, .flags = JF_OMIT | JF_ZERO), JF_FNS("blocked", blocked_write, blocked_read),
-	 JF("unattributed_ms", JF_REAL, unattributed_ms, .flags = JF_OMIT, JF_WHEN(has_wall)),
-	 JF("unattributed_percent", JF_REAL, unattributed_percent, .flags = JF_OMIT, JF_WHEN(has_wall)));
-JF_TABLE(split_table, JF_GROUP(NULL, split_fields_table, JF_WHEN(present)));
-#undef JF_T
-
-void model__split_json(json_t *o, const struct model_split *s)
-{
-	jf_write(&split_table, s, o, NULL);
-}
-
 /* ---- cycles ---- */
 
 #define JF_T struct model_cycle_phase
 JF_TABLE(cycle_phase_table, JF("ms", JF_REAL, ms, .flags = JF_OMIT), JF("calls", JF_U64, calls),
-	 JF("thread_ms", JF_REAL, thread_ms, .flags = JF_OMIT), JF(NULL, JF_OBJ, split, .sub = &split_table));
+	 JF("thread_ms", JF_REAL, thread_ms, .flags = JF_OMIT), JF(NULL, JF_OBJ, split, .sub = &profile_split_table));
 #undef JF_T
 
 static int cycle_end_write(const void *base, const char *key, json_t *o, const void *ctx)
@@ -218,7 +175,7 @@ JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cy
 	 JF_FNS("tokens_per_second_wall", cycle_tps_write, cycle_tps_read),
 	 JF_FNS("counts", cycle_counts_write, cycle_counts_read),
 	 JF("llama", JF_OBJ, llama, .sub = &profile_llama_cycle_table, JF_WHEN(llama.present)),
-	 JF(NULL, JF_OBJ, split, .sub = &split_table),
+	 JF(NULL, JF_OBJ, split, .sub = &profile_split_table),
 	 JF_GROUP("all_threads", all_threads_table, JF_WHEN(has_all_threads)),
 	 JF_GROUP("page_faults", faults_table, JF_WHEN(has_all_threads)),
 	 JF_GROUP("context_switches", switches_table, JF_WHEN(has_all_threads)),
@@ -775,25 +732,6 @@ static int section_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
-/* The figures the rules read, from the scheduler's section. */
-static int sched_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	json_t *sched = json_object_get(o, key);
-	double cpus = json_num(sched, "cpus");
-
-	section_read(base, key, o, ctx);
-	m->sched.available = json_is_number(json_object_get(sched, "runq_share_percent"));
-	m->sched.runq_share_percent = json_num(sched, "runq_share_percent");
-	m->sched.avg_runnable_threads = json_num(sched, "avg_runnable_threads");
-	m->sched.runq_wait_ms = json_num(sched, "runq_wait_ms");
-	m->sched.runq_wait_others_ms = json_num(sched, "runq_wait_others_ms");
-	m->sched.oncpu_ms = json_num(sched, "oncpu_ms");
-	m->sched.offcpu_ms = json_num(sched, "offcpu_ms");
-	m->sched.cpus = cpus >= INT_MIN && cpus <= INT_MAX ? (int)cpus : 0;
-	return 0;
-}
-
 /* memory: the memory concern's figures, with the growth the derivation
  * computed and the faults the scheduler counted */
 #define JF_T struct model_memory_proc
@@ -950,7 +888,8 @@ static int loaded_read(void *base, const char *key, json_t *o, void *ctx)
 JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_FNS("tool", tool_write, tool_read),
 	 JF_FNS("system", profile_system__write, profile_system__read), JF_FNS("phases", phases_write, phases_read),
 	 JF_GROUP("aggregate_metrics", aggregates_table),
-	 JF_FNS("samples", profile_samples__write, profile_samples__read), SECTION("offcpu"), JF_FNS("sched", section_write, sched_read),
+	 JF_FNS("samples", profile_samples__write, profile_samples__read), JF_FNS("offcpu", profile_offcpu__write, profile_offcpu__read),
+	 JF_FNS("sched", profile_sched__write, profile_sched__read),
 	 JF_GROUP("memory", memory_table),
 	 JF("thermal", JF_OBJ, side.run.thermal, .sub = &profile_thermal_table), JF_FNS("gpu", gpu_write, gpu_read),
 	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), SECTION("network"),

@@ -15,6 +15,13 @@ int profile__set(json_t *o, const char *key, json_t *v);
 /* Strings kept in model.names (ctx: the model). */
 extern const struct jf_names profile_model_names;
 
+/* profile_sched.c: the split every section shows (struct model_split),
+ * sched and offcpu */
+extern const struct jf_table profile_split_table;
+int profile_sched__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_sched__read(void *base, const char *key, json_t *o, void *ctx);
+int profile_offcpu__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_offcpu__read(void *base, const char *key, json_t *o, void *ctx);
 /* profile_samples.c */
 int profile_samples__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_samples__read(void *base, const char *key, json_t *o, void *ctx);
