@@ -639,7 +639,7 @@ static void fill_core(struct model *m)
 					       .generation_batches_tokens = 15, .prefill_ms = 20, .decode_ms = 70,
 					       .prefill_tokens_per_s = 400, .decode_tokens_per_s = NAN,
 					       .j_per_generated_token = NAN };
-	model__cycle_detail(c, "network", json_pack("{s:i}", "sends", 3));
+	c->network = (struct model_net_cycle){ .present = true, .sent_bytes = 300, .sends = 3 };
 	c = model__add_cycle(m, 100, 8, 1100 * MS, 0);
 	c->index = 1;
 	c->duration_ms = 50;
@@ -781,7 +781,10 @@ static void test_core_round_trip(void **state)
 	assert_true(b->has_rss);
 	assert_num(b->rss_peak_mb, 101.5);
 	assert_llama(&a->llama, &b->llama);
-	assert_int_equal(json_integer_value(th_jget(b->detail, "network", "sends", NULL)), 3);
+	assert_true(b->network.present);
+	assert_int_equal(b->network.sends, 3);
+	assert_int_equal(b->network.sent_bytes, 300);
+	assert_false(back.cycles[1].network.present);
 	assert_true(back.cycles[1].open_at_end);
 	assert_false(back.cycles[1].split.present);
 	assert_false(back.cycles[1].llama.present);
@@ -1062,6 +1065,129 @@ static void test_sched_round_trip(void **state)
 	model__free(&m);
 }
 
+
+/* ---- network and crashes ---- */
+
+static void test_network_crashes_round_trip(void **state)
+{
+	struct model m, back, copy;
+	struct model_network *net = &m.network;
+	struct model_crash *cr;
+	json_t *p, *p2, *c;
+
+	(void)state;
+	model__init(&m);
+	assert_int_equal(model__set_phase_name(&m, 1, "db"), 0);
+	m.phases[1] = (struct model_phase_summary){ .present = true, .p50_ms = NAN, .p95_ms = NAN, .p99_ms = NAN };
+	net->present = true;
+	snprintf(net->rtt_source, sizeof(net->rtt_source), "tcp:tcp_probe");
+	snprintf(net->retransmit_source, sizeof(net->retransmit_source), "none");
+	net->connections.v = calloc(2, sizeof(*net->connections.v));
+	net->connections.n = net->connections.cap = 2;
+	net->connections.v[0] = (struct model_net_conn){ .pid = 100, .local = "127.0.0.1:5000", .remote = "127.0.0.1:80",
+		.sent_bytes = 1000, .recv_bytes = 20000, .sends = 5, .recvs = 9, .retransmits = 1,
+		.srtt_us = { .samples = 4, .has_values = true, .last = 30, .min = 20, .max = 50, .avg = 32.5 },
+		.first_s = 0.25, .closed = true, .closed_s = 1.5 };
+	net->connections.v[1] = (struct model_net_conn){ .pid = 100, .local = "[::1]:5001", .remote = "[::1]:81",
+		.first_s = 1 };
+	net->totals.connections = 2;
+	net->totals.sent_bytes = 1000;
+	net->totals.recv_bytes = 20000;
+	net->totals.retransmits = 1;
+	net->retransmit_events.v = calloc(1, sizeof(*net->retransmit_events.v));
+	net->retransmit_events.n = net->retransmit_events.cap = 1;
+	net->retransmit_events.v[0] = (struct model_net_retransmit){ .t_s = 0.5, .pid = 100, .local_port = 5000,
+								      .remote_port = 80 };
+	net->closed_connections_not_kept = 2;
+	m.crashes.v = calloc(2, sizeof(*m.crashes.v));
+	m.crashes.n = m.crashes.cap = 2;
+	m.crashes.v[0] = (struct model_crash){ .pid = 101, .comm = "worker", .role = "helper", .time_ns = 5 * MS,
+		.time_s = 0.004, .cycle = 3, .phase = model__intern(&m, "db"), .cause = "signal", .signal = 11,
+		.has_signal = true, .signal_name = "SIGSEGV", .core_dumped = true, .has_sender = true,
+		.sender_pid = 0, .si_code = 1, .rss_mb = 12.5 };
+	m.crashes.v[1] = (struct model_crash){ .pid = 100, .comm = "exp", .role = "target", .time_ns = 9 * MS,
+		.time_s = 0.008, .cycle = -1, .phase = -1, .cause = "oom_kill", .has_exit_code = true,
+		.exit_code = 0, .rss_mb = 900 };
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_non_null(p);
+	/* the shapes profile.json has always had */
+	assert_true(json_is_null(th_jget(p, "network", "source", NULL)));
+	c = json_array_get(th_jget(p, "network", "connections", NULL), 1);
+	assert_int_equal(json_integer_value(th_jget(c, "srtt_us", "samples", NULL)), 0);
+	assert_null(th_jget(c, "srtt_us", "avg", NULL));
+	assert_null(th_jget(c, "closed_s", NULL));
+	assert_int_equal(json_integer_value(th_jget(p, "network", "totals", "connections", NULL)), 2);
+	c = json_array_get(th_jget(p, "crashes", NULL), 0);
+	assert_int_equal(json_integer_value(th_jget(c, "signal", NULL)), 11);
+	assert_string_equal(json_string_value(th_jget(c, "phase", NULL)), "db");
+	assert_null(th_jget(c, "exit_code", NULL));
+	c = json_array_get(th_jget(p, "crashes", NULL), 1);
+	assert_true(json_is_null(th_jget(c, "signal", NULL)));
+	assert_true(json_is_null(th_jget(c, "cycle", NULL)));
+	assert_true(json_is_null(th_jget(c, "phase", NULL)));
+	assert_int_equal(json_integer_value(th_jget(c, "exit_code", NULL)), 0);
+	assert_null(th_jget(c, "signal_name", NULL));
+	assert_null(th_jget(c, "sender_pid", NULL));
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(back.network.present);
+	assert_string_equal(back.network.source, "");
+	assert_string_equal(back.network.rtt_source, "tcp:tcp_probe");
+	assert_int_equal(back.network.connections.n, 2);
+	assert_string_equal(back.network.connections.v[0].remote, "127.0.0.1:80");
+	assert_int_equal(back.network.connections.v[0].recv_bytes, 20000);
+	assert_true(back.network.connections.v[0].srtt_us.has_values);
+	assert_num(back.network.connections.v[0].srtt_us.avg, 32.5);
+	assert_int_equal(back.network.connections.v[0].srtt_us.max, 50);
+	assert_true(back.network.connections.v[0].closed);
+	assert_num(back.network.connections.v[0].closed_s, 1.5);
+	assert_false(back.network.connections.v[1].closed);
+	assert_false(back.network.connections.v[1].srtt_us.has_values);
+	assert_int_equal(back.network.totals.recv_bytes, 20000);
+	assert_int_equal(back.network.retransmit_events.n, 1);
+	assert_int_equal(back.network.retransmit_events.v[0].remote_port, 80);
+	assert_int_equal(back.network.closed_connections_not_kept, 2);
+	assert_int_equal(back.crashes.n, 2);
+	cr = &back.crashes.v[0];
+	assert_string_equal(cr->comm, "worker");
+	assert_int_equal(cr->cycle, 3);
+	assert_string_equal(model__name(&back, cr->phase), "db");
+	assert_int_equal(cr->signal, 11);
+	assert_true(cr->has_signal && cr->core_dumped && cr->has_sender && !cr->has_exit_code);
+	assert_string_equal(cr->signal_name, "SIGSEGV");
+	assert_int_equal(cr->si_code, 1);
+	assert_num(cr->rss_mb, 12.5);
+	cr = &back.crashes.v[1];
+	assert_int_equal(cr->cycle, -1);
+	assert_int_equal(cr->phase, -1);
+	assert_int_equal(cr->signal, 0);
+	assert_true(cr->has_exit_code && !cr->has_signal && !cr->has_sender);
+	assert_int_equal(model__oom_kills(&back), 1);
+
+	assert_int_equal(model__copy(&copy, &back), 0);
+	p2 = model__to_json(&copy);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&copy);
+	p2 = model__to_json(&back);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+
+	/* the concerns did not run: an empty object and an empty array */
+	model__init(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_int_equal(json_object_size(json_object_get(p, "network")), 0);
+	assert_true(json_is_array(json_object_get(p, "crashes")));
+	assert_int_equal(json_array_size(json_object_get(p, "crashes")), 0);
+	json_decref(p);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1070,6 +1196,7 @@ int main(void)
 		cmocka_unit_test(test_flat_gpu),
 		cmocka_unit_test(test_core_round_trip),
 		cmocka_unit_test(test_sched_round_trip),
+		cmocka_unit_test(test_network_crashes_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

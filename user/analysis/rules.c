@@ -631,7 +631,7 @@ static void memory_rules(struct model *m, const struct rule_thresholds *t)
 {
 	double peak = m->memory.peak_mb, total = m->run.system.mem_total_mb;
 	double growth = m->memory.growth_mb_per_cycle;
-	uint64_t ooms = m->oom_kills;
+	uint64_t ooms = model__oom_kills(m);
 	char current[128];
 
 	if ((!isnan(peak) && total > 0 && 100 * peak / total > t->memory_pct) || ooms) {

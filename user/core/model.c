@@ -12,11 +12,6 @@
 
 const char *const model_energy_keys[MODEL_EN_NDOMAINS] = { "cpu_j", "dram_j", "gpu_j", "board_j" };
 
-const char *const model_section_names[MODEL_NSECTIONS] = {
-	[MODEL_SEC_NETWORK] = "network",
-	[MODEL_SEC_CRASHES] = "crashes",
-};
-
 static const char *const stage_names[] = {
 	"empty", "spans", "collected", "derived", "analysed",
 };
@@ -116,8 +111,9 @@ void model__free(struct model *m)
 		free(m->names[i]);
 	free(m->names);
 	free(m->name_index);
-	for (int i = 0; i < MODEL_NSECTIONS; i++)
-		json_decref(m->sections[i]);
+	free(m->network.connections.v);
+	free(m->network.retransmit_events.v);
+	free(m->crashes.v);
 	json_decref(m->cuda);
 	for (size_t i = 0; i < m->nlost; i++)
 		free(m->lost[i].name);
@@ -360,7 +356,9 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(&dst->wakeup_us, 0, sizeof(dst->wakeup_us));
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
-	memset(dst->sections, 0, sizeof(dst->sections));
+	memset(&dst->network.connections, 0, sizeof(dst->network.connections));
+	memset(&dst->network.retransmit_events, 0, sizeof(dst->network.retransmit_events));
+	memset(&dst->crashes, 0, sizeof(dst->crashes));
 	dst->tail.v = NULL;
 	dst->tail.n = dst->tail.cap = 0;
 	memset(&dst->probe_cost.preset_probes, 0, sizeof(dst->probe_cost.preset_probes));
@@ -491,8 +489,6 @@ int model__copy(struct model *dst, const struct model *src)
 	for (size_t i = 0; i < src->nnames; i++)
 		if (model__intern(dst, src->names[i]) < 0)
 			goto nomem;
-	for (int i = 0; i < MODEL_NSECTIONS; i++)
-		dst->sections[i] = copy_json(src->sections[i]);
 	dst->cuda = copy_json(src->cuda);
 	for (size_t i = 0; i < src->nlost; i++)
 		if (model__add_lost(dst, src->lost[i].name, src->lost[i].value))
@@ -522,7 +518,10 @@ int model__copy(struct model *dst, const struct model *src)
 	}
 	if (COPY_VEC(dst->sched.per_process, src->sched.per_process) ||
 	    COPY_VEC(dst->offcpu.top_stacks, src->offcpu.top_stacks) ||
-	    COPY_VEC(dst->offcpu.waiting.top_stacks, src->offcpu.waiting.top_stacks))
+	    COPY_VEC(dst->offcpu.waiting.top_stacks, src->offcpu.waiting.top_stacks) ||
+	    COPY_VEC(dst->network.connections, src->network.connections) ||
+	    COPY_VEC(dst->network.retransmit_events, src->network.retransmit_events) ||
+	    COPY_VEC(dst->crashes, src->crashes))
 		goto nomem;
 	if (src->memory.timeline.n) {
 		if (!(dst->memory.timeline.v = vec__dup(src->memory.timeline.v, src->memory.timeline.n,
@@ -930,15 +929,13 @@ uint64_t model__lost(const struct model *m, const char *name)
 	return 0;
 }
 
-void model__set_section(struct model *m, enum model_section s, json_t *doc)
+uint64_t model__oom_kills(const struct model *m)
 {
-	json_decref(m->sections[s]);
-	m->sections[s] = doc;
-}
+	uint64_t n = 0;
 
-json_t *model__section(const struct model *m, enum model_section s)
-{
-	return m->sections[s];
+	for (size_t i = 0; i < m->crashes.n; i++)
+		n += !strcmp(m->crashes.v[i].cause, "oom_kill");
+	return n;
 }
 
 void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v)

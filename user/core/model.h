@@ -9,10 +9,8 @@
  *   cycle memory .............. memory         cycle side data .... side
  *   stacks .................... sampling (on-CPU), sched (off-CPU)
  *   side, energy, samples, memory, probes, llama facts, self, sched,
- *   offcpu .................... their concern, as typed structs
- *   sections .................. the detail documents still kept as JSON
- *                               (`network`, `crashes`, gpu.cuda), written
- *                               as given
+ *   offcpu, network, crashes .. their concern, as typed structs
+ *   gpu.cuda, cycles' cuda .... still JSON, written as given
  *   lost ...................... every concern adds its own counters
  *   derived figures ........... model__derive (analysis/derive.c)
  *   findings .................. rules__evaluate (analysis/rules.c)
@@ -48,6 +46,7 @@
 #include "vec.h"
 #include "model_gpu.h"
 #include "model_sched.h"
+#include "model_network.h"
 #include "model_requests.h"
 
 enum model_stage {
@@ -57,14 +56,6 @@ enum model_stage {
 	MODEL_DERIVED = 3,   /* aggregates, phase summaries, growth */
 	MODEL_ANALYSED = 4,  /* findings: ready for the writers */
 };
-
-/* Detail documents, one per concern, written into profile.json as given. */
-enum model_section {
-	MODEL_SEC_NETWORK = 0,
-	MODEL_SEC_CRASHES,
-	MODEL_NSECTIONS
-};
-extern const char *const model_section_names[MODEL_NSECTIONS];
 
 /* Joules by domain, NAN where nothing measures it (energy.h's domains). */
 enum model_energy_domain { MODEL_EN_CPU = 0, MODEL_EN_DRAM, MODEL_EN_GPU, MODEL_EN_BOARD, MODEL_EN_NDOMAINS };
@@ -116,7 +107,8 @@ struct model_cycle {
 	uint64_t minflt, majflt, nvcsw, nivcsw;
 	bool has_rss;
 	double rss_peak_mb, rss_end_mb;
-	json_t *detail;  /* per-cycle extras by concern: network, cuda */
+	json_t *detail;  /* per-cycle extras by concern: cuda */
+	struct model_net_cycle network; /* network: the cycle's TCP bytes */
 	struct side_window side;       /* side: the sampler's averages over the cycle */
 	struct side_cycle_power kernel_power; /* side: thermal/power tracepoints in the cycle */
 	struct model_energy energy;    /* side: absent below the sampling period */
@@ -157,6 +149,28 @@ struct model_process {
 	int exit_status;
 	uint64_t start_ns, exit_ns;
 	double cpu_s;
+};
+
+/* A process that died of a signal, an OOM kill or a non-zero exit (crash
+ * concern). */
+struct model_crash {
+	pid_t pid;
+	char comm[IT_COMM_LEN + 1];
+	char role[8];              /* "target": asked for; "helper": one a target ran */
+	uint64_t time_ns;
+	double time_s;             /* after the recording started */
+	int64_t cycle;             /* -1: no cycle was open */
+	int32_t phase;             /* in model.names; -1: none */
+	char cause[16];            /* "oom_kill", "signal", "exit_status" */
+	int64_t signal;            /* 0: none */
+	bool has_signal;           /* killed by a signal: its name, a core dump */
+	char signal_name[16];
+	bool core_dumped;
+	bool has_exit_code;
+	int exit_code;
+	bool has_sender;           /* who sent the signal */
+	int sender_pid, si_code;
+	double rss_mb;
 };
 
 /* A thread's name as the kernel last showed it in a record of it (its
@@ -651,9 +665,9 @@ struct model {
 	struct model_samples samples;
 	struct model_side_figures side;
 	struct model_energy_figures energy;
-	uint64_t oom_kills;
+	struct model_network network;
+	VEC_OF(struct model_crash) crashes;
 
-	json_t *sections[MODEL_NSECTIONS];
 	json_t *cuda;             /* gpu.cuda: the CUDA concern's totals */
 
 	struct model_counter *lost;
@@ -712,9 +726,8 @@ int model__add_call_ms(struct model *m, int phase, double ms);
 int model__add_phase_call(struct model *m, const struct model_phase_call *c);
 int model__add_lost(struct model *m, const char *name, uint64_t n);
 uint64_t model__lost(const struct model *m, const char *name);
-/* Sets a detail section (takes the reference). */
-void model__set_section(struct model *m, enum model_section s, json_t *doc);
-json_t *model__section(const struct model *m, enum model_section s);
+/* The processes the OOM killer ended (crashes). */
+uint64_t model__oom_kills(const struct model *m);
 /* Adds per-cycle detail under key (takes the reference). */
 void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v);
 int model__add_trace_sample(struct model *m, const struct model_trace_sample *s);

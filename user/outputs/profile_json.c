@@ -2,8 +2,9 @@
 /* profile.json ↔ the model: one table (profile_table, at the end) names
  * every top-level key with its writer and its reader, the sections' own
  * tables name their fields (json_fields.h): here the run, cycles, phases,
- * findings and the documents kept as JSON; side data, samples, tail,
- * probes, system, self and llama in profile_*.c (profile_tables.h). model__to_json walks it to
+ * findings and gpu.cuda, still kept as JSON; side data, samples, tail,
+ * probes, system, self, llama, sched, offcpu, network and crashes in
+ * profile_*.c (profile_tables.h). model__to_json walks it to
  * write; model__from_json walks the same table to load a profile back
  * (for `report` and `diff`), so that they read the same typed figures the
  * recording computed. The contract: docs/profile-json.md and
@@ -164,7 +165,7 @@ JF_TABLE(faults_table, JF("minor", JF_U64, minflt), JF("major", JF_U64, majflt))
 JF_TABLE(switches_table, JF("voluntary", JF_U64, nvcsw), JF("involuntary", JF_U64, nivcsw));
 
 /* A cycle (ctx: the model). Keys it does not name are the concerns'
- * detail (network, cuda), kept as written. */
+ * detail (cuda), kept as written. */
 JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cycle), JF("pid", JF_INT, pid),
 	 JF("start_ns", JF_U64, start_ns), JF("end_ns", JF_U64, end_ns),
 	 JF("duration_ms", JF_REAL, duration_ms, .flags = JF_OMIT),
@@ -184,7 +185,8 @@ JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cy
 	 JF(NULL, JF_OBJ, side, .sub = &profile_window_table),
 	 JF_FNS("gpu", profile_gpu__cycle_write, profile_gpu__cycle_read), /* after side's: adds to its gpu */
 	 JF("kernel_power", JF_OBJ, kernel_power, .sub = &profile_cycle_power_table, JF_WHEN(kernel_power.present)),
-	 JF("energy", JF_OBJ, energy, .sub = &profile_energy_table, JF_WHEN(energy.present)));
+	 JF("energy", JF_OBJ, energy, .sub = &profile_energy_table, JF_WHEN(energy.present)),
+	 JF("network", JF_OBJ, network, .sub = &profile_net_cycle_table, JF_WHEN(network.present)));
 #undef JF_T
 
 static int cycles_write(const void *base, const char *key, json_t *o, const void *ctx)
@@ -701,37 +703,6 @@ static int config_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
-/* ---- the concerns' detail documents ---- */
-
-static enum model_section section_of(const char *key)
-{
-	int s = 0;
-
-	while (s < MODEL_NSECTIONS && strcmp(model_section_names[s], key))
-		s++;
-	return (enum model_section)s;
-}
-
-/* Written as given; an empty object (crashes: array) where the contract
- * wants one. */
-static int section_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	json_t *v = model__section(base, section_of(key));
-
-	(void)ctx;
-	return profile__set(o, key, v ? json_deep_copy(v) : !strcmp(key, "crashes") ? json_array() : json_object());
-}
-
-static int section_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	json_t *v = json_object_get(o, key);
-
-	(void)ctx;
-	if (v && !json_is_null(v))
-		model__set_section(base, section_of(key), json_deep_copy(v));
-	return 0;
-}
-
 /* memory: the memory concern's figures, with the growth the derivation
  * computed and the faults the scheduler counted */
 #define JF_T struct model_memory_proc
@@ -754,20 +725,6 @@ JF_TABLE(memory_fields_table, JF("source", JF_CHARS, memory.source),
 	 JF_GROUP("faults", model_faults_table, JF_WHEN(sched.has_faults)));
 JF_TABLE(memory_table, JF_GROUP(NULL, memory_fields_table, JF_WHEN(memory.available)));
 #undef JF_T
-
-static int crashes_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	json_t *c;
-	size_t i;
-
-	section_read(base, key, o, ctx);
-	json_array_foreach(json_object_get(o, key), i, c)
-		if (json_is_string(json_object_get(c, "cause")) &&
-		    !strcmp(json_string_value(json_object_get(c, "cause")), "oom_kill"))
-			m->oom_kills++;
-	return 0;
-}
 
 /* gpu: the side sampler's, with the CUDA concern's totals under `cuda` */
 static int gpu_write(const void *base, const char *key, json_t *o, const void *ctx)
@@ -883,7 +840,6 @@ static int loaded_read(void *base, const char *key, json_t *o, void *ctx)
 /* Every top-level key, in the order written; read in the same order (the
  * phases' names first, the cycles before what refers to them). ctx: on
  * reading, the source's name for messages. */
-#define SECTION(key) JF_FNS(key, section_write, section_read)
 #define JF_T struct model
 JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_FNS("tool", tool_write, tool_read),
 	 JF_FNS("system", profile_system__write, profile_system__read), JF_FNS("phases", phases_write, phases_read),
@@ -892,10 +848,10 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("sched", profile_sched__write, profile_sched__read),
 	 JF_GROUP("memory", memory_table),
 	 JF("thermal", JF_OBJ, side.run.thermal, .sub = &profile_thermal_table), JF_FNS("gpu", gpu_write, gpu_read),
-	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), SECTION("network"),
+	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), JF_FNS("network", profile_network__write, profile_network__read),
 	 JF_GROUP("energy", profile_energy_section_table, JF_WHEN(energy.present)),
 	 JF_FNS("lost", lost_write, lost_read), JF_FNS("cycles", cycles_write, cycles_read),
-	 JF_FNS("crashes", section_write, crashes_read), JF_FNS("bottlenecks", findings_write, findings_read),
+	 JF_FNS("crashes", profile_crashes__write, profile_crashes__read), JF_FNS("bottlenecks", findings_write, findings_read),
 	 JF_FNS("recommendations", recs_write, recs_read), JF("alerts", JF_VEC, alerts, .sub = &alert_table),
 	 JF_FNS("command", command_write, command_read), JF_FNS("pids", pids_write, pids_read),
 	 JF_FNS("processes", processes_write, processes_read),
@@ -911,7 +867,6 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
 	 JF_FNS(NULL, NULL, loaded_read));
 #undef JF_T
-#undef SECTION
 
 json_t *model__section_json(const struct model *m, const char *key)
 {

@@ -22,6 +22,12 @@ int profile_sched__write(const void *base, const char *key, json_t *o, const voi
 int profile_sched__read(void *base, const char *key, json_t *o, void *ctx);
 int profile_offcpu__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_offcpu__read(void *base, const char *key, json_t *o, void *ctx);
+/* profile_network.c: network, a cycle's (struct model_net_cycle), crashes */
+extern const struct jf_table profile_net_cycle_table;
+int profile_network__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_network__read(void *base, const char *key, json_t *o, void *ctx);
+int profile_crashes__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_crashes__read(void *base, const char *key, json_t *o, void *ctx);
 /* profile_samples.c */
 int profile_samples__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_samples__read(void *base, const char *key, json_t *o, void *ctx);
