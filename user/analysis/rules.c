@@ -972,10 +972,8 @@ static double syncs_per_cycle(const struct model *m)
 	size_t k = 0;
 
 	for (size_t i = 0; i < m->ncycles; i++) {
-		json_t *v = json_object_get(json_object_get(m->cycles[i].detail, "cuda"), "sync_calls");
-
-		if (json_is_number(v)) {
-			n += json_number_value(v);
+		if (m->cycles[i].cuda.present) {
+			n += m->cycles[i].cuda.sync_calls;
 			k++;
 		}
 	}

@@ -114,7 +114,7 @@ void model__free(struct model *m)
 	free(m->network.connections.v);
 	free(m->network.retransmit_events.v);
 	free(m->crashes.v);
-	json_decref(m->cuda);
+	free(m->cuda.libraries.v);
 	for (size_t i = 0; i < m->nlost; i++)
 		free(m->lost[i].name);
 	free(m->lost);
@@ -373,7 +373,7 @@ int model__copy(struct model *dst, const struct model *src)
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
 	memset(&dst->alerts, 0, sizeof(dst->alerts));
-	dst->cuda = NULL;
+	memset(&dst->cuda.libraries, 0, sizeof(dst->cuda.libraries));
 	memset(&dst->side.run, 0, sizeof(dst->side.run));
 	memset(&dst->side.series, 0, sizeof(dst->side.series));
 	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
@@ -449,7 +449,6 @@ int model__copy(struct model *dst, const struct model *src)
 		for (size_t i = 0; i < src->ncycles; i++)
 			memset(&dst->cycles[i].gpu, 0, sizeof(dst->cycles[i].gpu));
 		for (size_t i = 0; i < src->ncycles; i++) {
-			dst->cycles[i].detail = copy_json(src->cycles[i].detail);
 			if (model_gpu__cycle_copy(&dst->cycles[i].gpu, &src->cycles[i].gpu)) {
 				dst->cycles[i].side = (struct side_window){ 0 };
 				dst->ncycles = i + 1;
@@ -489,7 +488,6 @@ int model__copy(struct model *dst, const struct model *src)
 	for (size_t i = 0; i < src->nnames; i++)
 		if (model__intern(dst, src->names[i]) < 0)
 			goto nomem;
-	dst->cuda = copy_json(src->cuda);
 	for (size_t i = 0; i < src->nlost; i++)
 		if (model__add_lost(dst, src->lost[i].name, src->lost[i].value))
 			goto nomem;
@@ -521,7 +519,7 @@ int model__copy(struct model *dst, const struct model *src)
 	    COPY_VEC(dst->offcpu.waiting.top_stacks, src->offcpu.waiting.top_stacks) ||
 	    COPY_VEC(dst->network.connections, src->network.connections) ||
 	    COPY_VEC(dst->network.retransmit_events, src->network.retransmit_events) ||
-	    COPY_VEC(dst->crashes, src->crashes))
+	    COPY_VEC(dst->crashes, src->crashes) || COPY_VEC(dst->cuda.libraries, src->cuda.libraries))
 		goto nomem;
 	if (src->memory.timeline.n) {
 		if (!(dst->memory.timeline.v = vec__dup(src->memory.timeline.v, src->memory.timeline.n,
@@ -722,8 +720,6 @@ struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cy
 
 void model__cycle_release(struct model_cycle *c)
 {
-	json_decref(c->detail);
-	c->detail = NULL;
 	side_window__free(&c->side);
 	model_gpu__cycle_free(&c->gpu);
 }
@@ -938,12 +934,6 @@ uint64_t model__oom_kills(const struct model *m)
 	return n;
 }
 
-void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v)
-{
-	if (!c->detail)
-		c->detail = json_object();
-	json_object_set_new(c->detail, key, v);
-}
 
 int model__add_trace_sample(struct model *m, const struct model_trace_sample *s)
 {

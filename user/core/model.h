@@ -9,8 +9,7 @@
  *   cycle memory .............. memory         cycle side data .... side
  *   stacks .................... sampling (on-CPU), sched (off-CPU)
  *   side, energy, samples, memory, probes, llama facts, self, sched,
- *   offcpu, network, crashes .. their concern, as typed structs
- *   gpu.cuda, cycles' cuda .... still JSON, written as given
+ *   offcpu, network, crashes, cuda ... their concern, as typed structs
  *   lost ...................... every concern adds its own counters
  *   derived figures ........... model__derive (analysis/derive.c)
  *   findings .................. rules__evaluate (analysis/rules.c)
@@ -47,6 +46,7 @@
 #include "model_gpu.h"
 #include "model_sched.h"
 #include "model_network.h"
+#include "model_cuda.h"
 #include "model_requests.h"
 
 enum model_stage {
@@ -107,8 +107,8 @@ struct model_cycle {
 	uint64_t minflt, majflt, nvcsw, nivcsw;
 	bool has_rss;
 	double rss_peak_mb, rss_end_mb;
-	json_t *detail;  /* per-cycle extras by concern: cuda */
 	struct model_net_cycle network; /* network: the cycle's TCP bytes */
+	struct model_cuda_totals cuda;  /* cuda: the cycle's CUDA calls */
 	struct side_window side;       /* side: the sampler's averages over the cycle */
 	struct side_cycle_power kernel_power; /* side: thermal/power tracepoints in the cycle */
 	struct model_energy energy;    /* side: absent below the sampling period */
@@ -668,7 +668,7 @@ struct model {
 	struct model_network network;
 	VEC_OF(struct model_crash) crashes;
 
-	json_t *cuda;             /* gpu.cuda: the CUDA concern's totals */
+	struct model_cuda cuda;   /* gpu.cuda: the CUDA concern's totals */
 
 	struct model_counter *lost;
 	size_t nlost, caplost;
@@ -728,8 +728,6 @@ int model__add_lost(struct model *m, const char *name, uint64_t n);
 uint64_t model__lost(const struct model *m, const char *name);
 /* The processes the OOM killer ended (crashes). */
 uint64_t model__oom_kills(const struct model *m);
-/* Adds per-cycle detail under key (takes the reference). */
-void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v);
 int model__add_trace_sample(struct model *m, const struct model_trace_sample *s);
 int model__add_offcpu_interval(struct model *m, const struct model_offcpu_interval *iv);
 /* Adds a labelled stack (frames copied, leaf first); 0 or -ENOMEM. */

@@ -164,8 +164,7 @@ JF_TABLE(all_threads_table, JF("oncpu_ms", JF_REAL, all_oncpu_ms, .flags = JF_OM
 JF_TABLE(faults_table, JF("minor", JF_U64, minflt), JF("major", JF_U64, majflt));
 JF_TABLE(switches_table, JF("voluntary", JF_U64, nvcsw), JF("involuntary", JF_U64, nivcsw));
 
-/* A cycle (ctx: the model). Keys it does not name are the concerns'
- * detail (cuda), kept as written. */
+/* A cycle (ctx: the model). */
 JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cycle), JF("pid", JF_INT, pid),
 	 JF("start_ns", JF_U64, start_ns), JF("end_ns", JF_U64, end_ns),
 	 JF("duration_ms", JF_REAL, duration_ms, .flags = JF_OMIT),
@@ -186,22 +185,21 @@ JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cy
 	 JF_FNS("gpu", profile_gpu__cycle_write, profile_gpu__cycle_read), /* after side's: adds to its gpu */
 	 JF("kernel_power", JF_OBJ, kernel_power, .sub = &profile_cycle_power_table, JF_WHEN(kernel_power.present)),
 	 JF("energy", JF_OBJ, energy, .sub = &profile_energy_table, JF_WHEN(energy.present)),
-	 JF("network", JF_OBJ, network, .sub = &profile_net_cycle_table, JF_WHEN(network.present)));
+	 JF("network", JF_OBJ, network, .sub = &profile_net_cycle_table, JF_WHEN(network.present)),
+	 JF("cuda", JF_OBJ, cuda, .sub = &profile_cuda_totals_table, JF_WHEN(cuda.present)));
 #undef JF_T
 
 static int cycles_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = base;
-	json_t *arr = json_array(), *c, *v;
-	const char *k;
+	json_t *arr = json_array();
 
 	(void)ctx;
-	for (size_t i = 0; arr && i < m->ncycles; i++) {
-		if (!(c = jf_object(&cycle_table, &m->cycles[i], m)) || json_array_append_new(arr, c))
-			break;
-		json_object_foreach(m->cycles[i].detail, k, v)
-			json_object_set(c, k, v);
-	}
+	for (size_t i = 0; arr && i < m->ncycles; i++)
+		if (json_array_append_new(arr, jf_object(&cycle_table, &m->cycles[i], m))) {
+			json_decref(arr);
+			return -ENOMEM;
+		}
 	return profile__set(o, key, arr);
 }
 
@@ -215,8 +213,8 @@ static int too_many_names(const char *source)
 static int cycles_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct model *m = base;
-	const char *source = ctx, *k;
-	json_t *c, *v;
+	const char *source = ctx;
+	json_t *c;
 	size_t i;
 
 	json_array_foreach(json_object_get(o, key), i, c) {
@@ -232,9 +230,6 @@ static int cycles_read(void *base, const char *key, json_t *o, void *ctx)
 		mc->index = i;
 		if (isnan(mc->duration_ms))
 			mc->duration_ms = mc->end_ns > mc->start_ns ? (mc->end_ns - mc->start_ns) / 1e6 : 0;
-		json_object_foreach(c, k, v)
-			if (!jf_claims(&cycle_table, k))
-				model__cycle_detail(mc, k, json_incref(v));
 	}
 	return 0;
 }
@@ -732,8 +727,10 @@ static int gpu_write(const void *base, const char *key, json_t *o, const void *c
 	const struct model *m = base;
 	json_t *gpu = jf_object(&profile_gpu_table, &m->side.run.gpu, ctx);
 
-	if (gpu && m->cuda)
-		json_object_set(gpu, "cuda", m->cuda);
+	if (gpu && profile_cuda__write(m, gpu)) {
+		json_decref(gpu);
+		return -ENOMEM;
+	}
 	if (gpu && m->gpu_activity.present) {
 		json_t *a = profile_gpu__activity_json(m);
 
@@ -750,8 +747,8 @@ static int gpu_read(void *base, const char *key, json_t *o, void *ctx)
 	struct model *m = base;
 	json_t *gpu = json_object_get(o, key);
 
-	if (json_is_object(json_object_get(gpu, "cuda")))
-		m->cuda = json_deep_copy(json_object_get(gpu, "cuda"));
+	if (profile_cuda__read(m, gpu))
+		return -ENOMEM;
 	if (profile_gpu__activity_read(m, json_object_get(gpu, "activity")))
 		return -ENOMEM;
 	return jf_read(&profile_gpu_table, &m->side.run.gpu, gpu, ctx);

@@ -28,6 +28,12 @@ int profile_network__write(const void *base, const char *key, json_t *o, const v
 int profile_network__read(void *base, const char *key, json_t *o, void *ctx);
 int profile_crashes__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_crashes__read(void *base, const char *key, json_t *o, void *ctx);
+/* profile_cuda.c: a cycle's cuda (struct model_cuda_totals); gpu.cuda
+ * into (from) the gpu object, when the concern ran */
+struct model;
+extern const struct jf_table profile_cuda_totals_table;
+int profile_cuda__write(const struct model *m, json_t *gpu);
+int profile_cuda__read(struct model *m, json_t *gpu);
 /* profile_samples.c */
 int profile_samples__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_samples__read(void *base, const char *key, json_t *o, void *ctx);
