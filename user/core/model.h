@@ -717,7 +717,7 @@ int model__name_thread(struct model *m, pid_t pid, pid_t tid, const char *comm);
 const char *model__thread_name(const struct model *m, pid_t pid, pid_t tid);
 struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle,
 				     uint64_t start_ns, uint64_t end_ns);
-/* Frees what a cycle owns (its detail and side data), as a cycle is dropped. */
+/* Frees what a cycle owns (its side data and GPU figures), as a cycle is dropped. */
 void model__cycle_release(struct model_cycle *c);
 /* The cycle the kernel tagged (pid, bpf_cycle); NULL when none (e.g. a
  * marker cycle dropped as empty). */
