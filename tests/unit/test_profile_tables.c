@@ -47,7 +47,7 @@ struct inner {
 struct rec {
 	double r, r_omit, r_null;
 	uint64_t u;
-	int64_t i;
+	int64_t i, i_none, i_neg; /* JF_NULL: 0, and below 0 with JF_NEG, as null */
 	int k;
 	bool b, b_omit;
 	char c[16], c_null[8];
@@ -69,7 +69,9 @@ JF_TABLE(value_table, JF(NULL, JF_KEY, name), JF(NULL, JF_REAL, v));
 #undef JF_T
 #define JF_T struct rec
 JF_TABLE(rec_table, JF("r", JF_REAL, r), JF("r_omit", JF_REAL, r_omit, .flags = JF_OMIT),
-	 JF("r_null", JF_REAL, r_null), JF("u", JF_U64, u), JF("i", JF_I64, i), JF("k", JF_INT, k),
+	 JF("r_null", JF_REAL, r_null), JF("u", JF_U64, u), JF("i", JF_I64, i),
+	 JF("i_none", JF_I64, i_none, .flags = JF_NULL), JF("i_neg", JF_I64, i_neg, .flags = JF_NEG | JF_NULL),
+	 JF("k", JF_INT, k),
 	 JF("b", JF_BOOL, b), JF("b_omit", JF_BOOL, b_omit, .flags = JF_OMIT), JF("c", JF_CHARS, c),
 	 JF("c_null", JF_CHARS, c_null, .flags = JF_NULL), JF("s", JF_STR, s),
 	 JF("in", JF_OBJ, in, .sub = &inner_table), JF(NULL, JF_OBJ, flat, .sub = &inner_table),
@@ -97,7 +99,7 @@ static void rec_free(struct rec *r)
 
 static void test_every_kind(void **state)
 {
-	struct rec a = { .r = 1.5, .r_omit = NAN, .r_null = NAN, .u = 1ull << 40, .i = -7, .k = 42, .b = true,
+	struct rec a = { .r = 1.5, .r_omit = NAN, .r_null = NAN, .u = 1ull << 40, .i = -7, .i_neg = -1, .k = 42, .b = true,
 			 .c = "cpu", .in = { 2.5, 3 }, .flat = { NAN, 9 }, .none = { NAN, 0 }, .gated = 4 };
 	struct rec b;
 	json_t *o, *o2;
@@ -115,6 +117,8 @@ static void test_every_kind(void **state)
 	assert_true(json_is_null(th_jget(o, "r_null", NULL))); /* NAN, null */
 	assert_int_equal(json_integer_value(th_jget(o, "u", NULL)), 1ll << 40);
 	assert_int_equal(json_integer_value(th_jget(o, "i", NULL)), -7);
+	assert_true(json_is_null(th_jget(o, "i_none", NULL)));
+	assert_true(json_is_null(th_jget(o, "i_neg", NULL)));
 	assert_true(json_is_true(th_jget(o, "b", NULL)));
 	assert_null(th_jget(o, "b_omit", NULL));
 	assert_string_equal(json_string_value(th_jget(o, "c", NULL)), "cpu");
@@ -142,6 +146,8 @@ static void test_every_kind(void **state)
 	assert_num(b.r_null, NAN);
 	assert_true(b.u == 1ull << 40);
 	assert_int_equal(b.i, -7);
+	assert_int_equal(b.i_none, 0);
+	assert_int_equal(b.i_neg, -1);
 	assert_int_equal(b.k, 42);
 	assert_true(b.b);
 	assert_false(b.b_omit);
