@@ -320,7 +320,7 @@ static void test_sync_bound(void **state)
 	/* waits 128 of 320 ms (40%); idle 200, 40 of it host: 160 >= 64 */
 	start(&m, false);
 	for (size_t i = 0; i < m.ncycles; i++)
-		model__cycle_detail(&m.cycles[i], "cuda", json_pack("{s:i}", "sync_calls", 3));
+		m.cycles[i].cuda = (struct model_cuda_totals){ .present = true, .sync_calls = 3 };
 	set_gpu(&m, &(struct gpu_case){ .busy_ms = 120, .idle_ms = 200, .idle_host_ms = 40, .sync_ms = 128,
 					.kernels = 40 });
 	evaluate(&m);

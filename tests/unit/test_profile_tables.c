@@ -47,7 +47,7 @@ struct inner {
 struct rec {
 	double r, r_omit, r_null;
 	uint64_t u;
-	int64_t i;
+	int64_t i, i_none, i_neg; /* JF_NULL: 0, and below 0 with JF_NEG, as null */
 	int k;
 	bool b, b_omit;
 	char c[16], c_null[8];
@@ -69,7 +69,9 @@ JF_TABLE(value_table, JF(NULL, JF_KEY, name), JF(NULL, JF_REAL, v));
 #undef JF_T
 #define JF_T struct rec
 JF_TABLE(rec_table, JF("r", JF_REAL, r), JF("r_omit", JF_REAL, r_omit, .flags = JF_OMIT),
-	 JF("r_null", JF_REAL, r_null), JF("u", JF_U64, u), JF("i", JF_I64, i), JF("k", JF_INT, k),
+	 JF("r_null", JF_REAL, r_null), JF("u", JF_U64, u), JF("i", JF_I64, i),
+	 JF("i_none", JF_I64, i_none, .flags = JF_NULL), JF("i_neg", JF_I64, i_neg, .flags = JF_NEG | JF_NULL),
+	 JF("k", JF_INT, k),
 	 JF("b", JF_BOOL, b), JF("b_omit", JF_BOOL, b_omit, .flags = JF_OMIT), JF("c", JF_CHARS, c),
 	 JF("c_null", JF_CHARS, c_null, .flags = JF_NULL), JF("s", JF_STR, s),
 	 JF("in", JF_OBJ, in, .sub = &inner_table), JF(NULL, JF_OBJ, flat, .sub = &inner_table),
@@ -97,7 +99,7 @@ static void rec_free(struct rec *r)
 
 static void test_every_kind(void **state)
 {
-	struct rec a = { .r = 1.5, .r_omit = NAN, .r_null = NAN, .u = 1ull << 40, .i = -7, .k = 42, .b = true,
+	struct rec a = { .r = 1.5, .r_omit = NAN, .r_null = NAN, .u = 1ull << 40, .i = -7, .i_neg = -1, .k = 42, .b = true,
 			 .c = "cpu", .in = { 2.5, 3 }, .flat = { NAN, 9 }, .none = { NAN, 0 }, .gated = 4 };
 	struct rec b;
 	json_t *o, *o2;
@@ -115,6 +117,8 @@ static void test_every_kind(void **state)
 	assert_true(json_is_null(th_jget(o, "r_null", NULL))); /* NAN, null */
 	assert_int_equal(json_integer_value(th_jget(o, "u", NULL)), 1ll << 40);
 	assert_int_equal(json_integer_value(th_jget(o, "i", NULL)), -7);
+	assert_true(json_is_null(th_jget(o, "i_none", NULL)));
+	assert_true(json_is_null(th_jget(o, "i_neg", NULL)));
 	assert_true(json_is_true(th_jget(o, "b", NULL)));
 	assert_null(th_jget(o, "b_omit", NULL));
 	assert_string_equal(json_string_value(th_jget(o, "c", NULL)), "cpu");
@@ -142,6 +146,8 @@ static void test_every_kind(void **state)
 	assert_num(b.r_null, NAN);
 	assert_true(b.u == 1ull << 40);
 	assert_int_equal(b.i, -7);
+	assert_int_equal(b.i_none, 0);
+	assert_int_equal(b.i_neg, -1);
 	assert_int_equal(b.k, 42);
 	assert_true(b.b);
 	assert_false(b.b_omit);
@@ -498,7 +504,6 @@ static void assert_cycles_equal(const struct model *a, const struct model *b)
 			assert_num(y->energy.j[d], x->energy.j[d]);
 		assert_num(y->energy.total_j, 4);
 		assert_num(y->energy.tokens_per_joule, NAN);
-		assert_null(y->detail); /* every side key typed, none left as detail */
 	}
 	assert_num(b->cycles[0].side.temp_c.v[0].v, 55.5);
 	assert_string_equal(b->cycles[0].side.power_w.v[0].name, "VDD_IN");
@@ -639,7 +644,7 @@ static void fill_core(struct model *m)
 					       .generation_batches_tokens = 15, .prefill_ms = 20, .decode_ms = 70,
 					       .prefill_tokens_per_s = 400, .decode_tokens_per_s = NAN,
 					       .j_per_generated_token = NAN };
-	model__cycle_detail(c, "network", json_pack("{s:i}", "sends", 3));
+	c->network = (struct model_net_cycle){ .present = true, .sent_bytes = 300, .sends = 3 };
 	c = model__add_cycle(m, 100, 8, 1100 * MS, 0);
 	c->index = 1;
 	c->duration_ms = 50;
@@ -781,7 +786,10 @@ static void test_core_round_trip(void **state)
 	assert_true(b->has_rss);
 	assert_num(b->rss_peak_mb, 101.5);
 	assert_llama(&a->llama, &b->llama);
-	assert_int_equal(json_integer_value(th_jget(b->detail, "network", "sends", NULL)), 3);
+	assert_true(b->network.present);
+	assert_int_equal(b->network.sends, 3);
+	assert_int_equal(b->network.sent_bytes, 300);
+	assert_false(back.cycles[1].network.present);
 	assert_true(back.cycles[1].open_at_end);
 	assert_false(back.cycles[1].split.present);
 	assert_false(back.cycles[1].llama.present);
@@ -847,6 +855,420 @@ static void test_core_round_trip(void **state)
 	model__free(&m);
 }
 
+
+/* ---- the scheduler's sections: sched and offcpu ---- */
+
+static void fill_sched(struct model *m)
+{
+	struct model_sched_figures *sf = &m->sched;
+	struct model_offcpu_figures *off = &m->offcpu;
+	struct model_sched_proc *pp;
+
+	assert_int_equal(model__set_phase_name(m, 1, "llm_inference"), 0);
+	assert_int_equal(model__set_phase_name(m, 2, "database"), 0);
+	m->phases[1] = (struct model_phase_summary){ .present = true, .p50_ms = NAN, .p95_ms = NAN, .p99_ms = NAN };
+	m->phases[2] = m->phases[1];
+	sf->present = sf->available = sf->has_totals = true;
+	snprintf(sf->missing_tracepoints, sizeof(sf->missing_tracepoints), "sched:sched_wakeup_new");
+	sf->lost.updates = 4;
+	sf->lost.offcpu_user_stacks = 2;
+	sf->unseen_in = 3;
+	sf->unseen_out = 5;
+	sf->unattributed.ms = 1.5;
+	sf->unattributed.oncpu_ms = 1;
+	sf->unattributed.offcpu_ms = 0.5;
+	sf->unattributed.intervals = 6;
+	sf->cpus = 2;
+	sf->nvcsw = 40;
+	sf->nivcsw = 7;
+	sf->oncpu_ms = 900;
+	sf->offcpu_ms = 80;
+	sf->runq_wait_ms = 20;
+	sf->runq_wait_others_ms = 12;
+	sf->runq_share_percent = 100.0 * 20 / 920;
+	sf->avg_runnable_threads = 0.92;
+	sf->runq = (struct model_runq){ .waits = 11, .p50_us = 3, .p95_us = 60, .p99_us = 100 };
+	sf->runq.hist_us[0] = 1;
+	sf->runq.hist_us[1] = 8;
+	sf->runq.hist_us[6] = 2;
+	sf->per_process.v = calloc(1, sizeof(*sf->per_process.v));
+	sf->per_process.n = sf->per_process.cap = 1;
+	pp = &sf->per_process.v[0];
+	pp->pid = 100;
+	snprintf(pp->comm, sizeof(pp->comm), "exp");
+	pp->wall_ms = 1000;
+	pp->oncpu_ms = 900;
+	pp->runq_wait_ms = 20;
+	pp->runq_wait_others_ms = 12;
+	pp->offcpu_ms = 80;
+	pp->blocked_ms[BLOCKED_IO] = 50;
+	pp->blocked_ms[BLOCKED_LOCK] = 30;
+	pp->runq_share_percent = sf->runq_share_percent;
+	pp->nvcsw = 40;
+	pp->nivcsw = 7;
+	pp->main_thread = (struct model_split){ .present = true, .oncpu_ms = 800, .runq_ms = 10, .offcpu_ms = 70,
+						.blocked_ms = { [BLOCKED_IO] = 70 }, .has_wall = true,
+						.unattributed_ms = 120, .unattributed_percent = 12 };
+	pp->runq = sf->runq;
+	sf->per_phase[1] = (struct model_sched_phase){ .present = true,
+		.split = { .present = true, .oncpu_ms = 600, .runq_ms = 5, .offcpu_ms = 1,
+			   .blocked_ms = { [BLOCKED_SLEEP] = 1 } },
+		.runq = { .p50_us = 2, .p95_us = 4, .p99_us = 8 } };
+	sf->per_phase[1].runq.hist_us[2] = 5;
+	sf->max_cycle_unattributed_percent = 12;
+
+	off->present = true;
+	off->total_ms = 80;
+	off->in_stacks_ms = 75;
+	off->min_block_us = 10;
+	off->blocked_ms[BLOCKED_IO] = 50;
+	off->blocked_ms[BLOCKED_LOCK] = 30;
+	off->top_stacks.v = calloc(2, sizeof(*off->top_stacks.v));
+	off->top_stacks.n = off->top_stacks.cap = 2;
+	off->top_stacks.v[0] = (struct model_top_stack){ .stack = model__intern(m, "main;read"), .ms = 50, .percent = 66.7 };
+	off->top_stacks.v[1] = (struct model_top_stack){ .stack = model__intern(m, "main;lock"), .ms = 25, .percent = 33.3 };
+	snprintf(off->stack_quality.method, sizeof(off->stack_quality.method), "frame pointers");
+	off->stack_quality.blocked_in_stacks_ms = 75;
+	off->stack_quality.complete_ms = 60;
+	off->stack_quality.complete_percent = 80;
+	off->stack_quality.has_dwarf = true;
+	off->stack_quality.dwarf = (struct model_offcpu_dwarf){ .records = 9, .sent = 10, .lost = 1, .dropped_ms = 0.25,
+								.sample_us = 100, .reused = 3, .sampled_ms = 2.5,
+								.unweighed_ms = NAN, .short_exited_ms = 0 };
+	off->waiting.total_ms = 30;
+	for (int ph = 0; ph < IT_MAX_PHASES; ph++)
+		off->waiting.by_waker_phase_ms[ph] = NAN;
+	off->waiting.by_waker_phase_ms[2] = 20;
+	off->waiting.outside_phases_ms = 10;
+	off->waiting.in_stacks_ms = 28;
+	off->waiting.top_stacks.v = calloc(1, sizeof(*off->waiting.top_stacks.v));
+	off->waiting.top_stacks.n = off->waiting.top_stacks.cap = 1;
+	off->waiting.top_stacks.v[0] = (struct model_top_stack){ .stack = model__intern(m, "worker;write"), .ms = 28,
+								  .percent = 100 };
+}
+
+static void assert_runq(const struct model_runq *a, const struct model_runq *b)
+{
+	assert_int_equal(b->waits, a->waits);
+	assert_memory_equal(b->hist_us, a->hist_us, sizeof(a->hist_us));
+	assert_num(b->p50_us, a->p50_us);
+	assert_num(b->p95_us, a->p95_us);
+	assert_num(b->p99_us, a->p99_us);
+}
+
+static void test_sched_round_trip(void **state)
+{
+	struct model m, back, empty;
+	const struct model_sched_proc *pa, *pb;
+	json_t *p, *p2, *h;
+
+	(void)state;
+	model__init(&m);
+	fill_sched(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_non_null(p);
+	/* the shapes profile.json has always had */
+	h = th_jget(p, "sched", "runq", "histogram_us", NULL);
+	assert_int_equal(json_array_size(h), 7); /* up to the last slot that counted */
+	assert_int_equal(json_integer_value(th_jget(json_array_get(h, 6), "lo_us", NULL)), 64);
+	assert_int_equal(json_integer_value(th_jget(json_array_get(h, 6), "hi_us", NULL)), 128);
+	assert_int_equal(json_integer_value(th_jget(json_array_get(h, 0), "lo_us", NULL)), 0);
+	assert_null(th_jget(p, "sched", "per_phase", "llm_inference", "runq", "waits", NULL));
+	assert_non_null(th_jget(p, "sched", "per_phase", "llm_inference", "blocked", "io", NULL));
+	assert_null(th_jget(p, "sched", "per_phase", "database", NULL));
+	assert_float_equal(th_jnum(json_object_get(json_array_get(th_jget(p, "sched", "per_process", NULL), 0), "wall_ms")),
+			   1000, EPS);
+	assert_int_equal(json_integer_value(th_jget(p, "sched", "context_switches", "involuntary", NULL)), 7);
+	assert_int_equal(json_integer_value(th_jget(p, "sched", "unseen_switches", "out", NULL)), 5);
+	assert_true(json_is_integer(th_jget(p, "offcpu", "min_block_us", NULL)));
+	assert_string_equal(json_string_value(th_jget(json_array_get(th_jget(p, "offcpu", "top_stacks", NULL), 1),
+						      "stack", NULL)), "main;lock");
+	assert_float_equal(th_jnum(th_jget(p, "offcpu", "waiting_for_thread", "by_waker_phase", "database", NULL)), 20, EPS);
+	assert_null(th_jget(p, "offcpu", "waiting_for_thread", "by_waker_phase", "llm_inference", NULL));
+	assert_true(json_is_null(th_jget(p, "offcpu", "stack_quality", "dwarf", "unweighed_ms", NULL)));
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(back.sched.present && back.sched.available && back.sched.has_totals);
+	assert_string_equal(back.sched.missing_tracepoints, "sched:sched_wakeup_new");
+	assert_int_equal(back.sched.lost.updates, 4);
+	assert_int_equal(back.sched.lost.offcpu_user_stacks, 2);
+	assert_int_equal(back.sched.unseen_in, 3);
+	assert_num(back.sched.unattributed.ms, 1.5);
+	assert_int_equal(back.sched.unattributed.intervals, 6);
+	assert_int_equal(back.sched.cpus, 2);
+	assert_int_equal(back.sched.nvcsw, 40);
+	assert_num(back.sched.oncpu_ms, 900);
+	assert_num(back.sched.runq_wait_others_ms, 12);
+	assert_num(back.sched.runq_share_percent, m.sched.runq_share_percent);
+	assert_num(back.sched.avg_runnable_threads, 0.92);
+	assert_runq(&m.sched.runq, &back.sched.runq);
+	assert_int_equal(back.sched.per_process.n, 1);
+	pa = &m.sched.per_process.v[0];
+	pb = &back.sched.per_process.v[0];
+	assert_int_equal(pb->pid, 100);
+	assert_string_equal(pb->comm, "exp");
+	assert_num(pb->wall_ms, 1000);
+	assert_num(pb->offcpu_ms, 80);
+	assert_memory_equal(pb->blocked_ms, pa->blocked_ms, sizeof(pa->blocked_ms));
+	assert_int_equal(pb->nivcsw, 7);
+	assert_split(&pa->main_thread, &pb->main_thread);
+	assert_runq(&pa->runq, &pb->runq);
+	assert_true(back.sched.per_phase[1].present);
+	assert_false(back.sched.per_phase[2].present);
+	assert_split(&m.sched.per_phase[1].split, &back.sched.per_phase[1].split);
+	assert_runq(&m.sched.per_phase[1].runq, &back.sched.per_phase[1].runq);
+	assert_num(back.sched.max_cycle_unattributed_percent, 12);
+
+	assert_true(back.offcpu.present);
+	assert_num(back.offcpu.total_ms, 80);
+	assert_num(back.offcpu.in_stacks_ms, 75);
+	assert_int_equal(back.offcpu.min_block_us, 10);
+	assert_memory_equal(back.offcpu.blocked_ms, m.offcpu.blocked_ms, sizeof(m.offcpu.blocked_ms));
+	assert_int_equal(back.offcpu.top_stacks.n, 2);
+	assert_string_equal(model__name(&back, back.offcpu.top_stacks.v[0].stack), "main;read");
+	assert_num(back.offcpu.top_stacks.v[1].percent, 33.3);
+	assert_string_equal(back.offcpu.stack_quality.method, "frame pointers");
+	assert_num(back.offcpu.stack_quality.complete_percent, 80);
+	assert_true(back.offcpu.stack_quality.has_dwarf);
+	assert_int_equal(back.offcpu.stack_quality.dwarf.sent, 10);
+	assert_num(back.offcpu.stack_quality.dwarf.dropped_ms, 0.25);
+	assert_num(back.offcpu.stack_quality.dwarf.unweighed_ms, NAN);
+	assert_num(back.offcpu.waiting.total_ms, 30);
+	assert_num(back.offcpu.waiting.by_waker_phase_ms[2], 20);
+	assert_num(back.offcpu.waiting.by_waker_phase_ms[1], NAN);
+	assert_num(back.offcpu.waiting.outside_phases_ms, 10);
+	assert_int_equal(back.offcpu.waiting.top_stacks.n, 1);
+	assert_string_equal(model__name(&back, back.offcpu.waiting.top_stacks.v[0].stack), "worker;write");
+
+	/* a snapshot's copy holds the same */
+	assert_int_equal(model__copy(&empty, &back), 0);
+	p2 = model__to_json(&empty);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&empty);
+
+	p2 = model__to_json(&back);
+	assert_non_null(p2);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+
+	/* the concern did not run: empty sections, nothing read back */
+	model__init(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_int_equal(json_object_size(json_object_get(p, "sched")), 0);
+	assert_int_equal(json_object_size(json_object_get(p, "offcpu")), 0);
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_false(back.sched.present);
+	assert_false(back.offcpu.present);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+}
+
+
+/* ---- network and crashes ---- */
+
+static void test_network_crashes_round_trip(void **state)
+{
+	struct model m, back, copy;
+	struct model_network *net = &m.network;
+	struct model_crash *cr;
+	json_t *p, *p2, *c;
+
+	(void)state;
+	model__init(&m);
+	assert_int_equal(model__set_phase_name(&m, 1, "db"), 0);
+	m.phases[1] = (struct model_phase_summary){ .present = true, .p50_ms = NAN, .p95_ms = NAN, .p99_ms = NAN };
+	net->present = true;
+	snprintf(net->rtt_source, sizeof(net->rtt_source), "tcp:tcp_probe");
+	snprintf(net->retransmit_source, sizeof(net->retransmit_source), "none");
+	net->connections.v = calloc(2, sizeof(*net->connections.v));
+	net->connections.n = net->connections.cap = 2;
+	net->connections.v[0] = (struct model_net_conn){ .pid = 100, .local = "127.0.0.1:5000", .remote = "127.0.0.1:80",
+		.sent_bytes = 1000, .recv_bytes = 20000, .sends = 5, .recvs = 9, .retransmits = 1,
+		.srtt_us = { .samples = 4, .has_values = true, .last = 30, .min = 20, .max = 50, .avg = 32.5 },
+		.first_s = 0.25, .closed = true, .closed_s = 1.5 };
+	net->connections.v[1] = (struct model_net_conn){ .pid = 100, .local = "[::1]:5001", .remote = "[::1]:81",
+		.first_s = 1 };
+	net->totals.connections = 2;
+	net->totals.sent_bytes = 1000;
+	net->totals.recv_bytes = 20000;
+	net->totals.retransmits = 1;
+	net->retransmit_events.v = calloc(1, sizeof(*net->retransmit_events.v));
+	net->retransmit_events.n = net->retransmit_events.cap = 1;
+	net->retransmit_events.v[0] = (struct model_net_retransmit){ .t_s = 0.5, .pid = 100, .local_port = 5000,
+								      .remote_port = 80 };
+	net->closed_connections_not_kept = 2;
+	m.crashes.v = calloc(2, sizeof(*m.crashes.v));
+	m.crashes.n = m.crashes.cap = 2;
+	m.crashes.v[0] = (struct model_crash){ .pid = 101, .comm = "worker", .role = "helper", .time_ns = 5 * MS,
+		.time_s = 0.004, .cycle = 3, .phase = model__intern(&m, "db"), .cause = "signal", .signal = 11,
+		.has_signal = true, .signal_name = "SIGSEGV", .core_dumped = true, .has_sender = true,
+		.sender_pid = 0, .si_code = 1, .rss_mb = 12.5 };
+	m.crashes.v[1] = (struct model_crash){ .pid = 100, .comm = "exp", .role = "target", .time_ns = 9 * MS,
+		.time_s = 0.008, .cycle = -1, .phase = -1, .cause = "oom_kill", .has_exit_code = true,
+		.exit_code = 0, .rss_mb = 900 };
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_non_null(p);
+	/* the shapes profile.json has always had */
+	assert_true(json_is_null(th_jget(p, "network", "source", NULL)));
+	c = json_array_get(th_jget(p, "network", "connections", NULL), 1);
+	assert_int_equal(json_integer_value(th_jget(c, "srtt_us", "samples", NULL)), 0);
+	assert_null(th_jget(c, "srtt_us", "avg", NULL));
+	assert_null(th_jget(c, "closed_s", NULL));
+	assert_int_equal(json_integer_value(th_jget(p, "network", "totals", "connections", NULL)), 2);
+	c = json_array_get(th_jget(p, "crashes", NULL), 0);
+	assert_int_equal(json_integer_value(th_jget(c, "signal", NULL)), 11);
+	assert_string_equal(json_string_value(th_jget(c, "phase", NULL)), "db");
+	assert_null(th_jget(c, "exit_code", NULL));
+	c = json_array_get(th_jget(p, "crashes", NULL), 1);
+	assert_true(json_is_null(th_jget(c, "signal", NULL)));
+	assert_true(json_is_null(th_jget(c, "cycle", NULL)));
+	assert_true(json_is_null(th_jget(c, "phase", NULL)));
+	assert_int_equal(json_integer_value(th_jget(c, "exit_code", NULL)), 0);
+	assert_null(th_jget(c, "signal_name", NULL));
+	assert_null(th_jget(c, "sender_pid", NULL));
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(back.network.present);
+	assert_string_equal(back.network.source, "");
+	assert_string_equal(back.network.rtt_source, "tcp:tcp_probe");
+	assert_int_equal(back.network.connections.n, 2);
+	assert_string_equal(back.network.connections.v[0].remote, "127.0.0.1:80");
+	assert_int_equal(back.network.connections.v[0].recv_bytes, 20000);
+	assert_true(back.network.connections.v[0].srtt_us.has_values);
+	assert_num(back.network.connections.v[0].srtt_us.avg, 32.5);
+	assert_int_equal(back.network.connections.v[0].srtt_us.max, 50);
+	assert_true(back.network.connections.v[0].closed);
+	assert_num(back.network.connections.v[0].closed_s, 1.5);
+	assert_false(back.network.connections.v[1].closed);
+	assert_false(back.network.connections.v[1].srtt_us.has_values);
+	assert_int_equal(back.network.totals.recv_bytes, 20000);
+	assert_int_equal(back.network.retransmit_events.n, 1);
+	assert_int_equal(back.network.retransmit_events.v[0].remote_port, 80);
+	assert_int_equal(back.network.closed_connections_not_kept, 2);
+	assert_int_equal(back.crashes.n, 2);
+	cr = &back.crashes.v[0];
+	assert_string_equal(cr->comm, "worker");
+	assert_int_equal(cr->cycle, 3);
+	assert_string_equal(model__name(&back, cr->phase), "db");
+	assert_int_equal(cr->signal, 11);
+	assert_true(cr->has_signal && cr->core_dumped && cr->has_sender && !cr->has_exit_code);
+	assert_string_equal(cr->signal_name, "SIGSEGV");
+	assert_int_equal(cr->si_code, 1);
+	assert_num(cr->rss_mb, 12.5);
+	cr = &back.crashes.v[1];
+	assert_int_equal(cr->cycle, -1);
+	assert_int_equal(cr->phase, -1);
+	assert_int_equal(cr->signal, 0);
+	assert_true(cr->has_exit_code && !cr->has_signal && !cr->has_sender);
+	assert_int_equal(model__oom_kills(&back), 1);
+
+	assert_int_equal(model__copy(&copy, &back), 0);
+	p2 = model__to_json(&copy);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&copy);
+	p2 = model__to_json(&back);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+
+	/* the concerns did not run: an empty object and an empty array */
+	model__init(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_int_equal(json_object_size(json_object_get(p, "network")), 0);
+	assert_true(json_is_array(json_object_get(p, "crashes")));
+	assert_int_equal(json_array_size(json_object_get(p, "crashes")), 0);
+	json_decref(p);
+	model__free(&m);
+}
+
+
+/* ---- the CUDA concern's counts: cycles[i].cuda and gpu.cuda ---- */
+
+static void test_cuda_round_trip(void **state)
+{
+	struct model m, back;
+	struct model_cycle *c;
+	json_t *p, *p2, *cu;
+
+	(void)state;
+	model__init(&m);
+	c = model__add_cycle(&m, 100, 0, 1000 * MS, 1100 * MS);
+	c->duration_ms = 100;
+	c->cuda = (struct model_cuda_totals){ .present = true, .kernel_launches = 16, .graph_launches = 2,
+					      .memcpy_calls = 4, .memcpy_bytes = 1 << 21, .sync_calls = 3,
+					      .sync_wait_ms = 15.5 };
+	c = model__add_cycle(&m, 100, 1, 1100 * MS, 1200 * MS);
+	c->index = 1;
+	c->duration_ms = 100;
+	m.cuda.totals = (struct model_cuda_totals){ .present = true, .kernel_launches = 16, .graph_launches = 2,
+						    .memcpy_calls = 4, .memcpy_bytes = 1 << 21, .sync_calls = 3,
+						    .sync_wait_ms = 15.5 };
+	m.cuda.launch_stacks.python = 10;
+	m.cuda.launch_stacks.native = 6;
+	m.cuda.launch_stacks.not_kept = 1;
+	m.cuda.libraries.v = calloc(2, sizeof(*m.cuda.libraries.v));
+	m.cuda.libraries.n = m.cuda.libraries.cap = 2;
+	m.cuda.libraries.v[0] = model__intern(&m, "/usr/lib/libcudart.so.12");
+	m.cuda.libraries.v[1] = model__intern(&m, "/usr/lib/libcuda.so.1");
+	m.cuda.functions_probed = 21;
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_non_null(p);
+	cu = th_jget(p, "gpu", "cuda", NULL);
+	assert_int_equal(json_integer_value(json_object_get(cu, "memcpy_bytes")), 1 << 21);
+	assert_float_equal(th_jnum(json_object_get(cu, "sync_wait_ms")), 15.5, EPS);
+	assert_int_equal(json_integer_value(th_jget(cu, "launch_stacks", "native", NULL)), 6);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(cu, "libraries"), 1)), "/usr/lib/libcuda.so.1");
+	assert_int_equal(json_integer_value(json_object_get(cu, "functions_probed")), 21);
+	assert_int_equal(json_integer_value(th_jget(json_array_get(th_jget(p, "cycles", NULL), 0), "cuda", "sync_calls",
+						    NULL)), 3);
+	assert_null(th_jget(json_array_get(th_jget(p, "cycles", NULL), 1), "cuda", NULL));
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_true(back.cuda.totals.present);
+	assert_int_equal(back.cuda.totals.kernel_launches, 16);
+	assert_num(back.cuda.totals.sync_wait_ms, 15.5);
+	assert_int_equal(back.cuda.launch_stacks.python, 10);
+	assert_int_equal(back.cuda.launch_stacks.not_kept, 1);
+	assert_int_equal(back.cuda.libraries.n, 2);
+	assert_string_equal(model__name(&back, back.cuda.libraries.v[0]), "/usr/lib/libcudart.so.12");
+	assert_int_equal(back.cuda.functions_probed, 21);
+	assert_true(back.cycles[0].cuda.present);
+	assert_int_equal(back.cycles[0].cuda.memcpy_calls, 4);
+	assert_int_equal(back.cycles[0].cuda.memcpy_bytes, 1 << 21);
+	assert_num(back.cycles[0].cuda.sync_wait_ms, 15.5);
+	assert_false(back.cycles[1].cuda.present);
+	p2 = model__to_json(&back);
+	assert_true(json_equal(p, p2));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+
+	/* without --preset cuda: no gpu.cuda */
+	model__init(&m);
+	m.stage = MODEL_ANALYSED;
+	p = model__to_json(&m);
+	assert_null(th_jget(p, "gpu", "cuda", NULL));
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_false(back.cuda.totals.present);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -854,6 +1276,9 @@ int main(void)
 		cmocka_unit_test(test_side_round_trip),
 		cmocka_unit_test(test_flat_gpu),
 		cmocka_unit_test(test_core_round_trip),
+		cmocka_unit_test(test_sched_round_trip),
+		cmocka_unit_test(test_network_crashes_round_trip),
+		cmocka_unit_test(test_cuda_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

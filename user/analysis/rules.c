@@ -631,7 +631,7 @@ static void memory_rules(struct model *m, const struct rule_thresholds *t)
 {
 	double peak = m->memory.peak_mb, total = m->run.system.mem_total_mb;
 	double growth = m->memory.growth_mb_per_cycle;
-	uint64_t ooms = m->oom_kills;
+	uint64_t ooms = model__oom_kills(m);
 	char current[128];
 
 	if ((!isnan(peak) && total > 0 && 100 * peak / total > t->memory_pct) || ooms) {
@@ -682,7 +682,7 @@ static bool cycles_runq(const struct model *m, double *share, double *runnable, 
 		*scope = "cycles";
 		return true;
 	}
-	if (!m->sched.available)
+	if (!m->sched.has_totals || isnan(m->sched.runq_share_percent))
 		return false;
 	*share = m->sched.runq_share_percent;
 	*runnable = m->sched.avg_runnable_threads;
@@ -972,10 +972,8 @@ static double syncs_per_cycle(const struct model *m)
 	size_t k = 0;
 
 	for (size_t i = 0; i < m->ncycles; i++) {
-		json_t *v = json_object_get(json_object_get(m->cycles[i].detail, "cuda"), "sync_calls");
-
-		if (json_is_number(v)) {
-			n += json_number_value(v);
+		if (m->cycles[i].cuda.present) {
+			n += m->cycles[i].cuda.sync_calls;
 			k++;
 		}
 	}

@@ -211,49 +211,47 @@ static void crash_summary(struct recording *rec)
 static int crash_collect(struct recording *rec, struct model *m)
 {
 	struct crash_state *crashes = rec->crash;
-	json_t *arr = json_array();
 
+	m->crashes.n = 0;
 	for (size_t i = 0; i < crashes->n; i++) {
 		const struct crash *c = &crashes->v[i];
-		json_t *o = json_object();
-		char name[16], comm[IT_COMM_LEN + 1];
+		const char *phase = c->ev.phase && c->ev.phase < IT_MAX_PHASES ? rec->phase_names[c->ev.phase] : NULL;
+		const char *abbrev = c->ev.signal ? sigabbrev_np(c->ev.signal) : NULL;
+		struct model_crash *o;
 
-		/* any bytes the process chose: invalid UTF-8 would make jansson
-		 * drop the key */
-		memcpy(comm, c->ev.comm, IT_COMM_LEN);
-		comm[IT_COMM_LEN] = 0;
-		comm__sanitize(comm);
-		json_object_set_new(o, "pid", json_integer(c->ev.hdr.tgid));
-		json_object_set_new(o, "comm", json_string(comm));
-		json_object_set_new(o, "role", json_string(is_target(rec, c->ev.hdr.tgid) ? "target" : "helper"));
-		json_object_set_new(o, "time_ns", json_integer(c->ev.hdr.ts_ns));
-		json_object_set_new(o, "time_s", json_real(c->ev.hdr.ts_ns > rec->start_ns ?
-							   (c->ev.hdr.ts_ns - rec->start_ns) / 1e9 : 0));
-		json_object_set_new(o, "cycle", c->ev.cycle == IT_CYCLE_NONE ? json_null() : json_integer(c->ev.cycle));
-		json_object_set_new(o, "phase", c->ev.phase && c->ev.phase < IT_MAX_PHASES && rec->phase_names[c->ev.phase]
-				    ? json_string(rec->phase_names[c->ev.phase]) : json_null());
-		json_object_set_new(o, "cause", json_string(cause_of(c)));
-		if (!strcmp(cause_of(c), "oom_kill"))
-			m->oom_kills++;
+		if (VEC_RESERVE(m->crashes.v, m->crashes.cap, m->crashes.n, 8))
+			return -ENOMEM;
+		o = &m->crashes.v[m->crashes.n++];
+		memset(o, 0, sizeof(*o));
+		/* any bytes the process chose, made valid UTF-8 */
+		memcpy(o->comm, c->ev.comm, IT_COMM_LEN);
+		o->comm[IT_COMM_LEN] = 0;
+		comm__sanitize(o->comm);
+		o->pid = c->ev.hdr.tgid;
+		snprintf(o->role, sizeof(o->role), "%s", is_target(rec, c->ev.hdr.tgid) ? "target" : "helper");
+		o->time_ns = c->ev.hdr.ts_ns;
+		o->time_s = c->ev.hdr.ts_ns > rec->start_ns ? (c->ev.hdr.ts_ns - rec->start_ns) / 1e9 : 0;
+		o->cycle = c->ev.cycle == IT_CYCLE_NONE ? -1 : (int64_t)c->ev.cycle;
+		o->phase = phase ? model__intern(m, phase) : -1;
+		if (phase && o->phase < 0)
+			return -ENOMEM;
+		snprintf(o->cause, sizeof(o->cause), "%s", cause_of(c));
 		if (c->ev.signal) {
-			const char *abbrev = sigabbrev_np(c->ev.signal);
-
-			snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
-			json_object_set_new(o, "signal", json_integer(c->ev.signal));
-			json_object_set_new(o, "signal_name", json_string(name));
-			json_object_set_new(o, "core_dumped", json_boolean(c->ev.exit_code & 0x80));
+			o->signal = c->ev.signal;
+			o->has_signal = true;
+			snprintf(o->signal_name, sizeof(o->signal_name), "SIG%s", abbrev ? abbrev : "?");
+			o->core_dumped = c->ev.exit_code & 0x80;
 		} else {
-			json_object_set_new(o, "signal", json_null());
-			json_object_set_new(o, "exit_code", json_integer((c->ev.exit_code >> 8) & 0xff));
+			o->has_exit_code = true;
+			o->exit_code = (c->ev.exit_code >> 8) & 0xff;
 		}
 		if (c->have_sig) {
-			json_object_set_new(o, "sender_pid", json_integer(c->sig.sender_pid));
-			json_object_set_new(o, "si_code", json_integer(c->sig.si_code));
+			o->has_sender = true;
+			o->sender_pid = c->sig.sender_pid;
+			o->si_code = c->sig.si_code;
 		}
-		json_object_set_new(o, "rss_mb", json_real(c->ev.rss_bytes / (1024.0 * 1024.0)));
-		json_array_append_new(arr, o);
+		o->rss_mb = c->ev.rss_bytes / (1024.0 * 1024.0);
 	}
-	model__set_section(m, MODEL_SEC_CRASHES, arr);
 	if (crashes->n && !m->snapshot)
 		crash_summary(rec);
 	return 0;

@@ -3,8 +3,9 @@
  * uretprobe on the CUDA runtime (libcudart) and driver (libcuda) functions
  * that launch kernels, copy memory and wait for the GPU: at attach in the
  * libraries the target loads at start, later in those it maps (dlopen).
- * Writes cycles[i].cuda {kernel_launches, graph_launches, memcpy_calls, memcpy_bytes,
- * sync_calls, sync_wait_ms} and gpu.cuda (totals, libraries probed). The
+ * Fills each cycle's cuda totals {kernel_launches, graph_launches,
+ * memcpy_calls, memcpy_bytes, sync_calls, sync_wait_ms} and the run's, with
+ * the libraries probed (struct model_cuda: profile.json's gpu.cuda). The
  * preset also makes the synchronizations a phase, `gpu_sync` (presets.c),
  * so the scheduler concern splits that wait into on- and off-CPU time.
  * Launches arrive with their stack: a thread running Python's Python
@@ -574,15 +575,17 @@ static struct it_cuda_total lookup(int fd, __u32 tgid, __u32 cycle, __u32 counte
 	return t;
 }
 
-static json_t *totals_json(const struct it_cuda_total t[IT_CUDA_MAX])
+static struct model_cuda_totals totals_of(const struct it_cuda_total t[IT_CUDA_MAX])
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f}",
-			 "kernel_launches", (json_int_t)t[IT_CUDA_LAUNCH].calls,
-			 "graph_launches", (json_int_t)t[IT_CUDA_GRAPH].calls,
-			 "memcpy_calls", (json_int_t)t[IT_CUDA_MEMCPY].calls,
-			 "memcpy_bytes", (json_int_t)t[IT_CUDA_MEMCPY].sum,
-			 "sync_calls", (json_int_t)t[IT_CUDA_SYNC].calls,
-			 "sync_wait_ms", t[IT_CUDA_SYNC].sum / 1e6);
+	return (struct model_cuda_totals){
+		.present = true,
+		.kernel_launches = t[IT_CUDA_LAUNCH].calls,
+		.graph_launches = t[IT_CUDA_GRAPH].calls,
+		.memcpy_calls = t[IT_CUDA_MEMCPY].calls,
+		.memcpy_bytes = t[IT_CUDA_MEMCPY].sum,
+		.sync_calls = t[IT_CUDA_SYNC].calls,
+		.sync_wait_ms = t[IT_CUDA_SYNC].sum / 1e6,
+	};
 }
 
 /* `gpu.cuda` is this concern's: the gpu section's owner (side) leaves it
@@ -590,7 +593,7 @@ static json_t *totals_json(const struct it_cuda_total t[IT_CUDA_MAX])
 static int cuda_collect(struct recording *rec, struct model *m)
 {
 	int fd = bpf_map__fd(rec->tracer.skel->maps.cuda_counts);
-	json_t *o, *libs;
+	struct model_cuda *cu = &m->cuda;
 	struct it_cuda_total all[IT_CUDA_MAX] = {};
 	struct it_cuda_key key, next, *prev = NULL;
 	__u64 stats[IT_STAT_MAX];
@@ -604,7 +607,7 @@ static int cuda_collect(struct recording *rec, struct model *m)
 
 		for (__u32 k = 1; k < IT_CUDA_MAX; k++)
 			t[k] = lookup(fd, c->pid, c->bpf_cycle, k);
-		model__cycle_detail(c, "cuda", totals_json(t));
+		c->cuda = totals_of(t);
 	}
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct it_cuda_total t;
@@ -623,21 +626,23 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	not_kept = rec->cuda->launches_not_kept + rec->cuda->unnamed + stats[IT_STAT_CUDA_STACK_LOST];
 	if (not_kept && model__add_lost(m, "gpu_launch_stacks", not_kept))
 		return -ENOMEM;
-	o = totals_json(all);
-	json_object_set_new(o, "launch_stacks",
-			    json_pack("{s:I,s:I,s:I,s:I,s:I}", "python", (json_int_t)rec->cuda->by_kind[LAUNCH_PY],
-				      "native", (json_int_t)native,
-				      "not_kept", (json_int_t)not_kept, "copies", (json_int_t)rec->cuda->copies,
-				      "reused", (json_int_t)rec->cuda->reused));
-	libs = json_array();
-	for (int k = 0; k < rec->cuda->nfiles; k++)
-		json_array_append_new(libs, json_string(rec->cuda->files[k]));
-	json_object_set_new(o, "libraries", libs);
-	json_object_set_new(o, "functions_probed", json_integer(rec->cuda->nprobes));
+	cu->totals = totals_of(all);
+	cu->launch_stacks.python = rec->cuda->by_kind[LAUNCH_PY];
+	cu->launch_stacks.native = native;
+	cu->launch_stacks.not_kept = not_kept;
+	cu->launch_stacks.copies = rec->cuda->copies;
+	cu->launch_stacks.reused = rec->cuda->reused;
+	cu->libraries.n = 0;
+	for (int k = 0; k < rec->cuda->nfiles; k++) {
+		int32_t name = model__intern(m, rec->cuda->files[k]);
+
+		if (name < 0 || VEC_RESERVE(cu->libraries.v, cu->libraries.cap, cu->libraries.n, 4))
+			return -ENOMEM;
+		cu->libraries.v[cu->libraries.n++] = name;
+	}
+	cu->functions_probed = rec->cuda->nprobes;
 	if (!rec->cuda->nfiles && !m->snapshot)
 		fprintf(stderr, "infertrace: warning: --preset cuda: the target never loaded libcudart or libcuda\n");
-	json_decref(m->cuda);
-	m->cuda = o;
 	return 0;
 }
 

@@ -3,7 +3,8 @@
  * Chooses the byte source at run time (sock:sock_{send,recv}_length, else
  * raw_syscalls around the socket read/write calls), attaches tcp:tcp_probe (smoothed RTT),
  * tcp:tcp_retransmit_skb and sock:inet_sock_set_state where present, and
- * writes `network` {connections, totals} and cycles[i].network.
+ * fills the model's network {connections, totals} and each cycle's
+ * bytes.
  * INFERTRACE_NET_SOURCE=syscalls forces the fallback (to test it where the
  * tracepoints exist). */
 #include <arpa/inet.h>
@@ -168,100 +169,94 @@ static void addr_str(const struct it_conn *c, const uint8_t *addr, uint16_t port
 	snprintf(out, len, c->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
 }
 
-static json_t *conn_json(const struct recording *rec, const struct it_conn *c, bool closed, uint64_t close_ns)
+/* A connection as profile.json shows it, added to the model's and counted
+ * in its totals. 0 or -ENOMEM. */
+static int add_conn(const struct recording *rec, struct model_network *net, const struct it_conn *c, bool closed,
+		    uint64_t close_ns)
 {
-	json_t *o = json_object(), *rtt = json_object();
-	char a[96];
+	struct model_net_conn *o;
 
-	json_object_set_new(o, "pid", json_integer(c->tgid));
-	addr_str(c, c->saddr, c->sport, a, sizeof(a));
-	json_object_set_new(o, "local", json_string(a));
-	addr_str(c, c->daddr, c->dport, a, sizeof(a));
-	json_object_set_new(o, "remote", json_string(a));
-	json_object_set_new(o, "sent_bytes", json_integer(c->sent));
-	json_object_set_new(o, "recv_bytes", json_integer(c->recv));
-	json_object_set_new(o, "sends", json_integer(c->sends));
-	json_object_set_new(o, "recvs", json_integer(c->recvs));
-	json_object_set_new(o, "retransmits", json_integer(c->retransmits));
-	json_object_set_new(rtt, "samples", json_integer(c->srtt_samples));
+	if (VEC_RESERVE(net->connections.v, net->connections.cap, net->connections.n, 16))
+		return -ENOMEM;
+	o = &net->connections.v[net->connections.n++];
+	memset(o, 0, sizeof(*o));
+	o->pid = c->tgid;
+	addr_str(c, c->saddr, c->sport, o->local, sizeof(o->local));
+	addr_str(c, c->daddr, c->dport, o->remote, sizeof(o->remote));
+	o->sent_bytes = c->sent;
+	o->recv_bytes = c->recv;
+	o->sends = c->sends;
+	o->recvs = c->recvs;
+	o->retransmits = c->retransmits;
+	o->srtt_us.samples = c->srtt_samples;
 	if (c->srtt_samples) {
-		json_object_set_new(rtt, "last", json_integer(c->srtt_us_last));
-		json_object_set_new(rtt, "min", json_integer(c->srtt_us_min));
-		json_object_set_new(rtt, "avg", json_real((double)c->srtt_us_sum / c->srtt_samples));
-		json_object_set_new(rtt, "max", json_integer(c->srtt_us_max));
+		o->srtt_us.has_values = true;
+		o->srtt_us.last = c->srtt_us_last;
+		o->srtt_us.min = c->srtt_us_min;
+		o->srtt_us.avg = (double)c->srtt_us_sum / c->srtt_samples;
+		o->srtt_us.max = c->srtt_us_max;
 	}
-	json_object_set_new(o, "srtt_us", rtt);
-	json_object_set_new(o, "first_s", json_real(c->first_ns > rec->start_ns ?
-						    (c->first_ns - rec->start_ns) / 1e9 : 0));
-	json_object_set_new(o, "closed", json_boolean(closed));
+	o->first_s = c->first_ns > rec->start_ns ? (c->first_ns - rec->start_ns) / 1e9 : 0;
+	o->closed = closed;
 	if (closed)
-		json_object_set_new(o, "closed_s", json_real(close_ns > rec->start_ns ?
-							     (close_ns - rec->start_ns) / 1e9 : 0));
-	return o;
+		o->closed_s = close_ns > rec->start_ns ? (close_ns - rec->start_ns) / 1e9 : 0;
+	net->totals.connections++;
+	net->totals.sent_bytes += c->sent;
+	net->totals.recv_bytes += c->recv;
+	net->totals.retransmits += c->retransmits;
+	return 0;
 }
 
 static int network_collect(struct recording *rec, struct model *m)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 	int socks_fd = bpf_map__fd(s->maps.net_socks), cyc_fd = bpf_map__fd(s->maps.net_cycles);
-	json_t *o, *conns;
-	uint64_t sent = 0, recv = 0, retrans = 0, key, next, *prev = NULL;
+	const struct net_state *ns = rec->network;
+	struct model_network *net = &m->network;
+	uint64_t key, next, *prev = NULL;
 	struct it_conn v;
-	size_t i, nconn = 0;
+	size_t i;
+	int err = 0;
 
-	if (!rec->network)
+	if (!ns)
 		return 0;
-	o = json_object();
-	conns = json_array();
-	for (i = 0; i < rec->network->nclosed; i++, nconn++) {
-		const struct it_conn *cc = &rec->network->closed[i].c;
-
-		json_array_append_new(conns, conn_json(rec, cc, true, rec->network->closed[i].close_ns));
-		sent += cc->sent;
-		recv += cc->recv;
-		retrans += cc->retransmits;
-	}
-	while (bpf_map_get_next_key(socks_fd, prev, &next) == 0) {
+	net->present = true;
+	net->connections.n = net->retransmit_events.n = 0;
+	memset(&net->totals, 0, sizeof(net->totals));
+	for (i = 0; i < ns->nclosed && !err; i++)
+		err = add_conn(rec, net, &ns->closed[i].c, true, ns->closed[i].close_ns);
+	while (!err && bpf_map_get_next_key(socks_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(socks_fd, &key, &v))
 			continue;
-		json_array_append_new(conns, conn_json(rec, &v, false, 0));
-		sent += v.sent;
-		recv += v.recv;
-		retrans += v.retransmits;
-		nconn++;
+		err = add_conn(rec, net, &v, false, 0);
 	}
-	for (i = 0; rec->network->source && i < m->ncycles; i++) {
+	for (i = 0; ns->source && i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 		struct it_net_key k = { .tgid = c->pid, .cycle = c->bpf_cycle };
 		struct it_net_total t = {};
 
 		bpf_map_lookup_elem(cyc_fd, &k, &t);
-		model__cycle_detail(c, "network", json_pack("{s:I,s:I,s:I,s:I,s:I}",
-			"sent_bytes", (json_int_t)t.sent, "recv_bytes", (json_int_t)t.recv,
-			"sends", (json_int_t)t.sends, "recvs", (json_int_t)t.recvs,
-			"retransmits", (json_int_t)t.retransmits));
+		c->network = (struct model_net_cycle){ .present = true, .sent_bytes = t.sent, .recv_bytes = t.recv,
+						       .sends = t.sends, .recvs = t.recvs, .retransmits = t.retransmits };
 	}
-	json_object_set_new(o, "source", rec->network->source ? json_string(rec->network->source) : json_null());
-	json_object_set_new(o, "rtt_source", json_string(rec->network->have_rtt ? "tcp:tcp_probe" : "none"));
-	json_object_set_new(o, "retransmit_source", json_string(rec->network->have_retrans ? "tcp:tcp_retransmit_skb" : "none"));
-	json_object_set_new(o, "connections", conns);
-	json_object_set_new(o, "totals", json_pack("{s:I,s:I,s:I,s:I}", "connections", (json_int_t)nconn,
-						  "sent_bytes", (json_int_t)sent, "recv_bytes", (json_int_t)recv,
-						  "retransmits", (json_int_t)retrans));
-	json_t *rt = json_array();
-
-	for (i = 0; i < rec->network->nretrans; i++)
-		json_array_append_new(rt, json_pack("{s:f,s:i,s:i,s:i}", "t_s",
-			rec->network->retrans[i].ts_ns > rec->start_ns ? (rec->network->retrans[i].ts_ns - rec->start_ns) / 1e9 : 0.0,
-			"pid", (int)rec->network->retrans[i].tgid, "local_port", rec->network->retrans[i].sport,
-			"remote_port", rec->network->retrans[i].dport));
-	json_object_set_new(o, "retransmit_events", rt);
-	if (rec->network->closed_dropped)
-		json_object_set_new(o, "closed_connections_not_kept", json_integer(rec->network->closed_dropped));
-	model__set_section(m, MODEL_SEC_NETWORK, o);
-	return 0;
+	snprintf(net->source, sizeof(net->source), "%s", ns->source ? ns->source : "");
+	snprintf(net->rtt_source, sizeof(net->rtt_source), "%s", ns->have_rtt ? "tcp:tcp_probe" : "none");
+	snprintf(net->retransmit_source, sizeof(net->retransmit_source), "%s",
+		 ns->have_retrans ? "tcp:tcp_retransmit_skb" : "none");
+	for (i = 0; i < ns->nretrans && !err; i++) {
+		if (VEC_RESERVE(net->retransmit_events.v, net->retransmit_events.cap, net->retransmit_events.n, 16)) {
+			err = -ENOMEM;
+			break;
+		}
+		net->retransmit_events.v[net->retransmit_events.n++] = (struct model_net_retransmit){
+			.t_s = ns->retrans[i].ts_ns > rec->start_ns ? (ns->retrans[i].ts_ns - rec->start_ns) / 1e9 : 0.0,
+			.pid = (pid_t)ns->retrans[i].tgid, .local_port = ns->retrans[i].sport,
+			.remote_port = ns->retrans[i].dport };
+	}
+	net->closed_connections_not_kept = ns->closed_dropped;
+	return err;
 }
 
 static void network_cleanup(struct recording *rec)

@@ -2,7 +2,7 @@
 /* Scheduler concern: attaches the sched tracepoint programs of
  * bpf/sched.bpf.c, then reads their in-kernel aggregates into the model:
  * the off-CPU stacks (all and per phase), the `sched` and `offcpu`
- * sections, and each cycle's and phase's on-CPU / run-queue / blocked split.
+ * figures (model_sched.h), and each cycle's and phase's on-CPU / run-queue / blocked split.
  * Longer than 600 lines: attach, the map readers and the blocked-time
  * classification share one private view of the maps (struct view). */
 #include <errno.h>
@@ -739,32 +739,10 @@ static void select_sum(const struct view *vw, long tgid, long cycle, long phase,
 	}
 }
 
-static json_t *blocked_json(const uint64_t *cls)
+static void blocked_fill(double *ms, const uint64_t *cls)
 {
-	json_t *o = json_object();
-
 	for (int i = 0; i < BLOCKED_NCLASSES; i++)
-		json_object_set_new(o, blocked_class_names[i], json_real(cls[i] / 1e6));
-	return o;
-}
-
-static json_t *hist_json(const uint64_t *slots)
-{
-	json_t *h = json_array();
-	int last = -1;
-
-	for (int i = 0; i < IT_HIST_SLOTS; i++)
-		if (slots[i])
-			last = i;
-	for (int i = 0; i <= last; i++) {
-		json_t *b = json_object();
-
-		json_object_set_new(b, "lo_us", json_integer(i ? 1ll << i : 0));
-		json_object_set_new(b, "hi_us", json_integer(1ll << (i + 1)));
-		json_object_set_new(b, "count", json_integer(slots[i]));
-		json_array_append_new(h, b);
-	}
-	return h;
+		ms[i] = cls[i] / 1e6;
 }
 
 /* Percentile p of a run-queue histogram; an empty one reads 0. */
@@ -775,12 +753,13 @@ static double runq_percentile(const uint64_t *slots, double p)
 	return isnan(v) ? 0 : v;
 }
 
-static void runq_stats_json(json_t *o, const uint64_t *slots)
+static void runq_fill(struct model_runq *r, uint64_t waits, const uint64_t *slots)
 {
-	json_object_set_new(o, "histogram_us", hist_json(slots));
-	json_object_set_new(o, "p50_us", json_real(runq_percentile(slots, 50)));
-	json_object_set_new(o, "p95_us", json_real(runq_percentile(slots, 95)));
-	json_object_set_new(o, "p99_us", json_real(runq_percentile(slots, 99)));
+	r->waits = waits;
+	memcpy(r->hist_us, slots, sizeof(r->hist_us));
+	r->p50_us = runq_percentile(slots, 50);
+	r->p95_us = runq_percentile(slots, 95);
+	r->p99_us = runq_percentile(slots, 99);
 }
 
 static void split_fill(struct model_split *o, const struct acc *a, uint64_t wall_ns)
@@ -798,15 +777,6 @@ static void split_fill(struct model_split *o, const struct acc *a, uint64_t wall
 	o->has_wall = wall_ns != 0;
 	o->unattributed_ms = w.unattributed_ms;
 	o->unattributed_percent = w.unattributed_percent;
-}
-
-/* The split of a selection against a wall time, as a section shows it. */
-static void split_json(json_t *o, const struct acc *a, uint64_t wall_ns)
-{
-	struct model_split s;
-
-	split_fill(&s, a, wall_ns);
-	model__split_json(o, &s);
 }
 
 /* Run-queue histogram of (tgid or -1, phase or -1), summed. */
@@ -868,97 +838,120 @@ static double fill_cycles(const struct view *vw, struct model *m)
 	return worst;
 }
 
-static json_t *per_process_json(struct recording *rec, const struct view *vw, uint64_t now)
+static int per_process_fill(struct recording *rec, const struct view *vw, uint64_t now,
+			    struct model_sched_figures *sf)
 {
-	json_t *arr = json_array();
-
+	sf->per_process.n = 0;
 	for (size_t i = 0; i < rec->procs.n; i++) {
 		const struct traced_proc *p = &rec->procs.procs[i];
 		uint64_t start = p->start_ns > rec->start_ns ? p->start_ns : rec->start_ns;
 		uint64_t end = p->exited && p->exit_ns ? p->exit_ns : now;
-		json_t *o = json_object(), *main = json_object(), *runq = json_object();
 		uint64_t slots[IT_HIST_SLOTS];
+		struct model_sched_proc *o;
 		struct acc a, m;
 
+		if (VEC_RESERVE(sf->per_process.v, sf->per_process.cap, sf->per_process.n, 8))
+			return -ENOMEM;
+		o = &sf->per_process.v[sf->per_process.n++];
+		memset(o, 0, sizeof(*o));
 		select_sum(vw, p->pid, -1, -1, false, &a);
 		select_sum(vw, p->pid, -1, -1, true, &m);
-		json_object_set_new(o, "pid", json_integer(p->pid));
-		json_object_set_new(o, "comm", json_string(p->comm));
-		json_object_set_new(o, "wall_ms", json_real(end > start ? (end - start) / 1e6 : 0));
-		json_object_set_new(o, "oncpu_ms", json_real(a.oncpu / 1e6));
-		json_object_set_new(o, "runq_wait_ms", json_real(a.runq / 1e6));
-		json_object_set_new(o, "runq_wait_others_ms", json_real(a.runq_others / 1e6));
-		json_object_set_new(o, "offcpu_ms", json_real(a.blocked / 1e6));
-		json_object_set_new(o, "blocked", blocked_json(a.cls));
-		json_object_set_new(o, "runq_share_percent",
-				    json_real(a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0));
-		json_object_set_new(o, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
-								     "involuntary", (json_int_t)a.nivcsw));
-		split_json(main, &m, end > start ? end - start : 0);
-		json_object_set_new(o, "main_thread", main);
+		o->pid = p->pid;
+		snprintf(o->comm, sizeof(o->comm), "%s", p->comm);
+		o->wall_ms = end > start ? (end - start) / 1e6 : 0;
+		o->oncpu_ms = a.oncpu / 1e6;
+		o->runq_wait_ms = a.runq / 1e6;
+		o->runq_wait_others_ms = a.runq_others / 1e6;
+		o->offcpu_ms = a.blocked / 1e6;
+		blocked_fill(o->blocked_ms, a.cls);
+		o->runq_share_percent = a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0;
+		o->nvcsw = a.nvcsw;
+		o->nivcsw = a.nivcsw;
+		split_fill(&o->main_thread, &m, end > start ? end - start : 0);
 		hist_sum(rec, p->pid, -1, slots);
-		json_object_set_new(runq, "waits", json_integer(a.waits));
-		runq_stats_json(runq, slots);
-		json_object_set_new(o, "runq", runq);
-		json_array_append_new(arr, o);
+		runq_fill(&o->runq, a.waits, slots);
 	}
-	return arr;
+	return 0;
 }
 
-static json_t *per_phase_json(struct recording *rec, const struct view *vw)
+static void per_phase_fill(struct recording *rec, const struct view *vw, struct model_sched_figures *sf)
 {
-	json_t *o = json_object();
-
 	for (int ph = 1; ph < IT_MAX_PHASES; ph++) {
-		json_t *p, *runq;
+		struct model_sched_phase *p = &sf->per_phase[ph];
 		uint64_t slots[IT_HIST_SLOTS];
 		struct acc a;
 
+		memset(p, 0, sizeof(*p));
 		if (!rec->phase_names[ph])
 			continue;
-		p = json_object();
-		runq = json_object();
+		p->present = true;
 		select_sum(vw, -1, -1, ph, false, &a);
-		split_json(p, &a, 0);
+		split_fill(&p->split, &a, 0);
 		hist_sum(rec, -1, ph, slots);
-		runq_stats_json(runq, slots);
-		json_object_set_new(p, "runq", runq);
-		json_object_set_new(o, rec->phase_names[ph], p);
+		runq_fill(&p->runq, 0, slots);
 	}
-	return o;
 }
 
 /* How complete the off-CPU user stacks are, weighted by blocked time (the
  * report's weights are nanoseconds), and how they were taken. */
-static json_t *offcpu_quality_json(struct recording *rec, const struct stack_report *sr)
+static void offcpu_quality_fill(struct recording *rec, const struct stack_report *sr, struct model_offcpu_figures *f)
 {
 	const struct sched_state *ss = rec->sched;
-	json_t *q = json_pack("{s:s, s:f, s:f, s:f, s:f}",
-			      "method", ss->offcpu_dwarf ? "dwarf: user stack copied at the blocking system call's "
-			      "exit, unwound with libdwfl; frame pointers for other blocks" : "frame pointers",
-			      "blocked_in_stacks_ms", sr->total / 1e6, "complete_ms", sr->complete / 1e6,
-			      "complete_percent", sr->total ? 100.0 * sr->complete / sr->total : 0.0,
-			      "user_stack_missing_ms", sr->user_stack_missing / 1e6);
+	struct model_offcpu_dwarf *d = &f->stack_quality.dwarf;
 	__u64 st[IT_STAT_MAX];
 
+	snprintf(f->stack_quality.method, sizeof(f->stack_quality.method), "%s",
+		 ss->offcpu_dwarf ? "dwarf: user stack copied at the blocking system call's exit, unwound with "
+		 "libdwfl; frame pointers for other blocks" : "frame pointers");
+	f->stack_quality.blocked_in_stacks_ms = sr->total / 1e6;
+	f->stack_quality.complete_ms = sr->complete / 1e6;
+	f->stack_quality.complete_percent = sr->total ? 100.0 * sr->complete / sr->total : 0.0;
+	f->stack_quality.user_stack_missing_ms = sr->user_stack_missing / 1e6;
+	f->stack_quality.has_dwarf = ss->offcpu_dwarf;
 	if (!ss->offcpu_dwarf)
-		return q;
+		return;
 	tracer__stats(&rec->tracer, st);
-	json_object_set_new(q, "dwarf", json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:f}",
-		"records", (json_int_t)ss->offcpu_stacks.records,
-		"bad_records", (json_int_t)ss->offcpu_stacks.bad_records,
-		"sent", (json_int_t)st[IT_STAT_OFFCPU_DWARF_SENT],
-		"lost", (json_int_t)st[IT_STAT_OFFCPU_DWARF_LOST],
-		"copy_failed", (json_int_t)st[IT_STAT_OFFCPU_DWARF_COPY_ERR],
-		"dropped_ms", st[IT_STAT_OFFCPU_DWARF_DROPPED] / 1e6,
-		"sample_us", (json_int_t)rec->opts.offcpu_sample_us,
-		"candidates", (json_int_t)ss->candidates,
-		"reused", (json_int_t)ss->reused,
-		"reuse_missed", (json_int_t)ss->reuse_missed,
-		"sampled_ms", ss->sampled_ns / 1e6,
-		"unweighed_ms", ss->unweighed_ns / 1e6,
-		"short_exited_ms", st[IT_STAT_OFFCPU_SHORT_EXITED] / 1e6));
-	return q;
+	*d = (struct model_offcpu_dwarf){
+		.records = ss->offcpu_stacks.records,
+		.bad_records = ss->offcpu_stacks.bad_records,
+		.sent = st[IT_STAT_OFFCPU_DWARF_SENT],
+		.lost = st[IT_STAT_OFFCPU_DWARF_LOST],
+		.copy_failed = st[IT_STAT_OFFCPU_DWARF_COPY_ERR],
+		.dropped_ms = st[IT_STAT_OFFCPU_DWARF_DROPPED] / 1e6,
+		.sample_us = rec->opts.offcpu_sample_us,
+		.candidates = ss->candidates,
+		.reused = ss->reused,
+		.reuse_missed = ss->reuse_missed,
+		.sampled_ms = ss->sampled_ns / 1e6,
+		.unweighed_ms = ss->unweighed_ns / 1e6,
+		.short_exited_ms = st[IT_STAT_OFFCPU_SHORT_EXITED] / 1e6,
+	};
+}
+
+/* The heaviest stacks of f (microseconds) with their share of its total,
+ * into top (cleared first). 0 or -ENOMEM. */
+static int top_stacks_fill(struct model *m, const struct folded *f, struct model_top_stacks *top)
+{
+	struct folded sorted = {};
+	int err = 0;
+
+	top->n = 0;
+	for (size_t i = 0; i < f->n && !err; i++)
+		err = folded__add(&sorted, f->entries[i].stack, f->entries[i].count);
+	folded__merge(&sorted);
+	folded__sort_by_count(&sorted);
+	for (size_t i = 0; i < sorted.n && i < TOP_STACKS && !err; i++) {
+		int32_t name = model__intern(m, sorted.entries[i].stack);
+
+		if (name < 0 || VEC_RESERVE(top->v, top->cap, top->n, TOP_STACKS)) {
+			err = -ENOMEM;
+			break;
+		}
+		top->v[top->n++] = (struct model_top_stack){ .stack = name, .ms = sorted.entries[i].count / 1e3,
+			.percent = f->total ? 100.0 * sorted.entries[i].count / f->total : 0.0 };
+	}
+	folded__free(&sorted);
+	return err;
 }
 
 static int cmp_s32(const void *a, const void *b)
@@ -1050,15 +1043,15 @@ static int collect_wakers(struct recording *rec, int fd, int stack_fd, struct st
 
 /* wakeup.folded (microseconds of blocked time on the stacks of the threads
  * that ended it) and offcpu.waiting_for_thread. */
-static void collect_wakeups(struct recording *rec, struct model *m, const struct view *vw, json_t *off)
+static int collect_wakeups(struct recording *rec, struct model *m, const struct view *vw)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
 	int fd = bpf_map__fd(s->maps.wakeup_counts), stack_fd = bpf_map__fd(s->maps.offcpu_stackmap);
-	json_t *w = json_object(), *by = json_object(), *top = json_array();
+	__typeof__(m->offcpu.waiting) *w = &m->offcpu.waiting;
 	struct stack_report sr;
-	struct folded sorted = {};
 	int err;
 
+	w->top_stacks.n = 0;
 	err = collect_wakers(rec, fd, stack_fd, &sr);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the wakers' stacks failed: %s\n", strerror(-err));
@@ -1073,39 +1066,30 @@ static void collect_wakeups(struct recording *rec, struct model *m, const struct
 		m->wakeup_us = sr.all;
 		memset(&sr.all, 0, sizeof(sr.all));
 		m->have_wakeup = true;
-		for (size_t i = 0; i < m->wakeup_us.n; i++)
-			folded__add(&sorted, m->wakeup_us.entries[i].stack, m->wakeup_us.entries[i].count);
-		folded__merge(&sorted);
-		folded__sort_by_count(&sorted);
-		for (size_t i = 0; i < sorted.n && i < TOP_STACKS; i++)
-			json_array_append_new(top, json_pack("{s:s, s:f, s:f}", "stack", sorted.entries[i].stack,
-				"ms", sorted.entries[i].count / 1e3, "percent",
-				m->wakeup_us.total ? 100.0 * sorted.entries[i].count / m->wakeup_us.total : 0.0));
-		folded__free(&sorted);
 	}
 	stack_report__free(&sr);
-	for (int ph = 1; ph < IT_MAX_PHASES; ph++)
-		if (rec->phase_names[ph] && vw->waker_phase_ns[ph])
-			json_object_set_new(by, rec->phase_names[ph], json_real(vw->waker_phase_ns[ph] / 1e6));
-	json_object_set_new(w, "total_ms", json_real(vw->cls_total[BLOCKED_THREAD] / 1e6));
-	json_object_set_new(w, "by_waker_phase", by);
-	json_object_set_new(w, "outside_phases_ms", json_real(vw->waker_phase_ns[0] / 1e6));
-	json_object_set_new(w, "in_stacks_ms", json_real(m->wakeup_us.total / 1e3));
-	json_object_set_new(w, "top_stacks", top);
-	json_object_set_new(off, "waiting_for_thread", w);
+	for (int ph = 0; ph < IT_MAX_PHASES; ph++)
+		w->by_waker_phase_ms[ph] = ph && rec->phase_names[ph] && vw->waker_phase_ns[ph] ?
+					   vw->waker_phase_ns[ph] / 1e6 : NAN;
+	w->total_ms = vw->cls_total[BLOCKED_THREAD] / 1e6;
+	w->outside_phases_ms = vw->waker_phase_ns[0] / 1e6;
+	w->in_stacks_ms = m->wakeup_us.total / 1e3;
+	return err ? 0 : top_stacks_fill(m, &m->wakeup_us, &w->top_stacks);
 }
 
-/* Off-CPU stacks into the model (microseconds), and the `offcpu` section. */
+/* Off-CPU stacks into the model (microseconds), and the `offcpu` figures. */
 static int collect_offcpu(struct recording *rec, struct model *m, const struct view *vw)
 {
 	struct infertrace_bpf *s = rec->tracer.skel;
-	json_t *off = json_object(), *top = json_array();
+	struct model_offcpu_figures *off = &m->offcpu;
 	struct stack_report sr;
-	struct folded sorted = {};
-	uint64_t total_us = 0, blocked = 0;
+	uint64_t blocked = 0;
 	int32_t *names = NULL;
-	int err;
+	int err, werr;
 
+	off->present = true;
+	off->top_stacks.n = 0;
+	off->in_stacks_ms = 0;
 	err = stacks__collect_maps(bpf_map__fd(s->maps.offcpu_counts), bpf_map__fd(s->maps.offcpu_stackmap),
 				   rec->syms, rec->ksyms, rec->phase_names, &sr);
 	/* each entry's folded stack: trace.json's blocked intervals refer to theirs */
@@ -1143,40 +1127,25 @@ static int collect_offcpu(struct recording *rec, struct model *m, const struct v
 		memset(f, 0, sizeof(*f));
 	}
 	m->have_offcpu = true;
-	total_us = m->offcpu_us.total;
-	for (size_t i = 0; i < m->offcpu_us.n; i++)
-		folded__add(&sorted, m->offcpu_us.entries[i].stack, m->offcpu_us.entries[i].count);
-	folded__merge(&sorted);
-	folded__sort_by_count(&sorted);
-	for (size_t i = 0; i < sorted.n && i < TOP_STACKS; i++) {
-		json_t *e = json_object();
-
-		json_object_set_new(e, "stack", json_string(sorted.entries[i].stack));
-		json_object_set_new(e, "ms", json_real(sorted.entries[i].count / 1e3));
-		json_object_set_new(e, "percent", json_real(total_us ? 100.0 * sorted.entries[i].count / total_us : 0));
-		json_array_append_new(top, e);
-	}
-	folded__free(&sorted);
+	off->in_stacks_ms = m->offcpu_us.total / 1e3;
+	err = top_stacks_fill(m, &m->offcpu_us, &off->top_stacks);
 out:
 	for (int i = 0; i < BLOCKED_NCLASSES; i++)
 		blocked += vw->cls_total[i];
-	json_object_set_new(off, "total_ms", json_real(blocked / 1e6));
-	json_object_set_new(off, "in_stacks_ms", json_real(total_us / 1e3));
-	json_object_set_new(off, "min_block_us", json_integer(rec->opts.min_block_us));
-	json_object_set_new(off, "blocked", blocked_json(vw->cls_total));
-	json_object_set_new(off, "top_stacks", top);
-	json_object_set_new(off, "stack_quality", offcpu_quality_json(rec, &sr));
-	collect_wakeups(rec, m, vw, off);
-	model__set_section(m, MODEL_SEC_OFFCPU, off);
+	off->total_ms = blocked / 1e6;
+	off->min_block_us = rec->opts.min_block_us;
+	blocked_fill(off->blocked_ms, vw->cls_total);
+	offcpu_quality_fill(rec, &sr, off);
+	werr = collect_wakeups(rec, m, vw);
 	stack_report__free(&sr);
 	free(names);
-	return err;
+	return err ? err : werr;
 }
 
 static int sched_collect(struct recording *rec, struct model *m)
 {
 	struct sched_state *ss = rec->sched;
-	json_t *sched = json_object(), *runq = json_object();
+	struct model_sched_figures *sf = &m->sched;
 	struct view vw = {};
 	uint64_t slots[IT_HIST_SLOTS];
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1185,19 +1154,13 @@ static int sched_collect(struct recording *rec, struct model *m)
 
 	if (ss && ss->labels_not_kept)
 		model__add_lost(m, "offcpu_labels", ss->labels_not_kept);
-	if (!ss) {
-		json_decref(sched);
-		json_decref(runq);
+	if (!ss)
 		return 0;
-	}
-	json_object_set_new(sched, "available", json_boolean(ss->enabled));
-	json_object_set_new(sched, "missing_tracepoints", json_string(ss->missing));
-	m->sched.available = ss->enabled;
-	if (!ss->enabled) {
-		json_decref(runq);
-		model__set_section(m, MODEL_SEC_SCHED, sched);
+	sf->present = true;
+	sf->available = ss->enabled;
+	snprintf(sf->missing_tracepoints, sizeof(sf->missing_tracepoints), "%s", ss->missing);
+	if (!ss->enabled)
 		return 0;
-	}
 	err = sched__read_times(&rec->tracer, &vw.times, &vw.ntimes);
 	if (!err)
 		err = read_blocked(rec, &vw);
@@ -1205,61 +1168,50 @@ static int sched_collect(struct recording *rec, struct model *m)
 		view_sort(&vw);
 	if (err) {
 		fprintf(stderr, "infertrace: reading the scheduler maps failed: %s\n", strerror(-err));
-		json_decref(runq);
 		goto out;
 	}
+	sf->has_totals = true;
 	{
 		__u64 st[IT_STAT_MAX];
 
 		tracer__stats(&rec->tracer, st);
-		json_object_set_new(sched, "lost", json_pack("{s:I,s:I,s:I,s:I}",
-			"threads_not_tracked", (json_int_t)st[IT_STAT_SCHED_THREADS_FULL],
-			"updates", (json_int_t)st[IT_STAT_SCHED_LOST],
-			"offcpu_kernel_stacks", (json_int_t)st[IT_STAT_OFFCPU_KSTACK_ERR],
-			"offcpu_user_stacks", (json_int_t)st[IT_STAT_OFFCPU_USTACK_ERR]));
+		sf->lost.threads_not_tracked = st[IT_STAT_SCHED_THREADS_FULL];
+		sf->lost.updates = st[IT_STAT_SCHED_LOST];
+		sf->lost.offcpu_kernel_stacks = st[IT_STAT_OFFCPU_KSTACK_ERR];
+		sf->lost.offcpu_user_stacks = st[IT_STAT_OFFCPU_USTACK_ERR];
 	}
 	/* recovered, not lost: the time comes from the kernel's own counters */
-	json_object_set_new(sched, "unseen_switches", json_pack("{s:I,s:I}",
-		"in", (json_int_t)unseen_sum(rec, 0), "out", (json_int_t)unseen_sum(rec, 1)));
-	json_object_set_new(sched, "phase_unattributed", sched__unattributed_json(&rec->tracer));
+	sf->unseen_in = unseen_sum(rec, 0);
+	sf->unseen_out = unseen_sum(rec, 1);
+	sched__unattributed(&rec->tracer, sf);
 	select_sum(&vw, -1, -1, -1, false, &a);
-	m->sched.cpus = (int)ncpus;
-	m->sched.has_faults = true;
-	m->sched.minflt = a.minflt;
-	m->sched.majflt = a.majflt;
-	m->sched.oncpu_ms = a.oncpu / 1e6;
-	m->sched.offcpu_ms = a.blocked / 1e6;
-	m->sched.runq_wait_ms = a.runq / 1e6;
-	m->sched.runq_wait_others_ms = a.runq_others / 1e6;
-	m->sched.runq_share_percent = a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0;
+	sf->cpus = (int)ncpus;
+	sf->has_faults = true;
+	sf->minflt = a.minflt;
+	sf->majflt = a.majflt;
+	sf->nvcsw = a.nvcsw;
+	sf->nivcsw = a.nivcsw;
+	sf->oncpu_ms = a.oncpu / 1e6;
+	sf->offcpu_ms = a.blocked / 1e6;
+	sf->runq_wait_ms = a.runq / 1e6;
+	sf->runq_wait_others_ms = a.runq_others / 1e6;
+	sf->runq_share_percent = a.oncpu + a.runq ? 100.0 * a.runq / (a.oncpu + a.runq) : 0;
 	/* threads that wanted a CPU, on average, against the CPUs there are */
-	m->sched.avg_runnable_threads = m->run.end_ns > m->run.start_ns ?
+	sf->avg_runnable_threads = m->run.end_ns > m->run.start_ns ?
 		(double)(a.oncpu + a.runq) / (m->run.end_ns - m->run.start_ns) : 0;
+	hist_sum(rec, -1, -1, slots);
+	runq_fill(&sf->runq, a.waits, slots);
 	/* start-up: the time no cycle was open yet (after the last, the last stays open) */
 	select_sum(&vw, -1, IT_CYCLE_NONE, -1, false, &a);
-	m->sched.has_startup = true;
-	m->sched.startup_oncpu_ms = a.oncpu / 1e6;
-	m->sched.startup_runq_ms = a.runq / 1e6;
-	select_sum(&vw, -1, -1, -1, false, &a);
-	json_object_set_new(sched, "cpus", json_integer(ncpus));
-	json_object_set_new(sched, "context_switches", json_pack("{s:I,s:I}", "voluntary", (json_int_t)a.nvcsw,
-								 "involuntary", (json_int_t)a.nivcsw));
-	json_object_set_new(sched, "oncpu_ms", json_real(m->sched.oncpu_ms));
-	json_object_set_new(sched, "offcpu_ms", json_real(m->sched.offcpu_ms));
-	json_object_set_new(sched, "runq_wait_ms", json_real(m->sched.runq_wait_ms));
-	json_object_set_new(sched, "runq_wait_others_ms", json_real(m->sched.runq_wait_others_ms));
-	json_object_set_new(sched, "runq_share_percent", json_real(m->sched.runq_share_percent));
-	json_object_set_new(sched, "avg_runnable_threads", json_real(m->sched.avg_runnable_threads));
-	hist_sum(rec, -1, -1, slots);
-	json_object_set_new(runq, "waits", json_integer(a.waits));
-	runq_stats_json(runq, slots);
-	json_object_set_new(sched, "runq", runq);
-	json_object_set_new(sched, "per_process", per_process_json(rec, &vw, m->run.end_ns));
-	json_object_set_new(sched, "per_phase", per_phase_json(rec, &vw));
-	json_object_set_new(sched, "max_cycle_unattributed_percent", json_real(fill_cycles(&vw, m)));
-	err = collect_offcpu(rec, m, &vw);
+	sf->has_startup = true;
+	sf->startup_oncpu_ms = a.oncpu / 1e6;
+	sf->startup_runq_ms = a.runq / 1e6;
+	err = per_process_fill(rec, &vw, m->run.end_ns, sf);
+	per_phase_fill(rec, &vw, sf);
+	sf->max_cycle_unattributed_percent = fill_cycles(&vw, m);
+	if (!err)
+		err = collect_offcpu(rec, m, &vw);
 out:
-	model__set_section(m, MODEL_SEC_SCHED, sched);
 	free(vw.times);
 	free(vw.blocked);
 	return err;

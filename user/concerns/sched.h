@@ -6,12 +6,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <jansson.h>
 #include <linux/types.h>
 
 #include "infertrace.h"
 
 struct tracer;
+struct model_sched_figures;
 
 struct sched_entry {
 	struct it_sched_key key;
@@ -20,9 +20,9 @@ struct sched_entry {
 
 /* Reads the whole `sched_times` map. 0 or -errno; *out malloc'd. */
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n);
-/* sched.phase_unattributed (user/concerns/sched_edges.c): {ms, oncpu_ms,
- * runq_wait_ms, offcpu_ms, intervals} of the time whose phase edge no probe
- * saw; it still counts in its cycle's split, in no phase's. */
-json_t *sched__unattributed_json(struct tracer *t);
+/* sf->unattributed, profile.json's sched.phase_unattributed
+ * (user/concerns/sched_edges.c): the time whose phase edge no probe saw;
+ * it still counts in its cycle's split, in no phase's. */
+void sched__unattributed(struct tracer *t, struct model_sched_figures *sf);
 
 #endif

@@ -3,14 +3,14 @@
  * have split (bpf/sched.bpf.h keeps them in phase IT_PHASE_UNATTRIBUTED of
  * their cycle). Reported beside the scheduler's figures, never spread over
  * phases. */
-#include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "model.h"
 #include "sched.h"
 #include "tracer.h"
 
-json_t *sched__unattributed_json(struct tracer *t)
+void sched__unattributed(struct tracer *t, struct model_sched_figures *sf)
 {
 	struct sched_entry *e = NULL;
 	__u64 st[IT_STAT_MAX];
@@ -28,7 +28,9 @@ json_t *sched__unattributed_json(struct tracer *t)
 		free(e);
 	}
 	tracer__stats(t, st);
-	return json_pack("{s:f,s:f,s:f,s:f,s:I}", "ms", (on + runq + blocked) / 1e6, "oncpu_ms", on / 1e6,
-			 "runq_wait_ms", runq / 1e6, "offcpu_ms", blocked / 1e6,
-			 "intervals", (json_int_t)st[IT_STAT_SCHED_UNATTRIBUTED]);
+	sf->unattributed.ms = (on + runq + blocked) / 1e6;
+	sf->unattributed.oncpu_ms = on / 1e6;
+	sf->unattributed.runq_wait_ms = runq / 1e6;
+	sf->unattributed.offcpu_ms = blocked / 1e6;
+	sf->unattributed.intervals = st[IT_STAT_SCHED_UNATTRIBUTED];
 }

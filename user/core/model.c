@@ -12,13 +12,6 @@
 
 const char *const model_energy_keys[MODEL_EN_NDOMAINS] = { "cpu_j", "dram_j", "gpu_j", "board_j" };
 
-const char *const model_section_names[MODEL_NSECTIONS] = {
-	[MODEL_SEC_OFFCPU] = "offcpu",
-	[MODEL_SEC_SCHED] = "sched",
-	[MODEL_SEC_NETWORK] = "network",
-	[MODEL_SEC_CRASHES] = "crashes",
-};
-
 static const char *const stage_names[] = {
 	"empty", "spans", "collected", "derived", "analysed",
 };
@@ -118,15 +111,19 @@ void model__free(struct model *m)
 		free(m->names[i]);
 	free(m->names);
 	free(m->name_index);
-	for (int i = 0; i < MODEL_NSECTIONS; i++)
-		json_decref(m->sections[i]);
-	json_decref(m->cuda);
+	free(m->network.connections.v);
+	free(m->network.retransmit_events.v);
+	free(m->crashes.v);
+	free(m->cuda.libraries.v);
 	for (size_t i = 0; i < m->nlost; i++)
 		free(m->lost[i].name);
 	free(m->lost);
 	free(m->self.bpf.programs.v);
 	free(m->probe_cost.preset_probes.v);
 	free(m->memory.per_process.v);
+	free(m->sched.per_process.v);
+	free(m->offcpu.top_stacks.v);
+	free(m->offcpu.waiting.top_stacks.v);
 	free(m->samples.per_process.v);
 	free(m->samples.stack_quality.by_leaf_object.v);
 	free(m->memory.timeline.v);
@@ -313,6 +310,18 @@ struct model_probe *model__add_probe(struct model *m)
 		}                                                                        \
 	} while (0)
 
+/* A VEC_OF member's copy (plain elements) into a cleared one. 0 or -ENOMEM. */
+#define COPY_VEC(d, s) copy_vec((void **)&(d).v, &(d).n, &(d).cap, (s).v, (s).n, sizeof(*(s).v))
+static int copy_vec(void **dv, size_t *dn, size_t *dcap, const void *sv, size_t sn, size_t elem)
+{
+	if (!sn)
+		return 0;
+	if (!(*dv = vec__dup(sv, sn, elem)))
+		return -ENOMEM;
+	*dn = *dcap = sn;
+	return 0;
+}
+
 int model__copy(struct model *dst, const struct model *src)
 {
 	*dst = *src;
@@ -347,7 +356,9 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(&dst->wakeup_us, 0, sizeof(dst->wakeup_us));
 	memset(dst->oncpu_by_phase, 0, sizeof(dst->oncpu_by_phase));
 	memset(dst->offcpu_us_by_phase, 0, sizeof(dst->offcpu_us_by_phase));
-	memset(dst->sections, 0, sizeof(dst->sections));
+	memset(&dst->network.connections, 0, sizeof(dst->network.connections));
+	memset(&dst->network.retransmit_events, 0, sizeof(dst->network.retransmit_events));
+	memset(&dst->crashes, 0, sizeof(dst->crashes));
 	dst->tail.v = NULL;
 	dst->tail.n = dst->tail.cap = 0;
 	memset(&dst->probe_cost.preset_probes, 0, sizeof(dst->probe_cost.preset_probes));
@@ -356,10 +367,13 @@ int model__copy(struct model *dst, const struct model *src)
 	memset(&dst->samples.per_process, 0, sizeof(dst->samples.per_process));
 	memset(&dst->samples.stack_quality.by_leaf_object, 0, sizeof(dst->samples.stack_quality.by_leaf_object));
 	memset(&dst->memory.timeline, 0, sizeof(dst->memory.timeline));
+	memset(&dst->sched.per_process, 0, sizeof(dst->sched.per_process));
+	memset(&dst->offcpu.top_stacks, 0, sizeof(dst->offcpu.top_stacks));
+	memset(&dst->offcpu.waiting.top_stacks, 0, sizeof(dst->offcpu.waiting.top_stacks));
 	dst->self.bpf.programs.v = NULL;
 	dst->self.bpf.programs.n = dst->self.bpf.programs.cap = 0;
 	memset(&dst->alerts, 0, sizeof(dst->alerts));
-	dst->cuda = NULL;
+	memset(&dst->cuda.libraries, 0, sizeof(dst->cuda.libraries));
 	memset(&dst->side.run, 0, sizeof(dst->side.run));
 	memset(&dst->side.series, 0, sizeof(dst->side.series));
 	memset(&dst->energy.side, 0, sizeof(dst->energy.side));
@@ -435,7 +449,6 @@ int model__copy(struct model *dst, const struct model *src)
 		for (size_t i = 0; i < src->ncycles; i++)
 			memset(&dst->cycles[i].gpu, 0, sizeof(dst->cycles[i].gpu));
 		for (size_t i = 0; i < src->ncycles; i++) {
-			dst->cycles[i].detail = copy_json(src->cycles[i].detail);
 			if (model_gpu__cycle_copy(&dst->cycles[i].gpu, &src->cycles[i].gpu)) {
 				dst->cycles[i].side = (struct side_window){ 0 };
 				dst->ncycles = i + 1;
@@ -475,9 +488,6 @@ int model__copy(struct model *dst, const struct model *src)
 	for (size_t i = 0; i < src->nnames; i++)
 		if (model__intern(dst, src->names[i]) < 0)
 			goto nomem;
-	for (int i = 0; i < MODEL_NSECTIONS; i++)
-		dst->sections[i] = copy_json(src->sections[i]);
-	dst->cuda = copy_json(src->cuda);
 	for (size_t i = 0; i < src->nlost; i++)
 		if (model__add_lost(dst, src->lost[i].name, src->lost[i].value))
 			goto nomem;
@@ -504,6 +514,13 @@ int model__copy(struct model *dst, const struct model *src)
 			goto nomem;
 		dst->samples.stack_quality.by_leaf_object.n = dst->samples.stack_quality.by_leaf_object.cap = n;
 	}
+	if (COPY_VEC(dst->sched.per_process, src->sched.per_process) ||
+	    COPY_VEC(dst->offcpu.top_stacks, src->offcpu.top_stacks) ||
+	    COPY_VEC(dst->offcpu.waiting.top_stacks, src->offcpu.waiting.top_stacks) ||
+	    COPY_VEC(dst->network.connections, src->network.connections) ||
+	    COPY_VEC(dst->network.retransmit_events, src->network.retransmit_events) ||
+	    COPY_VEC(dst->crashes, src->crashes) || COPY_VEC(dst->cuda.libraries, src->cuda.libraries))
+		goto nomem;
 	if (src->memory.timeline.n) {
 		if (!(dst->memory.timeline.v = vec__dup(src->memory.timeline.v, src->memory.timeline.n,
 							 sizeof(*src->memory.timeline.v))))
@@ -703,8 +720,6 @@ struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cy
 
 void model__cycle_release(struct model_cycle *c)
 {
-	json_decref(c->detail);
-	c->detail = NULL;
 	side_window__free(&c->side);
 	model_gpu__cycle_free(&c->gpu);
 }
@@ -910,23 +925,15 @@ uint64_t model__lost(const struct model *m, const char *name)
 	return 0;
 }
 
-void model__set_section(struct model *m, enum model_section s, json_t *doc)
+uint64_t model__oom_kills(const struct model *m)
 {
-	json_decref(m->sections[s]);
-	m->sections[s] = doc;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < m->crashes.n; i++)
+		n += !strcmp(m->crashes.v[i].cause, "oom_kill");
+	return n;
 }
 
-json_t *model__section(const struct model *m, enum model_section s)
-{
-	return m->sections[s];
-}
-
-void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v)
-{
-	if (!c->detail)
-		c->detail = json_object();
-	json_object_set_new(c->detail, key, v);
-}
 
 int model__add_trace_sample(struct model *m, const struct model_trace_sample *s)
 {

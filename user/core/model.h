@@ -8,11 +8,8 @@
  *   cycle and phase splits .... sched          samples per cycle ... sampling
  *   cycle memory .............. memory         cycle side data .... side
  *   stacks .................... sampling (on-CPU), sched (off-CPU)
- *   side, energy, samples, memory, probes, llama facts, self ... their
- *                               concern, as typed structs
- *   sections .................. the detail documents still kept as JSON
- *                               (`sched`, `offcpu`, `network`, `crashes`,
- *                               gpu.cuda), written as given
+ *   side, energy, samples, memory, probes, llama facts, self, sched,
+ *   offcpu, network, crashes, cuda ... their concern, as typed structs
  *   lost ...................... every concern adds its own counters
  *   derived figures ........... model__derive (analysis/derive.c)
  *   findings .................. rules__evaluate (analysis/rules.c)
@@ -47,6 +44,9 @@
 #include "side_summary.h"
 #include "vec.h"
 #include "model_gpu.h"
+#include "model_sched.h"
+#include "model_network.h"
+#include "model_cuda.h"
 #include "model_requests.h"
 
 enum model_stage {
@@ -55,27 +55,6 @@ enum model_stage {
 	MODEL_COLLECTED = 2, /* every concern filled its figures */
 	MODEL_DERIVED = 3,   /* aggregates, phase summaries, growth */
 	MODEL_ANALYSED = 4,  /* findings: ready for the writers */
-};
-
-/* Detail documents, one per concern, written into profile.json as given. */
-enum model_section {
-	MODEL_SEC_OFFCPU = 0,
-	MODEL_SEC_SCHED,
-	MODEL_SEC_NETWORK,
-	MODEL_SEC_CRASHES,
-	MODEL_NSECTIONS
-};
-extern const char *const model_section_names[MODEL_NSECTIONS];
-
-/* A wall interval split by the scheduler: on-CPU, waiting for a CPU, blocked
- * (by reason), and what no accounting covered. */
-struct model_split {
-	bool present;
-	double oncpu_ms, runq_ms, offcpu_ms;
-	double runq_others_ms; /* the part of runq_ms waited behind other processes */
-	double blocked_ms[BLOCKED_NCLASSES];
-	bool has_wall; /* unattributed_* computed against a wall time */
-	double unattributed_ms, unattributed_percent;
 };
 
 /* Joules by domain, NAN where nothing measures it (energy.h's domains). */
@@ -128,7 +107,8 @@ struct model_cycle {
 	uint64_t minflt, majflt, nvcsw, nivcsw;
 	bool has_rss;
 	double rss_peak_mb, rss_end_mb;
-	json_t *detail;  /* per-cycle extras by concern: network, cuda */
+	struct model_net_cycle network; /* network: the cycle's TCP bytes */
+	struct model_cuda_totals cuda;  /* cuda: the cycle's CUDA calls */
 	struct side_window side;       /* side: the sampler's averages over the cycle */
 	struct side_cycle_power kernel_power; /* side: thermal/power tracepoints in the cycle */
 	struct model_energy energy;    /* side: absent below the sampling period */
@@ -171,6 +151,28 @@ struct model_process {
 	double cpu_s;
 };
 
+/* A process that died of a signal, an OOM kill or a non-zero exit (crash
+ * concern). */
+struct model_crash {
+	pid_t pid;
+	char comm[IT_COMM_LEN + 1];
+	char role[8];              /* "target": asked for; "helper": one a target ran */
+	uint64_t time_ns;
+	double time_s;             /* after the recording started */
+	int64_t cycle;             /* -1: no cycle was open */
+	int32_t phase;             /* in model.names; -1: none */
+	char cause[16];            /* "oom_kill", "signal", "exit_status" */
+	int64_t signal;            /* 0: none */
+	bool has_signal;           /* killed by a signal: its name, a core dump */
+	char signal_name[16];
+	bool core_dumped;
+	bool has_exit_code;
+	int exit_code;
+	bool has_sender;           /* who sent the signal */
+	int sender_pid, si_code;
+	double rss_mb;
+};
+
 /* A thread's name as the kernel last showed it in a record of it (its
  * comm: pthread_setname_np's, the process's until it sets one). */
 struct model_thread {
@@ -194,18 +196,6 @@ struct model_finding {
 struct model_recommendation {
 	char *title, *priority, *description, *current_value, *recommended_value, *bottleneck;
 	json_t *evidence;
-};
-
-/* Typed figures the rules read, filled by their owning concern. */
-struct model_sched_figures {
-	bool available;
-	double runq_share_percent, avg_runnable_threads, runq_wait_ms, oncpu_ms, offcpu_ms;
-	double runq_wait_others_ms; /* the part of runq_wait_ms waited behind other processes */
-	int cpus;
-	bool has_faults;          /* page faults travel with on-CPU time */
-	bool has_startup;         /* the threads' time while no cycle was open yet */
-	double startup_oncpu_ms, startup_runq_ms;
-	uint64_t minflt, majflt;
 };
 
 /* The sampling concern's account of its samples (profile.json's samples). */
@@ -670,14 +660,15 @@ struct model {
 	bool have_probes;
 	VEC_OF(struct model_probe) probes;
 	struct model_sched_figures sched;
+	struct model_offcpu_figures offcpu;
 	struct model_memory_figures memory;
 	struct model_samples samples;
 	struct model_side_figures side;
 	struct model_energy_figures energy;
-	uint64_t oom_kills;
+	struct model_network network;
+	VEC_OF(struct model_crash) crashes;
 
-	json_t *sections[MODEL_NSECTIONS];
-	json_t *cuda;             /* gpu.cuda: the CUDA concern's totals */
+	struct model_cuda cuda;   /* gpu.cuda: the CUDA concern's totals */
 
 	struct model_counter *lost;
 	size_t nlost, caplost;
@@ -726,7 +717,7 @@ int model__name_thread(struct model *m, pid_t pid, pid_t tid, const char *comm);
 const char *model__thread_name(const struct model *m, pid_t pid, pid_t tid);
 struct model_cycle *model__add_cycle(struct model *m, pid_t pid, uint32_t bpf_cycle,
 				     uint64_t start_ns, uint64_t end_ns);
-/* Frees what a cycle owns (its detail and side data), as a cycle is dropped. */
+/* Frees what a cycle owns (its side data and GPU figures), as a cycle is dropped. */
 void model__cycle_release(struct model_cycle *c);
 /* The cycle the kernel tagged (pid, bpf_cycle); NULL when none (e.g. a
  * marker cycle dropped as empty). */
@@ -735,11 +726,8 @@ int model__add_call_ms(struct model *m, int phase, double ms);
 int model__add_phase_call(struct model *m, const struct model_phase_call *c);
 int model__add_lost(struct model *m, const char *name, uint64_t n);
 uint64_t model__lost(const struct model *m, const char *name);
-/* Sets a detail section (takes the reference). */
-void model__set_section(struct model *m, enum model_section s, json_t *doc);
-json_t *model__section(const struct model *m, enum model_section s);
-/* Adds per-cycle detail under key (takes the reference). */
-void model__cycle_detail(struct model_cycle *c, const char *key, json_t *v);
+/* The processes the OOM killer ended (crashes). */
+uint64_t model__oom_kills(const struct model *m);
 int model__add_trace_sample(struct model *m, const struct model_trace_sample *s);
 int model__add_offcpu_interval(struct model *m, const struct model_offcpu_interval *iv);
 /* Adds a labelled stack (frames copied, leaf first); 0 or -ENOMEM. */
@@ -786,9 +774,6 @@ void edges__derive(struct model *m);
 void llama__energy(struct model *m);
 
 /* profile.json ↔ model (outputs/profile_json.c). */
-/* A split's keys (oncpu_ms, runq_wait_ms, offcpu_ms, blocked, unattributed_*)
- * added to o, as every section that shows one writes them. */
-void model__split_json(json_t *o, const struct model_split *s);
 json_t *model__to_json(const struct model *m);
 /* A model at MODEL_ANALYSED from a parsed profile.json. 0, -EINVAL or
  * -E2BIG with a message naming what is wrong, or -ENOMEM. */

@@ -111,6 +111,8 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err, con
 
 	if ((f->flags & JF_OMIT) && value_empty(f, p))
 		return NULL;
+	if ((f->flags & JF_NULL) && f->kind != JF_CHARS && f->kind != JF_STR && value_empty(f, p))
+		return json_null();
 	switch (f->kind) {
 	case JF_REAL: {
 		double v = *(const double *)p;

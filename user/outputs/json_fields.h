@@ -40,7 +40,7 @@ enum jf_kind {
 };
 
 #define JF_OMIT 1u  /* left out when empty: NAN, 0, false, "", no element, an object of nothing */
-#define JF_NULL 2u  /* a string: "" (or a NULL JF_STR) written as null */
+#define JF_NULL 2u  /* empty written as null: a string "" (or a NULL JF_STR), a number 0 (JF_NEG: below 0) */
 #define JF_ZERO 4u  /* a JF_REAL missing (or not a number) reads as 0, not NAN */
 #define JF_KEEP 8u  /* missing: the value is left as it was (a default set before) */
 #define JF_NEG 16u  /* a JF_I64 below 0 is none: left out with JF_OMIT, read as -1 when missing */

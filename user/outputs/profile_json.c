@@ -2,8 +2,9 @@
 /* profile.json ↔ the model: one table (profile_table, at the end) names
  * every top-level key with its writer and its reader, the sections' own
  * tables name their fields (json_fields.h): here the run, cycles, phases,
- * findings and the documents kept as JSON; side data, samples, tail,
- * probes, system, self and llama in profile_*.c (profile_tables.h). model__to_json walks it to
+ * findings and gpu.cuda, still kept as JSON; side data, samples, tail,
+ * probes, system, self, llama, sched, offcpu, network and crashes in
+ * profile_*.c (profile_tables.h). model__to_json walks it to
  * write; model__from_json walks the same table to load a profile back
  * (for `report` and `diff`), so that they read the same typed figures the
  * recording computed. The contract: docs/profile-json.md and
@@ -52,54 +53,11 @@ static uint64_t u64_of(json_t *o, const char *key)
 }
 
 
-/* ---- the scheduler's split of a wall interval ---- */
-
-static int blocked_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	const struct model_split *s = base;
-	json_t *b = json_object();
-
-	(void)ctx;
-	for (int i = 0; b && i < BLOCKED_NCLASSES; i++)
-		json_object_set_new(b, blocked_class_names[i], json_real(s->blocked_ms[i]));
-	return profile__set(o, key, b);
-}
-
-static int blocked_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model_split *s = base;
-
-	(void)ctx;
-	for (int i = 0; i < BLOCKED_NCLASSES; i++) {
-		double v = json_num(json_object_get(o, key), blocked_class_names[i]);
-
-		s->blocked_ms[i] = isnan(v) ? 0 : v;
-	}
-	return 0;
-}
-
-/* On-CPU, run queue and blocked read as 0 when missing (a hand-written
- * profile may give one of them). */
-#define JF_T struct model_split
-JF_TABLE(split_fields_table, JF("oncpu_ms", JF_REAL, oncpu_ms, .flags = JF_OMIT | JF_ZERO),
-	 JF("runq_wait_ms", JF_REAL, runq_ms, .flags = JF_OMIT | JF_ZERO),
-	 JF("runq_wait_others_ms", JF_REAL, runq_others_ms, .flags = JF_OMIT | JF_ZERO),
-	 JF("offcpu_ms", JF_REAL, offcpu_ms, .flags = JF_OMIT | JF_ZERO), JF_FNS("blocked", blocked_write, blocked_read),
-	 JF("unattributed_ms", JF_REAL, unattributed_ms, .flags = JF_OMIT, JF_WHEN(has_wall)),
-	 JF("unattributed_percent", JF_REAL, unattributed_percent, .flags = JF_OMIT, JF_WHEN(has_wall)));
-JF_TABLE(split_table, JF_GROUP(NULL, split_fields_table, JF_WHEN(present)));
-#undef JF_T
-
-void model__split_json(json_t *o, const struct model_split *s)
-{
-	jf_write(&split_table, s, o, NULL);
-}
-
 /* ---- cycles ---- */
 
 #define JF_T struct model_cycle_phase
 JF_TABLE(cycle_phase_table, JF("ms", JF_REAL, ms, .flags = JF_OMIT), JF("calls", JF_U64, calls),
-	 JF("thread_ms", JF_REAL, thread_ms, .flags = JF_OMIT), JF(NULL, JF_OBJ, split, .sub = &split_table));
+	 JF("thread_ms", JF_REAL, thread_ms, .flags = JF_OMIT), JF(NULL, JF_OBJ, split, .sub = &profile_split_table));
 #undef JF_T
 
 static int cycle_end_write(const void *base, const char *key, json_t *o, const void *ctx)
@@ -206,8 +164,7 @@ JF_TABLE(all_threads_table, JF("oncpu_ms", JF_REAL, all_oncpu_ms, .flags = JF_OM
 JF_TABLE(faults_table, JF("minor", JF_U64, minflt), JF("major", JF_U64, majflt));
 JF_TABLE(switches_table, JF("voluntary", JF_U64, nvcsw), JF("involuntary", JF_U64, nivcsw));
 
-/* A cycle (ctx: the model). Keys it does not name are the concerns'
- * detail (network, cuda), kept as written. */
+/* A cycle (ctx: the model). */
 JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cycle), JF("pid", JF_INT, pid),
 	 JF("start_ns", JF_U64, start_ns), JF("end_ns", JF_U64, end_ns),
 	 JF("duration_ms", JF_REAL, duration_ms, .flags = JF_OMIT),
@@ -218,7 +175,7 @@ JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cy
 	 JF_FNS("tokens_per_second_wall", cycle_tps_write, cycle_tps_read),
 	 JF_FNS("counts", cycle_counts_write, cycle_counts_read),
 	 JF("llama", JF_OBJ, llama, .sub = &profile_llama_cycle_table, JF_WHEN(llama.present)),
-	 JF(NULL, JF_OBJ, split, .sub = &split_table),
+	 JF(NULL, JF_OBJ, split, .sub = &profile_split_table),
 	 JF_GROUP("all_threads", all_threads_table, JF_WHEN(has_all_threads)),
 	 JF_GROUP("page_faults", faults_table, JF_WHEN(has_all_threads)),
 	 JF_GROUP("context_switches", switches_table, JF_WHEN(has_all_threads)),
@@ -227,22 +184,22 @@ JF_TABLE(cycle_table, JF("index", JF_U32, index), JF("bpf_cycle", JF_U32, bpf_cy
 	 JF(NULL, JF_OBJ, side, .sub = &profile_window_table),
 	 JF_FNS("gpu", profile_gpu__cycle_write, profile_gpu__cycle_read), /* after side's: adds to its gpu */
 	 JF("kernel_power", JF_OBJ, kernel_power, .sub = &profile_cycle_power_table, JF_WHEN(kernel_power.present)),
-	 JF("energy", JF_OBJ, energy, .sub = &profile_energy_table, JF_WHEN(energy.present)));
+	 JF("energy", JF_OBJ, energy, .sub = &profile_energy_table, JF_WHEN(energy.present)),
+	 JF("network", JF_OBJ, network, .sub = &profile_net_cycle_table, JF_WHEN(network.present)),
+	 JF("cuda", JF_OBJ, cuda, .sub = &profile_cuda_totals_table, JF_WHEN(cuda.present)));
 #undef JF_T
 
 static int cycles_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = base;
-	json_t *arr = json_array(), *c, *v;
-	const char *k;
+	json_t *arr = json_array();
 
 	(void)ctx;
-	for (size_t i = 0; arr && i < m->ncycles; i++) {
-		if (!(c = jf_object(&cycle_table, &m->cycles[i], m)) || json_array_append_new(arr, c))
-			break;
-		json_object_foreach(m->cycles[i].detail, k, v)
-			json_object_set(c, k, v);
-	}
+	for (size_t i = 0; arr && i < m->ncycles; i++)
+		if (json_array_append_new(arr, jf_object(&cycle_table, &m->cycles[i], m))) {
+			json_decref(arr);
+			return -ENOMEM;
+		}
 	return profile__set(o, key, arr);
 }
 
@@ -256,8 +213,8 @@ static int too_many_names(const char *source)
 static int cycles_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct model *m = base;
-	const char *source = ctx, *k;
-	json_t *c, *v;
+	const char *source = ctx;
+	json_t *c;
 	size_t i;
 
 	json_array_foreach(json_object_get(o, key), i, c) {
@@ -273,9 +230,6 @@ static int cycles_read(void *base, const char *key, json_t *o, void *ctx)
 		mc->index = i;
 		if (isnan(mc->duration_ms))
 			mc->duration_ms = mc->end_ns > mc->start_ns ? (mc->end_ns - mc->start_ns) / 1e6 : 0;
-		json_object_foreach(c, k, v)
-			if (!jf_claims(&cycle_table, k))
-				model__cycle_detail(mc, k, json_incref(v));
 	}
 	return 0;
 }
@@ -744,56 +698,6 @@ static int config_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
-/* ---- the concerns' detail documents ---- */
-
-static enum model_section section_of(const char *key)
-{
-	int s = 0;
-
-	while (s < MODEL_NSECTIONS && strcmp(model_section_names[s], key))
-		s++;
-	return (enum model_section)s;
-}
-
-/* Written as given; an empty object (crashes: array) where the contract
- * wants one. */
-static int section_write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	json_t *v = model__section(base, section_of(key));
-
-	(void)ctx;
-	return profile__set(o, key, v ? json_deep_copy(v) : !strcmp(key, "crashes") ? json_array() : json_object());
-}
-
-static int section_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	json_t *v = json_object_get(o, key);
-
-	(void)ctx;
-	if (v && !json_is_null(v))
-		model__set_section(base, section_of(key), json_deep_copy(v));
-	return 0;
-}
-
-/* The figures the rules read, from the scheduler's section. */
-static int sched_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	json_t *sched = json_object_get(o, key);
-	double cpus = json_num(sched, "cpus");
-
-	section_read(base, key, o, ctx);
-	m->sched.available = json_is_number(json_object_get(sched, "runq_share_percent"));
-	m->sched.runq_share_percent = json_num(sched, "runq_share_percent");
-	m->sched.avg_runnable_threads = json_num(sched, "avg_runnable_threads");
-	m->sched.runq_wait_ms = json_num(sched, "runq_wait_ms");
-	m->sched.runq_wait_others_ms = json_num(sched, "runq_wait_others_ms");
-	m->sched.oncpu_ms = json_num(sched, "oncpu_ms");
-	m->sched.offcpu_ms = json_num(sched, "offcpu_ms");
-	m->sched.cpus = cpus >= INT_MIN && cpus <= INT_MAX ? (int)cpus : 0;
-	return 0;
-}
-
 /* memory: the memory concern's figures, with the growth the derivation
  * computed and the faults the scheduler counted */
 #define JF_T struct model_memory_proc
@@ -817,28 +721,16 @@ JF_TABLE(memory_fields_table, JF("source", JF_CHARS, memory.source),
 JF_TABLE(memory_table, JF_GROUP(NULL, memory_fields_table, JF_WHEN(memory.available)));
 #undef JF_T
 
-static int crashes_read(void *base, const char *key, json_t *o, void *ctx)
-{
-	struct model *m = base;
-	json_t *c;
-	size_t i;
-
-	section_read(base, key, o, ctx);
-	json_array_foreach(json_object_get(o, key), i, c)
-		if (json_is_string(json_object_get(c, "cause")) &&
-		    !strcmp(json_string_value(json_object_get(c, "cause")), "oom_kill"))
-			m->oom_kills++;
-	return 0;
-}
-
 /* gpu: the side sampler's, with the CUDA concern's totals under `cuda` */
 static int gpu_write(const void *base, const char *key, json_t *o, const void *ctx)
 {
 	const struct model *m = base;
 	json_t *gpu = jf_object(&profile_gpu_table, &m->side.run.gpu, ctx);
 
-	if (gpu && m->cuda)
-		json_object_set(gpu, "cuda", m->cuda);
+	if (gpu && profile_cuda__write(m, gpu)) {
+		json_decref(gpu);
+		return -ENOMEM;
+	}
 	if (gpu && m->gpu_activity.present) {
 		json_t *a = profile_gpu__activity_json(m);
 
@@ -855,8 +747,8 @@ static int gpu_read(void *base, const char *key, json_t *o, void *ctx)
 	struct model *m = base;
 	json_t *gpu = json_object_get(o, key);
 
-	if (json_is_object(json_object_get(gpu, "cuda")))
-		m->cuda = json_deep_copy(json_object_get(gpu, "cuda"));
+	if (profile_cuda__read(m, gpu))
+		return -ENOMEM;
 	if (profile_gpu__activity_read(m, json_object_get(gpu, "activity")))
 		return -ENOMEM;
 	return jf_read(&profile_gpu_table, &m->side.run.gpu, gpu, ctx);
@@ -945,18 +837,18 @@ static int loaded_read(void *base, const char *key, json_t *o, void *ctx)
 /* Every top-level key, in the order written; read in the same order (the
  * phases' names first, the cycles before what refers to them). ctx: on
  * reading, the source's name for messages. */
-#define SECTION(key) JF_FNS(key, section_write, section_read)
 #define JF_T struct model
 JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_FNS("tool", tool_write, tool_read),
 	 JF_FNS("system", profile_system__write, profile_system__read), JF_FNS("phases", phases_write, phases_read),
 	 JF_GROUP("aggregate_metrics", aggregates_table),
-	 JF_FNS("samples", profile_samples__write, profile_samples__read), SECTION("offcpu"), JF_FNS("sched", section_write, sched_read),
+	 JF_FNS("samples", profile_samples__write, profile_samples__read), JF_FNS("offcpu", profile_offcpu__write, profile_offcpu__read),
+	 JF_FNS("sched", profile_sched__write, profile_sched__read),
 	 JF_GROUP("memory", memory_table),
 	 JF("thermal", JF_OBJ, side.run.thermal, .sub = &profile_thermal_table), JF_FNS("gpu", gpu_write, gpu_read),
-	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), SECTION("network"),
+	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), JF_FNS("network", profile_network__write, profile_network__read),
 	 JF_GROUP("energy", profile_energy_section_table, JF_WHEN(energy.present)),
 	 JF_FNS("lost", lost_write, lost_read), JF_FNS("cycles", cycles_write, cycles_read),
-	 JF_FNS("crashes", section_write, crashes_read), JF_FNS("bottlenecks", findings_write, findings_read),
+	 JF_FNS("crashes", profile_crashes__write, profile_crashes__read), JF_FNS("bottlenecks", findings_write, findings_read),
 	 JF_FNS("recommendations", recs_write, recs_read), JF("alerts", JF_VEC, alerts, .sub = &alert_table),
 	 JF_FNS("command", command_write, command_read), JF_FNS("pids", pids_write, pids_read),
 	 JF_FNS("processes", processes_write, processes_read),
@@ -972,7 +864,6 @@ JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_
 	 JF_FNS("startup", edge_write, edges_read), JF_FNS("teardown", edge_write, NULL),
 	 JF_FNS(NULL, NULL, loaded_read));
 #undef JF_T
-#undef SECTION
 
 json_t *model__section_json(const struct model *m, const char *key)
 {

@@ -15,6 +15,25 @@ int profile__set(json_t *o, const char *key, json_t *v);
 /* Strings kept in model.names (ctx: the model). */
 extern const struct jf_names profile_model_names;
 
+/* profile_sched.c: the split every section shows (struct model_split),
+ * sched and offcpu */
+extern const struct jf_table profile_split_table;
+int profile_sched__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_sched__read(void *base, const char *key, json_t *o, void *ctx);
+int profile_offcpu__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_offcpu__read(void *base, const char *key, json_t *o, void *ctx);
+/* profile_network.c: network, a cycle's (struct model_net_cycle), crashes */
+extern const struct jf_table profile_net_cycle_table;
+int profile_network__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_network__read(void *base, const char *key, json_t *o, void *ctx);
+int profile_crashes__write(const void *base, const char *key, json_t *o, const void *ctx);
+int profile_crashes__read(void *base, const char *key, json_t *o, void *ctx);
+/* profile_cuda.c: a cycle's cuda (struct model_cuda_totals); gpu.cuda
+ * into (from) the gpu object, when the concern ran */
+struct model;
+extern const struct jf_table profile_cuda_totals_table;
+int profile_cuda__write(const struct model *m, json_t *gpu);
+int profile_cuda__read(struct model *m, json_t *gpu);
 /* profile_samples.c */
 int profile_samples__write(const void *base, const char *key, json_t *o, const void *ctx);
 int profile_samples__read(void *base, const char *key, json_t *o, void *ctx);
