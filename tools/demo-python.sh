@@ -50,11 +50,5 @@ print("Driver says: %d cycles, %d tokens generated, avg cycle %.2f ms, %.2f tok/
 echo
 "$IT" report "$OUT"
 echo
-echo "Outputs:"
-for f in driver.json results.db profile.json stacks.folded offcpu.folded trace.json flamegraph.svg report.html; do
-	[ -e "$OUT/$f" ] && printf '  %-15s %s\n' "$f" "$OUT/$f"
-done
-for f in "$OUT"/stacks.*.folded; do
-	if [ -s "$f" ]; then printf "  per phase       %s\n" "$f"; fi
-done
-echo "Open trace.json in https://ui.perfetto.dev; report.html and flamegraph.svg in a browser."
+. "$ROOT/tools/demo-outputs.sh"
+demo_outputs "$OUT" driver.json results.db

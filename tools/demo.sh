@@ -43,11 +43,5 @@ console.log(`Driver says: ${r.cycles} cycles, ${gen} tokens generated, avg cycle
 echo
 "$IT" report "$OUT"
 echo
-echo "Outputs:"
-for f in driver.json profile.json stacks.folded offcpu.folded trace.json flamegraph.svg report.html; do
-	[ -e "$OUT/$f" ] && printf '  %-15s %s\n' "$f" "$OUT/$f"
-done
-for f in "$OUT"/stacks.*.folded; do
-	if [ -s "$f" ]; then printf "  per phase       %s\n" "$f"; fi
-done
-echo "Open trace.json in https://ui.perfetto.dev; report.html and flamegraph.svg in a browser."
+. "$ROOT/tools/demo-outputs.sh"
+demo_outputs "$OUT" driver.json
