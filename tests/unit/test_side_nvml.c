@@ -249,6 +249,35 @@ static void test_sampler_nvml(void **state)
 	free(log);
 }
 
+/* A hot GPU whose clock is low because it is idle (the driver's gpu_idle
+ * reason) is not throttled; the same heat and clock while busy is. */
+static void test_hot_idle_gpu_not_throttled(void **state)
+{
+	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = SIDE_GPU_NVML };
+	const char *cases[] = { "util=0\nreasons=0x1", "util=90\nreasons=0x0" };
+
+	(void)state;
+	need_lib();
+	for (int busy = 0; busy < 2; busy++) {
+		struct side_sampler *s;
+		json_t *sum, *eps;
+
+		fx_write(dir, "script", "%stemp=85\nsm_mhz=300\n%s", base_script, cases[busy]);
+		s = side_sampler__start(&cfg);
+		assert_non_null(s);
+		wait_rows(s, 3);
+		side_sampler__stop(s);
+		sum = summary_json(s);
+		eps = th_jget(sum, "thermal", "throttling", NULL);
+		assert_int_equal(json_array_size(eps), busy ? 2 : 0); /* one per fake device */
+		if (busy)
+			assert_non_null(strstr(json_string_value(th_jget(json_array_get(eps, 0), "reason", NULL)),
+					       "thermal"));
+		json_decref(sum);
+		side_sampler__free(s);
+	}
+}
+
 static void expect_unavailable(const char *lib_path, const char *reason_part)
 {
 	struct side_config cfg = { .period_ms = PERIOD_MS, .gpu = SIDE_GPU_NVML };
@@ -381,6 +410,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_direct_read, setup),
 		cmocka_unit_test_setup(test_sampler_nvml, setup),
+		cmocka_unit_test_setup(test_hot_idle_gpu_not_throttled, setup),
 		cmocka_unit_test(test_busy_window_math),
 		cmocka_unit_test_setup(test_sampler_util_samples, setup),
 		cmocka_unit_test_setup(test_sampler_no_util_samples, setup),

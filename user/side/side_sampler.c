@@ -459,7 +459,10 @@ static void detect_throttling(struct side_sampler *s, uint64_t ts, uint64_t read
 		bool by_reason = !isnan(rs) && (throttle_nvml_active((uint64_t)rs & ~(NVML_REASON_SW_POWER_CAP |
 										       NVML_REASON_HW_POWER_BRAKE)) ||
 						gpu_power_capped(s, rs, busy, clk, max));
-		bool thermal = throttle_thermal_active(gt, clk, max, s->temp_threshold_c, s->clock_drop_pct);
+		/* a clock the driver lowered because the GPU has no work (its
+		 * gpu_idle reason) is not throttling, however hot the GPU */
+		bool idle = !isnan(rs) && ((uint64_t)rs & NVML_REASON_GPU_IDLE);
+		bool thermal = !idle && throttle_thermal_active(gt, clk, max, s->temp_threshold_c, s->clock_drop_pct);
 		char source[16];
 
 		if (isnan(rs) && (isnan(gt) || isnan(clk) || isnan(max)))
