@@ -13,6 +13,8 @@
 #define INFERTRACE_GPU_CHANNEL_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define IT_GPU_CHANNEL_ENV "INFERTRACE_GPU_CHANNEL" /* unix socket path */
 #define IT_GPU_CUPTI_LIB_ENV "INFERTRACE_CUPTI_LIB" /* libcupti to load (a fake in tests) */
@@ -30,6 +32,25 @@
 #define IT_GPU_KERNEL_COST_ENV "INFERTRACE_GPU_KERNEL_COST_NS" /* another host's measured cost */
 #define IT_GPU_COST_TARGET_PCT 2.5
 #define IT_GPU_SAMPLE_MAX 100
+
+/* A sampling mode as IT_GPU_SAMPLE_ENV and --cupti give it: *every 1 for
+ * "full", 0 for "auto", N for a number 1..IT_GPU_SAMPLE_MAX. 0, or -1 when
+ * S is none of these. */
+static inline int it_gpu_sample_parse(const char *s, uint32_t *every)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(s, "full") || !strcmp(s, "auto")) {
+		*every = s[0] == 'f';
+		return 0;
+	}
+	v = strtol(s, &end, 10);
+	if (!*s || *end || v < 1 || v > IT_GPU_SAMPLE_MAX)
+		return -1;
+	*every = (uint32_t)v;
+	return 0;
+}
 #define IT_GPU_MAGIC 0x50475449u                    /* "ITGP" */
 #define IT_GPU_WIRE_VERSION 1
 #define IT_GPU_NAME_MAX 1024                        /* longer kernel names are cut */

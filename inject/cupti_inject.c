@@ -685,19 +685,14 @@ static void *find_cupti(struct looked *l)
 
 /* ---- set-up ---- */
 
-/* IT_GPU_SAMPLE_ENV: 1 full (unset, "full", or junk), 0 auto, N fixed */
+/* IT_GPU_SAMPLE_ENV: 1 full (unset or junk: the tracer checked what it
+ * set), 0 auto, N fixed */
 static uint32_t sample_mode(void)
 {
 	const char *s = getenv(IT_GPU_SAMPLE_ENV);
-	char *end;
-	long v;
+	uint32_t every;
 
-	if (!s || !strcmp(s, "full"))
-		return 1;
-	if (!strcmp(s, "auto"))
-		return 0;
-	v = strtol(s, &end, 10);
-	return *end || v < 1 ? 1 : v > IT_GPU_SAMPLE_MAX ? IT_GPU_SAMPLE_MAX : (uint32_t)v;
+	return s && !it_gpu_sample_parse(s, &every) ? every : 1;
 }
 
 static unsigned window_ms(void)

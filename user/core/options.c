@@ -390,13 +390,10 @@ static int set_gpu(struct record_opts *o, const char *arg, bool cfg, char *err, 
 
 static int set_cupti(struct record_opts *o, const char *arg, bool cfg, char *err, size_t errlen)
 {
-	char *end;
-	long n;
+	uint32_t every;
 
 	(void)cfg;
-	n = strtol(arg, &end, 10);
-	if (strcmp(arg, "auto") && strcmp(arg, "full") && strcmp(arg, "off") &&
-	    (!*arg || *end || n < 1 || n > IT_GPU_SAMPLE_MAX))
+	if (strcmp(arg, "off") && it_gpu_sample_parse(arg, &every))
 		return fail(err, errlen, "invalid --cupti '%s': expected auto, full, off or a number 1-%d", arg,
 			    IT_GPU_SAMPLE_MAX);
 	o->cupti = arg;
