@@ -843,12 +843,17 @@ static int record_main(int argc, char **argv, bool top)
 			goto cleanup;
 	}
 	announce(&rec);
+	/* `top` names kernel frames in its live view: the symbols the loader
+	 * read beside the programs' verification, taken once the command runs
+	 * (reading them again here held its start by 0.1-0.4 s) */
+	if (rec.opts.top && !rec.ksyms)
+		rec.ksyms = ksyms_loader__join(&kl);
 	status = IT_EXIT_RUNTIME;
 	err = run(&rec);
 	if (!err) {
 		status = IT_EXIT_OUTPUT;
 		/* kernel symbols are only needed to name frames: read them now
-		 * (`top` read them at the start, for its live frames) */
+		 * (`top` took them at the start, for its live frames) */
 		if (!rec.ksyms)
 			rec.ksyms = ksyms_loader__join(&kl);
 		if (!rec.ksyms)

@@ -12,7 +12,6 @@
 #include "concerns.h"
 #include "metrics.h"
 #include "model.h"
-#include "syms.h"
 #include "top.h"
 
 #define TOP_REFRESH_NS 1000000000ull
@@ -52,16 +51,15 @@ static int live_configure(struct recording *rec)
 	return 0;
 }
 
-/* last in the concern list: every other concern has attached */
+/* last in the concern list: every other concern has attached. The view
+ * names kernel frames too: record hands it the kernel symbols once the
+ * command is released (record.c). */
 static int live_attach(struct recording *rec)
 {
 	struct live_state *ls = rec->live;
 
 	if (!ls || !rec->opts.top)
 		return 0;
-	/* the view names kernel frames too (record reads them only at the end) */
-	if (!rec->ksyms)
-		rec->ksyms = ksyms__load();
 	top__waiting(ls->top);
 	return 0;
 }
