@@ -86,8 +86,15 @@ struct ksyms_loader {
 static void *ksyms_loader_run(void *arg)
 {
 	struct ksyms_loader *l = arg;
+	id_t tid = (id_t)syscall(SYS_gettid);
+	int nice_now;
 
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), KSYMS_LOADER_NICE);
+	/* lower than the loading thread, never higher: a tracer run with
+	 * `nice -n 19` keeps its loader at 19 */
+	errno = 0;
+	nice_now = getpriority(PRIO_PROCESS, tid);
+	if (errno || nice_now < KSYMS_LOADER_NICE)
+		setpriority(PRIO_PROCESS, tid, KSYMS_LOADER_NICE);
 	l->ksyms = ksyms__load();
 	l->err = l->ksyms ? 0 : errno;
 	return NULL;
