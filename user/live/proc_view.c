@@ -33,8 +33,20 @@ static void sample_free(struct proc_sample *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static int by_thread_id(const void *a, const void *b)
+{
+	const struct proc_thread *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
 void proc_view__push(struct proc_view *v, struct proc_sample *s)
 {
+	/* by id, for the next sample's look-ups (a process of thousands of threads) */
+	if (s->threads.n)
+		qsort(s->threads.v, s->threads.n, sizeof(*s->threads.v), by_thread_id);
 	sample_free(&v->prev);
 	v->prev = v->cur;
 	v->cur = *s;
@@ -135,10 +147,9 @@ static void line(char lines[][256], int *n, int nlines, int width, const char *f
 /* The same thread in the previous sample, or NULL. */
 static const struct proc_thread *prev_thread(const struct proc_view *v, const struct proc_thread *t)
 {
-	for (size_t i = 0; i < v->prev.threads.n; i++)
-		if (v->prev.threads.v[i].tid == t->tid && v->prev.threads.v[i].pid == t->pid)
-			return &v->prev.threads.v[i];
-	return NULL;
+	if (!v->prev.threads.n)
+		return NULL;
+	return bsearch(t, v->prev.threads.v, v->prev.threads.n, sizeof(*t), by_thread_id);
 }
 
 static const struct proc_target *prev_target(const struct proc_view *v, pid_t pid)

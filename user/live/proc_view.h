@@ -54,8 +54,8 @@ void proc_view__init(struct proc_view *v, const pid_t *pids, int npids, const ch
 /* Reads /proc now: the current sample becomes the previous. 0 or -ENOMEM
  * (what cannot be read is left out of the sample). */
 int proc_view__read(struct proc_view *v, uint64_t now_ns);
-/* Adds s as the newest sample (taking its tables): for tests, and
- * proc_view__read's last step. */
+/* Adds s as the newest sample, taking its tables (its threads sorted by
+ * id): for tests, and proc_view__read's last step. */
 void proc_view__push(struct proc_view *v, struct proc_sample *s);
 /* The view's lines: loading_s is how long the tracer has run. At most
  * nlines, each cut at width columns; returns the number of lines. */
