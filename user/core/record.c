@@ -835,6 +835,12 @@ static int record_main(int argc, char **argv, bool top)
 		}
 	}
 
+	/* `top` names kernel frames in its live view: the symbols the loader
+	 * read beside the programs' verification, done by now (reading them
+	 * again here held the command's start by 0.1-0.4 s), taken before the
+	 * command runs: its first stops for new code wait for the run loop */
+	if (rec.opts.top && !rec.ksyms)
+		rec.ksyms = ksyms_loader__join(&kl);
 	rec.start_ns = recording__now_ns();
 	rec.start_wall_s = wall_s();
 	if (rec.rotation)
@@ -850,11 +856,6 @@ static int record_main(int argc, char **argv, bool top)
 			goto cleanup;
 	}
 	announce(&rec);
-	/* `top` names kernel frames in its live view: the symbols the loader
-	 * read beside the programs' verification, taken once the command runs
-	 * (reading them again here held its start by 0.1-0.4 s) */
-	if (rec.opts.top && !rec.ksyms)
-		rec.ksyms = ksyms_loader__join(&kl);
 	status = IT_EXIT_RUNTIME;
 	err = run(&rec);
 	if (!err) {

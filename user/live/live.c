@@ -174,8 +174,8 @@ static int live_configure(struct recording *rec)
 }
 
 /* last in the concern list: every other concern has attached. The view
- * names kernel frames too: record hands it the kernel symbols once the
- * command is released (record.c). */
+ * names kernel frames too: record hands it the kernel symbols its loader
+ * thread read, before the command is released (record.c). */
 static int live_attach(struct recording *rec)
 {
 	struct live_state *ls = rec->live;
