@@ -434,6 +434,7 @@ class TopTest(unittest.TestCase):
                 total_mb = int(re.search(r"MemTotal:\s+(\d+) kB", f.read()).group(1)) / 1024
             self.assertAlmostEqual(int(m.group(3)), total_mb, delta=1)
             self.assertLessEqual(int(m.group(2)), int(m.group(3)))
+            self.assertRegex(proc_text, r"(?m)^tracer \(PID \d+\):  RSS [\d.]+ MB.*  CPU time [\d.]+ s$")
             deadline = time.time() + 120
             while time.time() < deadline and not os.path.exists(status):
                 time.sleep(0.3)

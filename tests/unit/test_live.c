@@ -200,6 +200,7 @@ static void test_proc_view(void **state)
 	(void)state;
 	proc_view__init(&v, pids, 2, NULL);
 	v.clk_tck = 100;
+	a.self = (struct proc_target){ .pid = 7, .rss_kb = 40960, .ticks = 20 };
 	sample_target(&a, 42, "python3", 20480, 150, false);
 	sample_target(&a, 77, "", -1, 0, true);
 	sample_thread(&a, 42, 42, "python3", 100);
@@ -209,6 +210,7 @@ static void test_proc_view(void **state)
 	assert_string_equal(lines[0], "00:00:01  loading and verifying the BPF programs (1.2 s); until they run, "
 		"figures read from /proc");
 	assert_string_equal(lines[1], "machine: 2 CPUs  load average 1.50  memory available 1000 MB of 2000 MB");
+	assert_string_equal(lines[2], "tracer (PID 7):  RSS 40.0 MB  CPU time 0.20 s");
 	assert_true(has_line(lines, n, "PID 42 python3:  RSS 20.0 MB  CPU time 1.50 s"));
 	assert_true(has_line(lines, n, "PID 77: not readable (exited?)"));
 	/* one read: times so far, no share yet; the most CPU time first */
@@ -221,6 +223,7 @@ static void test_proc_view(void **state)
 	b.cpu_total = 500;
 	b.targets.v = NULL, b.targets.n = b.targets.cap = 0;
 	b.threads.v = NULL, b.threads.n = b.threads.cap = 0;
+	b.self = (struct proc_target){ .pid = 7, .rss_kb = 40960, .ticks = 69 }; /* verifying: 98% */
 	sample_target(&b, 42, "python3", 20480, 195, false);
 	sample_thread(&b, 42, 42, "python3", 105);
 	sample_thread(&b, 42, 43, "worker", 90);
@@ -228,6 +231,7 @@ static void test_proc_view(void **state)
 	n = proc_view__format(&v, 1.75, lines, 32, 200);
 	assert_true(has_line(lines, n, "machine: 2 CPUs  busy 50.0% (last 0.50 s)  load average 1.50  memory available "
 				"1000 MB of 2000 MB"));
+	assert_true(has_line(lines, n, "tracer (PID 7):  RSS 40.0 MB  CPU 98.0% (last 0.50 s)  CPU time 0.69 s"));
 	assert_true(has_line(lines, n, "PID 42 python3:  RSS 20.0 MB  CPU 90.0% (last 0.50 s)  CPU time 1.95 s"));
 	for (int i = 0; i < n; i++)
 		if (strstr(lines[i], "worker")) {

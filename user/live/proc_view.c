@@ -85,10 +85,26 @@ static int read_threads(struct proc_sample *s, pid_t pid)
 	return err;
 }
 
+/* A process's CPU time, name and RSS into t (t->gone when unreadable). */
+static void read_process(struct proc_target *t, pid_t pid)
+{
+	char path[64], buf[4096];
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->rss_kb = -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	t->gone = procfs__read(path, buf, sizeof(buf)) <= 0 || procfs__stat_ticks(buf, &t->ticks) ||
+		  procfs__stat_comm(buf, t->comm, sizeof(t->comm));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!t->gone && procfs__read(path, buf, sizeof(buf)) > 0)
+		t->rss_kb = procfs__meminfo_kb(buf, "VmRSS");
+}
+
 int proc_view__read(struct proc_view *v, uint64_t now_ns)
 {
 	struct proc_sample s = { .ns = now_ns, .load1 = NAN, .mem_total_kb = -1, .mem_avail_kb = -1 };
-	char buf[4096], path[64];
+	char buf[4096];
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	int err = 0;
 
@@ -101,15 +117,11 @@ int proc_view__read(struct proc_view *v, uint64_t now_ns)
 		s.mem_total_kb = procfs__meminfo_kb(buf, "MemTotal");
 		s.mem_avail_kb = procfs__meminfo_kb(buf, "MemAvailable");
 	}
+	read_process(&s.self, getpid());
 	for (int i = 0; i < v->npids && !err; i++) {
-		struct proc_target t = { .pid = v->pids[i], .rss_kb = -1 };
+		struct proc_target t;
 
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)t.pid);
-		t.gone = procfs__read(path, buf, sizeof(buf)) <= 0 || procfs__stat_ticks(buf, &t.ticks) ||
-			 procfs__stat_comm(buf, t.comm, sizeof(t.comm));
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)t.pid);
-		if (!t.gone && procfs__read(path, buf, sizeof(buf)) > 0)
-			t.rss_kb = procfs__meminfo_kb(buf, "VmRSS");
+		read_process(&t, v->pids[i]);
 		err = VEC_RESERVE(s.targets.v, s.targets.cap, s.targets.n, 4);
 		if (!err)
 			s.targets.v[s.targets.n++] = t;
@@ -176,32 +188,39 @@ static int by_busy(const void *a, const void *b)
 	return x->t->tid < y->t->tid ? -1 : x->t->tid > y->t->tid;
 }
 
+/* "  RSS 20.0 MB  CPU 90.0% (last 0.50 s)  CPU time 1.95 s" of t, its share
+ * over the last interval only with a previous read p. */
+static void process_figures(const struct proc_view *v, const struct proc_target *t, const struct proc_target *p,
+			    double dt, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (t->rss_kb >= 0)
+		snprintf(buf, len, "  RSS %.1f MB", t->rss_kb / 1024.0);
+	if (p && !p->gone && dt > 0 && t->ticks >= p->ticks)
+		snprintf(buf + strlen(buf), len - strlen(buf), "  CPU %.1f%% (last %.2f s)",
+			 100.0 * (t->ticks - p->ticks) / v->clk_tck / dt, dt);
+	snprintf(buf + strlen(buf), len - strlen(buf), "  CPU time %.2f s", (double)t->ticks / v->clk_tck);
+}
+
 static int format_targets(const struct proc_view *v, double dt, char lines[][256], int *nl, int nlines, int width)
 {
 	const struct proc_sample *c = &v->cur;
 	struct thread_row *rows = c->threads.n ? calloc(c->threads.n, sizeof(*rows)) : NULL;
-	char pct[32];
+	char pct[32], figures[128];
 
 	if (c->threads.n && !rows)
 		return -ENOMEM;
 	line(lines, nl, nlines, width, "%s", "");
 	line(lines, nl, nlines, width, "TARGETS (read from /proc until the programs are attached)");
 	for (size_t i = 0; i < c->targets.n; i++) {
-		const struct proc_target *t = &c->targets.v[i], *p = prev_target(v, t->pid);
-		char rss[32] = "";
+		const struct proc_target *t = &c->targets.v[i];
 
 		if (t->gone) {
 			line(lines, nl, nlines, width, "PID %d: not readable (exited?)", (int)t->pid);
 			continue;
 		}
-		if (t->rss_kb >= 0)
-			snprintf(rss, sizeof(rss), "  RSS %.1f MB", t->rss_kb / 1024.0);
-		pct[0] = 0;
-		if (p && dt > 0 && t->ticks >= p->ticks)
-			snprintf(pct, sizeof(pct), "  CPU %.1f%% (last %.2f s)", 100.0 * (t->ticks - p->ticks) / v->clk_tck / dt,
-				 dt);
-		line(lines, nl, nlines, width, "PID %d %s:%s%s  CPU time %.2f s", (int)t->pid, t->comm, rss, pct,
-		     (double)t->ticks / v->clk_tck);
+		process_figures(v, t, prev_target(v, t->pid), dt, figures, sizeof(figures));
+		line(lines, nl, nlines, width, "PID %d %s:%s", (int)t->pid, t->comm, figures);
 	}
 	for (size_t i = 0; i < c->threads.n; i++) {
 		const struct proc_thread *p = prev_thread(v, &c->threads.v[i]);
@@ -255,6 +274,10 @@ int proc_view__format(const struct proc_view *v, double loading_s, char lines[][
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  memory available %.0f MB of %.0f MB",
 			 c->mem_avail_kb / 1024.0, c->mem_total_kb / 1024.0);
 	line(lines, &nl, nlines, width, "%s", buf);
+	if (!c->self.gone) {
+		process_figures(v, &c->self, p->ns ? &p->self : NULL, dt, buf, sizeof(buf));
+		line(lines, &nl, nlines, width, "tracer (PID %d):%s", (int)c->self.pid, buf);
+	}
 	if (c->targets.n && format_targets(v, dt, lines, &nl, nlines, width))
 		return -ENOMEM;
 	return nl;

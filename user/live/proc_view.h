@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* `top` before the BPF programs are attached: loading and verifying them
  * takes seconds, and until they run the view shows what the tracer reads
- * from /proc itself: the machine's CPUs, load and memory, and for targets
- * already running (-p) each one's RSS and CPU time and its threads' CPU.
+ * from /proc itself: the machine's CPUs, load and memory, the tracer's own
+ * CPU and RSS, and for targets already running (-p) each one's RSS and CPU
+ * time and its threads' CPU.
  * Every figure shown was read; a share over time needs two reads. */
 #ifndef INFERTRACE_PROC_VIEW_H
 #define INFERTRACE_PROC_VIEW_H
@@ -35,6 +36,7 @@ struct proc_sample {
 	unsigned long long cpu_busy, cpu_total; /* /proc/stat's ticks */
 	double load1;             /* NAN: not read */
 	long mem_total_kb, mem_avail_kb; /* -1: not read */
+	struct proc_target self;  /* the tracer itself, loading */
 	VEC_OF(struct proc_target) targets;
 	VEC_OF(struct proc_thread) threads;
 };
