@@ -8,7 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_file(data, size, ".proc");
 	char small[64], *s = fuzz_string(data, size);
-	unsigned long long ticks;
+	unsigned long long ticks, busy;
 	struct procfs_map m;
 	uid_t uid, euid;
 
@@ -20,6 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)procfs__stat_state(s);
 	(void)procfs__stat_ticks(s, &ticks);
 	(void)procfs__stat_starttime(s, &ticks);
+	if (!procfs__stat_comm(s, small, sizeof(small)) && strlen(small) >= sizeof(small))
+		abort();
+	(void)procfs__cpu_ticks(s, &ticks, &busy);
 	(void)procfs__status_tgid(s);
 	(void)procfs__status_nspid(s, 1, &uid, &euid);
 	(void)procfs__meminfo_kb(s, "MemTotal");

@@ -386,10 +386,12 @@ class TopTest(unittest.TestCase):
     def test_top_on_a_python_loop_keeps_its_last_screen(self):
         """A Python loop (py_loop_main.py: generate spins 30 ms, pause sleeps
         10 ms, save commits) until it exits by itself: the first screen
-        comes within 1 s of the command; the last screen stays on the
-        terminal, and its inclusive row for generate, the share of the
-        on-CPU samples with generate on the stack, is the recording's own
-        share in stacks.folded within 5 points."""
+        comes within 1 s of the command, and until the BPF programs are
+        attached it shows figures read from /proc (the machine's CPUs and
+        memory, the command held); the last screen stays on the terminal,
+        and its inclusive row for generate, the share of the on-CPU samples
+        with generate on the stack, is the recording's own share in
+        stacks.folded within 5 points."""
         tmux = need("tmux")
         python = PYTHONS.get("system-python3.11") or sorted(PYTHONS.values())[-1]
         out = tempfile.mkdtemp(prefix="it-top-")
@@ -404,19 +406,37 @@ class TopTest(unittest.TestCase):
         started = time.time()
         try:
             # the view's first screen within 1 s of the command, while the
-            # programs still load; its figures once they are attached
-            first = figures = None
+            # programs still load, with figures read from /proc; the
+            # recording's figures once the programs are attached
+            first = proc = figures = None
+            proc_text = ""
             while time.time() - started < 30 and figures is None:
                 text = subprocess.run([tmux, "-L", sock, "capture-pane", "-p"], text=True,
                                       stdout=subprocess.PIPE).stdout
-                if first is None and ("infertrace top" in text or "q: quit" in text):
+                if first is None and ("infertrace top" in text or "q: quit" in text or "loading" in text):
                     first = time.time() - started
+                if proc is None and re.search(r"(?m)^machine: \d+ CPUs", text):
+                    proc, proc_text = time.time() - started, text
                 if re.search(r"(?m)^\d\d:\d\d:\d\d  q: quit", text):
                     figures = time.time() - started
                 time.sleep(0.05)
             self.assertIsNotNone(figures, text)
-            print(f"\ntop: first screen after {first:.2f} s, first figures after {figures:.2f} s")
+            print(f"\ntop: first screen after {first:.2f} s, figures from /proc after "
+                  f"{proc if proc is None else round(proc, 2)} s, the recording's first figures after {figures:.2f} s")
             self.assertLess(first, 1.0)
+            # before the programs are attached: what /proc says, so labelled
+            self.assertIsNotNone(proc, "no figures from /proc before the recording's")
+            self.assertRegex(proc_text, r"(?m)^\d\d:\d\d:\d\d  loading and verifying the BPF programs "
+                                        r"\([\d.]+ s\); until they run, figures read from /proc")
+            self.assertIn(f"command: {python}, held at its start until the programs are attached", proc_text)
+            m = re.search(r"(?m)^machine: (\d+) CPUs.*  memory available (\d+) MB of (\d+) MB", proc_text)
+            self.assertIsNotNone(m, proc_text)
+            self.assertEqual(int(m.group(1)), os.sysconf("SC_NPROCESSORS_ONLN"))
+            with open("/proc/meminfo") as f:
+                total_mb = int(re.search(r"MemTotal:\s+(\d+) kB", f.read()).group(1)) / 1024
+            self.assertAlmostEqual(int(m.group(3)), total_mb, delta=1)
+            self.assertLessEqual(int(m.group(2)), int(m.group(3)))
+            self.assertRegex(proc_text, r"(?m)^tracer \(PID \d+\):  RSS [\d.]+ MB.*  CPU time [\d.]+ s$")
             deadline = time.time() + 120
             while time.time() < deadline and not os.path.exists(status):
                 time.sleep(0.3)
@@ -442,6 +462,57 @@ class TopTest(unittest.TestCase):
             self.assertAlmostEqual(float(row.group(2)), 100.0 * mine / total, delta=5,
                                    msg=f"top {row.group(0)!r}; stacks.folded {mine}/{total}")
         finally:
+            subprocess.run([tmux, "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
+
+    @unittest.skipUnless(PYTHONS, "no CPython 3.10..3.13 on this machine")
+    def test_top_on_a_running_process_shows_its_threads_from_proc_until_attached(self):
+        """top -p on a running Python process with two threads: while the
+        programs load, its RSS (against the test's own read of VmRSS) and
+        each of its threads by TID and name, read from /proc; then the
+        recording's figures, and -d ends it."""
+        tmux = need("tmux")
+        python = PYTHONS.get("system-python3.11") or sorted(PYTHONS.values())[-1]
+        out = tempfile.mkdtemp(prefix="it-top-")
+        status = os.path.join(out, "status")
+        sock = f"infertrace-test-p-{os.getpid()}"
+        target = subprocess.Popen([python, "-c", "import threading, time\n"
+                                   "threading.Thread(target=time.sleep, args=(120,), daemon=True).start()\n"
+                                   "print('ready', flush=True)\ntime.sleep(120)\n"],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(target.stdout.readline().strip(), "ready")
+            tids = sorted(int(t) for t in os.listdir(f"/proc/{target.pid}/task"))
+            self.assertEqual(len(tids), 2)
+            cmd = " ".join([INFERTRACE, "top", "-o", os.path.join(out, "rec"), "-d", "3", "-p", str(target.pid)])
+            subprocess.run([tmux, "-L", sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40",
+                            f"{cmd}; echo $? > {status}; sleep 600"], check=True)
+            started = time.time()
+            proc_text = ""
+            while time.time() - started < 60 and not os.path.exists(status):
+                text = subprocess.run([tmux, "-L", sock, "capture-pane", "-p"], text=True,
+                                      stdout=subprocess.PIPE).stdout
+                if not proc_text and re.search(r"(?m)^ +\d+ +\S+ +[\d.]+  python", text):
+                    proc_text = text
+                    with open(f"/proc/{target.pid}/status") as f:
+                        rss_mb = int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) / 1024
+                time.sleep(0.05)
+            self.assertTrue(proc_text, text)
+            self.assertIn("TARGETS (read from /proc until the programs are attached)", proc_text)
+            m = re.search(rf"(?m)^PID {target.pid} python[\d.]*:  RSS ([\d.]+) MB.*  CPU time ([\d.]+) s$", proc_text)
+            self.assertIsNotNone(m, proc_text)
+            self.assertAlmostEqual(float(m.group(1)), rss_mb, delta=max(1.0, rss_mb * 0.1))
+            rows = [int(r) for r in re.findall(r"(?m)^ +(\d+) +(?:-|[\d.]+%) +[\d.]+  python", proc_text)]
+            self.assertEqual(sorted(rows), tids, proc_text)
+            with open(status) as f:
+                self.assertEqual(f.read().strip(), "0")
+            after = subprocess.run([tmux, "-L", sock, "capture-pane", "-p", "-S", "-100"], text=True,
+                                   stdout=subprocess.PIPE).stdout
+            self.assertIn("recording ended (duration)", after)
+            self.assertRegex(after, r"(?m)^\d\d:\d\d:\d\d  q: quit")
+        finally:
+            target.kill()
+            target.wait()
+            target.stdout.close()
             subprocess.run([tmux, "-L", sock, "kill-server"], stderr=subprocess.DEVNULL)
 
     def test_top_without_a_terminal_is_refused_before_the_target_starts(self):

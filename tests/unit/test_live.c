@@ -2,7 +2,8 @@
 /* The live outputs without BPF: --metrics address parsing, the exposition of
  * a model whose figures are known by construction (only ended cycles counted,
  * the histogram cumulative, label values escaped), the server's message rate
- * limit, and top's lines (phases, functions, Python functions, threads). */
+ * limit, top's lines (phases, functions, Python functions, threads), and
+ * its lines from /proc while the programs load. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 
 #include "metrics.h"
 #include "model.h"
+#include "proc_view.h"
 #include "top.h"
 
 #define MS 1000000ull
@@ -160,6 +162,97 @@ static void test_top_lines(void **state)
 	model__free(&m);
 }
 
+static void sample_thread(struct proc_sample *s, pid_t pid, pid_t tid, const char *comm, unsigned long long ticks)
+{
+	assert_int_equal(VEC_RESERVE(s->threads.v, s->threads.cap, s->threads.n, 4), 0);
+	s->threads.v[s->threads.n] = (struct proc_thread){ .pid = pid, .tid = tid, .ticks = ticks };
+	snprintf(s->threads.v[s->threads.n++].comm, 16, "%s", comm);
+}
+
+static void sample_target(struct proc_sample *s, pid_t pid, const char *comm, long rss_kb, unsigned long long ticks,
+			  bool gone)
+{
+	assert_int_equal(VEC_RESERVE(s->targets.v, s->targets.cap, s->targets.n, 4), 0);
+	s->targets.v[s->targets.n] = (struct proc_target){ .pid = pid, .rss_kb = rss_kb, .ticks = ticks, .gone = gone };
+	snprintf(s->targets.v[s->targets.n++].comm, 16, "%s", comm);
+}
+
+static bool has_line(char lines[][256], int n, const char *want)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(lines[i], want))
+			return true;
+	return false;
+}
+
+/* Before the programs are attached: figures read from /proc, each share
+ * over two reads, none before the second. */
+static void test_proc_view(void **state)
+{
+	static const pid_t pids[] = { 42, 77 };
+	struct proc_sample a = { .ns = 1000000000ull, .ncpus = 2, .have_cpu = true, .cpu_busy = 100, .cpu_total = 400,
+				 .load1 = 1.5, .mem_total_kb = 2048000, .mem_avail_kb = 1024000 };
+	struct proc_sample b = a;
+	struct proc_view v;
+	char lines[32][256];
+	int n;
+
+	(void)state;
+	proc_view__init(&v, pids, 2, NULL);
+	v.clk_tck = 100;
+	a.self = (struct proc_target){ .pid = 7, .rss_kb = 40960, .ticks = 20 };
+	sample_target(&a, 42, "python3", 20480, 150, false);
+	sample_target(&a, 77, "", -1, 0, true);
+	sample_thread(&a, 42, 42, "python3", 100);
+	sample_thread(&a, 42, 43, "worker", 50);
+	proc_view__push(&v, &a);
+	n = proc_view__format(&v, 1.25, lines, 32, 200);
+	assert_string_equal(lines[0], "00:00:01  loading and verifying the BPF programs (1.2 s); until they run, "
+		"figures read from /proc");
+	assert_string_equal(lines[1], "machine: 2 CPUs  load average 1.50  memory available 1000 MB of 2000 MB");
+	assert_string_equal(lines[2], "tracer (PID 7):  RSS 40.0 MB  CPU time 0.20 s");
+	assert_true(has_line(lines, n, "PID 42 python3:  RSS 20.0 MB  CPU time 1.50 s"));
+	assert_true(has_line(lines, n, "PID 77: not readable (exited?)"));
+	/* one read: times so far, no share yet; the most CPU time first */
+	assert_true(has_line(lines, n, "      42       -       1.00  python3"));
+	assert_true(has_line(lines, n, "      43       -       0.50  worker"));
+
+	/* 0.5 s later: 50 of 100 ticks busy; worker 40 ticks (80% of a CPU) */
+	b.ns = 1500000000ull; /* a was handed over: zeroed */
+	b.cpu_busy = 150;
+	b.cpu_total = 500;
+	b.targets.v = NULL, b.targets.n = b.targets.cap = 0;
+	b.threads.v = NULL, b.threads.n = b.threads.cap = 0;
+	b.self = (struct proc_target){ .pid = 7, .rss_kb = 40960, .ticks = 69 }; /* verifying: 98% */
+	sample_target(&b, 42, "python3", 20480, 195, false);
+	sample_thread(&b, 42, 42, "python3", 105);
+	sample_thread(&b, 42, 43, "worker", 90);
+	proc_view__push(&v, &b);
+	n = proc_view__format(&v, 1.75, lines, 32, 200);
+	assert_true(has_line(lines, n, "machine: 2 CPUs  busy 50.0% (last 0.50 s)  load average 1.50  memory available "
+				"1000 MB of 2000 MB"));
+	assert_true(has_line(lines, n, "tracer (PID 7):  RSS 40.0 MB  CPU 98.0% (last 0.50 s)  CPU time 0.69 s"));
+	assert_true(has_line(lines, n, "PID 42 python3:  RSS 20.0 MB  CPU 90.0% (last 0.50 s)  CPU time 1.95 s"));
+	for (int i = 0; i < n; i++)
+		if (strstr(lines[i], "worker")) {
+			/* the busiest of the interval first */
+			assert_string_equal(lines[i], "      43   80.0%       0.90  worker");
+			assert_string_equal(lines[i + 1], "      42   10.0%       1.05  python3");
+		}
+	/* cut at the width, and no more lines than asked */
+	n = proc_view__format(&v, 1.75, lines, 2, 20);
+	assert_int_equal(n, 2);
+	assert_int_equal(strlen(lines[0]), 20);
+	proc_view__free(&v);
+
+	/* a launched command is held: no targets, said so */
+	proc_view__init(&v, NULL, 0, "python3");
+	n = proc_view__format(&v, 0.2, lines, 32, 200);
+	assert_int_equal(n, 2);
+	assert_string_equal(lines[1], "command: python3, held at its start until the programs are attached");
+	proc_view__free(&v);
+}
+
 /* One message per 10 s; those in between are counted and the count is
  * handed to the next one printed. */
 static void test_ratelimit(void **state)
@@ -298,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_top_escapes_names),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_ratelimit),
+		cmocka_unit_test(test_proc_view),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -97,6 +97,39 @@ static void test_meminfo(void **st)
 	assert_int_equal(procfs__meminfo_kb(s, "Nope"), -1);
 }
 
+static void test_stat_comm(void **st)
+{
+	char comm[8];
+
+	(void)st;
+	/* between the first '(' and the last ')': a name may hold both */
+	assert_int_equal(procfs__stat_comm("42 (a) (b) S 1", comm, sizeof(comm)), 0);
+	assert_string_equal(comm, "a) (b");
+	assert_int_equal(procfs__stat_comm("42 (0123456789) S 1", comm, sizeof(comm)), 0);
+	assert_string_equal(comm, "0123456");
+	assert_int_equal(procfs__stat_comm("42 () S", comm, sizeof(comm)), 0);
+	assert_string_equal(comm, "");
+	assert_int_equal(procfs__stat_comm("42 )x( S", comm, sizeof(comm)), -EINVAL);
+	assert_int_equal(procfs__stat_comm("42 (x S", comm, sizeof(comm)), -EINVAL);
+}
+
+static void test_cpu_ticks(void **st)
+{
+	unsigned long long busy = 0, total = 0;
+
+	(void)st;
+	/* user nice system idle iowait irq softirq steal guest guest_nice */
+	assert_int_equal(procfs__cpu_ticks("cpu  100 2 30 500 7 1 2 3 40 0\ncpu0 1 1 1 1\n", &busy, &total), 0);
+	assert_int_equal(total, 100 + 2 + 30 + 500 + 7 + 1 + 2 + 3);
+	assert_int_equal(busy, 100 + 2 + 30 + 1 + 2 + 3);
+	/* a kernel older than 2.6: four fields */
+	assert_int_equal(procfs__cpu_ticks("cpu 1 2 3 4\n", &busy, &total), 0);
+	assert_int_equal(total, 10);
+	assert_int_equal(busy, 6);
+	assert_int_equal(procfs__cpu_ticks("cpu0 1 2 3 4\n", &busy, &total), -EINVAL);
+	assert_int_equal(procfs__cpu_ticks("intr 1 2\n", &busy, &total), -EINVAL);
+}
+
 static void test_maps_line(void **st)
 {
 	struct procfs_map m;
@@ -124,6 +157,8 @@ int main(void)
 		cmocka_unit_test(test_creds_may_read),
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_maps_line),
+		cmocka_unit_test(test_stat_comm),
+		cmocka_unit_test(test_cpu_ticks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

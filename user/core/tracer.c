@@ -26,6 +26,7 @@
 static bool verbose;
 
 #define LARGE_HASH_MAP 8192 /* entries */
+#define LARGE_HASH_MAP_BYTES (1u << 20) /* of keys and values: llama_params' 4 MiB */
 #define DETACH_THREADS 32
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -125,9 +126,10 @@ static bool kernel_at_least(int major, int minor)
 /* Large hash maps are created without preallocation where the kernel allows
  * it in every program type (6.1: hash maps allocate from the BPF memory
  * allocator, safe in NMI and tracepoint context): preallocating 65,536
- * elements took 40 ms per map, a third of a short command's start-up. The
- * programs insert each key once (BPF_NOEXIST) and update in place, so the
- * run-time allocation happens once per key. */
+ * elements took 40 ms per map, a third of a short command's start-up, and
+ * llama_params' 4,096 elements of 1 KiB 20-80 ms. The programs insert each
+ * key once (BPF_NOEXIST) and update in place, so the run-time allocation
+ * happens once per key. */
 static void no_prealloc_for_large_hash_maps(struct bpf_object *obj)
 {
 	struct bpf_map *map;
@@ -135,7 +137,11 @@ static void no_prealloc_for_large_hash_maps(struct bpf_object *obj)
 	if (!kernel_at_least(6, 1))
 		return;
 	bpf_object__for_each_map(map, obj) {
-		if (bpf_map__type(map) == BPF_MAP_TYPE_HASH && bpf_map__max_entries(map) >= LARGE_HASH_MAP)
+		uint64_t bytes = (uint64_t)bpf_map__max_entries(map) *
+				 (bpf_map__key_size(map) + bpf_map__value_size(map));
+
+		if (bpf_map__type(map) == BPF_MAP_TYPE_HASH &&
+		    (bpf_map__max_entries(map) >= LARGE_HASH_MAP || bytes >= LARGE_HASH_MAP_BYTES))
 			bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
 	}
 }

@@ -64,6 +64,40 @@ int procfs__stat_starttime(const char *buf, unsigned long long *ticks)
 	return 0;
 }
 
+int procfs__stat_comm(const char *buf, char *out, size_t len)
+{
+	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	size_t n;
+
+	if (!len || !open || !close || close < open)
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(out, open + 1, n);
+	out[n] = 0;
+	return 0;
+}
+
+int procfs__cpu_ticks(const char *buf, unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[8] = { 0 };
+	int n;
+
+	if (strncmp(buf, "cpu ", 4)) /* all CPUs' line, not cpu0's */
+		return -EINVAL;
+	/* user nice system idle, then iowait irq softirq steal (2.6 on) */
+	n = sscanf(buf + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		   &v[6], &v[7]);
+	if (n < 4)
+		return -EINVAL;
+	*total = 0;
+	for (int i = 0; i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - v[4];
+	return 0;
+}
+
 /* Each line of buf in turn: the next line's start, or NULL at the end. */
 static const char *next_line(const char *s)
 {

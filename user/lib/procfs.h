@@ -23,6 +23,14 @@ int procfs__stat_ticks(const char *buf, unsigned long long *ticks);
  * (CLOCK_BOOTTIME, rounded down); 0, or -EINVAL. */
 int procfs__stat_starttime(const char *buf, unsigned long long *ticks);
 
+/* comm, the bytes between the first '(' and the last ')', cut to fit
+ * len - 1 bytes and NUL-terminated; 0, or -EINVAL. */
+int procfs__stat_comm(const char *buf, char *out, size_t len);
+
+/* /proc/stat: its first line's ticks of all CPUs in all and busy (all but
+ * idle and iowait; guest time is inside user time); 0, or -EINVAL. */
+int procfs__cpu_ticks(const char *buf, unsigned long long *busy, unsigned long long *total);
+
 /* /proc/PID/status: Tgid, or -1. */
 pid_t procfs__status_tgid(const char *buf);
 /* /proc/PID/status: the innermost NSpid (pid when none) and the real and

@@ -5,23 +5,141 @@
  * when a scrape asks (metrics.h), so the HTTP thread never touches the
  * recording. One snapshot serves both. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "concerns.h"
 #include "metrics.h"
 #include "model.h"
-#include "syms.h"
+#include "proc_view.h"
+#include "procfs.h"
 #include "top.h"
 
 #define TOP_REFRESH_NS 1000000000ull
+/* the view before the programs are attached: its first CPU shares after
+ * 0.25 s, then every 0.5 s */
+#define LOADING_FIRST_NS 250000000ull
+#define LOADING_REFRESH_NS 500000000ull
+#define LOADING_LINES 64
+
+/* While the recording's thread loads, verifies and attaches the BPF
+ * programs (seconds), `top` shows figures read from /proc (proc_view.h)
+ * from its own thread: the only one that touches the terminal meanwhile. */
+struct loading_view {
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;              /* under lock */
+	struct top *top;
+	struct proc_view pv;
+	double start_s;         /* the tracer's start, CLOCK_BOOTTIME seconds */
+	char lines[LOADING_LINES][256];
+};
 
 struct live_state {
 	struct metrics_server *metrics;
 	struct top *top;
 	uint64_t last_top_ns;
+	struct loading_view loading;
 };
+
+static double boottime_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The tracer's own start (its /proc/self/stat starttime, 10 ms steps), or now. */
+static double tracer_start_s(void)
+{
+	char buf[1024];
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz > 0 && procfs__read("/proc/self/stat", buf, sizeof(buf)) > 0 && !procfs__stat_starttime(buf, &ticks))
+		return (double)ticks / hz;
+	return boottime_s();
+}
+
+static void *loading_run(void *arg)
+{
+	struct loading_view *lv = arg;
+	uint64_t wait_ns = LOADING_FIRST_NS;
+	struct timespec until;
+
+	pthread_mutex_lock(&lv->lock);
+	while (!lv->stop) {
+		int rows, cols, n;
+
+		pthread_mutex_unlock(&lv->lock);
+		top__size(lv->top, &rows, &cols);
+		if (rows > LOADING_LINES)
+			rows = LOADING_LINES;
+		n = proc_view__read(&lv->pv, recording__now_ns()) ? -ENOMEM :
+		    proc_view__format(&lv->pv, boottime_s() - lv->start_s, lv->lines, rows, cols > 0 ? cols - 1 : 0);
+		if (n >= 0)
+			top__show(lv->top, lv->lines, n);
+		top__quit_requested(lv->top); /* a `q` now ends the run once it starts */
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += (time_t)(wait_ns / 1000000000ull);
+		until.tv_nsec += (long)(wait_ns % 1000000000ull);
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		wait_ns = LOADING_REFRESH_NS;
+		pthread_mutex_lock(&lv->lock);
+		while (!lv->stop && pthread_cond_timedwait(&lv->wake, &lv->lock, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&lv->lock);
+	return NULL;
+}
+
+static int loading_start(struct loading_view *lv, struct top *top, const struct record_opts *o)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	lv->top = top;
+	lv->start_s = tracer_start_s();
+	proc_view__init(&lv->pv, o->pids, o->command ? 0 : o->npids, o->command ? o->command[0] : NULL);
+	pthread_mutex_init(&lv->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&lv->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(&lv->thread, NULL, loading_run, lv);
+	lv->started = !err;
+	if (err) {
+		pthread_cond_destroy(&lv->wake);
+		pthread_mutex_destroy(&lv->lock);
+	}
+	return -err;
+}
+
+/* The terminal is the recording thread's again once this returns. */
+static void loading_stop(struct loading_view *lv)
+{
+	if (!lv->started)
+		return;
+	pthread_mutex_lock(&lv->lock);
+	lv->stop = true;
+	pthread_cond_signal(&lv->wake);
+	pthread_mutex_unlock(&lv->lock);
+	pthread_join(lv->thread, NULL);
+	lv->started = false;
+	pthread_cond_destroy(&lv->wake);
+	pthread_mutex_destroy(&lv->lock);
+	proc_view__free(&lv->pv);
+}
 
 static int live_configure(struct recording *rec)
 {
@@ -46,22 +164,25 @@ static int live_configure(struct recording *rec)
 			fprintf(stderr, "infertrace: serving metrics at %s\n", metrics_server__url(ls->metrics));
 	}
 	/* the view at once: loading and verifying the programs takes seconds,
-	 * which would otherwise pass on a blank terminal */
-	if (rec->opts.top)
-		return top__start(&ls->top);
-	return 0;
+	 * shown with figures from /proc meanwhile rather than a blank terminal */
+	if (!rec->opts.top)
+		return 0;
+	err = top__start(&ls->top);
+	if (!err && loading_start(&ls->loading, ls->top, &rec->opts))
+		fprintf(stderr, "infertrace: warning: no view while the BPF programs load: cannot start its thread\n");
+	return err;
 }
 
-/* last in the concern list: every other concern has attached */
+/* last in the concern list: every other concern has attached. The view
+ * names kernel frames too: record hands it the kernel symbols its loader
+ * thread read, before the command is released (record.c). */
 static int live_attach(struct recording *rec)
 {
 	struct live_state *ls = rec->live;
 
 	if (!ls || !rec->opts.top)
 		return 0;
-	/* the view names kernel frames too (record reads them only at the end) */
-	if (!rec->ksyms)
-		rec->ksyms = ksyms__load();
+	loading_stop(&ls->loading);
 	top__waiting(ls->top);
 	return 0;
 }
@@ -103,6 +224,7 @@ static void live_stop(struct recording *rec)
 
 	if (!ls)
 		return;
+	loading_stop(&ls->loading);
 	top__end(ls->top);
 	ls->top = NULL;
 	metrics_server__stop(ls->metrics);

@@ -88,6 +88,27 @@ int top__start(struct top **out)
 	return 0;
 }
 
+void top__size(struct top *t, int *rows, int *cols)
+{
+	(void)t;
+	getmaxyx(stdscr, *rows, *cols);
+	if (*rows > MAX_LINES)
+		*rows = MAX_LINES;
+}
+
+void top__show(struct top *t, char lines[][256], int n)
+{
+	int rows, cols;
+
+	if (!t || t->nlines)
+		return;
+	getmaxyx(stdscr, rows, cols);
+	erase();
+	for (int i = 0; i < n && i < rows; i++)
+		mvaddnstr(i, 0, lines[i], cols);
+	refresh();
+}
+
 void top__waiting(struct top *t)
 {
 	if (!t || t->nlines)

@@ -15,6 +15,11 @@ struct top;
 int top__check_terminal(void);
 /* Takes over the terminal. 0 or -errno. */
 int top__start(struct top **out);
+/* Before the first snapshot: shows n lines (proc_view.h's) until the next
+ * screen; they are not kept as the last screen. */
+void top__show(struct top *t, char lines[][256], int n);
+/* The terminal's rows (at most those a screen holds) and columns. */
+void top__size(struct top *t, int *rows, int *cols);
 /* The programs are attached: says so until the first snapshot; NULL is fine. */
 void top__waiting(struct top *t);
 /* Draws a snapshot (MODEL_ANALYSED); "top functions" are those of the
