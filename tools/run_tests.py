@@ -50,6 +50,7 @@ TIMING_SENSITIVE = [
     "test_live.TopTest.test_top_in_tmux_shows_cycles_growing_and_phases_and_ends_on_q",
     "test_live.TopTest.test_top_on_a_python_loop_keeps_its_last_screen",
     "test_gpu_activity.GpuActivityTest.test_transfer_bound",
+    "test_live.MetricsTest.test_a_real_prometheus_scrapes_the_recording",
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
