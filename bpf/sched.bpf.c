@@ -522,10 +522,13 @@ __noinline __u32 sched_tgid_of_tid(__u32 tid)
 	return st ? st->tgid : tid;
 }
 
-/* Per thread and call site (pc), what the unwinding of its last off-CPU
- * stack copy there read (struct it_ustack_check): written by user space.
- * LRU: entries of exited threads give way; the process id in each keeps a
- * reused thread id from matching another process's. */
+/* Per thread, call site (pc) and slot (the key's pad), what the
+ * unwinding of an off-CPU stack copy there read (struct it_ustack_check):
+ * written by user space. A call site reached by several paths (a libc
+ * wrapper under SQLite's writes and syncs) keeps up to
+ * IT_OFFCPU_CHECK_SLOTS of them, so that paths taken in turn each reuse
+ * their own. LRU: entries of exited threads give way; the process id in
+ * each keeps a reused thread id from matching another process's. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -533,31 +536,38 @@ struct {
 	__type(value, struct it_ustack_check);
 } ustack_checks SEC(".maps");
 
-/* The ref of the thread's ustack_checks entry when the stack now is the
- * one it describes: same process, registers (pc, sp, link register, and
- * the frame pointer when the unwinding used it) and every stack word its
- * unwinding used; 0 otherwise. A check costs a map lookup and up to
- * IT_USTACK_CHECK_WORDS reads of 8 bytes, against a copy of up to 64 KiB,
- * its trip through the ring buffer and its unwinding in user space. A
- * block inside a call probed with a uretprobe never matches (the copy's
- * return addresses were put back). Global: verified once.
- * ids: tid | tgid << 32. */
+/* The ref of one of the thread's ustack_checks entries at pc that
+ * describes the stack now: same process, registers (pc, sp, link
+ * register, and the frame pointer when the unwinding used it) and every
+ * stack word its unwinding used; 0 when none does. A check costs a map
+ * lookup and, when its registers match, up to IT_USTACK_CHECK_WORDS reads
+ * of 8 bytes, against a copy of up to 64 KiB, its trip through the ring
+ * buffer and its unwinding in user space. A block inside a call probed
+ * with a uretprobe never matches (the copy's return addresses were put
+ * back). Global: verified once. ids: tid | tgid << 32. */
 __noinline __u64 ustack_reuse_ref(__u64 ids, __u64 pc, __u64 sp, __u64 fp, __u64 lr)
 {
-	struct it_ustack_check_key k = { .tid = (__u32)ids, .pc = pc };
-	struct it_ustack_check *c = bpf_map_lookup_elem(&ustack_checks, &k);
-	__u64 w;
+	for (__u32 slot = 0; slot < IT_OFFCPU_CHECK_SLOTS; slot++) {
+		struct it_ustack_check_key k = { .tid = (__u32)ids, .pad = slot, .pc = pc };
+		struct it_ustack_check *c = bpf_map_lookup_elem(&ustack_checks, &k);
+		bool same = true;
+		__u64 w;
 
-	if (!c || !c->ref || c->tgid != ids >> 32 || c->pc != pc || c->sp != sp || c->lr != lr ||
-	    ((c->flags & IT_USTACK_CHECK_FP) && c->fp != fp))
-		return 0;
-	for (__u32 i = 0; i < IT_USTACK_CHECK_WORDS; i++) {
-		if (i >= c->nwords)
+		if (!c || !c->ref || c->tgid != ids >> 32 || c->pc != pc || c->sp != sp || c->lr != lr ||
+		    ((c->flags & IT_USTACK_CHECK_FP) && c->fp != fp))
+			continue;
+		for (__u32 i = 0; i < IT_USTACK_CHECK_WORDS; i++) {
+			if (i >= c->nwords)
+				break;
+			if (bpf_probe_read_user(&w, sizeof(w), (void *)(sp + c->off[i])) || w != c->val[i]) {
+				same = false;
+				break;
+			}
+		}
+		if (same)
 			return c->ref;
-		if (bpf_probe_read_user(&w, sizeof(w), (void *)(sp + c->off[i])) || w != c->val[i])
-			return 0;
 	}
-	return c->ref;
+	return 0;
 }
 
 /* Sends the current thread's blocking call's record (see

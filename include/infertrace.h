@@ -397,17 +397,21 @@ struct it_offcpu_slice_event {
 /* Call sites whose kernel stacks a thread keeps (struct it_sched_thread). */
 #define IT_KSTACK_SLOTS 4
 
-/* What the user-space unwinding of a thread's last off-CPU stack copy
- * depended on (`ustack_checks`, by tid): the registers it started from and
- * every stack word it read (by tid and pc). DWARF unwinding is a function of these alone,
- * so a later block of the thread whose registers and words are all equal
- * has the same stack: BPF then sends the check's ref instead of a copy
- * (bpf/sched.bpf.c, offcpu_record). */
+/* What the user-space unwinding of a thread's last off-CPU stack copies
+ * depended on (`ustack_checks`, by tid, pc and slot): the registers it
+ * started from and every stack word it read. DWARF unwinding is a function
+ * of these alone, so a later block of the thread whose registers and words
+ * are all equal has the same stack: BPF then sends the check's ref instead
+ * of a copy (bpf/sched.bpf.c, offcpu_record). One call site reached by
+ * several paths (SQLite's writes and syncs through one libc wrapper) keeps
+ * up to IT_OFFCPU_CHECK_SLOTS stacks. */
 #define IT_USTACK_CHECK_WORDS 64
 #define IT_USTACK_CHECK_FP 1
+#define IT_OFFCPU_CHECK_SLOTS 4
 struct it_ustack_check_key {
 	__u32 tid;
-	__u32 pad;          /* `cuda_ustack_checks`: the slot, 0..IT_CUDA_CHECK_SLOTS-1 */
+	__u32 pad;          /* the slot: 0..IT_OFFCPU_CHECK_SLOTS-1 (`cuda_ustack_checks`:
+			     * 0..IT_CUDA_CHECK_SLOTS-1) */
 	__u64 pc;           /* where the thread blocked: one check per call site
 			     * (`cuda_ustack_checks`: the launch call's return address) */
 };

@@ -11,8 +11,11 @@
 #   cached    the same, with the symbol cache a warm-up run filled;
 #   base      (BASE=BUILD_DIR given) an earlier build's record, same specs.
 # For each traced condition: the tracer's CPU beyond start-up as a share of
-# one CPU (self.recording_cpu_s over the recording), by part
-# (self.parts, whole run), its start-up CPU; for all: the loop's own time
+# one CPU (self.recording_cpu_s over the recording) and in seconds (on a
+# busy machine the loop, and so the recording, takes longer), by part
+# (self.parts, whole run), its start-up CPU, the end's collection
+# (self.collect_cpu_s, part of the recording's), its BPF programs' share
+# of one CPU (self.bpf); for all: the loop's own time
 # per cycle (infer + pause + save, median over cycles) and traced/untraced.
 #   tools/bench-torch.sh [BUILD_DIR]    (as root)
 # Environment: RUNS (5), CYCLES (250: ~10 s traced on the 2-CPU VM),
@@ -64,14 +67,19 @@ def per_cycle(path):
 conds = [c for c in ("untraced", "base", "first", "cached") if os.path.exists(f"{out}/{c}.0.json")]
 cyc = {c: [per_cycle(f"{out}/{c}.{i}.json") for i in range(runs)] for c in conds}
 print(f"PyTorch loop, {runs} runs interleaved, medians")
-print(f"{'condition':10} {'ms/cycle':>9} {'vs untraced':>11} {'tracer %CPU':>11} {'startup s':>9} {'run s':>6}  parts (s, whole run)")
+print(f"{'condition':10} {'ms/cycle':>9} {'vs untraced':>11} {'tracer %CPU':>11} {'startup s':>9} {'rec CPU s':>9} {'run s':>6}  collect (s, of the recording's), BPF %CPU, parts (s, whole run)")
 for c in conds:
     line = f"{c:10} {med(cyc[c]):9.2f} {med(cyc[c]) / med(cyc['untraced']):11.4f}"
     if c != "untraced":
         ps = [json.load(open(f"{out}/{c}.{i}/profile.json")) for i in range(runs)]
         self = [p["self"] for p in ps]
         line += f" {med(s['percent_of_one_cpu'] for s in self):11.2f} {med(s['startup_cpu_s'] for s in self):9.3f}"
+        line += f" {med(s['recording_cpu_s'] for s in self):9.3f}"
         line += f" {med(p['duration_s'] for p in ps):6.2f}"
+        if all("collect_cpu_s" in s for s in self):
+            line += f" collect={med(s['collect_cpu_s'] for s in self):.3f}"
+        if all(s["bpf"].get("available") for s in self):
+            line += f" bpf%={med(s['bpf']['percent_of_one_cpu'] for s in self):.2f}"
         if all("parts" in s for s in self):
             keys = ["maps_s", "files_s", "symbol_tables_s", "unwind_modules_s", "unwind_s", "other_s"]
             line += "  " + " ".join(f"{k[:-2]}={med(s['parts'][k] for s in self):.3f}" for k in keys)

@@ -133,6 +133,34 @@ class OffcpuStacksTest(unittest.TestCase):
             got = common.offcpu_ms(folded, frame, comm)
             self.assertLessEqual(got, want + 0.5, (frame, got, truth, d))
             self.assertGreaterEqual(got + slack, want, (frame, got, truth, d))
+
+    def test_reused_stacks_of_twins_in_turn(self):
+        """Two callers that block at the same pc and sp in turn, cycle after
+        cycle (RUN 1: db_write, log_write, db_write...), each keep a check of
+        their own at that call site (ustack_checks' slots): after the first
+        copy of each, every block reuses its caller's stack (measured: 117 of
+        120 blocks). With one check per call site each copy replaced the
+        other's, and half the blocks (60 of 120) copied their stack. Each
+        caller's blocked time stays its own."""
+        exe = common.fixture("offcpu_calls_nofp")
+        rec = common.record([], [exe, "twins", "120", "12", "1"])
+        truth = common.truth_of(rec)
+        q = rec.profile["offcpu"]["stack_quality"]
+        d = q["dwarf"]
+        copies = d["records"] - d["reused"]
+        # blocks of 12 ms: each its own record (--offcpu-sample-us 10000).
+        # A copy per caller, and a few more sent before user space had
+        # published its check
+        self.assertGreater(d["reused"], 0, q)
+        self.assertLess(copies, d["reused"] / 2, q)
+        self.assertEqual(d["reuse_missed"], 0, q)
+        folded = rec.folded("offcpu.folded")
+        comm = os.path.basename(exe)[:15]
+        slack = rec.profile["sched"]["runq_wait_ms"] + truth["call_cpu_ms"] + 0.1 * truth["cycles"] + 1.0
+        for frame, want in (("db_write", truth["blocked_ms"]), ("log_write", truth["log_ms"])):
+            got = common.offcpu_ms(folded, frame, comm)
+            self.assertLessEqual(got, want + 0.5, (frame, got, truth, d))
+            self.assertGreaterEqual(got + slack, want, (frame, got, truth, d))
         both = [k for k in folded if "db_write" in k.split(";") and "log_write" in k.split(";")]
         self.assertEqual(both, [])
 

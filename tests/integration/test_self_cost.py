@@ -63,6 +63,10 @@ class SelfCostTest(unittest.TestCase):
         self.assertLessEqual(s["cpu_s"], ru_cpu + 0.01)
         self.assertGreater(s["cpu_s"], 0.3 * ru_cpu)
         self.assertAlmostEqual(s["cpu_s"], s["startup_cpu_s"] + s["recording_cpu_s"], delta=0.02)
+        # the end's collection is part of the recording's CPU, measured the
+        # same way (rusage), and some: the samples' stacks were folded
+        self.assertGreater(s["collect_cpu_s"], 0)
+        self.assertLessEqual(s["collect_cpu_s"], s["recording_cpu_s"] + 1e-6)
         self.assertLessEqual(s["max_rss_mb"], ru.ru_maxrss / 1024 + 0.1)
         self.assertGreater(s["max_rss_mb"], 0.5 * ru.ru_maxrss / 1024)
         # the run loop sleeps at most 100 ms between ring-buffer polls: over a

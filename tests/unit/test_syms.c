@@ -10,6 +10,7 @@
  * mappings, resolve those addresses and compare with the names and with the
  * symbol values nm reads from the files. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -520,7 +521,8 @@ static void test_debuglink_needed(void **state)
 static void test_symcache_rules(void **state)
 {
 	struct symcache_sym in[2] = { { 0x1000, 16, "alpha", 1 }, { 0x2000, 0, "_Z4betav", 2 } }, *out;
-	char dir[PATH_MAX + 16], *blob;
+	char dir[PATH_MAX + 16];
+	struct symcache_blob *blob;
 	const unsigned char id[4] = { 0xde, 0xad, 0xbe, 0xef };
 	struct symcache *c;
 	const char *why;
@@ -550,7 +552,7 @@ static void test_symcache_rules(void **state)
 	assert_string_equal(out[0].name, "alpha");
 	assert_string_equal(out[1].name, "_Z4betav");
 	free(out);
-	free(blob);
+	symcache__blob_free(blob);
 	symcache__free(c);
 	/* others may write to it: refused */
 	assert_int_equal(chmod(dir, 0770), 0);
@@ -563,6 +565,31 @@ static void test_symcache_rules(void **state)
 	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/deadbeef.syms");
 	assert_int_equal(chmod(dir, 0622), 0);
 	assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), -EINVAL);
+	assert_int_equal(chmod(dir, 0600), 0);
+	/* malformed (the file is mapped, and every entry checked): a name
+	 * past the names (the first entry's, after the 32-byte header, at 16
+	 * in its entry), a file cut short */
+	{
+		uint32_t bad = 0xffffffffu;
+		int fd = open(dir, O_WRONLY);
+		struct stat st;
+
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, &bad, sizeof(bad), 32 + 16), (ssize_t)sizeof(bad));
+		close(fd);
+		assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), -EINVAL);
+		assert_null(blob);
+		assert_int_equal(symcache__store(c, id, sizeof(id), in, 2, 0), 0);
+		assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), 0);
+		assert_string_equal(out[1].name, "_Z4betav");
+		free(out);
+		symcache__blob_free(blob);
+		assert_int_equal(stat(dir, &st), 0);
+		assert_int_equal(truncate(dir, st.st_size - 1), 0);
+		assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), -EINVAL);
+		assert_int_equal(truncate(dir, 8), 0);
+		assert_int_equal(symcache__load(c, id, sizeof(id), &out, &n, &blob, &flags), -EINVAL);
+	}
 	symcache__free(c);
 }
 

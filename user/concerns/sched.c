@@ -38,6 +38,10 @@ struct reuse_slot {
 	uint64_t ref; /* 0: free */
 	int n;
 	__u64 *ips;
+	/* its check in BPF's ustack_checks, at (tid, check_pc, check_slot),
+	 * while check_gen is the state's checks_gen */
+	uint64_t check_pc, check_gen;
+	__u32 check_slot;
 };
 
 /* The stacks of a thread's last copies kept for reuse: a record may name
@@ -81,6 +85,7 @@ struct sched_state {
 	uint64_t reused;       /* records that named an earlier stack */
 	uint64_t reuse_missed; /* ... one no longer kept: counted without a user stack */
 	uint64_t rebuilds_seen; /* the unwinder's module rebuilds when checks were last dropped */
+	uint64_t checks_gen;   /* counts the drops of BPF's checks: reuse slots' checks of another are gone */
 	uint64_t sampled_ns;   /* short blocks' time weighed on their windows' candidates */
 	uint64_t unweighed_ns; /* a window's time without its candidate (record lost) */
 	uint64_t candidates;
@@ -127,6 +132,7 @@ static int sched_configure(struct recording *rec)
 	if (!ss)
 		return -ENOMEM;
 	rec->sched = ss;
+	ss->checks_gen = 1; /* a reuse slot's zeroed check_gen names no check */
 	for (size_t i = 0; i < NPROGS; i++) {
 		if (!tracer__have_tracepoint(progs[i].category, progs[i].event) && progs[i].required)
 			all_required = false;
@@ -216,6 +222,7 @@ static void thread_free(struct offcpu_thread *t)
 static void threads_clear(struct sched_state *ss, int checks_fd)
 {
 	ustack__checks_drop(checks_fd);
+	ss->checks_gen++;
 	for (size_t i = 0; i < OFFCPU_THREAD_SLOTS; i++)
 		thread_free(&ss->thr[i]);
 	memset(ss->thr, 0, sizeof(ss->thr));
@@ -249,14 +256,45 @@ static struct offcpu_thread *thread_of(struct recording *rec, __u32 tid)
 	return t;
 }
 
-/* After unwinding a copy: keeps the stack under a
- * new ref and tells BPF what it depended on, so that the thread's next
- * blocks with the same registers and words send the ref, not a copy. */
+/* The check slot at pc for the thread's reuse slot r: the one its stack
+ * has there already, else one no other stack of the thread holds at pc,
+ * else the oldest stack's, which loses its check. */
+static __u32 check_slot_at(const struct sched_state *ss, struct offcpu_thread *t, const struct reuse_slot *r,
+			   uint64_t pc)
+{
+	struct reuse_slot *holder[IT_OFFCPU_CHECK_SLOTS] = { 0 };
+	__u32 oldest = 0;
+
+	if (r->check_gen == ss->checks_gen && r->check_pc == pc)
+		return r->check_slot;
+	for (int i = 0; i < REUSE_SLOTS; i++) {
+		struct reuse_slot *o = &t->reuse[i];
+
+		if (o != r && o->ref && o->check_gen == ss->checks_gen && o->check_pc == pc &&
+		    o->check_slot < IT_OFFCPU_CHECK_SLOTS)
+			holder[o->check_slot] = o;
+	}
+	for (__u32 j = 0; j < IT_OFFCPU_CHECK_SLOTS; j++) {
+		if (!holder[j])
+			return j;
+		if (holder[j]->ref < holder[oldest]->ref)
+			oldest = j;
+	}
+	holder[oldest]->check_gen = 0;
+	return oldest;
+}
+
+/* After unwinding a copy: keeps the stack under a new ref and tells BPF
+ * what it depended on, so that the thread's next blocks with the same
+ * registers and words send the ref, not a copy. The check goes to one of
+ * the call site's slots: stacks that reach one pc by different paths in
+ * turn each keep theirs. */
 static void publish_check(struct recording *rec, const struct it_ustack_event *e, const __u64 *ips, int n,
 			  const struct unwind_reads *reads)
 {
 	struct sched_state *ss = rec->sched;
 	struct offcpu_thread *t = thread_of(rec, e->hdr.tid);
+	int checks_fd = bpf_map__fd(rec->tracer.skel->maps.ustack_checks);
 	struct reuse_slot *slot = NULL;
 	struct it_ustack_check c = { 0 };
 	struct it_ustack_check_key k = { .tid = e->hdr.tid };
@@ -275,13 +313,25 @@ static void publish_check(struct recording *rec, const struct it_ustack_event *e
 			return;
 		memcpy(copy, ips, (size_t)n * sizeof(*copy));
 		slot = &t->reuse[t->reuse_next++ % REUSE_SLOTS];
+		/* the stack it held goes: so does its check, which names it */
+		if (slot->ref && slot->check_gen == ss->checks_gen) {
+			struct it_ustack_check_key old = { .tid = e->hdr.tid, .pad = slot->check_slot,
+							   .pc = slot->check_pc };
+
+			bpf_map_delete_elem(checks_fd, &old);
+		}
 		free(slot->ips);
 		*slot = (struct reuse_slot){ .ref = ++ss->next_ref, .n = n, .ips = copy };
 	}
 	c.ref = slot->ref;
 	ustack__check_fill(&c, e, reads);
 	k.pc = c.pc;
-	bpf_map_update_elem(bpf_map__fd(rec->tracer.skel->maps.ustack_checks), &k, &c, BPF_ANY);
+	k.pad = check_slot_at(ss, t, slot, k.pc);
+	if (bpf_map_update_elem(checks_fd, &k, &c, BPF_ANY))
+		return;
+	slot->check_pc = k.pc;
+	slot->check_slot = k.pad;
+	slot->check_gen = ss->checks_gen;
 }
 
 /* A record's user stack, frames not yet named (-1: a malformed record):
@@ -319,6 +369,7 @@ static int resolve_stack(struct recording *rec, const struct it_ustack_event *e,
 		 * with other modules, so blocks copy again */
 		ss->rebuilds_seen = unwinder__stats(rec->unwinder)->rebuilds;
 		ustack__checks_drop(bpf_map__fd(rec->tracer.skel->maps.ustack_checks));
+		ss->checks_gen++;
 	}
 	/* a stack that ends without its outermost frame is one too: that
 	 * depends on the same words and the copy's extent. Not without

@@ -236,6 +236,7 @@ static int self_cost_collect(struct recording *rec, struct model *m)
 		.cpu_s = cpu_s(&now),
 		.startup_cpu_s = startup,
 		.recording_cpu_s = during,
+		.collect_cpu_s = rec->build_cpu_s > 0 && cpu_s(&now) > rec->build_cpu_s ? cpu_s(&now) - rec->build_cpu_s : 0.0,
 		.percent_of_one_cpu = recording_s > 0 ? 100.0 * during / recording_s : 0.0,
 		.max_rss_mb = now.ru_maxrss / 1024.0,
 		.wakeups_per_s = recording_s > 0 ? (now.ru_nvcsw - s->at_attach.ru_nvcsw) / recording_s : 0.0,

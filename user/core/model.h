@@ -466,6 +466,9 @@ struct model_self {
 	double cpu_s, startup_cpu_s, recording_cpu_s, percent_of_one_cpu, max_rss_mb, wakeups_per_s;
 	uint64_t wakeups, involuntary_switches, target_stops;
 	double target_stopped_ms, target_stop_max_ms;
+	/* of recording_cpu_s, the model's build up to these figures: the
+	 * concerns' collection at the end (stacks folded and named) */
+	double collect_cpu_s;
 	struct {
 		bool available;
 		char reason[256];          /* why not: the kernel refused the stats */

@@ -506,13 +506,26 @@ static int model_processes(const struct recording *rec, struct model *m)
 	return 0;
 }
 
+/* This process's CPU seconds (all threads), as self_cost counts them. */
+static double process_cpu_s(void)
+{
+	struct rusage r;
+
+	if (getrusage(RUSAGE_SELF, &r))
+		return 0.0;
+	return r.ru_utime.tv_sec + r.ru_utime.tv_usec / 1e6 + r.ru_stime.tv_sec + r.ru_stime.tv_usec / 1e6;
+}
+
 /* recording__build, with --rotate's slice to the period [from, now) between
  * collecting and deriving when r is given. */
 static int build_model(struct recording *rec, struct model *out, bool final, struct rotation *r)
 {
 	const struct concern *c;
 	uint64_t now = final ? rec->end_ns : recording__now_ns();
-	int err = model__copy(out, &rec->model);
+	int err;
+
+	rec->build_cpu_s = process_cpu_s();
+	err = model__copy(out, &rec->model);
 
 	if (err)
 		return err;

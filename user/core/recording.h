@@ -61,6 +61,7 @@ struct recording {
 	struct process_table procs;
 	double start_wall_s;
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as bpf_ktime_get_ns */
+	double build_cpu_s;        /* this process's CPU when the last model build began */
 	const char *stop_reason;
 	const char *stop_request;  /* set by a concern (top's `q`): ends the run */
 	int late_exit;             /* recording__fail_late; 0: none */

@@ -6,6 +6,7 @@
 #include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,21 @@ static struct code_name *names; /* open addressing, cap a power of two */
 static size_t names_n, names_cap;
 static int stacks_fd = -1;
 
+/* py_stacks entries read so far. A key's value never changes: BPF inserts
+ * it once (BPF_NOEXIST, under a hash of the frames) and nothing deletes
+ * it. Observations and folded stacks ask for the same few stacks again and
+ * again, and each map lookup copies a whole struct it_py_stack (1.5 KiB)
+ * through a system call: read once, each is kept here, frames up to its
+ * depth. At most PY_STACK_CACHE_MAX; beyond, stacks are read each time. */
+#define PY_STACK_CACHE_MAX 4096
+struct stack_ent {
+	__u64 key; /* 0: free */
+	struct it_py_stack *st; /* header and depth frames */
+};
+static struct stack_ent *stack_tab; /* open addressing, cap a power of two */
+static size_t stack_n, stack_cap;
+static uint64_t stack_reads; /* map lookups made (python__stack_reads) */
+
 static uint64_t code_hash(pid_t tgid, uint64_t code, uint32_t ident)
 {
 	uint64_t h = (code ^ ((uint64_t)tgid << 40) ^ ident) * 0x9e3779b97f4a7c15ull;
@@ -479,18 +495,93 @@ void python__each_name(void (*fn)(const char *name, void *ctx), void *ctx)
 			fn(names[i].name, ctx);
 }
 
+static void stack_cache_free(void)
+{
+	for (size_t i = 0; i < stack_cap; i++)
+		free(stack_tab[i].st);
+	free(stack_tab);
+	stack_tab = NULL;
+	stack_n = stack_cap = 0;
+}
+
 void python__set_stacks_fd(int fd)
 {
+	if (fd != stacks_fd)
+		stack_cache_free(); /* another map: its keys name other stacks */
 	stacks_fd = fd;
+}
+
+static struct stack_ent *stack_slot(struct stack_ent *tab, size_t cap, __u64 key)
+{
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+
+	while (tab[i].key && tab[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* Keeps a stack just read (depth frames). Nothing when full or out of
+ * memory: it is read from the map again next time. */
+static void stack_cache_put(__u64 key, const struct it_py_stack *st)
+{
+	size_t bytes = offsetof(struct it_py_stack, frames) + st->depth * sizeof(st->frames[0]);
+	struct stack_ent *e;
+
+	if (stack_n >= PY_STACK_CACHE_MAX)
+		return;
+	if ((stack_n + 1) * 2 > stack_cap) {
+		size_t cap = stack_cap ? stack_cap * 2 : 256;
+		struct stack_ent *tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return;
+		for (size_t i = 0; i < stack_cap; i++)
+			if (stack_tab[i].key)
+				*stack_slot(tab, cap, stack_tab[i].key) = stack_tab[i];
+		free(stack_tab);
+		stack_tab = tab;
+		stack_cap = cap;
+	}
+	e = stack_slot(stack_tab, stack_cap, key);
+	if (e->key)
+		return;
+	e->st = malloc(bytes);
+	if (!e->st)
+		return;
+	memcpy(e->st, st, bytes);
+	e->key = key;
+	stack_n++;
 }
 
 int python__stack(__u64 pystack, struct it_py_stack *out)
 {
-	if (!pystack || stacks_fd < 0 || bpf_map_lookup_elem(stacks_fd, &pystack, out))
+	const struct stack_ent *e;
+
+	if (!pystack || stacks_fd < 0)
+		return -ENOENT;
+	e = stack_cap ? stack_slot(stack_tab, stack_cap, pystack) : NULL;
+	if (e && e->key) {
+		size_t bytes = offsetof(struct it_py_stack, frames) + e->st->depth * sizeof(e->st->frames[0]);
+
+		memcpy(out, e->st, bytes);
+		memset((char *)out + bytes, 0, sizeof(*out) - bytes);
+		return 0;
+	}
+	stack_reads++;
+	if (bpf_map_lookup_elem(stacks_fd, &pystack, out))
 		return -ENOENT;
 	if (out->depth > IT_PY_MAX_FRAMES)
 		out->depth = IT_PY_MAX_FRAMES;
-	return out->depth ? 0 : -ENOENT;
+	if (!out->depth)
+		return -ENOENT;
+	memset(&out->frames[out->depth], 0, (IT_PY_MAX_FRAMES - out->depth) * sizeof(out->frames[0]));
+	stack_cache_put(pystack, out);
+	return 0;
+}
+
+uint64_t python__stack_reads(void)
+{
+	return stack_reads;
 }
 
 int python__segments(const struct it_py_stack *s, int *starts, int *ends, int max)
@@ -522,6 +613,8 @@ void python__reset(void)
 	no_runtime = NULL;
 	no_runtime_n = no_runtime_cap = 0;
 	stacks_fd = -1;
+	stack_cache_free();
+	stack_reads = 0;
 }
 
 void python__set_phase_fn(int (*fn)(void *ctx, const char *qualname, const char *file), void *ctx)

@@ -50,8 +50,12 @@ int python__add_code(const struct it_py_code_event *e);
 void python__frame_name(pid_t tgid, const struct it_py_frame *f, char *buf, size_t len);
 /* Where recorded stacks are read from (`py_stacks` map fd; -1: none). */
 void python__set_stacks_fd(int fd);
-/* The recorded stack of key pystack. 0, or -ENOENT. */
+/* The recorded stack of key pystack: frames past its depth zeroed. 0, or
+ * -ENOENT. Each key's stack is read from the map once and kept (a key's
+ * value never changes), up to a bound; python__stack_reads counts the map
+ * reads made. */
 int python__stack(__u64 pystack, struct it_py_stack *out);
+uint64_t python__stack_reads(void);
 /* Splits a stack (frames leaf first) into its eval-loop calls: starts[j] is
  * the leaf-most frame of call j (leaf first), ends[j] one past its root-most.
  * Returns the number of calls (at most max). */

@@ -166,6 +166,76 @@ static bool interpreter_object(const char *object)
 	return b && (!strncmp(b, "python", 6) || !strncmp(b, "libpython", 9));
 }
 
+/* A native frame of a process as fold_one uses it, looked up and named
+ * once per report: the stacks of a run share most of their frames (the
+ * loop's callers, the interpreter's), and each lookup resolved the
+ * address three times and formatted it once. Within a report the symbol
+ * cache's answers for an address do not change (it is filled by then). */
+struct frame_memo {
+	uint64_t ip;     /* looked up as is: a caller's return address less one */
+	pid_t tgid;
+	bool used;       /* false: a free slot */
+	bool have;       /* syms_cache__resolve knew the address */
+	bool root;       /* a stack's outermost frame, by its mark or its name */
+	bool eval;       /* the interpreter's eval loop */
+	bool interp;     /* in the interpreter's own object */
+	const char *object; /* the syms cache's string (NULL: none) */
+	char *frame;     /* its folded name: sanitized, JIT frames marked */
+};
+
+static struct frame_memo *memo_slot(struct frame_memo *tab, size_t cap, pid_t tgid, uint64_t ip)
+{
+	size_t i = (size_t)(((ip ^ ((uint64_t)(uint32_t)tgid << 47)) * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+
+	while (tab[i].used && (tab[i].tgid != tgid || tab[i].ip != ip))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* The memo of (tgid, ip), filled on first sight; NULL without memory. */
+static const struct frame_memo *frame_memo(struct stack_report *r, struct syms_cache *syms, pid_t tgid, uint64_t ip)
+{
+	char frame[FRAME_LEN];
+	struct frame_memo *m;
+	struct sym_info si;
+
+	if (r->capmemo) {
+		m = memo_slot(r->memo, r->capmemo, tgid, ip);
+		if (m->used)
+			return m;
+	}
+	if ((r->nmemo + 1) * 2 > r->capmemo) {
+		size_t cap = r->capmemo ? r->capmemo * 2 : 1024;
+		struct frame_memo *tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return NULL;
+		for (size_t i = 0; i < r->capmemo; i++)
+			if (r->memo[i].used)
+				*memo_slot(tab, cap, r->memo[i].tgid, r->memo[i].ip) = r->memo[i];
+		free(r->memo);
+		r->memo = tab;
+		r->capmemo = cap;
+	}
+	m = memo_slot(r->memo, r->capmemo, tgid, ip);
+	*m = (struct frame_memo){ .ip = ip, .tgid = tgid };
+	m->have = syms_cache__resolve(syms, tgid, ip, &si) == 0;
+	m->root = m->have && (si.root || stacks__is_root_symbol(si.name));
+	m->eval = m->have && si.name && !strcmp(si.name, PY_EVAL_SYMBOL);
+	m->interp = m->have && interpreter_object(si.object);
+	m->object = m->have ? si.object : NULL;
+	syms_cache__format(syms, tgid, ip, frame, sizeof(frame));
+	if (m->have && si.jit) /* FlameGraph's mark of JIT frames, as _[k] of kernel ones */
+		strncat(frame, "_[j]", sizeof(frame) - strlen(frame) - 1);
+	sanitize_frame(frame);
+	m->frame = strdup(frame);
+	if (!m->frame)
+		return NULL; /* the slot stays free */
+	m->used = true;
+	r->nmemo++;
+	return m;
+}
+
 /* Builds the folded line of one key, and its Python view in *pl (py-spy's
  * default: from the first Python frame on, the interpreter's own native
  * frames left out; the same line when the stack has no Python frames);
@@ -177,7 +247,7 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	char frame[FRAME_LEN], comm[IT_COMM_LEN + 1];
 	const char *leaf_object = "[unknown]";
 	struct object_quality *oq;
-	struct sym_info si;
+	const struct frame_memo *fm;
 	int nu = uips ? stack_depth(uips) : 0, nk = kips ? stack_depth(kips) : 0;
 	int complete = 0, err, nseg = 0, neval = 0;
 	int seg_start[IT_PY_MAX_FRAMES], seg_end[IT_PY_MAX_FRAMES];
@@ -202,10 +272,10 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 	if (k->pystack && python__stack(k->pystack, &py) == 0) {
 		nseg = python__segments(&py, seg_start, seg_end, IT_PY_MAX_FRAMES);
 		for (int i = 0; i < nu; i++) {
-			uint64_t ip = i ? uips[i] - 1 : uips[i];
-
-			neval += syms_cache__resolve(syms, k->tgid, ip, &si) == 0 && si.name &&
-				 !strcmp(si.name, PY_EVAL_SYMBOL);
+			fm = frame_memo(r, syms, (pid_t)k->tgid, i ? uips[i] - 1 : uips[i]);
+			if (!fm)
+				return -ENOMEM;
+			neval += fm->eval;
 		}
 		/* the leaf-most eval-loop calls are the surest: segments and eval
 		 * frames are matched from the leaf; Python calls whose native
@@ -221,14 +291,14 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 		/* callers' entries are return addresses, which may already lie in
 		 * the next function (a call to a noreturn function ends its caller):
 		 * look up the call instruction instead, as perf does */
-		uint64_t ip = i ? uips[i] - 1 : uips[i];
-		int have = syms_cache__resolve(syms, k->tgid, ip, &si) == 0;
-
-		if (have && (si.root || stacks__is_root_symbol(si.name)))
+		fm = frame_memo(r, syms, (pid_t)k->tgid, i ? uips[i] - 1 : uips[i]);
+		if (!fm)
+			return -ENOMEM;
+		if (fm->root)
 			complete = 1;
-		if (i == 0 && have && si.object)
-			leaf_object = si.object;
-		if (nseg && have && si.name && !strcmp(si.name, PY_EVAL_SYMBOL)) {
+		if (i == 0 && fm->object)
+			leaf_object = fm->object;
+		if (nseg && fm->eval) {
 			/* the eval frame counted eval-th from the root runs the
 			 * segment (neval - 1 - eval) from the leaf */
 			int j = neval - 1 - eval++;
@@ -241,15 +311,11 @@ static int fold_one(struct stack_report *r, struct syms_cache *syms, struct ksym
 				continue;
 			}
 		}
-		syms_cache__format(syms, k->tgid, ip, frame, sizeof(frame));
-		if (have && si.jit) /* FlameGraph's mark of JIT frames, as _[k] of kernel ones */
-			strncat(frame, "_[j]", sizeof(frame) - strlen(frame) - 1);
-		sanitize_frame(frame);
-		err = line_append(l, frame);
+		err = line_append(l, fm->frame);
 		/* with Python frames: nothing root-ward of the first, and no
 		 * frame of the interpreter's own below it */
-		if (!err && (!nseg || (py_seen && !(have && interpreter_object(si.object)))))
-			err = line_append(pl, frame);
+		if (!err && (!nseg || (py_seen && !fm->interp)))
+			err = line_append(pl, fm->frame);
 	}
 	skip_tracing_frames(ksyms, &kips, &nk);
 	for (int i = nk - 1; i >= 0 && !err; i--) {
@@ -381,6 +447,9 @@ void stack_report__free(struct stack_report *r)
 	free(r->objects);
 	free(r->procs);
 	free(r->last_line);
+	for (size_t i = 0; i < r->capmemo; i++)
+		free(r->memo[i].frame);
+	free(r->memo);
 	memset(r, 0, sizeof(*r));
 }
 

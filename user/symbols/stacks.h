@@ -48,6 +48,10 @@ struct stack_report {
 	uint64_t user_stack_missing; /* samples whose user stack could not be read */
 	uint64_t distinct_stacks;
 	char *last_line; /* the folded stack of the last stacks__add (trace.json's samples) */
+	/* each native frame looked up once (stacks.c, frame_memo): a run's
+	 * stacks share most of their frames */
+	struct frame_memo *memo;
+	size_t nmemo, capmemo;
 };
 
 /* Reads stack_counts/stackmap of the tracer and symbolizes every stack.

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,12 @@
 struct symcache {
 	int dirfd;
 	char *dir;
+};
+
+/* A loaded table's names: the file mapped read-only, in place. */
+struct symcache_blob {
+	void *addr;
+	size_t len;
 };
 
 struct hdr {
@@ -108,23 +115,6 @@ static int file_name(char *buf, size_t len, const unsigned char *id, size_t idle
 	return 0;
 }
 
-static int read_all(int fd, void *buf, size_t n)
-{
-	char *p = buf;
-
-	while (n) {
-		ssize_t r = read(fd, p, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 static int write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;
@@ -142,12 +132,20 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+/* The file is mapped, not read: a table's names are used where they lie
+ * (a lookup touches a few of its pages), and the entries are read once to
+ * check them, without copying megabytes into fresh memory page by page
+ * (libtorch_cpu's table is 2.5 MiB). MAP_PRIVATE: a cache file replaced
+ * meanwhile is renamed over, never written in place. */
 int symcache__load(struct symcache *c, const unsigned char *id, size_t idlen, struct symcache_sym **syms,
-		   size_t *nsyms, char **blob, unsigned *flags)
+		   size_t *nsyms, struct symcache_blob **blob, unsigned *flags)
 {
 	struct symcache_sym *out = NULL;
-	struct ent *ents = NULL;
-	char name[160], *strs = NULL;
+	struct symcache_blob *b = NULL;
+	const struct ent *ents;
+	const char *strs;
+	void *map = MAP_FAILED;
+	char name[160];
 	struct stat st;
 	struct hdr h;
 	int fd, err;
@@ -161,41 +159,57 @@ int symcache__load(struct symcache *c, const unsigned char *id, size_t idlen, st
 	if (fd < 0)
 		return -errno;
 	err = -EINVAL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !trusted(&st) || (uint64_t)st.st_size > SYMCACHE_MAX_FILE)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !trusted(&st) || (uint64_t)st.st_size > SYMCACHE_MAX_FILE ||
+	    (uint64_t)st.st_size < sizeof(h))
 		goto out;
-	if (read_all(fd, &h, sizeof(h)) || memcmp(h.magic, SYMCACHE_MAGIC, sizeof(h.magic)) ||
-	    h.nsyms > SYMCACHE_MAX_FILE / sizeof(struct ent) || h.strsize > SYMCACHE_MAX_FILE ||
-	    sizeof(h) + h.nsyms * sizeof(struct ent) + h.strsize != (uint64_t)st.st_size)
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
 		goto out;
-	ents = malloc(h.nsyms ? h.nsyms * sizeof(*ents) : 1);
-	strs = malloc(h.strsize ? h.strsize : 1);
+	}
+	memcpy(&h, map, sizeof(h));
+	if (memcmp(h.magic, SYMCACHE_MAGIC, sizeof(h.magic)) || h.nsyms > SYMCACHE_MAX_FILE / sizeof(struct ent) ||
+	    h.strsize > SYMCACHE_MAX_FILE || sizeof(h) + h.nsyms * sizeof(struct ent) + h.strsize != (uint64_t)st.st_size)
+		goto out;
+	ents = (const struct ent *)((const char *)map + sizeof(h));
+	strs = (const char *)(ents + h.nsyms);
+	if (h.nsyms && (!h.strsize || strs[h.strsize - 1]))
+		goto out;
 	out = malloc(h.nsyms ? h.nsyms * sizeof(*out) : 1);
-	if (!ents || !strs || !out) {
+	b = malloc(sizeof(*b));
+	if (!out || !b) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if (read_all(fd, ents, h.nsyms * sizeof(*ents)) || read_all(fd, strs, h.strsize))
-		goto out;
-	if (h.nsyms && (!h.strsize || strs[h.strsize - 1]))
-		goto out;
 	for (uint64_t i = 0; i < h.nsyms; i++) {
 		if (ents[i].name >= h.strsize)
 			goto out;
 		out[i] = (struct symcache_sym){ ents[i].addr, ents[i].size, strs + ents[i].name, ents[i].bind };
 	}
+	*b = (struct symcache_blob){ map, (size_t)st.st_size };
 	*syms = out;
-	*blob = strs;
+	*blob = b;
 	*nsyms = h.nsyms;
 	*flags = (unsigned)h.flags;
 	out = NULL;
-	strs = NULL;
+	b = NULL;
+	map = MAP_FAILED;
 	err = 0;
 out:
 	free(out);
-	free(strs);
-	free(ents);
+	free(b);
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
 	close(fd);
 	return err;
+}
+
+void symcache__blob_free(struct symcache_blob *b)
+{
+	if (!b)
+		return;
+	munmap(b->addr, b->len);
+	free(b);
 }
 
 int symcache__store(struct symcache *c, const unsigned char *id, size_t idlen, const struct symcache_sym *syms,

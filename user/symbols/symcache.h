@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct symcache;
+struct symcache_blob;
 
 struct symcache_sym {
 	uint64_t addr, size;
@@ -33,12 +34,13 @@ const char *symcache__dir(const struct symcache *c);
 /* flags of a stored table */
 #define SYMCACHE_DEBUGINFO 1u /* read from separate debuginfo */
 
-/* The table stored for build-id id: *syms (malloc'd) and *blob (malloc'd,
- * holding the names) are the caller's, *flags the store's. 0, -ENOENT
- * (none), or -errno (unreadable or malformed: ignored, and replaced by the
- * next store). */
+/* The table stored for build-id id: *syms (malloc'd) and *blob (the
+ * names, freed with symcache__blob_free) are the caller's, *flags the
+ * store's. 0, -ENOENT (none), or -errno (unreadable or malformed: ignored,
+ * and replaced by the next store). */
 int symcache__load(struct symcache *c, const unsigned char *id, size_t idlen, struct symcache_sym **syms,
-		   size_t *nsyms, char **blob, unsigned *flags);
+		   size_t *nsyms, struct symcache_blob **blob, unsigned *flags);
+void symcache__blob_free(struct symcache_blob *b); /* accepts NULL */
 /* Stores a table for build-id id. 0 or -errno. */
 int symcache__store(struct symcache *c, const unsigned char *id, size_t idlen, const struct symcache_sym *syms,
 		    size_t nsyms, unsigned flags);

@@ -92,7 +92,7 @@ struct dso {
 	bool tried;  /* opened, or tried to */
 	pid_t pid;
 	uint64_t start, end;
-	char *symblob;             /* names of syms read from the symbol cache */
+	struct symcache_blob *symblob; /* names of syms read from the symbol cache */
 };
 
 struct map {
@@ -180,7 +180,7 @@ static void dso__free(struct dso *dso)
 		if (dso->syms[i].owned)
 			free((char *)dso->syms[i].name);
 	free(dso->syms);
-	free(dso->symblob);
+	symcache__blob_free(dso->symblob);
 	free(dso->ents);
 	if (dso->dwfl)
 		dwfl_end(dso->dwfl);
@@ -438,14 +438,14 @@ static bool dso__load_cached_syms(struct dso *dso)
 	/* a table stored without debuginfo, which is now installed: read anew */
 	if (!(flags & SYMCACHE_DEBUGINFO) && debuginfo_installed(id, (size_t)idlen)) {
 		free(cs);
-		free(dso->symblob);
+		symcache__blob_free(dso->symblob);
 		dso->symblob = NULL;
 		return false;
 	}
 	dso->syms = calloc(n ? n : 1, sizeof(*dso->syms));
 	if (!dso->syms) {
 		free(cs);
-		free(dso->symblob);
+		symcache__blob_free(dso->symblob);
 		dso->symblob = NULL;
 		return false;
 	}
