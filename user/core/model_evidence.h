@@ -4,7 +4,7 @@
  * each field is optional and written only when set, so each rule fills
  * the few it has. Written and loaded by outputs/profile_evidence.c, whose
  * table takes each scalar's key from MODEL_EVIDENCE_SCALARS. A part of
- * model.h: include model.h. */
+ * model.h (which gives it BLOCKED_NCLASSES): include model.h. */
 #ifndef INFERTRACE_MODEL_EVIDENCE_H
 #define INFERTRACE_MODEL_EVIDENCE_H
 
@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "infertrace.h"
-#include "sched_logic.h"
 #include "throttle.h"
 #include "vec.h"
 
