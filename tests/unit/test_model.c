@@ -132,8 +132,8 @@ static void test_replay_aggregates_and_findings(void **state)
 	assert_null(finding(&m, "cpu_contention"));
 	/* the evidence names the phase's hottest function, from the model's stacks */
 	const struct model_evidence *ev = &finding(&m, "llm_inference")->evidence;
-	assert_true(ev->n_top_functions > 0);
-	assert_string_equal(model__name(&m, ev->top_functions[0].name), "infer");
+	assert_true(ev->top_functions.n > 0);
+	assert_string_equal(model__name(&m, ev->top_functions.v[0].name), "infer");
 	model__free(&m);
 }
 

@@ -1298,9 +1298,10 @@ static void test_evidence_round_trip(void **state)
 	ev.threshold_percent = 60;
 	ev.total_ms = 0;
 	ev.has_top_functions = true;
-	ev.n_top_functions = 2;
-	ev.top_functions[0] = (struct model_ev_share){ model__intern(&m, "ggml_vec_dot"), NAN, 70 };
-	ev.top_functions[1] = (struct model_ev_share){ model__intern(&m, "memcpy"), NAN, 30 };
+	ev.top_functions.v = calloc(2, sizeof(*ev.top_functions.v));
+	ev.top_functions.n = ev.top_functions.cap = 2;
+	ev.top_functions.v[0] = (struct model_ev_share){ model__intern(&m, "ggml_vec_dot"), NAN, 70 };
+	ev.top_functions.v[1] = (struct model_ev_share){ model__intern(&m, "memcpy"), NAN, 30 };
 	assert_int_equal(model__add_finding(&m, "llm_inference", "high", 62.5, &ev), 0);
 	/* memory: peak unknown, written as null */
 	model_evidence__init(&ev);
@@ -1326,8 +1327,9 @@ static void test_evidence_round_trip(void **state)
 	ev.blocked_ms[BLOCKED_IO] = 12.5;
 	ev.blocked_from = model__intern(&m, "scheduler");
 	ev.has_top_stacks = true;
-	ev.n_top_stacks = 1;
-	ev.top_stacks[0] = (struct model_ev_share){ model__intern(&m, "exp;main;fsync"), 12.5, 100 };
+	ev.top_stacks.v = calloc(1, sizeof(*ev.top_stacks.v));
+	ev.top_stacks.n = ev.top_stacks.cap = 1;
+	ev.top_stacks.v[0] = (struct model_ev_share){ model__intern(&m, "exp;main;fsync"), 12.5, 100 };
 	assert_int_equal(model__add_finding(&m, "io_wait", "medium", 20, &ev), 0);
 	/* the GPU timeline's: device, top kernel, idle stack, copies */
 	model_evidence__init(&ev);
@@ -1412,8 +1414,9 @@ static void test_evidence_round_trip(void **state)
 
 	assert_int_equal(model__from_json(&back, p, "test"), 0);
 	assert_int_equal(back.nfindings, m.nfindings);
-	assert_string_equal(model__name(&back, back.findings[0].evidence.top_functions[1].name), "memcpy");
-	assert_num(back.findings[0].evidence.top_functions[1].percent, 30);
+	assert_int_equal(back.findings[0].evidence.top_functions.n, 2);
+	assert_string_equal(model__name(&back, back.findings[0].evidence.top_functions.v[1].name), "memcpy");
+	assert_num(back.findings[0].evidence.top_functions.v[1].percent, 30);
 	assert_true(back.findings[1].evidence.has_memory);
 	assert_num(back.findings[1].evidence.peak_mb, NAN);
 	assert_int_equal(back.findings[1].evidence.oom_kills, 1);

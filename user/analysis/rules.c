@@ -68,14 +68,16 @@ static void top_leaves(struct model *m, const struct folded *st, struct model_ev
 	struct folded leaves = {};
 
 	ev->has_top_functions = true;
-	ev->n_top_functions = 0;
 	if (folded__leaves(st, &leaves))
 		return;
-	for (size_t i = 0; i < leaves.n && i < MODEL_EV_TOP_FUNCTIONS; i++)
-		ev->top_functions[ev->n_top_functions++] = (struct model_ev_share){
+	for (size_t i = 0; i < leaves.n && i < MODEL_EV_TOP_FUNCTIONS; i++) {
+		if (VEC_RESERVE(ev->top_functions.v, ev->top_functions.cap, ev->top_functions.n, MODEL_EV_TOP_FUNCTIONS))
+			break;
+		ev->top_functions.v[ev->top_functions.n++] = (struct model_ev_share){
 			.name = model__intern(m, leaves.entries[i].stack), .ms = NAN,
 			.percent = 100.0 * leaves.entries[i].count / leaves.total,
 		};
+	}
 	folded__free(&leaves);
 }
 
@@ -336,16 +338,18 @@ static void top_offcpu(struct model *m, const struct folded *f, struct model_evi
 	struct folded sorted = {};
 
 	ev->has_top_stacks = true;
-	ev->n_top_stacks = 0;
 	for (size_t i = 0; i < f->n; i++)
 		folded__add(&sorted, f->entries[i].stack, f->entries[i].count);
 	folded__merge(&sorted);
 	folded__sort_by_count(&sorted);
-	for (size_t i = 0; i < sorted.n && i < MODEL_EV_TOP_STACKS; i++)
-		ev->top_stacks[ev->n_top_stacks++] = (struct model_ev_share){
+	for (size_t i = 0; i < sorted.n && i < MODEL_EV_TOP_STACKS; i++) {
+		if (VEC_RESERVE(ev->top_stacks.v, ev->top_stacks.cap, ev->top_stacks.n, MODEL_EV_TOP_STACKS))
+			break;
+		ev->top_stacks.v[ev->top_stacks.n++] = (struct model_ev_share){
 			.name = model__intern(m, sorted.entries[i].stack), .ms = sorted.entries[i].count / 1e3,
 			.percent = sorted.total ? 100.0 * sorted.entries[i].count / sorted.total : 0.0,
 		};
+	}
 	folded__free(&sorted);
 }
 

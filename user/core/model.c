@@ -1111,6 +1111,8 @@ void model_evidence__init(struct model_evidence *e)
 
 void model_evidence__free(struct model_evidence *e)
 {
+	free(e->top_functions.v);
+	free(e->top_stacks.v);
 	free(e->episodes.v);
 	model_evidence__init(e);
 }
@@ -1118,10 +1120,14 @@ void model_evidence__free(struct model_evidence *e)
 int model_evidence__copy(struct model_evidence *dst, const struct model_evidence *src)
 {
 	*dst = *src;
+	dst->top_functions.v = NULL;
+	dst->top_stacks.v = NULL;
 	dst->episodes.v = NULL;
+	dst->top_functions.n = dst->top_functions.cap = dst->top_stacks.n = dst->top_stacks.cap = 0;
 	dst->episodes.n = dst->episodes.cap = 0;
-	if (VEC_DUP(dst->episodes, src->episodes)) {
-		model_evidence__init(dst);
+	if (VEC_DUP(dst->top_functions, src->top_functions) || VEC_DUP(dst->top_stacks, src->top_stacks) ||
+	    VEC_DUP(dst->episodes, src->episodes)) {
+		model_evidence__free(dst);
 		return -ENOMEM;
 	}
 	return 0;

@@ -59,6 +59,7 @@ struct model_ev_copy {
 	double ms;
 };
 
+/* How many a rule lists (a profile loaded may hold more). */
 #define MODEL_EV_TOP_FUNCTIONS 5
 #define MODEL_EV_TOP_STACKS 3
 
@@ -74,10 +75,8 @@ struct model_evidence {
 	bool cpus_integer;
 	bool gpu_available; /* written only when true */
 	bool has_top_functions, has_top_stacks, has_top_kernel, has_top_idle_stack;
-	struct model_ev_share top_functions[MODEL_EV_TOP_FUNCTIONS];
-	size_t n_top_functions;
-	struct model_ev_share top_stacks[MODEL_EV_TOP_STACKS];
-	size_t n_top_stacks;
+	VEC_OF(struct model_ev_share) top_functions;
+	VEC_OF(struct model_ev_share) top_stacks;
 	struct model_ev_share top_idle_stack;
 	struct model_ev_kernel top_kernel;
 	/* off_cpu, io_wait: blocked time by class, those above 0 written */
@@ -93,7 +92,7 @@ struct model_evidence {
 
 /* No figure: present false, every field left out. */
 void model_evidence__init(struct model_evidence *e);
-/* Frees what e owns; e is then empty (init). */
+/* Frees what e owns (its lists); e is then empty (init). */
 void model_evidence__free(struct model_evidence *e);
 /* dst (owning nothing) a copy of src. 0 or -ENOMEM (dst then empty). */
 int model_evidence__copy(struct model_evidence *dst, const struct model_evidence *src);
