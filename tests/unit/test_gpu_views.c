@@ -196,12 +196,11 @@ static const struct model_recommendation *rec(const struct model *m, const char 
 	return NULL;
 }
 
-static double ev_num(const struct model_finding *f, const char *key)
+/* A figure of a finding's evidence, which it must have. */
+static double ev_num(double v)
 {
-	json_t *v = json_object_get(f->evidence, key);
-
-	assert_true(json_is_number(v));
-	return json_number_value(v);
+	assert_true(isfinite(v));
+	return v;
 }
 
 /* Evaluates a model with case k; the findings of the GPU types it got. */
@@ -229,13 +228,13 @@ static void test_gpu_bound(void **state)
 	assert_non_null(f);
 	assert_float_equal(f->percentage_of_cycle, 90, 1e-9);
 	assert_string_equal(f->severity, "medium"); /* 90 / 80 */
-	assert_float_equal(ev_num(f, "busy_percent"), 90, 1e-9);
-	assert_float_equal(ev_num(f, "window_ms"), 320, 1e-9);
-	assert_float_equal(ev_num(f, "kernels_per_cycle"), 100, 1e-9);
-	assert_string_equal(json_string_value(json_object_get(f->evidence, "window")), "llm_inference");
-	assert_string_equal(json_string_value(json_object_get(f->evidence, "from")), "GPU timeline (CUPTI activity)");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(f->evidence, "top_kernel"), "name")),
-			    "gemm_kernel(float*)");
+	assert_float_equal(ev_num(f->evidence.busy_percent), 90, 1e-9);
+	assert_float_equal(ev_num(f->evidence.window_ms), 320, 1e-9);
+	assert_float_equal(ev_num(f->evidence.kernels_per_cycle), 100, 1e-9);
+	assert_string_equal(model__name(&m, f->evidence.window), "llm_inference");
+	assert_string_equal(model__name(&m, f->evidence.from), "GPU timeline (CUPTI activity)");
+	assert_true(f->evidence.has_top_kernel);
+	assert_string_equal(model__name(&m, f->evidence.top_kernel.name), "gemm_kernel(float*)");
 	assert_null(finding(&m, "launch_bound"));
 	assert_null(finding(&m, "transfer_bound"));
 	assert_null(finding(&m, "sync_bound"));
@@ -261,9 +260,9 @@ static void test_launch_bound(void **state)
 	assert_non_null(f);
 	assert_float_equal(f->percentage_of_cycle, 50, 1e-9);
 	assert_string_equal(f->severity, "critical"); /* 50 / 30 */
-	assert_float_equal(ev_num(f, "idle_host_ms"), 160, 1e-9);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(f->evidence, "top_idle_stack"), "stack")),
-			    "exp;main;run_cycle;tokenize");
+	assert_float_equal(ev_num(f->evidence.idle_host_ms), 160, 1e-9);
+	assert_true(f->evidence.has_top_idle_stack);
+	assert_string_equal(model__name(&m, f->evidence.top_idle_stack.name), "exp;main;run_cycle;tokenize");
 	assert_null(finding(&m, "gpu_bound"));
 	r = rec(&m, "Launch the step's kernels at once");
 	assert_non_null(r);
@@ -297,10 +296,9 @@ static void test_transfer_bound(void **state)
 	f = finding(&m, "transfer_bound");
 	assert_non_null(f);
 	assert_float_equal(f->percentage_of_cycle, 40, 1e-9);
-	assert_float_equal(ev_num(f, "copy_ms"), 128, 1e-9);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(f->evidence, "copies"),
-											  "HtoD"), "bytes")),
-			 8 * 8388608);
+	assert_float_equal(ev_num(f->evidence.copy_ms), 128, 1e-9);
+	assert_true(f->evidence.has_copies);
+	assert_int_equal(f->evidence.copies[IT_GPU_DIR_HTOD].bytes, 8 * 8388608);
 	assert_non_null(rec(&m, "Copy less, in fewer and larger transfers"));
 	done(&m);
 
@@ -327,7 +325,7 @@ static void test_sync_bound(void **state)
 	f = finding(&m, "sync_bound");
 	assert_non_null(f);
 	assert_float_equal(f->percentage_of_cycle, 40, 1e-9);
-	assert_float_equal(ev_num(f, "syncs_per_cycle"), 3, 1e-9);
+	assert_float_equal(ev_num(f->evidence.syncs_per_cycle), 3, 1e-9);
 	r = rec(&m, "Remove per-step synchronizations");
 	assert_non_null(r);
 	assert_string_equal(r->current_value, "3.0 syncs per cycle; waits 40% of llm_inference with GPU 0 idle");
@@ -350,7 +348,7 @@ static void test_old_gpu_bound_gives_way(void **state)
 	start(&m, true);
 	evaluate(&m);
 	assert_non_null(finding(&m, "gpu_bound"));
-	assert_null(json_object_get(finding(&m, "gpu_bound")->evidence, "from"));
+	assert_int_equal(finding(&m, "gpu_bound")->evidence.from, -1);
 	done(&m);
 	judge(&m, &(struct gpu_case){ .busy_ms = 160, .idle_ms = 160, .kernels = 40 }, true);
 	assert_null(finding(&m, "gpu_bound"));

@@ -131,8 +131,9 @@ static void test_replay_aggregates_and_findings(void **state)
 	assert_null(finding(&m, "mode_overhead"));
 	assert_null(finding(&m, "cpu_contention"));
 	/* the evidence names the phase's hottest function, from the model's stacks */
-	json_t *top = json_object_get(finding(&m, "llm_inference")->evidence, "top_functions");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(top, 0), "function")), "infer");
+	const struct model_evidence *ev = &finding(&m, "llm_inference")->evidence;
+	assert_true(ev->top_functions.n > 0);
+	assert_string_equal(model__name(&m, ev->top_functions.v[0].name), "infer");
 	model__free(&m);
 }
 

@@ -670,9 +670,15 @@ static void fill_core(struct model *m)
 	m->llama_facts.context.has_calls = true;
 	m->llama_facts.context.calls[MODEL_LLAMA_GENERATION][3] = 9;
 	m->llama_facts.context.calls[MODEL_LLAMA_GENERATION][0] = 1; /* 64 threads or more */
-	assert_int_equal(model__add_finding(m, "llm_inference", "high", 60, json_pack("{s:f}", "percent", 60.0)), 0);
+	struct model_evidence ev;
+
+	model_evidence__init(&ev);
+	ev.percent_of_cycle = 60;
+	assert_int_equal(model__add_finding(m, "llm_inference", "high", 60, &ev), 0);
 	assert_int_equal(model__add_finding(m, "thermal_throttling", "medium", NAN, NULL), 0);
-	r.evidence = json_pack("{s:i}", "threads", 8);
+	model_evidence__init(&r.evidence);
+	r.evidence.present = true;
+	r.evidence.n_threads = 8;
 	assert_int_equal(model__add_recommendation(m, &r), 0);
 	rule_thresholds__defaults(&m->thresholds);
 	m->thresholds.power_mw = 2500;
@@ -817,12 +823,15 @@ static void test_core_round_trip(void **state)
 	assert_string_equal(back.findings[0].type, "llm_inference");
 	assert_num(back.findings[0].percentage_of_cycle, 60);
 	assert_num(back.findings[1].percentage_of_cycle, NAN);
-	assert_true(json_equal(back.findings[0].evidence, m.findings[0].evidence));
+	assert_num(back.findings[0].evidence.percent_of_cycle, 60);
+	assert_num(back.findings[0].evidence.total_ms, NAN);
 	assert_int_equal(back.nrecs, 1);
 	assert_string_equal(back.recs[0].title, "Fewer threads");
 	assert_string_equal(back.recs[0].priority, "medium"); /* the default, written */
 	assert_string_equal(back.recs[0].bottleneck, "cpu_oversubscribed");
-	assert_true(json_equal(back.recs[0].evidence, m.recs[0].evidence));
+	assert_true(back.recs[0].evidence.present);
+	assert_int_equal(back.recs[0].evidence.n_threads, 8);
+	assert_int_equal(back.recs[0].evidence.n_threads_used, -1);
 	assert_int_equal(back.run.asked.frequency, 199);
 	assert_string_equal(model__name(&back, back.run.asked.cycle), "run_cycle");
 	assert_int_equal(back.run.asked.cycle_marker, -1);
@@ -1269,6 +1278,171 @@ static void test_cuda_round_trip(void **state)
 	model__free(&m);
 }
 
+/* The evidence of findings of several kinds, written, loaded back and
+ * written again: the same figures, the same JSON, each key of the type the
+ * rule gave it (cpus an integer or a real, memory's unknowns null). */
+static void test_evidence_round_trip(void **state)
+{
+	struct model m, back;
+	struct model_evidence ev;
+	struct model_recommendation r = { .title = "t", .description = "d", .current_value = "c",
+					  .recommended_value = "3", .bottleneck = "cpu_oversubscribed" };
+	json_t *p, *p2, *b, *e;
+
+	(void)state;
+	model__init(&m);
+	/* a phase's share, with its hottest functions */
+	model_evidence__init(&ev);
+	ev.phase = model__intern(&m, "llm_inference");
+	ev.percent_of_cycle = 62.5;
+	ev.threshold_percent = 60;
+	ev.total_ms = 0;
+	ev.has_top_functions = true;
+	ev.top_functions.v = calloc(2, sizeof(*ev.top_functions.v));
+	ev.top_functions.n = ev.top_functions.cap = 2;
+	ev.top_functions.v[0] = (struct model_ev_share){ model__intern(&m, "ggml_vec_dot"), NAN, 70 };
+	ev.top_functions.v[1] = (struct model_ev_share){ model__intern(&m, "memcpy"), NAN, 30 };
+	assert_int_equal(model__add_finding(&m, "llm_inference", "high", 62.5, &ev), 0);
+	/* memory: peak unknown, written as null */
+	model_evidence__init(&ev);
+	ev.has_memory = true;
+	ev.percent_of_ram = NAN;
+	ev.mem_total_mb = 4096;
+	ev.oom_kills = 1;
+	assert_int_equal(model__add_finding(&m, "memory_pressure", "critical", NAN, &ev), 0);
+	/* cpus as an integer, and as a real; the thread count's key of the two */
+	model_evidence__init(&ev);
+	ev.cpus = 4;
+	ev.cpus_integer = true;
+	ev.n_threads_used = 4;
+	ev.scope = model__intern(&m, "cycles");
+	assert_int_equal(model__add_finding(&m, "cpu_oversubscribed", "high", 40, &ev), 0);
+	model_evidence__init(&ev);
+	ev.cpus = 2;
+	ev.runq_share_percent = 35;
+	assert_int_equal(model__add_finding(&m, "cpu_contention", "high", 35, &ev), 0);
+	/* blocked time by class and the heaviest stacks */
+	model_evidence__init(&ev);
+	ev.has_blocked_ms = true;
+	ev.blocked_ms[BLOCKED_IO] = 12.5;
+	ev.blocked_from = model__intern(&m, "scheduler");
+	ev.has_top_stacks = true;
+	ev.top_stacks.v = calloc(1, sizeof(*ev.top_stacks.v));
+	ev.top_stacks.n = ev.top_stacks.cap = 1;
+	ev.top_stacks.v[0] = (struct model_ev_share){ model__intern(&m, "exp;main;fsync"), 12.5, 100 };
+	assert_int_equal(model__add_finding(&m, "io_wait", "medium", 20, &ev), 0);
+	/* the GPU timeline's: device, top kernel, idle stack, copies */
+	model_evidence__init(&ev);
+	ev.from = model__intern(&m, "GPU timeline (CUPTI activity)");
+	ev.device = 0;
+	ev.has_top_kernel = true;
+	ev.top_kernel = (struct model_ev_kernel){ model__intern(&m, "gemm"), 40, 3.5 };
+	ev.has_top_idle_stack = true;
+	ev.top_idle_stack = (struct model_ev_share){ model__intern(&m, "exp;tokenize"), 9, NAN };
+	ev.has_copies = true;
+	ev.copies[IT_GPU_DIR_HTOD] = (struct model_ev_copy){ 2, 1 << 20, 1.5 };
+	assert_int_equal(model__add_finding(&m, "transfer_bound", "high", 40, &ev), 0);
+	/* episodes: a throttling one with its temperature, a power cap's without */
+	model_evidence__init(&ev);
+	ev.has_episodes = true;
+	ev.episodes.v = calloc(1, sizeof(*ev.episodes.v));
+	ev.episodes.n = ev.episodes.cap = 1;
+	ev.episodes.v[0] = (struct throttle_episode){ .source = "cpu", .zone = "x86_pkg_temp", .reason = "thermal",
+						      .start_ns = 1000 * MS, .end_ns = 1500 * MS, .peak_temp_c = 97,
+						      .min_clock_pct = 60 };
+	ev.max_temp_c = 97;
+	assert_int_equal(model__add_finding(&m, "thermal_throttling", "high", NAN, &ev), 0);
+	model_evidence__init(&ev);
+	ev.has_episodes = ev.episodes_capped = true;
+	ev.episodes.v = calloc(1, sizeof(*ev.episodes.v));
+	ev.episodes.n = ev.episodes.cap = 1;
+	ev.episodes.v[0] = (struct throttle_episode){ .source = "gpu0", .reason = "sw_power_cap", .start_ns = 1000 * MS,
+						      .end_ns = 1200 * MS, .peak_temp_c = NAN, .min_clock_pct = NAN };
+	ev.capped_ms = 200;
+	assert_int_equal(model__add_finding(&m, "power_capped", "medium", 10, &ev), 0);
+	/* a recommendation with evidence, one without */
+	model_evidence__init(&r.evidence);
+	r.evidence.present = true;
+	r.evidence.gpu_available = true;
+	r.evidence.n_ctx = 4096;
+	r.evidence.samples = 0;
+	assert_int_equal(model__add_recommendation(&m, &r), 0);
+	assert_int_equal(model__add_recommendation(&m, &r), 0); /* r.evidence taken: none */
+	m.stage = MODEL_ANALYSED;
+
+	p = model__to_json(&m);
+	assert_non_null(p);
+	b = json_object_get(p, "bottlenecks");
+	assert_int_equal(json_array_size(b), 8);
+	e = json_object_get(json_array_get(b, 0), "evidence");
+	assert_string_equal(json_string_value(json_object_get(e, "phase")), "llm_inference");
+	assert_true(json_is_real(json_object_get(e, "total_ms")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(e, "top_functions"), 0),
+							      "function")), "ggml_vec_dot");
+	assert_null(json_object_get(json_array_get(json_object_get(e, "top_functions"), 0), "ms"));
+	assert_null(json_object_get(e, "peak_mb")); /* not memory's: left out */
+	e = json_object_get(json_array_get(b, 1), "evidence");
+	assert_true(json_is_null(json_object_get(e, "peak_mb")));
+	assert_true(json_is_null(json_object_get(e, "percent_of_ram")));
+	assert_true(json_is_integer(json_object_get(e, "oom_kills")));
+	assert_null(json_object_get(e, "growth_mb_per_cycle"));
+	e = json_object_get(json_array_get(b, 2), "evidence");
+	assert_true(json_is_integer(json_object_get(e, "cpus")));
+	assert_int_equal(json_integer_value(json_object_get(e, "n_threads_used")), 4);
+	assert_null(json_object_get(e, "n_threads"));
+	e = json_object_get(json_array_get(b, 3), "evidence");
+	assert_true(json_is_real(json_object_get(e, "cpus")));
+	e = json_object_get(json_array_get(b, 4), "evidence");
+	assert_int_equal(json_object_size(json_object_get(e, "blocked_ms")), 1);
+	assert_float_equal(th_jnum(th_jget(e, "blocked_ms", "io", NULL)), 12.5, EPS);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(e, "top_stacks"), 0), "stack")),
+			    "exp;main;fsync");
+	e = json_object_get(json_array_get(b, 5), "evidence");
+	assert_true(json_is_integer(json_object_get(e, "device")));
+	assert_true(json_is_integer(th_jget(e, "top_kernel", "count", NULL)));
+	assert_null(th_jget(e, "top_idle_stack", "percent", NULL));
+	assert_int_equal(json_object_size(json_object_get(e, "copies")), 1);
+	assert_int_equal(json_integer_value(th_jget(e, "copies", "HtoD", "bytes", NULL)), 1 << 20);
+	e = json_object_get(json_array_get(b, 6), "evidence");
+	assert_float_equal(th_jnum(json_object_get(json_array_get(json_object_get(e, "episodes"), 0), "peak_temp_c")), 97, EPS);
+	e = json_object_get(json_array_get(b, 7), "evidence");
+	assert_null(json_object_get(json_array_get(json_object_get(e, "episodes"), 0), "peak_temp_c"));
+	e = json_object_get(json_array_get(json_object_get(p, "recommendations"), 0), "evidence");
+	assert_true(json_is_true(json_object_get(e, "gpu_available")));
+	assert_true(json_is_integer(json_object_get(e, "samples")));
+	assert_null(json_object_get(json_array_get(json_object_get(p, "recommendations"), 1), "evidence"));
+
+	assert_int_equal(model__from_json(&back, p, "test"), 0);
+	assert_int_equal(back.nfindings, m.nfindings);
+	assert_int_equal(back.findings[0].evidence.top_functions.n, 2);
+	assert_string_equal(model__name(&back, back.findings[0].evidence.top_functions.v[1].name), "memcpy");
+	assert_num(back.findings[0].evidence.top_functions.v[1].percent, 30);
+	assert_true(back.findings[1].evidence.has_memory);
+	assert_num(back.findings[1].evidence.peak_mb, NAN);
+	assert_int_equal(back.findings[1].evidence.oom_kills, 1);
+	assert_true(back.findings[2].evidence.cpus_integer);
+	assert_false(back.findings[3].evidence.cpus_integer);
+	assert_num(back.findings[3].evidence.cpus, 2);
+	assert_num(back.findings[4].evidence.blocked_ms[BLOCKED_IO], 12.5);
+	assert_int_equal(back.findings[5].evidence.device, 0);
+	assert_int_equal(back.findings[5].evidence.top_kernel.count, 40);
+	assert_int_equal(back.findings[5].evidence.copies[IT_GPU_DIR_HTOD].count, 2);
+	assert_int_equal(back.findings[6].evidence.episodes.n, 1);
+	assert_false(back.findings[6].evidence.episodes_capped);
+	assert_num(back.findings[6].evidence.episodes.v[0].peak_temp_c, 97);
+	assert_true(back.findings[7].evidence.episodes_capped);
+	assert_num(back.findings[7].evidence.episodes.v[0].peak_temp_c, NAN);
+	assert_true(back.recs[0].evidence.present);
+	assert_false(back.recs[1].evidence.present);
+	p2 = model__to_json(&back);
+	assert_true(json_equal(json_object_get(p, "bottlenecks"), json_object_get(p2, "bottlenecks")));
+	assert_true(json_equal(json_object_get(p, "recommendations"), json_object_get(p2, "recommendations")));
+	json_decref(p2);
+	model__free(&back);
+	json_decref(p);
+	model__free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1279,6 +1453,7 @@ int main(void)
 		cmocka_unit_test(test_sched_round_trip),
 		cmocka_unit_test(test_network_crashes_round_trip),
 		cmocka_unit_test(test_cuda_round_trip),
+		cmocka_unit_test(test_evidence_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -317,12 +317,12 @@ static void gpu_verdicts(const struct model *m, char *buf, size_t len)
 
 	buf[0] = 0;
 	for (size_t i = 0; i < m->nfindings && off < len; i++) {
-		json_t *dev = json_object_get(m->findings[i].evidence, "device");
+		int64_t dev = m->findings[i].evidence.device;
 
 		for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
-			if (!strcmp(m->findings[i].type, types[k]) && json_is_integer(dev) && off < len)
+			if (!strcmp(m->findings[i].type, types[k]) && dev >= 0 && off < len)
 				off += snprintf(buf + off, len - off, "%s%s (GPU %lld)", off ? ", " : "", types[k],
-						(long long)json_integer_value(dev));
+						(long long)dev);
 	}
 	if (!off)
 		snprintf(buf, len, "-");

@@ -10,7 +10,6 @@
 #include "model.h"
 #include "rules.h"
 #include "gguf.h"
-#include "profile_side.h"
 #include <inttypes.h>
 
 void rule_thresholds__defaults(struct rule_thresholds *t)
@@ -64,22 +63,22 @@ static int find_phase(const struct model *m, const char *exact, const char *part
 }
 
 /* The leaf functions with most samples in a set of stacks, as evidence. */
-static json_t *top_leaves(const struct folded *st, int n)
+static void top_leaves(struct model *m, const struct folded *st, struct model_evidence *ev)
 {
 	struct folded leaves = {};
-	json_t *arr = json_array();
 
+	ev->has_top_functions = true;
 	if (folded__leaves(st, &leaves))
-		return arr;
-	for (size_t i = 0; i < leaves.n && (int)i < n; i++) {
-		json_t *e = json_object();
-
-		json_object_set_new(e, "function", json_string(leaves.entries[i].stack));
-		json_object_set_new(e, "percent", json_real(100.0 * leaves.entries[i].count / leaves.total));
-		json_array_append_new(arr, e);
+		return;
+	for (size_t i = 0; i < leaves.n && i < MODEL_EV_TOP_FUNCTIONS; i++) {
+		if (VEC_RESERVE(ev->top_functions.v, ev->top_functions.cap, ev->top_functions.n, MODEL_EV_TOP_FUNCTIONS))
+			break;
+		ev->top_functions.v[ev->top_functions.n++] = (struct model_ev_share){
+			.name = model__intern(m, leaves.entries[i].stack), .ms = NAN,
+			.percent = 100.0 * leaves.entries[i].count / leaves.total,
+		};
 	}
 	folded__free(&leaves);
-	return arr;
 }
 
 /* The on-CPU stacks inside the cycles, as leaf-first one-frame stacks (the
@@ -334,29 +333,49 @@ static void phase_acts(struct model *m, int ph, struct phase_acts *a)
 }
 
 /* The phase's heaviest off-CPU stacks, as evidence. */
-static json_t *top_offcpu(const struct folded *f, int n)
+static void top_offcpu(struct model *m, const struct folded *f, struct model_evidence *ev)
 {
 	struct folded sorted = {};
-	json_t *arr = json_array();
 
+	ev->has_top_stacks = true;
 	for (size_t i = 0; i < f->n; i++)
 		folded__add(&sorted, f->entries[i].stack, f->entries[i].count);
 	folded__merge(&sorted);
 	folded__sort_by_count(&sorted);
-	for (size_t i = 0; i < sorted.n && (int)i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s,s:f,s:f}", "stack", sorted.entries[i].stack, "ms",
-						     sorted.entries[i].count / 1e3, "percent",
-						     sorted.total ? 100.0 * sorted.entries[i].count / sorted.total : 0.0));
+	for (size_t i = 0; i < sorted.n && i < MODEL_EV_TOP_STACKS; i++) {
+		if (VEC_RESERVE(ev->top_stacks.v, ev->top_stacks.cap, ev->top_stacks.n, MODEL_EV_TOP_STACKS))
+			break;
+		ev->top_stacks.v[ev->top_stacks.n++] = (struct model_ev_share){
+			.name = model__intern(m, sorted.entries[i].stack), .ms = sorted.entries[i].count / 1e3,
+			.percent = sorted.total ? 100.0 * sorted.entries[i].count / sorted.total : 0.0,
+		};
+	}
 	folded__free(&sorted);
-	return arr;
 }
 
-static void add_finding(struct model *m, const char *type, const char *sev, double pct, json_t *evidence,
+/* A copy of ev for a recommendation (nothing on ENOMEM). */
+static struct model_evidence rec_evidence(const struct model_evidence *ev)
+{
+	struct model_evidence e;
+
+	if (!model_evidence__copy(&e, ev))
+		e.present = true;
+	return e;
+}
+
+static void add_finding(struct model *m, const char *type, const char *sev, double pct, struct model_evidence *evidence,
 			const struct advice *adv, size_t nadv, const char *current)
 {
+	size_t n = m->nfindings;
+
 	model__add_finding(m, type, sev, pct, evidence);
 	for (size_t i = 0; i < nadv; i++) {
-		json_t *ev = m->nfindings ? json_deep_copy(m->findings[m->nfindings - 1].evidence) : NULL;
+		struct model_evidence ev;
+
+		if (m->nfindings > n)
+			ev = rec_evidence(&m->findings[m->nfindings - 1].evidence);
+		else
+			model_evidence__init(&ev);
 
 		struct model_recommendation r = {
 			.title = (char *)adv[i].title,
@@ -372,32 +391,33 @@ static void add_finding(struct model *m, const char *type, const char *sev, doub
 	}
 }
 
-/* One recommendation under a finding, with the evidence that supports it. */
+/* One recommendation under a finding, with the evidence that supports it
+ * (taken). */
 static void add_advice(struct model *m, const char *type, const char *prio, const struct advice *adv,
-		       const char *current, const char *recommended, json_t *ev)
+		       const char *current, const char *recommended, struct model_evidence *ev)
 {
 	struct model_recommendation r = {
 		.title = (char *)adv->title, .priority = (char *)prio, .description = (char *)adv->description,
 		.current_value = (char *)current,
 		.recommended_value = (char *)(recommended ? recommended : adv->recommended),
-		.bottleneck = (char *)type, .evidence = ev,
+		.bottleneck = (char *)type, .evidence = *ev,
 	};
 
+	r.evidence.present = true;
+	model_evidence__init(ev);
 	model__add_recommendation(m, &r);
 }
 
 /* The finding of a phase over a share of the cycle: what the phase is and
  * how much of the cycle it takes, with its hottest functions. */
-static json_t *phase_share_evidence(const struct model *m, int ph, double threshold)
+static void phase_share_evidence(struct model *m, int ph, double threshold, struct model_evidence *ev)
 {
-	json_t *ev = json_object();
-
-	json_object_set_new(ev, "phase", json_string(m->phase_names[ph]));
-	json_object_set_new(ev, "percent_of_cycle", json_real(m->phases[ph].percent_of_cycle));
-	json_object_set_new(ev, "threshold_percent", json_real(threshold));
-	json_object_set_new(ev, "total_ms", json_real(m->phases[ph].total_ms));
-	json_object_set_new(ev, "top_functions", top_leaves(&m->oncpu_by_phase[ph], 5));
-	return ev;
+	model_evidence__init(ev);
+	ev->phase = model__intern(m, m->phase_names[ph]);
+	ev->percent_of_cycle = m->phases[ph].percent_of_cycle;
+	ev->threshold_percent = threshold;
+	ev->total_ms = m->phases[ph].total_ms;
+	top_leaves(m, &m->oncpu_by_phase[ph], ev);
 }
 
 /* database: a phase that does SQLite work (its samples in SQLite, its
@@ -412,60 +432,61 @@ static void database_rule(struct model *m, const struct rule_thresholds *t)
 		double pct = m->phases[ph].percent_of_cycle, scan_pct;
 		const char *sev;
 		char cur[192];
-		json_t *ev;
+		struct model_evidence ev;
 
 		if (!m->phases[ph].present || isnan(pct) || pct <= t->database_pct)
 			continue;
 		phase_acts(m, ph, &a);
 		if (!a.sqlite_samples && !(a.sqlite_offcpu_ms > 0) && isnan(a.sqlite_calls_per_cycle))
 			continue;
-		ev = phase_share_evidence(m, ph, t->database_pct);
+		phase_share_evidence(m, ph, t->database_pct, &ev);
 		if (a.samples)
-			json_object_set_new(ev, "sqlite_percent_of_samples", json_real(100.0 * a.sqlite_samples / a.samples));
+			ev.sqlite_percent_of_samples = 100.0 * a.sqlite_samples / a.samples;
 		if (a.sqlite_offcpu_ms > 0)
-			json_object_set_new(ev, "sqlite_blocked_ms", json_real(a.sqlite_offcpu_ms));
-		if (!isnan(a.sqlite_calls_per_cycle))
-			json_object_set_new(ev, "sqlite_calls_per_cycle", json_real(a.sqlite_calls_per_cycle));
-		if (!isnan(a.fsyncs_per_cycle))
-			json_object_set_new(ev, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
+			ev.sqlite_blocked_ms = a.sqlite_offcpu_ms;
+		ev.sqlite_calls_per_cycle = a.sqlite_calls_per_cycle;
+		ev.fsyncs_per_cycle = a.fsyncs_per_cycle;
 		if (a.ncycles && a.has_stacks)
-			json_object_set_new(ev, "fsync_ms_per_cycle", json_real(a.fsync_ms / a.ncycles));
+			ev.fsync_ms_per_cycle = a.fsync_ms / a.ncycles;
 		sev = severity(pct, t->database_pct);
-		model__add_finding(m, "database", sev, pct, ev);
+		model__add_finding(m, "database", sev, pct, &ev);
 
 		/* more than one commit per cycle: each commit syncs the journal */
 		bool many_commits = (!isnan(a.fsyncs_per_cycle) && a.fsyncs_per_cycle >= 2) ||
 				    (!isnan(a.sqlite_calls_per_cycle) && a.sqlite_calls_per_cycle >= 4 && a.ncycles &&
 				     a.fsync_ms / a.ncycles > 0 && a.fsync_ms >= 0.2 * a.ms);
 		if (many_commits) {
-			json_t *e = json_object();
+			struct model_evidence e;
 
+			model_evidence__init(&e);
+			e.fsyncs_per_cycle = a.fsyncs_per_cycle;
 			if (!isnan(a.fsyncs_per_cycle)) {
-				json_object_set_new(e, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
 				snprintf(cur, sizeof(cur), "%.1f fsyncs per cycle in %s", a.fsyncs_per_cycle, m->phase_names[ph]);
 			} else {
 				snprintf(cur, sizeof(cur), "%.1f SQLite calls per cycle, %.1f ms per cycle in fsync",
 					 a.sqlite_calls_per_cycle, a.fsync_ms / a.ncycles);
 			}
-			if (!isnan(a.sqlite_calls_per_cycle))
-				json_object_set_new(e, "sqlite_calls_per_cycle", json_real(a.sqlite_calls_per_cycle));
-			json_object_set_new(e, "fsync_ms_per_cycle", json_real(a.ncycles ? a.fsync_ms / a.ncycles : 0));
-			json_object_set_new(e, "phase_ms_per_cycle", json_real(a.ncycles ? a.ms / a.ncycles : 0));
+			e.sqlite_calls_per_cycle = a.sqlite_calls_per_cycle;
+			e.fsync_ms_per_cycle = a.ncycles ? a.fsync_ms / a.ncycles : 0;
+			e.phase_ms_per_cycle = a.ncycles ? a.ms / a.ncycles : 0;
 			add_advice(m, "database", priority_of(sev),
 				   &(struct advice){ "Batch database writes",
 						     "Each commit syncs to disk; one transaction per batch syncs once.",
 						     "one transaction (one commit) per cycle" },
-				   cur, NULL, e);
+				   cur, NULL, &e);
 		}
 		scan_pct = a.samples ? 100.0 * a.scan_samples / a.samples : 0;
 		if (scan_pct >= 20) {
-			json_t *e = json_pack("{s:f,s:I}", "scan_percent_of_samples", scan_pct, "samples", (json_int_t)a.samples);
+			struct model_evidence e;
 
+			model_evidence__init(&e);
+			e.scan_percent_of_samples = scan_pct;
+			e.samples = (int64_t)a.samples;
 			snprintf(cur, sizeof(cur), "%.0f%% of %s's samples step through table rows", scan_pct, m->phase_names[ph]);
 			add_advice(m, "database", "medium",
 				   &(struct advice){ "Add indexes to the queried columns", "Full scans grow with the table.",
 						     "CREATE INDEX on the WHERE columns" },
-				   cur, NULL, e);
+				   cur, NULL, &e);
 		}
 	}
 }
@@ -478,7 +499,7 @@ static void mode_rule(struct model *m, const struct rule_thresholds *t)
 	double pct;
 	struct phase_acts a;
 	char cur[160];
-	json_t *ev;
+	struct model_evidence ev;
 	const char *sev;
 
 	if (!ph)
@@ -486,39 +507,48 @@ static void mode_rule(struct model *m, const struct rule_thresholds *t)
 	pct = m->phases[ph].percent_of_cycle;
 	if (isnan(pct) || pct <= t->mode_pct)
 		return;
-	ev = phase_share_evidence(m, ph, t->mode_pct);
+	phase_share_evidence(m, ph, t->mode_pct, &ev);
 	sev = severity(pct, t->mode_pct);
-	model__add_finding(m, "mode_overhead", sev, pct, ev);
+	model__add_finding(m, "mode_overhead", sev, pct, &ev);
 	phase_acts(m, ph, &a);
 	/* on the CPU and the same cost every call: its result can be kept */
 	double p50 = m->phases[ph].p50_ms, p95 = m->phases[ph].p95_ms;
 	double on_pct = a.has_blocked && a.ms > 0 ? 100.0 * (a.ms - a.off_ms) / a.ms : NAN;
 
 	if (isfinite(on_pct) && on_pct >= 80 && isfinite(p50) && p50 > 0 && isfinite(p95) && p95 <= 1.25 * p50) {
-		json_t *e = json_pack("{s:f,s:f,s:f}", "oncpu_percent_of_phase", on_pct, "p50_ms", p50, "p95_ms", p95);
+		struct model_evidence e;
 
+		model_evidence__init(&e);
+		e.oncpu_percent_of_phase = on_pct;
+		e.p50_ms = p50;
+		e.p95_ms = p95;
 		snprintf(cur, sizeof(cur), "%s: %.1f ms per call (p95 %.1f), %.0f%% on the CPU", m->phase_names[ph], p50,
 			 p95, on_pct);
-		add_advice(m, "mode_overhead", priority_of(sev), &mode_cache_advice, cur, NULL, e);
+		add_advice(m, "mode_overhead", priority_of(sev), &mode_cache_advice, cur, NULL, &e);
 	}
 	if (a.samples && 100.0 * a.string_samples / a.samples >= 20) {
 		double sp = 100.0 * a.string_samples / a.samples;
-		json_t *e = json_pack("{s:f,s:I}", "string_percent_of_samples", sp, "samples", (json_int_t)a.samples);
+		struct model_evidence e;
 
+		model_evidence__init(&e);
+		e.string_percent_of_samples = sp;
+		e.samples = (int64_t)a.samples;
 		snprintf(cur, sizeof(cur), "%.0f%% of %s's samples build strings", sp, m->phase_names[ph]);
-		add_advice(m, "mode_overhead", "medium", &mode_string_advice, cur, NULL, e);
+		add_advice(m, "mode_overhead", "medium", &mode_string_advice, cur, NULL, &e);
 	}
 }
 
 static void add_rec(struct model *m, const char *title, const char *prio, const char *desc, const char *cur,
-		    const char *recd, json_t *ev)
+		    const char *recd, struct model_evidence *ev)
 {
 	struct model_recommendation r = {
 		.title = (char *)title, .priority = (char *)prio, .description = (char *)desc,
 		.current_value = (char *)cur, .recommended_value = (char *)recd, .bottleneck = "llm_inference",
-		.evidence = ev,
+		.evidence = *ev,
 	};
 
+	r.evidence.present = true;
+	model_evidence__init(ev);
 	model__add_recommendation(m, &r);
 }
 
@@ -550,23 +580,23 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 	double ms = 0, pct;
 	const char *name = NULL;
 	char cur[160], recd[96];
-	json_t *ev;
+	struct model_evidence ev;
 
 	pct = inference_share(m, &ms, &name);
 	if (isnan(pct) || pct <= t->inference_pct)
 		return;
-	ev = json_object();
-	json_object_set_new(ev, "phase", json_string(name));
-	json_object_set_new(ev, "percent_of_cycle", json_real(pct));
-	json_object_set_new(ev, "threshold_percent", json_real(t->inference_pct));
-	json_object_set_new(ev, "total_ms", json_real(ms));
+	model_evidence__init(&ev);
+	ev.phase = model__intern(m, name);
+	ev.percent_of_cycle = pct;
+	ev.threshold_percent = t->inference_pct;
+	ev.total_ms = ms;
 	{
 		struct folded in = {};
 
-		json_object_set_new(ev, "top_functions", top_leaves(cycle_oncpu(m, &in), 5));
+		top_leaves(m, cycle_oncpu(m, &in), &ev);
 		folded__free(&in);
 	}
-	model__add_finding(m, "llm_inference", severity(pct, t->inference_pct), pct, ev);
+	model__add_finding(m, "llm_inference", severity(pct, t->inference_pct), pct, &ev);
 
 	/* context: the tokens a cycle used against n_ctx */
 	double n_ctx = lf->has_context && lf->context.n_ctx >= 0 ? (double)lf->context.n_ctx : NAN;
@@ -584,13 +614,16 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 		while (want < used + used / 4)
 			want *= 2;
 		if (want < n_ctx) {
-			json_t *e = json_pack("{s:f,s:I}", "n_ctx", n_ctx, "max_tokens_per_cycle", (json_int_t)used);
+			struct model_evidence e;
 
+			model_evidence__init(&e);
+			e.n_ctx = n_ctx;
+			e.max_tokens_per_cycle = (int64_t)used;
 			snprintf(cur, sizeof(cur), "n_ctx %.0f; at most %" PRIu64 " tokens used per cycle", n_ctx, used);
 			snprintf(recd, sizeof(recd), "n_ctx %" PRIu64, want);
 			add_rec(m, "Reduce the context window", "medium",
 				"The cycles use a fraction of the context; a smaller KV cache costs less memory and time.",
-				cur, recd, e);
+				cur, recd, &e);
 		}
 	}
 	/* quantization: from the model file's type */
@@ -602,28 +635,31 @@ static void inference_rule(struct model *m, const struct rule_thresholds *t)
 		double bits = gguf__file_type_bits(ft), to_bits = gguf__file_type_bits(15 /* Q4_K_M */);
 
 		if (bits >= 6) {
-			json_t *e = json_object();
+			struct model_evidence e;
 
-			json_object_set_new(e, "file_type", json_string(gguf__file_type_name(ft)));
-			json_object_set_new(e, "bits_per_weight", json_real(bits));
-			json_object_set_new(e, "n_params", json_real(n_params));
-			if (isfinite(size))
-				json_object_set_new(e, "size_bytes", json_real(size));
+			model_evidence__init(&e);
+			e.file_type = model__intern(m, gguf__file_type_name(ft));
+			e.bits_per_weight = bits;
+			e.n_params = n_params;
+			e.size_bytes = size;
 			snprintf(cur, sizeof(cur), "%s, %.1f bits per weight, %.0f MB", gguf__file_type_name(ft), bits,
 				 isfinite(size) ? size / 1e6 : n_params * bits / 8e6);
 			snprintf(recd, sizeof(recd), "Q4_K_M (about %.0f MB)", n_params * to_bits / 8e6);
 			add_rec(m, "Quantize the model", priority_of(severity(pct, t->inference_pct)),
 				"Inference dominates and reads every weight per token; fewer bits per weight mean "
-				"less memory traffic per token.", cur, recd, e);
+				"less memory traffic per token.", cur, recd, &e);
 		}
 	}
 	/* GPU offload only where a GPU was seen */
 	if (m->side.run.gpu.available) {
-		json_t *e = json_pack("{s:b,s:f}", "gpu_available", 1, "inference_percent_of_cycle", pct);
+		struct model_evidence e;
 
+		model_evidence__init(&e);
+		e.gpu_available = true;
+		e.inference_percent_of_cycle = pct;
 		snprintf(cur, sizeof(cur), "inference takes %.0f%% of the cycle on the CPU", pct);
 		add_rec(m, "Offload layers to the GPU", "medium", "A GPU was seen: GPU layers take the matmuls off the CPU.",
-			cur, "raise n_gpu_layers", e);
+			cur, "raise n_gpu_layers", &e);
 	}
 }
 
@@ -635,25 +671,28 @@ static void memory_rules(struct model *m, const struct rule_thresholds *t)
 	char current[128];
 
 	if ((!isnan(peak) && total > 0 && 100 * peak / total > t->memory_pct) || ooms) {
-		json_t *ev = json_object();
+		struct model_evidence ev;
 		double pct = total > 0 && !isnan(peak) ? 100 * peak / total : NAN;
 
-		json_object_set_new(ev, "peak_mb", isnan(peak) ? json_null() : json_real(peak));
-		json_object_set_new(ev, "mem_total_mb", json_real(total));
-		json_object_set_new(ev, "percent_of_ram", isnan(pct) ? json_null() : json_real(pct));
-		json_object_set_new(ev, "oom_kills", json_integer(ooms));
+		model_evidence__init(&ev);
+		ev.has_memory = true;
+		ev.peak_mb = peak;
+		ev.mem_total_mb = total;
+		ev.percent_of_ram = pct;
+		ev.oom_kills = (int64_t)ooms;
 		snprintf(current, sizeof(current), "peak %.0f MB of %.0f MB%s", peak, total, ooms ? ", OOM kills" : "");
-		add_finding(m, "memory_pressure", ooms ? "critical" : severity(pct, t->memory_pct), NAN, ev,
+		add_finding(m, "memory_pressure", ooms ? "critical" : severity(pct, t->memory_pct), NAN, &ev,
 			    memory_advice, 2, current);
 	}
 	if (!isnan(growth) && m->agg.total_cycles >= 3 && growth > t->leak_mb_per_cycle) {
-		json_t *ev = json_object();
+		struct model_evidence ev;
 
-		json_object_set_new(ev, "growth_mb_per_cycle", json_real(growth));
-		json_object_set_new(ev, "cycles", json_real((double)m->agg.total_cycles));
-		json_object_set_new(ev, "threshold_mb_per_cycle", json_real(t->leak_mb_per_cycle));
+		model_evidence__init(&ev);
+		ev.growth_mb_per_cycle = growth;
+		ev.cycles = (double)m->agg.total_cycles;
+		ev.threshold_mb_per_cycle = t->leak_mb_per_cycle;
 		snprintf(current, sizeof(current), "RSS grows %.2f MB per cycle", growth);
-		add_finding(m, "memory_leak", severity(growth, t->leak_mb_per_cycle), NAN, ev, leak_advice, 1, current);
+		add_finding(m, "memory_leak", severity(growth, t->leak_mb_per_cycle), NAN, &ev, leak_advice, 1, current);
 	}
 }
 
@@ -757,16 +796,23 @@ static void spin_rule(struct model *m, const struct rule_thresholds *t, double s
 	rec = (threads > 0 ? (threads < cpus ? threads : cpus) : cpus) - 1;
 	if (rec < 1)
 		rec = 1;
-	json_t *ev = json_object();
+	struct model_evidence ev;
 
-	json_object_set_new(ev, "spin_percent_of_samples", json_real(pct));
-	json_object_set_new(ev, "cpus", json_integer(cpus));
-	if (threads > 0)
-		json_object_set_new(ev, src, json_integer(threads));
-	json_object_set_new(ev, "runq_share_percent", json_real(share));
-	json_object_set_new(ev, "avg_runnable_threads", json_real(runnable));
-	json_object_set_new(ev, "scope", json_string(scope));
-	model__add_finding(m, "cpu_oversubscribed", severity(pct, t->spin_pct), pct, ev);
+	model_evidence__init(&ev);
+	ev.spin_percent_of_samples = pct;
+	ev.cpus = cpus;
+	ev.cpus_integer = true;
+	if (threads > 0 && !strcmp(src, "n_threads_used"))
+		ev.n_threads_used = threads;
+	else if (threads > 0)
+		ev.n_threads = threads;
+	ev.runq_share_percent = share;
+	ev.avg_runnable_threads = runnable;
+	ev.scope = model__intern(m, scope);
+
+	struct model_evidence rev = rec_evidence(&ev);
+
+	model__add_finding(m, "cpu_oversubscribed", severity(pct, t->spin_pct), pct, &ev);
 	if (threads > 0)
 		snprintf(current, sizeof(current), "%d threads on %d CPUs; %.0f%% of samples spin in barriers", threads,
 			 cpus, pct);
@@ -781,7 +827,7 @@ static void spin_rule(struct model *m, const struct rule_thresholds *t, double s
 		.current_value = current,
 		.recommended_value = recommended,
 		.bottleneck = "cpu_oversubscribed",
-		.evidence = json_deep_copy(ev),
+		.evidence = rev,
 	};
 	model__add_recommendation(m, &r);
 }
@@ -793,15 +839,16 @@ static void sched_rules(struct model *m, const struct rule_thresholds *t)
 	char current[160];
 
 	if (cycles_runq(m, &share, &runnable, &runq_ms, &scope) && share > t->runq_pct) {
-		json_t *ev = json_object();
+		struct model_evidence ev;
 
-		json_object_set_new(ev, "runq_share_percent", json_real(share));
-		json_object_set_new(ev, "avg_runnable_threads", json_real(runnable));
-		json_object_set_new(ev, "cpus", json_real(m->sched.cpus));
-		json_object_set_new(ev, "runq_wait_ms", json_real(runq_ms));
-		json_object_set_new(ev, "scope", json_string(scope));
+		model_evidence__init(&ev);
+		ev.runq_share_percent = share;
+		ev.avg_runnable_threads = runnable;
+		ev.cpus = m->sched.cpus;
+		ev.runq_wait_ms = runq_ms;
+		ev.scope = model__intern(m, scope);
 		snprintf(current, sizeof(current), "%.0f%% of runnable time in the %s waiting for a CPU", share, scope);
-		add_finding(m, "cpu_contention", severity(share, t->runq_pct), share, ev, contention_advice, 1, current);
+		add_finding(m, "cpu_contention", severity(share, t->runq_pct), share, &ev, contention_advice, 1, current);
 	}
 	if (scope)
 		spin_rule(m, t, share, runnable, scope);
@@ -824,39 +871,39 @@ static void sched_rules(struct model *m, const struct rule_thresholds *t)
 			continue;
 		io = a.blocked_ms[BLOCKED_IO];
 		type = io > a.off_ms / 2 ? "io_wait" : "off_cpu";
-		json_t *ev = json_object(), *by = json_object();
+		struct model_evidence ev;
 
-		json_object_set_new(ev, "phase", json_string(m->phase_names[ph]));
-		json_object_set_new(ev, "offcpu_percent_of_phase", json_real(share));
-		json_object_set_new(ev, "offcpu_ms", json_real(a.off_ms));
-		json_object_set_new(ev, "io_ms", json_real(io));
-		for (int k = 0; k < BLOCKED_NCLASSES; k++)
-			if (a.blocked_ms[k] > 0)
-				json_object_set_new(by, blocked_class_names[k], json_real(a.blocked_ms[k]));
-		json_object_set_new(ev, "blocked_ms", by);
-		json_object_set_new(ev, "blocked_from", json_string(a.blocked_from));
+		model_evidence__init(&ev);
+		ev.phase = model__intern(m, m->phase_names[ph]);
+		ev.offcpu_percent_of_phase = share;
+		ev.offcpu_ms = a.off_ms;
+		ev.io_ms = io;
+		ev.has_blocked_ms = true;
+		memcpy(ev.blocked_ms, a.blocked_ms, sizeof(ev.blocked_ms));
+		ev.blocked_from = a.blocked_from ? model__intern(m, a.blocked_from) : -1;
 		if (a.cycles_ms > 0) {
-			json_object_set_new(ev, "offcpu_percent_of_cycle", json_real(100 * a.off_ms / a.cycles_ms));
-			json_object_set_new(ev, "io_percent_of_cycle", json_real(100 * io / a.cycles_ms));
+			ev.offcpu_percent_of_cycle = 100 * a.off_ms / a.cycles_ms;
+			ev.io_percent_of_cycle = 100 * io / a.cycles_ms;
 		}
 		if (a.has_stacks) {
-			json_object_set_new(ev, "fsync_ms", json_real(a.fsync_ms));
-			json_object_set_new(ev, "top_stacks", top_offcpu(&m->offcpu_us_by_phase[ph], 3));
+			ev.fsync_ms = a.fsync_ms;
+			top_offcpu(m, &m->offcpu_us_by_phase[ph], &ev);
 		}
-		if (!isnan(a.fsyncs_per_cycle))
-			json_object_set_new(ev, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
+		ev.fsyncs_per_cycle = a.fsyncs_per_cycle;
 		snprintf(current, sizeof(current), "phase %s blocked %.0f%% of its time (%.0f%% in I/O)",
 			 m->phase_names[ph], share, 100 * io / a.ms);
-		add_finding(m, type, severity(share, t->offcpu_pct), m->phases[ph].percent_of_cycle, ev, offcpu_advice,
+		add_finding(m, type, severity(share, t->offcpu_pct), m->phases[ph].percent_of_cycle, &ev, offcpu_advice,
 			    1, current);
 		/* most of the I/O wait in fsync: syncing less often is the lever */
 		if (!strcmp(type, "io_wait") && a.fsync_ms > io / 2 && a.ncycles) {
-			json_t *e = json_pack("{s:f,s:f,s:f}", "fsync_ms_per_cycle", a.fsync_ms / a.ncycles, "io_ms_per_cycle",
-					      io / a.ncycles, "phase_ms_per_cycle", a.ms / a.ncycles);
+			struct model_evidence e;
 			char cur[160];
 
-			if (!isnan(a.fsyncs_per_cycle))
-				json_object_set_new(e, "fsyncs_per_cycle", json_real(a.fsyncs_per_cycle));
+			model_evidence__init(&e);
+			e.fsync_ms_per_cycle = a.fsync_ms / a.ncycles;
+			e.io_ms_per_cycle = io / a.ncycles;
+			e.phase_ms_per_cycle = a.ms / a.ncycles;
+			e.fsyncs_per_cycle = a.fsyncs_per_cycle;
 			snprintf(cur, sizeof(cur), "%s waits %.1f ms per cycle in fsync/fdatasync", m->phase_names[ph],
 				 a.fsync_ms / a.ncycles);
 			add_advice(m, type, "medium",
@@ -864,7 +911,7 @@ static void sched_rules(struct model *m, const struct rule_thresholds *t)
 						     "Most of the phase's I/O wait is fsync/fdatasync: the data is "
 						     "forced to disk every time.",
 						     "sync every N cycles, or SQLite WAL with synchronous=NORMAL" },
-				   cur, NULL, e);
+				   cur, NULL, &e);
 		}
 	}
 }
@@ -879,25 +926,28 @@ static void side_rules(struct model *m, const struct rule_thresholds *t)
 	char current[160];
 
 	if (thermal->throttled) {
-		json_t *ev = json_object();
+		struct model_evidence ev;
 
-		json_object_set_new(ev, "max_temp_c", json_real(thermal->max_temp_c));
-		json_object_set_new(ev, "episodes",
-				    profile_side__episodes_json(thermal->throttling.v, thermal->throttling.n, false));
+		model_evidence__init(&ev);
+		ev.max_temp_c = thermal->max_temp_c;
+		ev.has_episodes = true;
+		if (VEC_DUP(ev.episodes, thermal->throttling))
+			ev.has_episodes = false;
 		snprintf(current, sizeof(current), "%zu throttling episode(s), up to %.0f C", thermal->throttling.n,
 			 thermal->max_temp_c);
-		add_finding(m, "thermal_throttling", "high", NAN, ev, thermal_advice, 2, current);
+		add_finding(m, "thermal_throttling", "high", NAN, &ev, thermal_advice, 2, current);
 	}
 	if (gpu->available && !isnan(inf_pct) && inf_pct > 50) {
 		double util = gpu->devices.n ? gpu->devices.v[0].util_pct.avg : NAN;
 
 		if (!isnan(util) && util < t->gpu_util_pct) {
-			json_t *ev = json_object();
+			struct model_evidence ev;
 
-			json_object_set_new(ev, "gpu_util_avg_pct", json_real(util));
-			json_object_set_new(ev, "inference_percent_of_cycle", json_real(inf_pct));
+			model_evidence__init(&ev);
+			ev.gpu_util_avg_pct = util;
+			ev.inference_percent_of_cycle = inf_pct;
 			snprintf(current, sizeof(current), "GPU %.0f%% busy while inference takes %.0f%% of the cycle", util, inf_pct);
-			add_finding(m, "gpu_underutilized", severity(t->gpu_util_pct, util > 1 ? util : 1), inf_pct, ev,
+			add_finding(m, "gpu_underutilized", severity(t->gpu_util_pct, util > 1 ? util : 1), inf_pct, &ev,
 				    gpu_util_advice, 1, current);
 		}
 	}
@@ -906,12 +956,13 @@ static void side_rules(struct model *m, const struct rule_thresholds *t)
 		double pct = m->phases[sync].percent_of_cycle;
 
 		if (!isnan(pct) && pct > t->gpu_sync_pct) {
-			json_t *ev = json_object();
+			struct model_evidence ev;
 
-			json_object_set_new(ev, "phase", json_string(m->phase_names[sync]));
-			json_object_set_new(ev, "percent_of_cycle", json_real(pct));
+			model_evidence__init(&ev);
+			ev.phase = model__intern(m, m->phase_names[sync]);
+			ev.percent_of_cycle = pct;
 			snprintf(current, sizeof(current), "host waits on the GPU %.0f%% of the cycle", pct);
-			add_finding(m, "gpu_bound", severity(pct, t->gpu_sync_pct), pct, ev, gpu_sync_advice, 1, current);
+			add_finding(m, "gpu_bound", severity(pct, t->gpu_sync_pct), pct, &ev, gpu_sync_advice, 1, current);
 		}
 	}
 }
@@ -944,25 +995,26 @@ static const struct advice sync_advice = {
 
 /* The evidence every GPU verdict starts with: where its figures come
  * from, the device, the window and its figures. */
-static json_t *gpu_evidence(const struct model *m, const struct model_gpu_figures *f, uint32_t ph, double ncycles)
+static void gpu_evidence(struct model *m, const struct model_gpu_figures *f, uint32_t ph, double ncycles,
+			 struct model_evidence *ev)
 {
-	json_t *ev = json_object();
-
-	json_object_set_new(ev, "from", json_string("GPU timeline (CUPTI activity)"));
-	json_object_set_new(ev, "device", json_integer(f->device));
-	json_object_set_new(ev, "window", json_string(ph && m->phase_names[ph] ? m->phase_names[ph] : "cycles"));
-	json_object_set_new(ev, "window_ms", json_real(f->window_ms));
-	json_object_set_new(ev, "busy_ms", json_real(f->busy_ms));
-	json_object_set_new(ev, "idle_ms", json_real(f->idle_ms));
-	json_object_set_new(ev, "kernels_per_cycle", json_real(ncycles > 0 ? f->kernels / ncycles : 0));
+	model_evidence__init(ev);
+	ev->from = model__intern(m, "GPU timeline (CUPTI activity)");
+	ev->device = f->device;
+	ev->window = model__intern(m, ph && m->phase_names[ph] ? m->phase_names[ph] : "cycles");
+	ev->window_ms = f->window_ms;
+	ev->busy_ms = f->busy_ms;
+	ev->idle_ms = f->idle_ms;
+	ev->kernels_per_cycle = ncycles > 0 ? f->kernels / ncycles : 0;
 	if (f->top.n) {
 		const struct model_gpu_kernel_total *k = &f->top.v[0];
 
-		json_object_set_new(ev, "top_kernel", json_pack("{s:s,s:I,s:f}", "name",
-				    model__name(m, k->name) ? model__name(m, k->name) : "?", "count",
-				    (json_int_t)k->count, "ms", k->ms));
+		ev->has_top_kernel = true;
+		ev->top_kernel = (struct model_ev_kernel){
+			.name = model__name(m, k->name) ? k->name : model__intern(m, "?"),
+			.count = (int64_t)k->count, .ms = k->ms,
+		};
 	}
-	return ev;
 }
 
 /* The sync calls per cycle the CUDA probes counted (cycles[].cuda); NAN: none. */
@@ -988,39 +1040,45 @@ static void gpu_device_rules(struct model *m, const struct rule_thresholds *t, u
 	double ncycles = (double)gpu_view__cycles(m), w, pct, copy_ms, waits_idle;
 	const char *top_stack;
 	char cur[224];
-	json_t *ev;
+	struct model_evidence ev;
 
 	if (!f)
 		return;
 	w = f->window_ms;
 	pct = gpu_view__pct(f->busy_ms, w);
 	if (pct >= t->gpu_busy_pct) {
-		ev = gpu_evidence(m, f, ph, ncycles);
-		json_object_set_new(ev, "busy_percent", json_real(pct));
-		json_object_set_new(ev, "threshold_percent", json_real(t->gpu_busy_pct));
+		gpu_evidence(m, f, ph, ncycles, &ev);
+		ev.busy_percent = pct;
+		ev.threshold_percent = t->gpu_busy_pct;
 		snprintf(cur, sizeof(cur), "GPU %u busy %.0f%% of %s", dev, pct,
 			 ph ? m->phase_names[ph] : "the cycles");
-		add_finding(m, "gpu_bound", severity(pct, t->gpu_busy_pct), pct, ev, &gpu_kernels_advice, 1, cur);
+		add_finding(m, "gpu_bound", severity(pct, t->gpu_busy_pct), pct, &ev, &gpu_kernels_advice, 1, cur);
 	}
 	pct = gpu_view__pct(f->idle_host_ms, w);
 	top_stack = f->idle_stacks.n ? model__name(m, f->idle_stacks.v[0].stack) : NULL;
 	if (pct >= t->launch_idle_pct) {
 		double kpc = ncycles > 0 ? f->kernels / ncycles : 0;
 
-		ev = gpu_evidence(m, f, ph, ncycles);
-		json_object_set_new(ev, "idle_host_ms", json_real(f->idle_host_ms));
-		json_object_set_new(ev, "idle_host_percent", json_real(pct));
-		json_object_set_new(ev, "threshold_percent", json_real(t->launch_idle_pct));
-		if (top_stack)
-			json_object_set_new(ev, "top_idle_stack", json_pack("{s:s,s:f}", "stack", top_stack, "ms",
-									      f->idle_stacks.v[0].ms));
-		model__add_finding(m, "launch_bound", severity(pct, t->launch_idle_pct), pct, ev);
+		gpu_evidence(m, f, ph, ncycles, &ev);
+		ev.idle_host_ms = f->idle_host_ms;
+		ev.idle_host_percent = pct;
+		ev.threshold_percent = t->launch_idle_pct;
+		if (top_stack) {
+			ev.has_top_idle_stack = true;
+			ev.top_idle_stack = (struct model_ev_share){ .name = f->idle_stacks.v[0].stack,
+								     .ms = f->idle_stacks.v[0].ms, .percent = NAN };
+		}
+
+		struct model_evidence graph_ev = rec_evidence(&ev), host_ev = rec_evidence(&ev);
+
+		model__add_finding(m, "launch_bound", severity(pct, t->launch_idle_pct), pct, &ev);
 		if (kpc >= GPU_MANY_KERNELS) {
 			snprintf(cur, sizeof(cur), "%.0f kernels per cycle; GPU %u idle %.0f%% of %s while the host ran",
 				 kpc, dev, pct, ph ? m->phase_names[ph] : "the cycles");
 			add_advice(m, "launch_bound", priority_of(severity(pct, t->launch_idle_pct)), &launch_graph_advice,
-				   cur, NULL, json_deep_copy(ev));
+				   cur, NULL, &graph_ev);
 		}
+		model_evidence__free(&graph_ev);
 		if (top_stack) {
 			const char *leaf = strrchr(top_stack, ';');
 
@@ -1028,40 +1086,37 @@ static void gpu_device_rules(struct model *m, const struct rule_thresholds *t, u
 				 f->idle_host_ms, leaf ? leaf + 1 : top_stack);
 			add_advice(m, "launch_bound", kpc >= GPU_MANY_KERNELS ? "medium" :
 				   priority_of(severity(pct, t->launch_idle_pct)), &launch_host_advice, cur, NULL,
-				   json_deep_copy(ev));
+				   &host_ev);
 		}
+		model_evidence__free(&host_ev);
 	}
 	copy_ms = gpu_view__copy_ms(f);
 	pct = gpu_view__pct(copy_ms, w);
 	if (pct >= t->transfer_pct && copy_ms > f->busy_ms) {
-		json_t *dirs = json_object();
-
-		ev = gpu_evidence(m, f, ph, ncycles);
-		json_object_set_new(ev, "copy_ms", json_real(copy_ms));
-		json_object_set_new(ev, "copy_percent", json_real(pct));
-		json_object_set_new(ev, "threshold_percent", json_real(t->transfer_pct));
+		gpu_evidence(m, f, ph, ncycles, &ev);
+		ev.copy_ms = copy_ms;
+		ev.copy_percent = pct;
+		ev.threshold_percent = t->transfer_pct;
+		ev.has_copies = true;
 		for (unsigned int d = 0; d < IT_GPU_DIR_MAX; d++)
-			if (f->copies[d].count)
-				json_object_set_new(dirs, gpu_view__dir_name(d), json_pack("{s:I,s:I,s:f}", "count",
-						    (json_int_t)f->copies[d].count, "bytes", (json_int_t)f->copies[d].bytes,
-						    "ms", f->copies[d].ms));
-		json_object_set_new(ev, "copies", dirs);
+			ev.copies[d] = (struct model_ev_copy){ .count = f->copies[d].count, .bytes = f->copies[d].bytes,
+							       .ms = f->copies[d].ms };
 		snprintf(cur, sizeof(cur), "copies take %.0f%% of %s on GPU %u (%.1f ms, kernels %.1f ms)", pct,
 			 ph ? m->phase_names[ph] : "the cycles", dev, copy_ms, f->busy_ms);
-		add_finding(m, "transfer_bound", severity(pct, t->transfer_pct), pct, ev, &transfer_advice, 1, cur);
+		add_finding(m, "transfer_bound", severity(pct, t->transfer_pct), pct, &ev, &transfer_advice, 1, cur);
 	}
 	pct = gpu_view__pct(f->sync_ms, w);
 	waits_idle = f->idle_ms - f->idle_host_ms;
 	if (pct >= t->gpu_sync_pct && waits_idle >= f->sync_ms / 2) {
 		double spc = syncs_per_cycle(m);
 
-		ev = gpu_evidence(m, f, ph, ncycles);
-		json_object_set_new(ev, "sync_ms", json_real(f->sync_ms));
-		json_object_set_new(ev, "sync_percent", json_real(pct));
-		json_object_set_new(ev, "idle_host_ms", json_real(f->idle_host_ms));
-		json_object_set_new(ev, "threshold_percent", json_real(t->gpu_sync_pct));
+		gpu_evidence(m, f, ph, ncycles, &ev);
+		ev.sync_ms = f->sync_ms;
+		ev.sync_percent = pct;
+		ev.idle_host_ms = f->idle_host_ms;
+		ev.threshold_percent = t->gpu_sync_pct;
 		if (isfinite(spc)) {
-			json_object_set_new(ev, "syncs_per_cycle", json_real(spc));
+			ev.syncs_per_cycle = spc;
 			snprintf(cur, sizeof(cur), "%.1f syncs per cycle; waits %.0f%% of %s with GPU %u idle", spc, pct,
 				 ph ? m->phase_names[ph] : "the cycles", dev);
 		} else {
@@ -1069,7 +1124,7 @@ static void gpu_device_rules(struct model *m, const struct rule_thresholds *t, u
 				 ncycles > 0 ? f->sync_ms / ncycles : f->sync_ms, pct, ph ? m->phase_names[ph] : "the cycles",
 				 dev);
 		}
-		add_finding(m, "sync_bound", severity(pct, t->gpu_sync_pct), pct, ev, &sync_advice, 1, cur);
+		add_finding(m, "sync_bound", severity(pct, t->gpu_sync_pct), pct, &ev, &sync_advice, 1, cur);
 	}
 }
 
@@ -1094,7 +1149,7 @@ static void power_rules(struct model *m, const struct rule_thresholds *t)
 	const struct side_energy *se = &m->energy.side;
 	double base_ms = m->agg.cycles_ms > 0 ? m->agg.cycles_ms : m->run.duration_s * 1e3, pct;
 	char current[160];
-	json_t *ev;
+	struct model_evidence ev;
 
 	if (!isfinite(se->capped_ms) || se->capped_ms <= 0 || !(base_ms > 0))
 		return;
@@ -1103,13 +1158,15 @@ static void power_rules(struct model *m, const struct rule_thresholds *t)
 		pct = 100;
 	if (pct < t->power_capped_pct)
 		return;
-	ev = json_object();
-	json_object_set_new(ev, "capped_ms", json_real(se->capped_ms));
-	json_object_set_new(ev, "capped_percent", json_real(pct));
-	json_object_set_new(ev, "threshold_percent", json_real(t->power_capped_pct));
-	json_object_set_new(ev, "episodes", profile_side__episodes_json(se->capped.v, se->capped.n, true));
+	model_evidence__init(&ev);
+	ev.capped_ms = se->capped_ms;
+	ev.capped_percent = pct;
+	ev.threshold_percent = t->power_capped_pct;
+	ev.has_episodes = ev.episodes_capped = true;
+	if (VEC_DUP(ev.episodes, se->capped))
+		ev.has_episodes = false;
 	snprintf(current, sizeof(current), "power-capped %.0f%% of the time (%.0f ms)", pct, se->capped_ms);
-	add_finding(m, "power_capped", severity(pct, t->power_capped_pct), pct, ev, power_cap_advice, 2, current);
+	add_finding(m, "power_capped", severity(pct, t->power_capped_pct), pct, &ev, power_cap_advice, 2, current);
 }
 
 /* The power alert (the seeds' power_consumption_mw): the peak total power

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <ctype.h>
 #include <errno.h>
-#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +44,17 @@ static bool is_count(const char *s)
 	return true;
 }
 
-/* An integer of the evidence as text into buf; false when absent. */
-static bool evidence_int(json_t *ev, const char *key, char *buf, size_t len)
+/* A count of the evidence, by the name a recommendation gives it, as text
+ * into buf; false when absent. */
+static bool evidence_int(const struct model_evidence *ev, const char *key, char *buf, size_t len)
 {
-	json_t *v = json_object_get(ev, key);
+	int64_t n = !strcmp(key, "n_threads_used") ? ev->n_threads_used : !strcmp(key, "n_threads") ? ev->n_threads : -1;
+	double r = !strcmp(key, "n_ctx") ? ev->n_ctx : NAN;
 
-	if (json_is_integer(v) && json_integer_value(v) > 0)
-		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v) && json_real_value(v) >= 1)
-		snprintf(buf, len, "%.0f", json_real_value(v));
+	if (n > 0)
+		snprintf(buf, len, "%lld", (long long)n);
+	else if (r >= 1)
+		snprintf(buf, len, "%.0f", r);
 	else
 		return false;
 	return true;
@@ -69,8 +71,8 @@ static bool proposal_of(const struct model_recommendation *r, struct tune_propos
 	if (is_count(rv) && r->bottleneck && !strcmp(r->bottleneck, "cpu_oversubscribed")) {
 		snprintf(p->name, sizeof(p->name), "threads");
 		snprintf(p->recommended, sizeof(p->recommended), "%.31s", rv);
-		if (!evidence_int(r->evidence, "n_threads_used", p->current, sizeof(p->current)))
-			evidence_int(r->evidence, "n_threads", p->current, sizeof(p->current));
+		if (!evidence_int(&r->evidence, "n_threads_used", p->current, sizeof(p->current)))
+			evidence_int(&r->evidence, "n_threads", p->current, sizeof(p->current));
 		return true;
 	}
 	for (size_t i = 0; i < NELEM(value_keys); i++) {
@@ -80,7 +82,7 @@ static bool proposal_of(const struct model_recommendation *r, struct tune_propos
 			continue;
 		snprintf(p->name, sizeof(p->name), "%s", value_keys[i].param);
 		snprintf(p->recommended, sizeof(p->recommended), "%.31s", rv + n + 1);
-		evidence_int(r->evidence, value_keys[i].key, p->current, sizeof(p->current));
+		evidence_int(&r->evidence, value_keys[i].key, p->current, sizeof(p->current));
 		return true;
 	}
 	snprintf(why, len, "%s: '%s' is not a value a runner's option takes", p->title, rv);

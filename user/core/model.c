@@ -47,7 +47,7 @@ static void free_findings(struct model *m)
 	for (size_t i = 0; i < m->nfindings; i++) {
 		free(m->findings[i].type);
 		free(m->findings[i].severity);
-		json_decref(m->findings[i].evidence);
+		model_evidence__free(&m->findings[i].evidence);
 	}
 	for (size_t i = 0; i < m->nrecs; i++) {
 		struct model_recommendation *r = &m->recs[i];
@@ -58,7 +58,7 @@ static void free_findings(struct model *m)
 		free(r->current_value);
 		free(r->recommended_value);
 		free(r->bottleneck);
-		json_decref(r->evidence);
+		model_evidence__free(&r->evidence);
 	}
 	m->nfindings = m->nrecs = 0;
 }
@@ -536,18 +536,17 @@ int model__copy(struct model *dst, const struct model *src)
 	}
 	for (size_t i = 0; i < src->nfindings; i++) {
 		const struct model_finding *f = &src->findings[i];
+		struct model_evidence ev;
 
-		if (model__add_finding(dst, f->type, f->severity, f->percentage_of_cycle, copy_json(f->evidence)))
+		if (model_evidence__copy(&ev, &f->evidence) ||
+		    model__add_finding(dst, f->type, f->severity, f->percentage_of_cycle, &ev))
 			goto nomem;
 	}
 	for (size_t i = 0; i < src->nrecs; i++) {
 		struct model_recommendation r = src->recs[i];
 
-		r.evidence = copy_json(r.evidence);
-		if (model__add_recommendation(dst, &r)) {
-			json_decref(r.evidence);
+		if (model_evidence__copy(&r.evidence, &src->recs[i].evidence) || model__add_recommendation(dst, &r))
 			goto nomem;
-		}
 	}
 	if (src->alerts.n) {
 		if (!(dst->alerts.v = vec__dup(src->alerts.v, src->alerts.n, sizeof(*src->alerts.v))))
@@ -983,28 +982,36 @@ int32_t model__add_mapping(struct model *m, const struct model_mapping *mp)
 	return (int32_t)m->nmappings++;
 }
 
-int model__add_finding(struct model *m, const char *type, const char *severity, double pct, json_t *evidence)
+int model__add_finding(struct model *m, const char *type, const char *severity, double pct,
+		       struct model_evidence *evidence)
 {
 	struct model_finding *f;
 
 	if (VEC_RESERVE(m->findings, m->capfindings, m->nfindings, 8)) {
-		json_decref(evidence);
+		if (evidence)
+			model_evidence__free(evidence);
 		return -ENOMEM;
 	}
 	f = &m->findings[m->nfindings++];
 	f->type = strdup(type);
 	f->severity = strdup(severity);
 	f->percentage_of_cycle = pct;
-	f->evidence = evidence ? evidence : json_object();
+	model_evidence__init(&f->evidence);
+	if (evidence) {
+		f->evidence = *evidence;
+		model_evidence__init(evidence);
+	}
 	return f->type && f->severity ? 0 : -ENOMEM;
 }
 
-int model__add_recommendation(struct model *m, const struct model_recommendation *r)
+int model__add_recommendation(struct model *m, struct model_recommendation *r)
 {
 	struct model_recommendation *d;
 
-	if (VEC_RESERVE(m->recs, m->caprecs, m->nrecs, 8))
+	if (VEC_RESERVE(m->recs, m->caprecs, m->nrecs, 8)) {
+		model_evidence__free(&r->evidence);
 		return -ENOMEM;
+	}
 	d = &m->recs[m->nrecs++];
 	d->title = dup_or_null(r->title);
 	d->priority = dup_or_null(r->priority);
@@ -1013,6 +1020,7 @@ int model__add_recommendation(struct model *m, const struct model_recommendation
 	d->recommended_value = dup_or_null(r->recommended_value);
 	d->bottleneck = dup_or_null(r->bottleneck);
 	d->evidence = r->evidence;
+	model_evidence__init(&r->evidence);
 	return 0;
 }
 
@@ -1080,4 +1088,47 @@ int32_t model__intern(struct model *m, const char *name)
 		return -1;
 	m->name_index[h] = (int32_t)m->nnames;
 	return (int32_t)m->nnames++;
+}
+
+/* ---- evidence ---- */
+
+void model_evidence__init(struct model_evidence *e)
+{
+#define EV_R(name) e->name = NAN;
+#define EV_I(name) e->name = -1;
+#define EV_N(name) e->name = -1;
+	memset(e, 0, sizeof(*e));
+	MODEL_EVIDENCE_SCALARS(EV_R, EV_I, EV_N)
+#undef EV_R
+#undef EV_I
+#undef EV_N
+	e->peak_mb = e->percent_of_ram = e->cpus = NAN;
+	e->top_idle_stack = (struct model_ev_share){ .name = -1, .ms = NAN, .percent = NAN };
+	e->top_kernel.name = -1;
+	e->top_kernel.count = -1;
+	e->top_kernel.ms = NAN;
+}
+
+void model_evidence__free(struct model_evidence *e)
+{
+	free(e->top_functions.v);
+	free(e->top_stacks.v);
+	free(e->episodes.v);
+	model_evidence__init(e);
+}
+
+int model_evidence__copy(struct model_evidence *dst, const struct model_evidence *src)
+{
+	*dst = *src;
+	dst->top_functions.v = NULL;
+	dst->top_stacks.v = NULL;
+	dst->episodes.v = NULL;
+	dst->top_functions.n = dst->top_functions.cap = dst->top_stacks.n = dst->top_stacks.cap = 0;
+	dst->episodes.n = dst->episodes.cap = 0;
+	if (VEC_DUP(dst->top_functions, src->top_functions) || VEC_DUP(dst->top_stacks, src->top_stacks) ||
+	    VEC_DUP(dst->episodes, src->episodes)) {
+		model_evidence__free(dst);
+		return -ENOMEM;
+	}
+	return 0;
 }

@@ -48,6 +48,7 @@
 #include "model_network.h"
 #include "model_cuda.h"
 #include "model_requests.h"
+#include "model_evidence.h"
 
 enum model_stage {
 	MODEL_EMPTY = 0,     /* run facts only */
@@ -190,12 +191,12 @@ struct model_counter {
 struct model_finding {
 	char *type, *severity;
 	double percentage_of_cycle; /* NAN when it does not apply */
-	json_t *evidence;
+	struct model_evidence evidence;
 };
 
 struct model_recommendation {
 	char *title, *priority, *description, *current_value, *recommended_value, *bottleneck;
-	json_t *evidence;
+	struct model_evidence evidence; /* present: it has some */
 };
 
 /* The sampling concern's account of its samples (profile.json's samples). */
@@ -739,9 +740,10 @@ int model__add_lstack(struct model *m, const struct model_lstack *s, const struc
 int32_t model__add_mapping(struct model *m, const struct model_mapping *mp);
 /* The index of name in model.names, added if new; -1 on ENOMEM. */
 int32_t model__intern(struct model *m, const char *name);
+/* Both take the evidence (*evidence, r->evidence), which is then empty. */
 int model__add_finding(struct model *m, const char *type, const char *severity, double pct,
-		       json_t *evidence);
-int model__add_recommendation(struct model *m, const struct model_recommendation *r);
+		       struct model_evidence *evidence);
+int model__add_recommendation(struct model *m, struct model_recommendation *r);
 void model__clear_findings(struct model *m);
 /* Frees what was asked and leaves nothing asked. */
 void model__clear_asked(struct model_asked *a);

@@ -64,8 +64,6 @@ static bool value_empty(const struct jf_field *f, const void *p)
 		return !*(const char *)p;
 	case JF_STR:
 		return !*(char *const *)p || !**(char *const *)p;
-	case JF_JSON:
-		return !*(json_t *const *)p;
 	case JF_NAME:
 		return *(const int32_t *)p < 0;
 	case JF_OBJ:
@@ -133,8 +131,6 @@ static json_t *value_json(const struct jf_field *f, const void *p, int *err, con
 		return string_value(p, f->flags);
 	case JF_STR:
 		return string_value(*(char *const *)p, f->flags);
-	case JF_JSON:
-		return *(json_t *const *)p ? json_incref(*(json_t *const *)p) : json_null();
 	case JF_NAME: {
 		const char *n = *(const int32_t *)p >= 0 ? f->names->name(ctx, *(const int32_t *)p) : NULL;
 
@@ -334,10 +330,6 @@ static int read_value(const struct jf_field *f, void *p, json_t *v, void *ctx)
 	case JF_NAME:
 		*(int32_t *)p = json_is_string(v) ? f->names->intern(ctx, json_string_value(v)) : -1;
 		return json_is_string(v) && *(int32_t *)p < 0 ? -ENOMEM : 0;
-	case JF_JSON:
-		json_decref(*(json_t **)p);
-		*(json_t **)p = v ? json_deep_copy(v) : NULL;
-		return v && !*(json_t **)p ? -ENOMEM : 0;
 	case JF_OBJ:
 		return read_fields(f->sub, p, v, ctx);
 	case JF_VEC: {

@@ -29,7 +29,6 @@ enum jf_kind {
 	JF_BOOL,   /* bool */
 	JF_CHARS,  /* char[N]: a string */
 	JF_STR,    /* char *, owned (strdup) */
-	JF_JSON,   /* json_t *, owned: a document kept as it is (a finding's evidence) */
 	JF_NAME,   /* int32_t: a string in a table of names (names), -1 none */
 	JF_OBJ,    /* a struct (sub); with no key, its keys go into this object */
 	JF_VEC,    /* an array: SIDE_VEC-like { T *v; size_t n, cap; } of sub */

@@ -428,16 +428,39 @@ static int processes_read(void *base, const char *key, json_t *o, void *ctx)
 	return 0;
 }
 
+static int finding_evidence_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	return profile_evidence__write(&((const struct model_finding *)base)->evidence, key, o, ctx);
+}
+
+static int finding_evidence_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	return profile_evidence__read(&((struct model_finding *)base)->evidence, key, o, ctx);
+}
+
+static int rec_evidence_write(const void *base, const char *key, json_t *o, const void *ctx)
+{
+	const struct model_recommendation *r = base;
+
+	return r->evidence.present ? profile_evidence__write(&r->evidence, key, o, ctx) : 0;
+}
+
+static int rec_evidence_read(void *base, const char *key, json_t *o, void *ctx)
+{
+	return profile_evidence__read(&((struct model_recommendation *)base)->evidence, key, o, ctx);
+}
+
 #define JF_T struct model_finding
 JF_TABLE(finding_table, JF("type", JF_STR, type), JF("severity", JF_STR, severity),
-	 JF("percentage_of_cycle", JF_REAL, percentage_of_cycle), JF("evidence", JF_JSON, evidence));
+	 JF("percentage_of_cycle", JF_REAL, percentage_of_cycle),
+	 JF_FNS("evidence", finding_evidence_write, finding_evidence_read));
 #undef JF_T
 
 #define JF_T struct model_recommendation
 JF_TABLE(rec_table, JF("title", JF_STR, title), JF("priority", JF_STR, priority),
 	 JF("description", JF_STR, description), JF("current_value", JF_STR, current_value),
 	 JF("recommended_value", JF_STR, recommended_value), JF("bottleneck", JF_STR, bottleneck, .flags = JF_OMIT),
-	 JF("evidence", JF_JSON, evidence, .flags = JF_OMIT));
+	 JF_FNS("evidence", rec_evidence_write, rec_evidence_read));
 #undef JF_T
 
 static int findings_write(const void *base, const char *key, json_t *o, const void *ctx)
@@ -445,8 +468,9 @@ static int findings_write(const void *base, const char *key, json_t *o, const vo
 	const struct model *m = base;
 	json_t *arr = json_array();
 
+	(void)ctx;
 	for (size_t i = 0; arr && i < m->nfindings; i++)
-		json_array_append_new(arr, jf_object(&finding_table, &m->findings[i], ctx));
+		json_array_append_new(arr, jf_object(&finding_table, &m->findings[i], m));
 	return profile__set(o, key, arr);
 }
 
@@ -457,16 +481,18 @@ static int findings_read(void *base, const char *key, json_t *o, void *ctx)
 	json_t *v;
 	size_t i;
 
+	(void)ctx;
 	json_array_foreach(json_object_get(o, key), i, v) {
 		struct model_finding f;
-		int err = jf_read(&finding_table, &f, v, ctx);
+		int err;
 
+		err = jf_read(&finding_table, &f, v, m); /* the model: evidence's names */
 		if (!err && f.type)
 			err = model__add_finding(m, f.type, f.severity ? f.severity : "low", f.percentage_of_cycle,
-						 json_incref(f.evidence));
+						 &f.evidence);
 		free(f.type);
 		free(f.severity);
-		json_decref(f.evidence);
+		model_evidence__free(&f.evidence);
 		if (err)
 			return err;
 	}
@@ -479,11 +505,12 @@ static int recs_write(const void *base, const char *key, json_t *o, const void *
 	const struct model *m = base;
 	json_t *arr = json_array();
 
+	(void)ctx;
 	for (size_t i = 0; arr && i < m->nrecs; i++) {
 		struct model_recommendation r = m->recs[i];
 
 		r.priority = r.priority ? r.priority : "medium";
-		json_array_append_new(arr, jf_object(&rec_table, &r, ctx));
+		json_array_append_new(arr, jf_object(&rec_table, &r, m));
 	}
 	return profile__set(o, key, arr);
 }
@@ -494,19 +521,21 @@ static int recs_read(void *base, const char *key, json_t *o, void *ctx)
 	json_t *v;
 	size_t i;
 
+	(void)ctx;
 	json_array_foreach(json_object_get(o, key), i, v) {
 		struct model_recommendation r;
-		int err = jf_read(&rec_table, &r, v, ctx);
+		int err;
 
-		if (!err && !(err = model__add_recommendation(m, &r)))
-			r.evidence = NULL; /* the model's now */
+		err = jf_read(&rec_table, &r, v, m);
+		if (!err)
+			err = model__add_recommendation(m, &r);
 		free(r.title);
 		free(r.priority);
 		free(r.description);
 		free(r.current_value);
 		free(r.recommended_value);
 		free(r.bottleneck);
-		json_decref(r.evidence);
+		model_evidence__free(&r.evidence);
 		if (err)
 			return err;
 	}

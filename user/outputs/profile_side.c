@@ -61,7 +61,7 @@ static int episode_ms(const void *base, const char *key, json_t *o, const void *
 #define EPISODE_HEAD                                                                                    \
 	JF("source", JF_CHARS, source), JF("zone", JF_CHARS, zone), JF("reason", JF_CHARS, reason),     \
 	JF("start_ns", JF_U64, start_ns), JF("end_ns", JF_U64, end_ns), JF_FNS("duration_ms", episode_ms, NULL)
-JF_TABLE(episode_table, EPISODE_HEAD, JF("peak_temp_c", JF_REAL, peak_temp_c),
+JF_TABLE_PUBLIC(profile_episode_table, EPISODE_HEAD, JF("peak_temp_c", JF_REAL, peak_temp_c),
 	 JF("min_clock_pct", JF_REAL, min_clock_pct), JF("open", JF_BOOL, open));
 /* a power cap has no temperature of its own */
 JF_TABLE(cap_episode_table, EPISODE_HEAD, JF("min_clock_pct", JF_REAL, min_clock_pct), JF("open", JF_BOOL, open));
@@ -112,7 +112,7 @@ JF_TABLE_PUBLIC(profile_thermal_table, JF("zones", JF_MAP, zones, .sub = &named_
 	 JF("temp_threshold_c", JF_REAL, temp_threshold_c, JF_WHEN(present)),
 	 JF("clock_drop_pct", JF_REAL, clock_drop_pct, JF_WHEN(present)),
 	 JF("throttled", JF_BOOL, throttled, JF_WHEN(present)),
-	 JF("throttling", JF_VEC, throttling, .sub = &episode_table, JF_WHEN(present)),
+	 JF("throttling", JF_VEC, throttling, .sub = &profile_episode_table, JF_WHEN(present)),
 	 JF("samples", JF_U64, samples, JF_WHEN(present)), JF("period_ms", JF_U64, period_ms, JF_WHEN(present)),
 	 JF("kernel_events", JF_OBJ, kernel_events, .sub = &kernel_events_table, JF_WHEN(kernel_events.present)));
 #undef JF_T
@@ -358,7 +358,7 @@ json_t *profile_side__episodes_json(const struct throttle_episode *v, size_t n, 
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < n; i++)
-		json_array_append_new(a, jf_object(power_cap ? &cap_episode_table : &episode_table, &v[i], NULL));
+		json_array_append_new(a, jf_object(power_cap ? &cap_episode_table : &profile_episode_table, &v[i], NULL));
 	return a;
 }
 

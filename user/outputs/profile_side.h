@@ -17,6 +17,9 @@
 extern const struct jf_table profile_thermal_table, profile_gpu_table, profile_disk_table, profile_host_table;
 extern const struct jf_table profile_energy_section_table;
 extern const struct jf_table profile_window_table, profile_cycle_power_table, profile_energy_table;
+/* A throttling episode (struct throttle_episode) as the thermal section
+ * shows it; a power cap's is the same less peak_temp_c. */
+extern const struct jf_table profile_episode_table;
 
 /* Pieces in their profile.json shape: throttling (or power-cap) episodes,
  * the run's summary as {thermal, gpu, disk, host}, one window's side keys,

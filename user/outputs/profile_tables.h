@@ -75,4 +75,10 @@ int profile_gpu__phase_read(struct model *m, int phase, json_t *gpu);
 json_t *profile_gpu__activity_json(const struct model *m);
 int profile_gpu__activity_read(struct model *m, json_t *activity);
 
+/* profile_evidence.c: a finding's or a recommendation's evidence as
+ * o[key]; reading sets present where o has key (ctx: the model) */
+struct model_evidence;
+int profile_evidence__write(const struct model_evidence *e, const char *key, json_t *o, const void *ctx);
+int profile_evidence__read(struct model_evidence *e, const char *key, json_t *o, void *ctx);
+
 #endif
