@@ -29,6 +29,12 @@ SPEEDSCOPE = os.path.join(ROOT, "tests", "peers", "node_modules", "speedscope", 
 SCHEMA = os.path.join(ROOT, "docs", "profile.schema.json")
 
 
+
+# a run after a switch-in that no program saw is the kernel's count of it
+# (docs/sched-memory.md), which can miss part of it (0.22 ms of a 0.32 ms
+# run measured at a switch): test_sched, test_crashes
+UNSEEN_RUN_MS = 0.25
+
 def need_root(test):
     """Skips a test that needs root (BPF, perf events) when not root."""
     return unittest.skipUnless(os.geteuid() == 0, "needs root: loads BPF programs")(test)

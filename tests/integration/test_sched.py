@@ -13,10 +13,7 @@ import common
 # the switch after the scheduler picked the next task (measured up to 0.06
 # ms apart on a loaded 2-vCPU VM) (test_edges too)
 CLOCKS_MS = 0.1
-# a run after a switch-in that no program saw is the kernel's count of it
-# (docs/sched-memory.md), which can miss part of it (0.22 ms of a 0.32 ms
-# run measured at a switch)
-UNSEEN_RUN_MS = 0.25
+UNSEEN_RUN_MS = common.UNSEEN_RUN_MS
 
 
 class Hog:
