@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "screen_lines.h"
 #include "proc_view.h"
 #include "procfs.h"
 #include "text.h"
@@ -136,26 +137,6 @@ int proc_view__read(struct proc_view *v, uint64_t now_ns)
 	return 0;
 }
 
-static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)
-{
-	char raw[256];
-	va_list ap;
-
-	if (*n >= nlines)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	/* names come from the targets: no escape sequence reaches the terminal */
-	text__term(raw, lines[*n], 256);
-	if (width >= 0 && width < 256)
-		lines[*n][width] = 0;
-	(*n)++;
-}
-
 /* The same thread in the previous sample, or NULL. */
 static const struct proc_thread *prev_thread(const struct proc_view *v, const struct proc_thread *t)
 {
@@ -210,17 +191,17 @@ static int format_targets(const struct proc_view *v, double dt, char lines[][256
 
 	if (c->threads.n && !rows)
 		return -ENOMEM;
-	line(lines, nl, nlines, width, "%s", "");
-	line(lines, nl, nlines, width, "TARGETS (read from /proc until the programs are attached)");
+	screen__line(lines, nl, nlines, width, "%s", "");
+	screen__line(lines, nl, nlines, width, "TARGETS (read from /proc until the programs are attached)");
 	for (size_t i = 0; i < c->targets.n; i++) {
 		const struct proc_target *t = &c->targets.v[i];
 
 		if (t->gone) {
-			line(lines, nl, nlines, width, "PID %d: not readable (exited?)", (int)t->pid);
+			screen__line(lines, nl, nlines, width, "PID %d: not readable (exited?)", (int)t->pid);
 			continue;
 		}
 		process_figures(v, t, prev_target(v, t->pid), dt, figures, sizeof(figures));
-		line(lines, nl, nlines, width, "PID %d %s:%s", (int)t->pid, t->comm, figures);
+		screen__line(lines, nl, nlines, width, "PID %d %s:%s", (int)t->pid, t->comm, figures);
 	}
 	for (size_t i = 0; i < c->threads.n; i++) {
 		const struct proc_thread *p = prev_thread(v, &c->threads.v[i]);
@@ -231,17 +212,17 @@ static int format_targets(const struct proc_view *v, double dt, char lines[][256
 	}
 	if (c->threads.n) {
 		qsort(rows, c->threads.n, sizeof(*rows), by_busy);
-		line(lines, nl, nlines, width, "%8s %7s %10s  %s", "TID", "CPU%", "CPU TIME s", "NAME");
+		screen__line(lines, nl, nlines, width, "%8s %7s %10s  %s", "TID", "CPU%", "CPU TIME s", "NAME");
 		for (size_t i = 0; i < c->threads.n && i < PROC_VIEW_THREAD_ROWS; i++) {
 			if (isnan(rows[i].pct))
 				snprintf(pct, sizeof(pct), "-");
 			else
 				snprintf(pct, sizeof(pct), "%.1f%%", rows[i].pct);
-			line(lines, nl, nlines, width, "%8d %7s %10.2f  %s", (int)rows[i].t->tid, pct,
+			screen__line(lines, nl, nlines, width, "%8d %7s %10.2f  %s", (int)rows[i].t->tid, pct,
 			     (double)rows[i].t->ticks / v->clk_tck, rows[i].t->comm);
 		}
 		if (c->threads.n > PROC_VIEW_THREAD_ROWS)
-			line(lines, nl, nlines, width, "(%zu threads)", c->threads.n);
+			screen__line(lines, nl, nlines, width, "(%zu threads)", c->threads.n);
 	}
 	free(rows);
 	return 0;
@@ -255,10 +236,10 @@ int proc_view__format(const struct proc_view *v, double loading_s, char lines[][
 	char buf[256];
 	int nl = 0;
 
-	line(lines, &nl, nlines, width, "%02lu:%02lu:%02lu  loading and verifying the BPF programs (%.1f s); "
+	screen__line(lines, &nl, nlines, width, "%02lu:%02lu:%02lu  loading and verifying the BPF programs (%.1f s); "
 	     "until they run, figures read from /proc", el / 3600, el / 60 % 60, el % 60, loading_s);
 	if (v->held_command)
-		line(lines, &nl, nlines, width, "command: %s, held at its start until the programs are attached",
+		screen__line(lines, &nl, nlines, width, "command: %s, held at its start until the programs are attached",
 		     v->held_command);
 	if (!c->ns)
 		return nl;
@@ -273,10 +254,10 @@ int proc_view__format(const struct proc_view *v, double loading_s, char lines[][
 	if (c->mem_avail_kb >= 0 && c->mem_total_kb > 0)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  memory available %.0f MB of %.0f MB",
 			 c->mem_avail_kb / 1024.0, c->mem_total_kb / 1024.0);
-	line(lines, &nl, nlines, width, "%s", buf);
+	screen__line(lines, &nl, nlines, width, "%s", buf);
 	if (!c->self.gone) {
 		process_figures(v, &c->self, p->ns ? &p->self : NULL, dt, buf, sizeof(buf));
-		line(lines, &nl, nlines, width, "tracer (PID %d):%s", (int)c->self.pid, buf);
+		screen__line(lines, &nl, nlines, width, "tracer (PID %d):%s", (int)c->self.pid, buf);
 	}
 	if (c->targets.n && format_targets(v, dt, lines, &nl, nlines, width))
 		return -ENOMEM;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "screen_lines.h"
 #include "folded.h"
 #include "gpu_view.h"
 #include "requests_view.h"
@@ -116,26 +117,6 @@ void top__waiting(struct top *t)
 	erase();
 	mvaddstr(0, 0, "infertrace top: attached; waiting for the first snapshot...");
 	refresh();
-}
-
-static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void line(char lines[][256], int *n, int nlines, int width, const char *fmt, ...)
-{
-	char raw[256];
-	va_list ap;
-
-	if (*n >= nlines)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	/* names come from the target: no escape sequence reaches the terminal */
-	text__term(raw, lines[*n], 256);
-	if (width >= 0 && width < 256)
-		lines[*n][width] = 0;
-	(*n)++;
 }
 
 static int by_stack(const void *a, const void *b)
@@ -275,16 +256,16 @@ static int thread_rows(const struct model *m, char lines[][256], int *nl, int nl
 	}
 	if (k >= 2) {
 		qsort(t, k, sizeof(*t), by_samples_desc);
-		line(lines, nl, nlines, width, "THREADS (on-CPU samples, run so far: %llu)", (unsigned long long)all);
-		line(lines, nl, nlines, width, "%8s %7s %8s  %s", "SAMPLES", "SHARE", "TID", "NAME");
+		screen__line(lines, nl, nlines, width, "THREADS (on-CPU samples, run so far: %llu)", (unsigned long long)all);
+		screen__line(lines, nl, nlines, width, "%8s %7s %8s  %s", "SAMPLES", "SHARE", "TID", "NAME");
 		for (size_t i = 0; i < k && i < TOP_THREAD_ROWS; i++) {
 			const char *name = model__thread_name(m, t[i].pid, t[i].tid);
 			const struct model_process *p = name ? NULL : model__find_process(m, t[i].pid);
 
-			line(lines, nl, nlines, width, "%8llu %6.1f%% %8d  %s", (unsigned long long)t[i].samples,
+			screen__line(lines, nl, nlines, width, "%8llu %6.1f%% %8d  %s", (unsigned long long)t[i].samples,
 			     100.0 * t[i].samples / all, (int)t[i].tid, name ? name : p && p->comm[0] ? p->comm : "?");
 		}
-		line(lines, nl, nlines, width, "%s", "");
+		screen__line(lines, nl, nlines, width, "%s", "");
 	}
 	free(t);
 	return 0;
@@ -328,12 +309,12 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 	for (size_t i = 0, off = 0; i < m->run.npids && off < sizeof(pids) - 12; i++)
 		off += snprintf(pids + off, sizeof(pids) - off, "%s%d", i ? "," : "", (int)m->run.pids[i]);
 	/* what matters first: a narrow terminal cuts the end */
-	line(lines, &nl, nlines, width, "%02lu:%02lu:%02lu  q: quit  %s (PID %s)%s%s", el / 3600, el / 60 % 60,
+	screen__line(lines, &nl, nlines, width, "%02lu:%02lu:%02lu  q: quit  %s (PID %s)%s%s", el / 3600, el / 60 % 60,
 	     el % 60, m->run.command && m->run.command[0] ? m->run.command[0] : m->nprocs ? m->procs[0].comm : "?",
 	     pids, metrics_url ? "  metrics " : "", metrics_url ? metrics_url : "");
 	if (last) {
 		tps = last->tokens_per_second;
-		line(lines, &nl, nlines, width, "cycles %zu  last %.1f ms  p50 %.1f ms  p95 %.1f ms", n,
+		screen__line(lines, &nl, nlines, width, "cycles %zu  last %.1f ms  p50 %.1f ms  p95 %.1f ms", n,
 		     (last->end_ns - last->start_ns) / 1e6, p50, p95);
 		if (last->split.present) {
 			char parts[3][16];
@@ -342,25 +323,25 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 			pct(parts[0], split_view__percent(&last->split, last->split.oncpu_ms));
 			pct(parts[1], split_view__percent(&last->split, last->split.runq_ms));
 			pct(parts[2], split_view__percent(&last->split, last->split.offcpu_ms));
-			line(lines, &nl, nlines, width, "last cycle: on-CPU %s  run queue %s  blocked %s", parts[0],
+			screen__line(lines, &nl, nlines, width, "last cycle: on-CPU %s  run queue %s  blocked %s", parts[0],
 			     parts[1], parts[2]);
 		}
 	} else {
-		line(lines, &nl, nlines, width, "cycles 0 (%s)",
+		screen__line(lines, &nl, nlines, width, "cycles 0 (%s)",
 		     m->cycles_source && !strcmp(m->cycles_source, "whole_run") ?
 		     "no --cycle: the whole run is one cycle, ended at exit" : "none ended yet");
 	}
 	if (!isnan(tps))
-		line(lines, &nl, nlines, width, "tokens/s %.1f (last cycle)  %.1f (average)", tps,
+		screen__line(lines, &nl, nlines, width, "tokens/s %.1f (last cycle)  %.1f (average)", tps,
 		     m->agg.avg_tokens_per_second);
 	if (s->available && s->oncpu_ms + s->runq_wait_ms + s->offcpu_ms > 0) {
 		double t = s->oncpu_ms + s->runq_wait_ms + s->offcpu_ms;
 
-		line(lines, &nl, nlines, width, "threads: on-CPU %.1f%%  run queue %.1f%%  blocked %.1f%%",
+		screen__line(lines, &nl, nlines, width, "threads: on-CPU %.1f%%  run queue %.1f%%  blocked %.1f%%",
 		     100 * s->oncpu_ms / t, 100 * s->runq_wait_ms / t, 100 * s->offcpu_ms / t);
 	}
 	if (!isnan(rss))
-		line(lines, &nl, nlines, width, "RSS %.1f MB (peak %.1f MB)", rss,
+		screen__line(lines, &nl, nlines, width, "RSS %.1f MB (peak %.1f MB)", rss,
 		     m->memory.available ? m->memory.peak_mb : rss);
 	buf[0] = 0;
 	if (!isnan(m->side.now_temp_c))
@@ -374,22 +355,22 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 	if (!isnan(m->side.now_gpu_temp_c))
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "GPU %.0f C  ", m->side.now_gpu_temp_c);
 	if (buf[0])
-		line(lines, &nl, nlines, width, "%s", buf);
+		screen__line(lines, &nl, nlines, width, "%s", buf);
 	gpu_view__live_line(m, buf, sizeof(buf));
 	if (buf[0])
-		line(lines, &nl, nlines, width, "%s", buf);
+		screen__line(lines, &nl, nlines, width, "%s", buf);
 	requests_view__live_line(m, buf, sizeof(buf));
 	if (buf[0])
-		line(lines, &nl, nlines, width, "%s", buf);
+		screen__line(lines, &nl, nlines, width, "%s", buf);
 	snprintf(buf, sizeof(buf), "lost: samples %llu  events %llu", (unsigned long long)model__lost(m, "samples"),
 		 (unsigned long long)model__lost(m, "events"));
 	for (size_t i = 0; i < m->nlost; i++)
 		if (m->lost[i].value && strcmp(m->lost[i].name, "samples") && strcmp(m->lost[i].name, "events"))
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "  %s %llu", m->lost[i].name,
 				 (unsigned long long)m->lost[i].value);
-	line(lines, &nl, nlines, width, "%s", buf);
-	line(lines, &nl, nlines, width, "%s", "");
-	line(lines, &nl, nlines, width, "%-24s %7s %12s %9s %7s %7s %7s", "PHASE", "SHARE", "TOTAL ms", "CALLS",
+	screen__line(lines, &nl, nlines, width, "%s", buf);
+	screen__line(lines, &nl, nlines, width, "%s", "");
+	screen__line(lines, &nl, nlines, width, "%-24s %7s %12s %9s %7s %7s %7s", "PHASE", "SHARE", "TOTAL ms", "CALLS",
 	     "ON-CPU", "RUNQ", "BLOCKED");
 	for (int p = 1; p < IT_MAX_PHASES; p++) {
 		const struct model_phase_summary *ph = &m->phases[p];
@@ -403,11 +384,11 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 		pct(parts[0], split_view__percent(&sp, sp.oncpu_ms));
 		pct(parts[1], split_view__percent(&sp, sp.runq_ms));
 		pct(parts[2], split_view__percent(&sp, sp.offcpu_ms));
-		line(lines, &nl, nlines, width, "%-24.24s %6.1f%% %12.1f %9llu %7s %7s %7s", m->phase_names[p],
+		screen__line(lines, &nl, nlines, width, "%-24.24s %6.1f%% %12.1f %9llu %7s %7s %7s", m->phase_names[p],
 		     ph->present ? ph->percent_of_cycle : 0.0, ph->present ? ph->total_ms : 0.0,
 		     (unsigned long long)(ph->present ? ph->calls : 0), parts[0], parts[1], parts[2]);
 	}
-	line(lines, &nl, nlines, width, "%s", "");
+	screen__line(lines, &nl, nlines, width, "%s", "");
 	{
 		struct folded py;
 		uint64_t all = 0;
@@ -417,14 +398,14 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 			return -ENOMEM;
 		}
 		if (py.n && all) {
-			line(lines, &nl, nlines, width, "PYTHON FUNCTIONS (on-CPU samples with it on the stack, run so far: %llu)",
+			screen__line(lines, &nl, nlines, width, "PYTHON FUNCTIONS (on-CPU samples with it on the stack, run so far: %llu)",
 			     (unsigned long long)all);
-			line(lines, &nl, nlines, width, "%8s %7s  %s", "SAMPLES", "TOTAL", "FUNCTION");
+			screen__line(lines, &nl, nlines, width, "%8s %7s  %s", "SAMPLES", "TOTAL", "FUNCTION");
 			for (size_t i = 0; i < py.n && i < TOP_PYTHON_ROWS; i++)
-				line(lines, &nl, nlines, width, "%8llu %6.1f%%  %s",
+				screen__line(lines, &nl, nlines, width, "%8llu %6.1f%%  %s",
 				     (unsigned long long)py.entries[i].count, 100.0 * py.entries[i].count / all,
 				     py.entries[i].stack);
-			line(lines, &nl, nlines, width, "%s", "");
+			screen__line(lines, &nl, nlines, width, "%s", "");
 		}
 		folded__free(&py);
 	}
@@ -439,10 +420,10 @@ static int format(const struct model *m, const struct folded *prev, struct folde
 
 	for (size_t i = 0; i < delta.n; i++)
 		total += delta.entries[i].count;
-	line(lines, &nl, nlines, width, "TOP FUNCTIONS (on-CPU samples since the last refresh: %llu)",
+	screen__line(lines, &nl, nlines, width, "TOP FUNCTIONS (on-CPU samples since the last refresh: %llu)",
 	     (unsigned long long)total);
 	for (size_t i = 0; i < delta.n && nl < nlines; i++)
-		line(lines, &nl, nlines, width, "%8llu %6.1f%%  %s", (unsigned long long)delta.entries[i].count,
+		screen__line(lines, &nl, nlines, width, "%8llu %6.1f%%  %s", (unsigned long long)delta.entries[i].count,
 		     100.0 * delta.entries[i].count / total, delta.entries[i].stack);
 	folded__free(&delta);
 	if (cur_out)
