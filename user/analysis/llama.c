@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "requests.h"
 
 #define PROMPT_PHASE "llm_prompt"
 #define GENERATE_PHASE "llm_generate"
@@ -71,20 +72,10 @@ static bool windows(const struct model *m, const struct model_cycle *c, int pp, 
 	return true;
 }
 
-/* The batches' indexes ordered by their start (qsort's context) */
-static const struct model_llama_batch *sort_batches;
-
-static int by_start(const void *a, const void *b)
-{
-	uint64_t x = sort_batches[*(const size_t *)a].start_ns, y = sort_batches[*(const size_t *)b].start_ns;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The outputs of the batches that pid began in [from, to): false when a
  * batch there had tokens not read (its outputs are not all known) or none
  * began there. order: the batches by start. */
-static bool batch_outputs(const struct model_requests *r, const size_t *order, pid_t pid, uint64_t from,
+static bool batch_outputs(const struct model_requests *r, const uint32_t *order, pid_t pid, uint64_t from,
 			  uint64_t to, uint64_t *outputs)
 {
 	size_t lo = 0, hi = r->batches.n;
@@ -119,17 +110,12 @@ void llama__derive(struct model *m)
 	int pc = model__count_id(m, PROMPT_COUNT), gc = model__count_id(m, GENERATE_COUNT);
 	struct model_llama_cycle *a = &m->llama;
 
-	size_t *order = NULL;
+	uint32_t *order;
 
 	memset(a, 0, sizeof(*a));
 	if (pp <= 0 || gp <= 0 || pc <= 0 || gc <= 0)
 		return;
-	if (m->requests.batches.n && (order = malloc(m->requests.batches.n * sizeof(*order)))) {
-		for (size_t i = 0; i < m->requests.batches.n; i++)
-			order[i] = i;
-		sort_batches = m->requests.batches.v;
-		qsort(order, m->requests.batches.n, sizeof(*order), by_start);
-	}
+	order = requests__batch_order(&m->requests); /* NULL: the counts' rule */
 	for (size_t i = 0; i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 		struct model_llama_cycle *l = &c->llama;

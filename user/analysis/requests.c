@@ -441,6 +441,18 @@ static void rate_verdict(const struct model *m, struct model_request *q, const s
 	}
 }
 
+uint32_t *requests__batch_order(const struct model_requests *r)
+{
+	uint32_t *order = r->batches.n ? malloc(r->batches.n * sizeof(*order)) : NULL;
+
+	if (!order)
+		return NULL;
+	for (uint32_t i = 0; i < r->batches.n; i++)
+		order[i] = i;
+	qsort_r(order, r->batches.n, sizeof(*order), batch_cmp, r->batches.v);
+	return order;
+}
+
 int requests__derive(struct model *m)
 {
 	struct model_requests *r = &m->requests;
@@ -455,12 +467,9 @@ int requests__derive(struct model *m)
 	r->prompt_tokens = r->generated_tokens = r->batches_seen = r->batches_incomplete = 0;
 	r->shared_batches = r->other_seq_tokens = r->multi_seq_tokens = r->unread_tokens = 0;
 	r->max_concurrent = 0;
-	order = malloc(r->batches.n * sizeof(*order));
+	order = requests__batch_order(r);
 	if (!order)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < r->batches.n; i++)
-		order[i] = i;
-	qsort_r(order, r->batches.n, sizeof(*order), batch_cmp, r->batches.v);
 	if (r->ends.n)
 		qsort(r->ends.v, r->ends.n, sizeof(*r->ends.v), end_cmp);
 	if (batch_evidence(r, order, &rp)) {
