@@ -71,29 +71,27 @@ def load(path):
         return json.load(f)
 
 
-def fixture_clock(setting):
-    """The fixture's own per-cycle times of a setting's runs, the same
-    cycles tune measured: each run's first cycles left out as tune left
-    them out."""
+def fixture_runs(setting):
+    """The fixture's own per-cycle times of each of a setting's runs, the
+    same cycles tune measured: each run's first cycles left out as tune
+    left them out."""
     skip = setting["warmup_cycles_left_out"][0]
-    ms = []
+    runs = []
     for d in setting["runs"]:
         with open(d + ".log") as f:
             cycles = [float(m.group(1)) for m in re.finditer(r"^tune_threads cycle \d+ (\S+)$", f.read(), re.M)]
-        ms += cycles[skip:]
-    return ms
+        runs.append(cycles[skip:])
+    return runs
+
+
+def fixture_clock(setting):
+    """The fixture's own per-cycle times of a setting's runs, together."""
+    return [ms for run in fixture_runs(setting) for ms in run]
 
 
 def fixture_run_medians(setting):
-    """The median of the fixture's own clock per run of a setting, over
-    the cycles tune measured (as fixture_clock)."""
-    skip = setting["warmup_cycles_left_out"][0]
-    out = []
-    for d in setting["runs"]:
-        with open(d + ".log") as f:
-            cycles = [float(m.group(1)) for m in re.finditer(r"^tune_threads cycle \d+ (\S+)$", f.read(), re.M)]
-        out.append(statistics.median(cycles[skip:]))
-    return out
+    """The median of the fixture's own clock per run of a setting."""
+    return [statistics.median(run) for run in fixture_runs(setting)]
 
 
 # Student's t at 99.5% (two-sided 1%) for 1..10 degrees of freedom: the
