@@ -52,7 +52,7 @@ static inline int it_gpu_sample_parse(const char *s, uint32_t *every)
 	return 0;
 }
 #define IT_GPU_MAGIC 0x50475449u                    /* "ITGP" */
-#define IT_GPU_WIRE_VERSION 1
+#define IT_GPU_WIRE_VERSION 2
 #define IT_GPU_NAME_MAX 1024                        /* longer kernel names are cut */
 
 enum it_gpu_kind {
@@ -144,6 +144,8 @@ struct it_gpu_window {
 	uint32_t on;               /* 1: a window opens; 0: it closes */
 	uint32_t every;            /* the N in effect: this window and N-1 off */
 	uint64_t kernels;          /* closing: kernels the window recorded */
+	uint64_t counted_from_ns;  /* closing: start of the span N was measured
+				    * over (auto restarts it at each N = 1) */
 };
 
 struct it_gpu_notice {

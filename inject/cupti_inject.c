@@ -369,7 +369,7 @@ static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t
 
 /* ---- sampling windows ---- */
 
-static void send_window(int on, uint64_t mono, uint64_t kernels)
+static void send_window(int on, uint64_t mono, uint64_t kernels, uint64_t counted_from)
 {
 	struct it_gpu_window w;
 
@@ -379,6 +379,7 @@ static void send_window(int on, uint64_t mono, uint64_t kernels)
 	w.on = (uint32_t)on;
 	w.every = g.every;
 	w.kernels = kernels;
+	w.counted_from_ns = counted_from;
 	chan_send(&w, sizeof(w));
 }
 
@@ -446,7 +447,7 @@ static void sample_step(void)
 		set_kinds(0);
 		g.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		kernels += __atomic_exchange_n(&g.win_kernels, 0, __ATOMIC_RELAXED);
-		send_window(0, now, kernels);
+		send_window(0, now, kernels, g.win_start);
 		g.on = 0;
 		g.next_on = now + (g.every - 1) * win_ns;
 	} else if (!g.on && g.next_on && now >= g.next_on) {
@@ -462,7 +463,7 @@ static void sample_step(void)
 		}
 		g.on = 1;
 		g.win_start = mono_ns();
-		send_window(1, g.win_start, 0);
+		send_window(1, g.win_start, 0, 0);
 	}
 }
 
@@ -785,7 +786,7 @@ EXPORT int InitializeInjection(void)
 	g.on = 1;
 	g.win_start = mono_ns();
 	if (g.sample != 1)
-		send_window(1, g.win_start, 0);
+		send_window(1, g.win_start, 0, 0);
 	g.flush_ms = flush_ms();
 	{
 		pthread_condattr_t ca;

@@ -24,7 +24,7 @@ LIB = os.path.join(common.BUILD, "libinfertrace-cupti.so")
 
 # include/gpu_channel.h
 HELLO, CALIB, KERNEL, COPY, SET, API, DROPPED, NOTICE, BYE, WINDOW = range(1, 11)
-MAGIC, WIRE_VERSION = 0x50475449, 1
+MAGIC, WIRE_VERSION = 0x50475449, 2  # the layout decoded below
 DIR_HTOD, DIR_DTOH, DIR_PTOP = 1, 2, 5
 DOMAIN_DRIVER = 2
 # CUPTI's copy kinds (the truth's "dir") → enum it_gpu_copy_dir
@@ -62,7 +62,7 @@ def parse(data):
         elif kind == DROPPED:
             (r["records"],) = struct.unpack_from("<Q", b, 8)
         elif kind == WINDOW:
-            r["mono"], r["on"], r["every"], r["kernels"] = struct.unpack_from("<QIIQ", b, 8)
+            r["mono"], r["on"], r["every"], r["kernels"], r["from"] = struct.unpack_from("<QIIQQ", b, 8)
         elif kind == NOTICE:
             (r["fatal"],) = struct.unpack_from("<I", b, 8)
             r["text"] = b[12:252].split(b"\0")[0].decode()
@@ -261,7 +261,8 @@ class GpuInjectTest(unittest.TestCase):
             self.assertGreaterEqual(to_mono(s["end"]), k["end_ns"] + 400000 - 2000)
 
     def windows(self, recs):
-        """The WINDOW records as [(on_mono, off_mono or None, every, kernels)];
+        """The WINDOW records as [(on_mono, off_mono or None, every, kernels,
+        counted_from or None)];
         asserts they alternate, opening first."""
         out = []
         for r in recs:
@@ -269,11 +270,13 @@ class GpuInjectTest(unittest.TestCase):
                 continue
             if r["on"]:
                 self.assertTrue(not out or out[-1][1] is not None, "a window opened twice")
-                out.append([r["mono"], None, r["every"], 0])
+                out.append([r["mono"], None, r["every"], 0, None])
             else:
                 self.assertTrue(out and out[-1][1] is None, "a window closed twice")
                 self.assertGreaterEqual(r["mono"], out[-1][0])
-                out[-1][1:] = [r["mono"], r["every"], r["kernels"]]
+                self.assertGreaterEqual(r["from"], out[-1][0])
+                self.assertLess(r["from"], r["mono"])
+                out[-1][1:] = [r["mono"], r["every"], r["kernels"], r["from"]]
         return out
 
     def test_fixed_sampling_windows(self):
@@ -291,6 +294,7 @@ class GpuInjectTest(unittest.TestCase):
             self.assertEqual(w[2], 3)
         for w in closed:
             self.assertGreaterEqual(w[1] - w[0], 60e6, w)
+            self.assertEqual(w[4], w[0], w)  # a fixed N counts from the open
         for a, b in zip(wins, wins[1:]):
             self.assertGreaterEqual(b[0] - a[1], 2 * 60e6, (a, b))  # N - 1 windows off
         ops = {t["correlation"]: t for t in truth if t["what"] == "kernel"}
@@ -322,7 +326,9 @@ class GpuInjectTest(unittest.TestCase):
         wins = self.windows(recs)
         first = wins[0]
         self.assertIsNotNone(first[1], wins)
-        f = first[3] * cost / (first[1] - first[0])
+        # the rate N was measured at: the kernels counted since the count
+        # last restarted (auto restarts it each time the rate gives N = 1)
+        f = first[3] * cost / (first[1] - first[4])
         want = min(100, max(1, math.ceil(f / (1 - f) * 100 / 2.5))) if f < 0.95 else 100
         self.assertGreater(first[3], 0)
         self.assertAlmostEqual(first[2], want, delta=max(2, want * 0.15), msg=(first, f))
