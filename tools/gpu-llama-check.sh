@@ -11,8 +11,15 @@
 #   tools/gpu-llama-check.sh OUTDIR [TOKENS] [ROUNDS]
 # CUDA_ARCH (default 90: H100, H200) names the GPU architecture to build for;
 # LLAMA_SRC_TAR, a tarball of that source, replaces the bundle (a machine
-# without git); BUILD_TIMEOUT (default 480 s) bounds the build.
+# without git); BUILD_TIMEOUT (default 480 s) bounds the build, which a
+# second call in the same OUTDIR reuses. REPS (default 3) is llama-bench's
+# repetitions per run; MODES (default "off full auto") the --cupti modes;
+# DEADLINE_S (seconds from the start) starts no round that would end past
+# it (ROUND_EST_S: the first round's expected length).
+# Per run, llama-bench's own time of each repetition shows the windows:
+# under auto, repetitions inside a window on run at full's cost.
 set -u
+t_start=$(date +%s)
 out=${1:?usage: tools/gpu-llama-check.sh OUTDIR [TOKENS] [ROUNDS]}
 tokens=${2:-256}
 rounds=${3:-3}
@@ -46,6 +53,9 @@ itr --version
 echo "== build (llama-bench, CUDA arch ${CUDA_ARCH:-90})"
 t0=$(date +%s)
 src="$out/llama"
+if [ -x "$src/b/bin/llama-bench" ]; then
+	echo "reused from an earlier call"
+else
 rm -rf "$src"
 if [ -f "${LLAMA_SRC_TAR:-}" ]; then
 	mkdir -p "$src" && tar xzf "$LLAMA_SRC_TAR" -C "$src" || { echo "untar failed" >&2; exit 1; }
@@ -59,39 +69,69 @@ fi
 timeout "${BUILD_TIMEOUT:-480}" "$cmake" --build "$src/b" -j"$(nproc)" --target llama-bench \
 	>"$out/build.log" 2>&1 || { echo "build failed or timed out after $(( $(date +%s) - t0 )) s"; tail -30 "$out/build.log"; exit 1; }
 echo "built in $(( $(date +%s) - t0 )) s"
+fi
 python3 "$root/tools/gguf_gen.py" --preset bench -o "$out/bench.gguf" || exit 1
 
 bench=("$src/b/bin/llama-bench" -m "$out/bench.gguf" -ngl 99 -p 0 -n "$tokens" -r "${REPS:-3}" -o json)
-# modes: untraced, then record with --cupti off, full, auto (the default)
+modes=${MODES:-off full auto}
+# native launch stacks: the kernels' time under llama.cpp's own frames,
+# every kernel recorded (a shorter run: REPS_STACKS)
+stacks=("$src/b/bin/llama-bench" -m "$out/bench.gguf" -ngl 99 -p 0 -n "$tokens" -r "${REPS_STACKS:-10}" -o json)
+itr record -o "$out/stacks" --preset llama.cpp --preset cuda --cupti full -- "${stacks[@]}" \
+	>"$out/stacks.json" 2>"$out/stacks.err"
+tail -n 2 "$out/stacks.err"
+# modes: untraced, then record with each --cupti mode, in turns
+done_rounds=0
+last_round=${ROUND_EST_S:-0}
 for r in $(seq 1 "$rounds"); do
+	# a round is started only if one as long as the last (the first: as
+	# ROUND_EST_S) ends by the deadline
+	if [ -n "${DEADLINE_S:-}" ] &&
+		[ $(( $(date +%s) - t_start + last_round )) -gt "$DEADLINE_S" ]; then
+		echo "round $r not started: it would end past DEADLINE_S ($DEADLINE_S s)"
+		break
+	fi
+	t_round=$(date +%s)
 	"${bench[@]}" >"$out/plain.$r.json" 2>"$out/plain.$r.err"
-	for mode in off full auto; do
+	for mode in $modes; do
 		itr record -o "$out/$mode.$r" --preset llama.cpp --cupti "$mode" -- "${bench[@]}" \
 			>"$out/$mode.$r.json" 2>"$out/$mode.$r.err"
 	done
-	echo "round $r done"
+	done_rounds=$r
+	last_round=$(( $(date +%s) - t_round ))
+	echo "round $r done in $last_round s"
 done
-# native launch stacks: the kernels' time under llama.cpp's own frames
-itr record -o "$out/stacks" --preset llama.cpp --preset cuda -- "${bench[@]}" \
-	>"$out/stacks.json" 2>"$out/stacks.err"
-tail -n 2 "$out/stacks.err"
 
-python3 - "$out" "$rounds" <<'EOF'
+python3 - "$out" "$done_rounds" "plain $modes" <<'EOF'
 import json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-def ts(path):
+out, rounds, modes = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
+def bench(path):
     try:
-        return json.load(open(path))[0]["avg_ts"]
+        return json.load(open(path))[0]
     except (OSError, ValueError, KeyError, IndexError):
         return None
-modes = ("plain", "off", "full", "auto")
-rates = {m: [ts(f"{out}/{m}.{r}.json") for r in range(1, rounds + 1)] for m in modes}
+runs = {m: [bench(f"{out}/{m}.{r}.json") for r in range(1, rounds + 1)] for m in modes}
+rates = {m: [b["avg_ts"] if b else None for b in v] for m, v in runs.items()}
 print("== llama-bench decode tokens/s per round:", rates)
 med = {m: statistics.median([x for x in v if x]) if any(v) else None for m, v in rates.items()}
 for m in modes[1:]:
     if med["plain"] and med[m]:
         print(f"  {m}: {med[m]:.1f} t/s, cost {med['plain'] / med[m]:.4f}x the untraced {med['plain']:.1f} t/s")
-for m in ("full", "auto"):
+# each repetition's time against the untraced runs' median repetition: a
+# window on shows as a repetition at full's cost
+base = [ns for b in runs["plain"] if b for ns in b.get("samples_ns", [])]
+if base:
+    b0 = statistics.median(base)
+    for m in modes:
+        for r, b in enumerate(runs[m], 1):
+            if not b:
+                continue
+            x = [ns / b0 for ns in b.get("samples_ns", [])]
+            if x:
+                print(f"  {m}.{r}: {len(x)} reps, {sum(b.get('samples_ns', [])) / 1e9:.1f} s: mean {statistics.mean(x):.4f}x,"
+                      f" median {statistics.median(x):.4f}x, reps over 1.2x: {sum(1 for v in x if v > 1.2)},"
+                      f" mean past the first 3 s {statistics.mean(x[int(3e9 / b0):] or x):.4f}x")
+for m in [m for m in ("full", "auto") if m in modes]:
   try:
     p = json.load(open(f"{out}/{m}.1/profile.json"))
     a = p.get("gpu", {}).get("activity", {})
