@@ -602,6 +602,7 @@ struct model_run {
 struct model {
 	enum model_stage stage;
 	bool snapshot;  /* taken while recording: concerns stay quiet */
+	const char *loaded_from; /* model__from_json: the file read, for its messages */
 	struct model_run run;
 	struct model_process *procs;
 	size_t nprocs, capprocs;

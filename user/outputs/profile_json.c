@@ -213,10 +213,11 @@ static int too_many_names(const char *source)
 static int cycles_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct model *m = base;
-	const char *source = ctx;
+	const char *source = m->loaded_from;
 	json_t *c;
 	size_t i;
 
+	(void)ctx;
 	json_array_foreach(json_object_get(o, key), i, c) {
 		struct model_cycle *mc = json_is_object(c) ? model__add_cycle(m, 0, 0, 0, 0) : NULL;
 		int err = !json_is_object(c) ? -EINVAL : !mc ? -ENOMEM : jf_read_into(&cycle_table, mc, c, m);
@@ -315,7 +316,7 @@ static int phases_write(const void *base, const char *key, json_t *o, const void
 static int phases_read(void *base, const char *key, json_t *o, void *ctx)
 {
 	struct model *m = base;
-	const char *source = ctx, *k;
+	const char *source = m->loaded_from, *k;
 	json_t *v;
 
 	json_object_foreach(json_object_get(o, key), k, v) {
@@ -864,20 +865,21 @@ static int loaded_read(void *base, const char *key, json_t *o, void *ctx)
 /* ---- the profile ---- */
 
 /* Every top-level key, in the order written; read in the same order (the
- * phases' names first, the cycles before what refers to them). ctx: on
- * reading, the source's name for messages. */
+ * phases' names first, the cycles before what refers to them). ctx: the
+ * model, writing and reading alike, so that a section's table is a plain
+ * JF_OBJ or JF_GROUP (its names interned in the model). */
 #define JF_T struct model
 JF_TABLE(profile_table, JF_FNS("schema_version", schema_write, schema_read), JF_FNS("tool", tool_write, tool_read),
 	 JF_FNS("system", profile_system__write, profile_system__read), JF_FNS("phases", phases_write, phases_read),
 	 JF_GROUP("aggregate_metrics", aggregates_table),
-	 JF_FNS("samples", profile_samples__write, profile_samples__read), JF_FNS("offcpu", profile_offcpu__write, profile_offcpu__read),
-	 JF_FNS("sched", profile_sched__write, profile_sched__read),
+	 JF("samples", JF_OBJ, samples, .sub = &profile_samples_table), JF("offcpu", JF_OBJ, offcpu, .sub = &profile_offcpu_table),
+	 JF("sched", JF_OBJ, sched, .sub = &profile_sched_table),
 	 JF_GROUP("memory", memory_table),
 	 JF("thermal", JF_OBJ, side.run.thermal, .sub = &profile_thermal_table), JF_FNS("gpu", gpu_write, gpu_read),
-	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), JF_FNS("network", profile_network__write, profile_network__read),
+	 JF("disk", JF_OBJ, side.run.disk, .sub = &profile_disk_table), JF("network", JF_OBJ, network, .sub = &profile_network_table),
 	 JF_GROUP("energy", profile_energy_section_table, JF_WHEN(energy.present)),
 	 JF_FNS("lost", lost_write, lost_read), JF_FNS("cycles", cycles_write, cycles_read),
-	 JF_FNS("crashes", profile_crashes__write, profile_crashes__read), JF_FNS("bottlenecks", findings_write, findings_read),
+	 JF("crashes", JF_VEC, crashes, .sub = &profile_crash_table), JF_FNS("bottlenecks", findings_write, findings_read),
 	 JF_FNS("recommendations", recs_write, recs_read), JF("alerts", JF_VEC, alerts, .sub = &alert_table),
 	 JF_FNS("command", command_write, command_read), JF_FNS("pids", pids_write, pids_read),
 	 JF_FNS("processes", processes_write, processes_read),
@@ -936,7 +938,9 @@ int model__from_json(struct model *m, json_t *p, const char *source)
 		fprintf(stderr, "infertrace: %s: `cycles` must be an array and `phases` an object\n", source);
 		return -EINVAL;
 	}
-	err = jf_read_into(&profile_table, m, p, (void *)source);
+	m->loaded_from = source;
+	err = jf_read_into(&profile_table, m, p, m);
+	m->loaded_from = NULL;
 	if (err)
 		return err;
 	m->stage = MODEL_ANALYSED;

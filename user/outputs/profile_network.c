@@ -36,7 +36,7 @@ JF_TABLE(network_fields_table, JF("source", JF_CHARS, source, .flags = JF_NULL),
 	 JF("connections", JF_VEC, connections, .sub = &conn_table), JF_GROUP("totals", net_totals_table),
 	 JF("retransmit_events", JF_VEC, retransmit_events, .sub = &retransmit_table),
 	 JF("closed_connections_not_kept", JF_U64, closed_connections_not_kept, .flags = JF_OMIT));
-JF_TABLE(network_table, JF_GROUP(NULL, network_fields_table, JF_WHEN(present)));
+JF_TABLE_PUBLIC(profile_network_table, JF_GROUP(NULL, network_fields_table, JF_WHEN(present)));
 #undef JF_T
 
 #define JF_T struct model_net_cycle
@@ -44,10 +44,10 @@ JF_TABLE_PUBLIC(profile_net_cycle_table, JF("sent_bytes", JF_U64, sent_bytes), J
 		JF("sends", JF_U64, sends), JF("recvs", JF_U64, recvs), JF("retransmits", JF_U64, retransmits));
 #undef JF_T
 
-/* ---- crashes ---- */
+/* ---- crashes (ctx: the model, whose names hold a crash's phase) ---- */
 
 #define JF_T struct model_crash
-JF_TABLE(crash_table, JF("pid", JF_INT, pid), JF("comm", JF_CHARS, comm), JF("role", JF_CHARS, role),
+JF_TABLE_PUBLIC(profile_crash_table, JF("pid", JF_INT, pid), JF("comm", JF_CHARS, comm), JF("role", JF_CHARS, role),
 		JF("time_ns", JF_U64, time_ns), JF("time_s", JF_REAL, time_s),
 		JF("cycle", JF_I64, cycle, .flags = JF_NEG | JF_NULL),
 		JF("phase", JF_NAME, phase, .names = &profile_model_names), JF("cause", JF_CHARS, cause),
@@ -58,33 +58,3 @@ JF_TABLE(crash_table, JF("pid", JF_INT, pid), JF("comm", JF_CHARS, comm), JF("ro
 		JF("sender_pid", JF_INT, sender_pid, JF_WHEN(has_sender)),
 		JF("si_code", JF_INT, si_code, JF_WHEN(has_sender)), JF("rss_mb", JF_REAL, rss_mb));
 #undef JF_T
-
-/* the profile's crashes (its key here: the profile table names it too) */
-#define JF_T struct model
-JF_TABLE(crashes_table, JF("crashes", JF_VEC, crashes, .sub = &crash_table));
-#undef JF_T
-
-/* ctx: the model, whose names hold a crash's phase */
-int profile_network__write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	(void)ctx;
-	return profile__set(o, key, jf_object(&network_table, &((const struct model *)base)->network, base));
-}
-
-int profile_network__read(void *base, const char *key, json_t *o, void *ctx)
-{
-	(void)ctx;
-	return jf_read_into(&network_table, &((struct model *)base)->network, json_object_get(o, key), base);
-}
-
-int profile_crashes__write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	(void)key, (void)ctx;
-	return jf_write(&crashes_table, base, o, base);
-}
-
-int profile_crashes__read(void *base, const char *key, json_t *o, void *ctx)
-{
-	(void)key, (void)ctx;
-	return jf_read_into(&crashes_table, base, o, base);
-}

@@ -80,19 +80,5 @@ JF_TABLE(samples_fields_table, JF("total", JF_U64, total), JF("event", JF_CHARS,
 	 JF_FNS("by_phase", by_phase_write, by_phase_read), JF_GROUP("stack_quality", quality_table),
 	 JF("unwind", JF_OBJ, unwind, .sub = &unwind_table, JF_WHEN(has_unwind)),
 	 JF("stack_collisions", JF_U64, stack_collisions));
-JF_TABLE(samples_table, JF_GROUP(NULL, samples_fields_table, JF_WHEN(present)));
+JF_TABLE_PUBLIC(profile_samples_table, JF_GROUP(NULL, samples_fields_table, JF_WHEN(present)));
 #undef JF_T
-
-int profile_samples__write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	json_t *s = jf_object(&samples_table, &((const struct model *)base)->samples, base);
-
-	(void)ctx;
-	return s && !json_object_set_new(o, key, s) ? 0 : -ENOMEM;
-}
-
-int profile_samples__read(void *base, const char *key, json_t *o, void *ctx)
-{
-	(void)ctx;
-	return jf_read_into(&samples_table, &((struct model *)base)->samples, json_object_get(o, key), base);
-}

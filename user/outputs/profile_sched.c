@@ -180,20 +180,8 @@ JF_TABLE(sched_totals_table, JF_GROUP("lost", sched_lost_table), JF_GROUP("unsee
 JF_TABLE(sched_fields_table, JF("available", JF_BOOL, available),
 	 JF("missing_tracepoints", JF_CHARS, missing_tracepoints),
 	 JF_GROUP(NULL, sched_totals_table, JF_WHEN(has_totals)));
-JF_TABLE(sched_table, JF_GROUP(NULL, sched_fields_table, JF_WHEN(present)));
+JF_TABLE_PUBLIC(profile_sched_table, JF_GROUP(NULL, sched_fields_table, JF_WHEN(present)));
 #undef JF_T
-
-int profile_sched__write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	(void)ctx;
-	return profile__set(o, key, jf_object(&sched_table, &((const struct model *)base)->sched, base));
-}
-
-int profile_sched__read(void *base, const char *key, json_t *o, void *ctx)
-{
-	(void)ctx;
-	return jf_read_into(&sched_table, &((struct model *)base)->sched, json_object_get(o, key), base);
-}
 
 /* ---- offcpu ---- */
 
@@ -257,17 +245,5 @@ JF_TABLE(offcpu_fields_table, JF("total_ms", JF_REAL, total_ms), JF("in_stacks_m
 	 JF("min_block_us", JF_U64, min_block_us), JF("blocked", JF_OBJ, blocked_ms, .sub = &blocked_table),
 	 JF("top_stacks", JF_VEC, top_stacks, .sub = &top_stack_table), JF_GROUP("stack_quality", offcpu_quality_table),
 	 JF_GROUP("waiting_for_thread", waiting_table));
-JF_TABLE(offcpu_table, JF_GROUP(NULL, offcpu_fields_table, JF_WHEN(present)));
+JF_TABLE_PUBLIC(profile_offcpu_table, JF_GROUP(NULL, offcpu_fields_table, JF_WHEN(present)));
 #undef JF_T
-
-int profile_offcpu__write(const void *base, const char *key, json_t *o, const void *ctx)
-{
-	(void)ctx;
-	return profile__set(o, key, jf_object(&offcpu_table, &((const struct model *)base)->offcpu, base));
-}
-
-int profile_offcpu__read(void *base, const char *key, json_t *o, void *ctx)
-{
-	(void)ctx;
-	return jf_read_into(&offcpu_table, &((struct model *)base)->offcpu, json_object_get(o, key), base);
-}

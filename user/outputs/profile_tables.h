@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The section tables of profile.json, one file per part (profile_*.c),
  * walked by the profile table of profile_json.c for the writer and the
- * loader alike. A writer or reader here has json_fields' JF_FN form; base
- * is the model. */
+ * loader alike: a section's table as JF_OBJ, or a writer and reader in
+ * json_fields' JF_FN form where a section is more than its fields (base:
+ * the model). ctx is the model throughout. */
 #ifndef INFERTRACE_PROFILE_TABLES_H
 #define INFERTRACE_PROFILE_TABLES_H
 
@@ -18,25 +19,21 @@ extern const struct jf_names profile_model_names;
 /* profile_sched.c: the split every section shows (struct model_split),
  * sched and offcpu */
 extern const struct jf_table profile_split_table;
-int profile_sched__write(const void *base, const char *key, json_t *o, const void *ctx);
-int profile_sched__read(void *base, const char *key, json_t *o, void *ctx);
-int profile_offcpu__write(const void *base, const char *key, json_t *o, const void *ctx);
-int profile_offcpu__read(void *base, const char *key, json_t *o, void *ctx);
-/* profile_network.c: network, a cycle's (struct model_net_cycle), crashes */
+extern const struct jf_table profile_sched_table;  /* struct model_sched_figures */
+extern const struct jf_table profile_offcpu_table; /* struct model_offcpu_figures */
+/* profile_network.c: network (struct model_network), a cycle's (struct
+ * model_net_cycle), a crash (struct model_crash) */
+extern const struct jf_table profile_network_table;
 extern const struct jf_table profile_net_cycle_table;
-int profile_network__write(const void *base, const char *key, json_t *o, const void *ctx);
-int profile_network__read(void *base, const char *key, json_t *o, void *ctx);
-int profile_crashes__write(const void *base, const char *key, json_t *o, const void *ctx);
-int profile_crashes__read(void *base, const char *key, json_t *o, void *ctx);
+extern const struct jf_table profile_crash_table;
 /* profile_cuda.c: a cycle's cuda (struct model_cuda_totals); gpu.cuda
  * into (from) the gpu object, when the concern ran */
 struct model;
 extern const struct jf_table profile_cuda_totals_table;
 int profile_cuda__write(const struct model *m, json_t *gpu);
 int profile_cuda__read(struct model *m, json_t *gpu);
-/* profile_samples.c */
-int profile_samples__write(const void *base, const char *key, json_t *o, const void *ctx);
-int profile_samples__read(void *base, const char *key, json_t *o, void *ctx);
+/* profile_samples.c: struct model_samples */
+extern const struct jf_table profile_samples_table;
 /* profile_tail.c; and tail_cycles as profile.json writes it (NULL when no
  * tail was judged) */
 struct model;
