@@ -25,6 +25,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "map_dump.h"
 #include "uprobe_links.h"
 #include "probe_spec.h"
 #include "python.h"
@@ -595,9 +596,10 @@ static int cuda_collect(struct recording *rec, struct model *m)
 	int fd = bpf_map__fd(rec->tracer.skel->maps.cuda_counts);
 	struct model_cuda *cu = &m->cuda;
 	struct it_cuda_total all[IT_CUDA_MAX] = {};
-	struct it_cuda_key key, next, *prev = NULL;
+	struct map_dump d = { 0 };
 	__u64 stats[IT_STAT_MAX];
 	uint64_t not_kept, native;
+	int err;
 
 	if (!rec->cuda)
 		return 0;
@@ -609,16 +611,19 @@ static int cuda_collect(struct recording *rec, struct model *m)
 			t[k] = lookup(fd, c->pid, c->bpf_cycle, k);
 		c->cuda = totals_of(t);
 	}
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct it_cuda_total t;
+	err = map_dump__read(&d, fd, sizeof(struct it_cuda_key), sizeof(struct it_cuda_total), 0);
+	for (size_t i = 0; i < d.n; i++) {
+		const struct it_cuda_key *key = map_dump__key(&d, i);
+		const struct it_cuda_total *t = map_dump__value(&d, i);
 
-		key = next;
-		prev = &key;
-		if (key.counter < IT_CUDA_MAX && !bpf_map_lookup_elem(fd, &key, &t)) {
-			all[key.counter].calls += t.calls;
-			all[key.counter].sum += t.sum;
+		if (key->counter < IT_CUDA_MAX) {
+			all[key->counter].calls += t->calls;
+			all[key->counter].sum += t->sum;
 		}
 	}
+	map_dump__free(&d);
+	if (err)
+		return err;
 	if (launches_to_model(rec, m))
 		return -ENOMEM;
 	native = rec->cuda->by_kind[LAUNCH_FP] + rec->cuda->by_kind[LAUNCH_NATIVE];

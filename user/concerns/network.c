@@ -20,6 +20,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "map_dump.h"
 #include "sched.h"
 #include "vec.h"
 
@@ -213,8 +214,7 @@ static int network_collect(struct recording *rec, struct model *m)
 	int socks_fd = bpf_map__fd(s->maps.net_socks), cyc_fd = bpf_map__fd(s->maps.net_cycles);
 	const struct net_state *ns = rec->network;
 	struct model_network *net = &m->network;
-	uint64_t key, next, *prev = NULL;
-	struct it_conn v;
+	struct map_dump d = { 0 };
 	size_t i;
 	int err = 0;
 
@@ -225,13 +225,11 @@ static int network_collect(struct recording *rec, struct model *m)
 	memset(&net->totals, 0, sizeof(net->totals));
 	for (i = 0; i < ns->nclosed && !err; i++)
 		err = add_conn(rec, net, &ns->closed[i].c, true, ns->closed[i].close_ns);
-	while (!err && bpf_map_get_next_key(socks_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(socks_fd, &key, &v))
-			continue;
-		err = add_conn(rec, net, &v, false, 0);
-	}
+	if (!err)
+		err = map_dump__read(&d, socks_fd, sizeof(__u64), sizeof(struct it_conn), 0);
+	for (i = 0; i < d.n && !err; i++)
+		err = add_conn(rec, net, map_dump__value(&d, i), false, 0);
+	map_dump__free(&d);
 	for (i = 0; ns->source && i < m->ncycles; i++) {
 		struct model_cycle *c = &m->cycles[i];
 		struct it_net_key k = { .tgid = c->pid, .cycle = c->bpf_cycle };

@@ -25,6 +25,7 @@
 #include "infertrace.skel.h"
 #include "uprobe_links.h"
 #include "jsphase.h"
+#include "map_dump.h"
 #include "nearest.h"
 #include "safe_open.h"
 #include "spool.h"
@@ -1179,14 +1180,14 @@ static int fill_cycle(const struct recording *rec, struct model *m, struct model
 }
 
 /* Per phase: its call-duration histogram, and its time outside every cycle
- * (e.g. a model loaded before the first marker). */
-static void phase_facts(const struct recording *rec, struct model *m)
+ * (e.g. a model loaded before the first marker). 0 or -errno. */
+static int phase_facts(const struct recording *rec, struct model *m)
 {
 	const struct probes *ps = rec->probes;
 	int hist_fd = bpf_map__fd(rec->tracer.skel->maps.probe_hists);
 	int tot_fd = bpf_map__fd(rec->tracer.skel->maps.phase_totals);
-	struct it_phase_key key, next, *prev = NULL;
-	struct it_phase_total t;
+	struct map_dump d = { 0 };
+	int err;
 
 	for (int i = 0; i < ps->n; i++) {
 		struct it_probe_hist h;
@@ -1209,15 +1210,18 @@ static void phase_facts(const struct recording *rec, struct model *m)
 		for (int s = 0; s < IT_HIST_SLOTS; s++)
 			m->phase_hist_us[id][s] += h.slots[s];
 	}
-	while (bpf_map_get_next_key(tot_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (key.cycle != IT_CYCLE_NONE || key.phase >= IT_MAX_PHASES || (int)key.phase == ps->callers_phase ||
-		    bpf_map_lookup_elem(tot_fd, &key, &t))
+	err = map_dump__read(&d, tot_fd, sizeof(struct it_phase_key), sizeof(struct it_phase_total), 0);
+	for (size_t i = 0; i < d.n; i++) {
+		const struct it_phase_key *key = map_dump__key(&d, i);
+		const struct it_phase_total *t = map_dump__value(&d, i);
+
+		if (key->cycle != IT_CYCLE_NONE || key->phase >= IT_MAX_PHASES || (int)key->phase == ps->callers_phase)
 			continue;
-		m->phase_outside_thread_ms[key.phase] += t.ns / 1e6;
-		m->phase_outside_calls[key.phase] += t.calls;
+		m->phase_outside_thread_ms[key->phase] += t->ns / 1e6;
+		m->phase_outside_calls[key->phase] += t->calls;
 	}
+	map_dump__free(&d);
+	return err;
 }
 
 /* A string of the model's name table for a probe; -1 on ENOMEM. */
@@ -1480,7 +1484,8 @@ static int probes_spans(struct recording *rec, struct model *m)
 			if (model__add_phase_call(m, &mpc))
 				goto out;
 		}
-		phase_facts(rec, m);
+		if (phase_facts(rec, m))
+			goto out;
 		model__clear_probes(m);
 		if (probes_figures(rec, m) || (pyspans__nspecs(ps->py) && py_specs_figures(rec, m, ps, pc, npc)))
 			goto out;

@@ -17,6 +17,7 @@
 #include "concerns.h"
 #include "infertrace.skel.h"
 #include "jsphase.h"
+#include "map_dump.h"
 #include "perfmap.h"
 #include "probes.h"
 #include "spool.h"
@@ -279,16 +280,17 @@ static void move_folded(struct folded *to, struct folded *from)
  * come with each record); a name is a convenience, so errors pass. */
 static void name_threads(struct recording *rec, struct model *m)
 {
-	int fd = bpf_map__fd(rec->tracer.skel->maps.thread_comms);
-	__u64 key, next, *prev = NULL;
-	struct it_thread_comm tc;
+	struct map_dump d = { 0 };
 
-	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &tc))
-			(void)model__name_thread(m, (pid_t)(next >> 32), (pid_t)(__u32)next, tc.comm);
-		key = next;
-		prev = &key;
+	(void)map_dump__read(&d, bpf_map__fd(rec->tracer.skel->maps.thread_comms), sizeof(__u64),
+			     sizeof(struct it_thread_comm), 0);
+	for (size_t i = 0; i < d.n; i++) {
+		__u64 key = *(const __u64 *)map_dump__key(&d, i);
+		const struct it_thread_comm *tc = map_dump__value(&d, i);
+
+		(void)model__name_thread(m, (pid_t)(key >> 32), (pid_t)(__u32)key, tc->comm);
 	}
+	map_dump__free(&d);
 }
 
 static int sampling_collect(struct recording *rec, struct model *m)

@@ -18,6 +18,7 @@
 
 #include "concerns.h"
 #include "infertrace.skel.h"
+#include "map_dump.h"
 #include "sched.h"
 #include "sched_logic.h"
 #include "spool.h"
@@ -479,44 +480,46 @@ static void sched_stop(struct recording *rec)
 {
 	struct sched_state *ss = rec->sched;
 	int fd = bpf_map__fd(rec->tracer.skel->maps.sched_threads);
-	__u32 key, next, *prev = NULL;
-	struct it_sched_thread st;
+	struct map_dump d = { 0 };
 
-	if (!ss || !ss->offcpu_dwarf || fd < 0)
+	if (!ss || !ss->offcpu_dwarf || fd < 0 ||
+	    map_dump__read(&d, fd, sizeof(__u32), sizeof(struct it_sched_thread), 0))
 		return;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &st) || !st.win_ns || !st.short_open)
+	for (size_t i = 0; i < d.n; i++) {
+		__u32 key = *(const __u32 *)map_dump__key(&d, i);
+		struct it_sched_thread st = *(const struct it_sched_thread *)map_dump__value(&d, i);
+
+		if (!st.win_ns || !st.short_open)
 			continue;
 		weigh_window(rec, key, st.short_cycle, st.short_phase, st.win_ns);
 		/* weighed once, should the outputs be built again */
 		st.win_ns = 0;
 		bpf_map_update_elem(fd, &key, &st, BPF_EXIST);
 	}
+	map_dump__free(&d);
 }
 
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n)
 {
-	int fd = bpf_map__fd(t->skel->maps.sched_times);
-	struct it_sched_key key, next, *prev = NULL;
+	struct map_dump d = { 0 };
 	struct sched_entry *v = NULL;
-	size_t cap = 0;
+	int err = map_dump__read(&d, bpf_map__fd(t->skel->maps.sched_times), sizeof(struct it_sched_key),
+				 sizeof(struct it_sched_times), 0);
 
 	*n = 0;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (VEC_RESERVE(v, cap, *n, 256)) {
-			free(v);
-			return -ENOMEM;
-		}
-		if (bpf_map_lookup_elem(fd, &key, &v[*n].v))
-			continue;
-		v[*n].key = key;
-		(*n)++;
+	if (err)
+		return err;
+	if (d.n && !(v = malloc(d.n * sizeof(*v)))) {
+		map_dump__free(&d);
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < d.n; i++) {
+		v[i].key = *(const struct it_sched_key *)map_dump__key(&d, i);
+		v[i].v = *(const struct it_sched_times *)map_dump__value(&d, i);
+	}
+	*n = d.n;
 	*out = v;
+	map_dump__free(&d);
 	return 0;
 }
 
