@@ -129,8 +129,10 @@ class RequestsTest(DemoTestCase):
     def test_context_slope_of_a_long_generation(self):
         """3,000 steps on one sequence: the slope of a step's time against
         its position is positive and within 30% of the one the fixture
-        fits to its own timing of each call; the token rate fell, and the
-        verdict is the context's."""
+        fits to its own timing of each call (its thread's CPU time: the
+        tool's step time leaves out run-queue waits, which other work on
+        the machine adds to the wall time at random); the token rate fell,
+        and the verdict is the context's."""
         rec, truth = self.run_long(3000)
         c = rec.profile["llama"]["context_slope"]
         self.assertEqual(c["steps"], 2999)
@@ -138,7 +140,7 @@ class RequestsTest(DemoTestCase):
         self.assertEqual(c["pos_max"], 32 + 2998)
         self.assertEqual(c["pos_reached"], 32 + 2998)
         self.assertEqual(c["n_ctx"], 4096)
-        theirs = truth["slope_ms_per_1k"]
+        theirs = truth["cpu_slope_ms_per_1k"]
         self.assertGreater(theirs, 0)
         self.assertGreater(c["ms_per_1k_tokens"], 0)
         self.assertLessEqual(abs(c["ms_per_1k_tokens"] - theirs), 0.30 * theirs,
