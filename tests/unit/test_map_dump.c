@@ -116,6 +116,15 @@ static void check_hash(const struct map_dump *d, __u32 n)
 	free(seen);
 }
 
+/* Reads the hash map of n entries (flags: MAP_DUMP_WALK or 0) and checks
+ * every entry came once, by the way asked. */
+static void read_hash(struct map_dump *d, int fd, __u32 n, unsigned int flags)
+{
+	assert_int_equal(map_dump__read(d, fd, sizeof(struct key), sizeof(struct val), flags), 0);
+	assert_int_equal(d->walked, !!(flags & MAP_DUMP_WALK));
+	check_hash(d, n);
+}
+
 static void test_hash_batches(void **st)
 {
 	struct map_dump d = { 0 };
@@ -125,18 +134,13 @@ static void test_hash_batches(void **st)
 	/* 5000 entries: the first batch's 256 and several doubled ones */
 	fd = hash_new(BPF_MAP_TYPE_HASH, 5000, 8192, 0);
 	batch_calls = 0;
-	assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), 0), 0);
-	assert_false(d.walked);
-	check_hash(&d, 5000);
+	read_hash(&d, fd, 5000, 0);
 	/* 2,730 entries of 24 bytes in the first call, the rest in one more */
 	assert_in_range(batch_calls, 2, 3);
 	/* read again into the same dump: the old contents go */
-	assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), 0), 0);
-	check_hash(&d, 5000);
+	read_hash(&d, fd, 5000, 0);
 	/* the walk reads the same */
-	assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), MAP_DUMP_WALK), 0);
-	assert_true(d.walked);
-	check_hash(&d, 5000);
+	read_hash(&d, fd, 5000, MAP_DUMP_WALK);
 	map_dump__free(&d);
 	map_dump__free(&d);
 	close(fd);
@@ -149,9 +153,7 @@ static void test_lru_hash(void **st)
 
 	(void)st;
 	fd = hash_new(BPF_MAP_TYPE_LRU_HASH, 3000, 16384, 0);
-	assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), 0), 0);
-	assert_false(d.walked);
-	check_hash(&d, 3000);
+	read_hash(&d, fd, 3000, 0);
 	map_dump__free(&d);
 	close(fd);
 }
@@ -166,9 +168,7 @@ static void test_small_full_maps(void **st)
 	for (__u32 n = 1; n <= 64; n++) {
 		int fd = hash_new(BPF_MAP_TYPE_HASH, n, n, BPF_F_ZERO_SEED);
 
-		assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), 0), 0);
-		assert_false(d.walked);
-		check_hash(&d, n);
+		read_hash(&d, fd, n, 0);
 		close(fd);
 	}
 	map_dump__free(&d);
@@ -185,9 +185,7 @@ static void test_bucket_outgrows_room(void **st)
 	fd = hash_new(BPF_MAP_TYPE_HASH, 5000, 8192, 0);
 	for (enospc_call = 1; enospc_call <= 2; enospc_call++) {
 		batch_calls = 0;
-		assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), 0), 0);
-		assert_false(d.walked);
-		check_hash(&d, 5000);
+		read_hash(&d, fd, 5000, 0);
 		/* refused first, the doubled arrays take all 5,000 in the
 		 * next call; refused second, the same position is asked
 		 * again, with the rest read in a third */
@@ -205,10 +203,8 @@ static void test_empty(void **st)
 
 	(void)st;
 	fd = hash_new(BPF_MAP_TYPE_HASH, 0, 1024, 0);
-	assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), 0), 0);
-	assert_int_equal(d.n, 0);
-	assert_int_equal(map_dump__read(&d, fd, sizeof(struct key), sizeof(struct val), MAP_DUMP_WALK), 0);
-	assert_int_equal(d.n, 0);
+	read_hash(&d, fd, 0, 0);
+	read_hash(&d, fd, 0, MAP_DUMP_WALK);
 	map_dump__free(&d);
 	close(fd);
 }
