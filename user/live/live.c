@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "concerns.h"
+#include "deadline.h"
 #include "metrics.h"
 #include "model.h"
 #include "proc_view.h"
@@ -87,13 +88,7 @@ static void *loading_run(void *arg)
 		if (n >= 0)
 			top__show(lv->top, lv->lines, n);
 		top__quit_requested(lv->top); /* a `q` now ends the run once it starts */
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += (time_t)(wait_ns / 1000000000ull);
-		until.tv_nsec += (long)(wait_ns % 1000000000ull);
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		until = deadline_in(wait_ns);
 		wait_ns = LOADING_REFRESH_NS;
 		pthread_mutex_lock(&lv->lock);
 		while (!lv->stop && pthread_cond_timedwait(&lv->wake, &lv->lock, &until) != ETIMEDOUT)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "gpu_view.h"
 #include "metrics.h"
 #include "model.h"
@@ -582,12 +583,7 @@ static void *sweep(void *arg)
 			    METRICS_REQUEST_NS / 1000000000ull);
 			pthread_mutex_lock(&s->conn_mu);
 		}
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += 200000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		until = deadline_in(200000000ull);
 		if (!s->stop_sweeping)
 			pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &until);
 	}
