@@ -1237,7 +1237,7 @@ static int sched_collect(struct recording *rec, struct model *m)
 	/* recovered, not lost: the time comes from the kernel's own counters */
 	sf->unseen_in = unseen_sum(rec, 0);
 	sf->unseen_out = unseen_sum(rec, 1);
-	sched__unattributed(&rec->tracer, sf);
+	sched__unattributed(&rec->tracer, vw.times, vw.ntimes, sf);
 	select_sum(&vw, -1, -1, -1, false, &a);
 	sf->cpus = (int)ncpus;
 	sf->has_faults = true;

@@ -22,7 +22,8 @@ struct sched_entry {
 int sched__read_times(struct tracer *t, struct sched_entry **out, size_t *n);
 /* sf->unattributed, profile.json's sched.phase_unattributed
  * (user/concerns/sched_edges.c): the time whose phase edge no probe saw;
- * it still counts in its cycle's split, in no phase's. */
-void sched__unattributed(struct tracer *t, struct model_sched_figures *sf);
+ * it still counts in its cycle's split, in no phase's. e: the n entries
+ * sched__read_times read. */
+void sched__unattributed(struct tracer *t, const struct sched_entry *e, size_t n, struct model_sched_figures *sf);
 
 #endif

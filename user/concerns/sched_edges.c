@@ -3,29 +3,24 @@
  * have split (bpf/sched.bpf.h keeps them in phase IT_PHASE_UNATTRIBUTED of
  * their cycle). Reported beside the scheduler's figures, never spread over
  * phases. */
+#include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "model.h"
 #include "sched.h"
 #include "tracer.h"
 
-void sched__unattributed(struct tracer *t, struct model_sched_figures *sf)
+void sched__unattributed(struct tracer *t, const struct sched_entry *e, size_t n, struct model_sched_figures *sf)
 {
-	struct sched_entry *e = NULL;
 	__u64 st[IT_STAT_MAX];
 	uint64_t on = 0, runq = 0, blocked = 0;
-	size_t n = 0;
 
-	if (!sched__read_times(t, &e, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			if (e[i].key.phase != IT_PHASE_UNATTRIBUTED)
-				continue;
-			on += e[i].v.oncpu_ns;
-			runq += e[i].v.runq_ns;
-			blocked += e[i].v.blocked_ns;
-		}
-		free(e);
+	for (size_t i = 0; i < n; i++) {
+		if (e[i].key.phase != IT_PHASE_UNATTRIBUTED)
+			continue;
+		on += e[i].v.oncpu_ns;
+		runq += e[i].v.runq_ns;
+		blocked += e[i].v.blocked_ns;
 	}
 	tracer__stats(t, st);
 	sf->unattributed.ms = (on + runq + blocked) / 1e6;
